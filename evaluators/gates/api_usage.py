@@ -1,0 +1,84 @@
+"""Gate: the program uses PETSc's API as a PETSc program must.
+
+From the parsed C source: main() brackets its PETSc work between
+PetscInitialize and PetscFinalize, only public PETSc headers are included, and
+the PETSc objects the problem's module calls for are actually created (a
+"TS" problem solved with a hand-written loop fails here)."""
+
+from __future__ import annotations
+
+from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, register
+from hpcbench.evaluators.csource import analyse, is_petsc_call
+
+# Calls that show a module is really used; any one of them counts.
+MODULE_CALLS: dict[str, tuple[str, ...]] = {
+    "Tao": ("TaoCreate",),
+    "TS": ("TSCreate",),
+    "SNES": ("SNESCreate",),
+    "KSP": ("KSPCreate", "SNESCreate", "SNESGetKSP", "TSGetSNES"),
+    "Vec": ("VecCreate", "VecCreateMPI", "VecCreateSeq", "VecDuplicate", "DMCreateGlobalVector",
+            "VecCreateMPICUDA", "VecCreateMPIKokkos", "VecCreateMPIWithArray"),
+    "VecScatter": ("VecScatterCreate", "VecScatterCreateToZero", "VecScatterCreateToAll"),
+    "DMDA": ("DMDACreate1d", "DMDACreate2d", "DMDACreate3d", "DMDACreate"),
+    "DMPlex": ("DMPlexCreateBoxMesh", "DMPlexCreate", "DMPlexCreateFromFile", "DMPlexCreateFromCellListPetsc"),
+    "DMStag": ("DMStagCreate1d", "DMStagCreate2d", "DMStagCreate3d"),
+    "PetscFE": ("PetscFECreateDefault", "PetscFECreateLagrange", "PetscFECreate", "PetscFECreateByCell"),
+    "CUDA": ("VecCUDAGetArray", "VecCUDAGetArrayWrite", "VecCUDAGetArrayRead", "VecCreateMPICUDA"),
+    "Kokkos": ("VecGetKokkosView", "VecGetKokkosViewWrite", "VecCreateMPIKokkos"),
+}
+INIT = ("PetscInitialize", "PetscInitializeNoArguments", "PetscInitializeNoPointers")
+PRIVATE = ("petsc/private/", "petscimpl.h")
+
+
+@register
+class ApiUsage(Evaluator):
+    name = "api_usage"
+    stage = "gate"
+    category = "library"
+    order = 40
+
+    def evaluate(self, ctx: EvalContext) -> EvalResult:
+        srcs = ctx.c_sources()
+        if not srcs:
+            return self.unscored("no C sources to parse")
+        facts = [analyse(n, s) for n, s in sorted(srcs.items())]
+        problems: list[str] = []
+        mains = [f for f in facts if "main" in f.functions]
+        if len(mains) != 1:
+            problems.append(f"expected one main(), found {len(mains)}")
+        else:
+            mf = mains[0]
+            in_main = [c for c in mf.calls if c.function == "main"]
+            inits = [c for c in in_main if c.name in INIT]
+            fins = [c for c in in_main if c.name == "PetscFinalize"]
+            petsc = [c for c in in_main if is_petsc_call(c.name) and c.name not in INIT
+                     and c.name != "PetscFinalize"]
+            if not inits:
+                problems.append("main() never calls PetscInitialize")
+            if not fins:
+                problems.append("main() never calls PetscFinalize")
+            if inits and petsc and petsc[0].byte < inits[0].byte:
+                problems.append(f"{petsc[0].name} at {mf.file}:{petsc[0].line} is called before PetscInitialize")
+            if fins and petsc and petsc[-1].byte > fins[-1].byte:
+                problems.append(f"{petsc[-1].name} at {mf.file}:{petsc[-1].line} is called after PetscFinalize")
+        private = [f"{f.file}: {inc}" for f in facts for inc in f.includes if inc.startswith(PRIVATE)]
+        if private:
+            problems.append(f"includes private PETSc headers: {', '.join(private)}")
+        names = {c.name for f in facts for c in f.calls}
+        missing = []
+        for module in ctx.problem.modules:
+            want = MODULE_CALLS.get(module)
+            if want and not names.intersection(want):
+                missing.append(f"{module} (none of {', '.join(want[:3])}...)")
+        if missing:
+            problems.append(f"does not use the module the problem calls for: {'; '.join(missing)}")
+        parse_errors = [f.file for f in facts if f.has_errors]
+        evidence = {"files": sorted(srcs), "includes": sorted({i for f in facts for i in f.includes}),
+                    "petsc_calls": len([1 for f in facts for c in f.calls if is_petsc_call(c.name)]),
+                    "parse_errors": parse_errors}
+        # A source the parser could not fully read (macro tricks) lowers certainty, not the verdict.
+        confidence = 0.8 if parse_errors else 1.0
+        if problems:
+            return self.gate(False, "; ".join(problems), confidence=confidence, evidence=evidence)
+        return self.gate(True, "PetscInitialize/PetscFinalize bracket main, public headers only, uses "
+                         + ", ".join(ctx.problem.modules), confidence=confidence, evidence=evidence)

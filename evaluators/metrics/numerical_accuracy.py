@@ -1,0 +1,135 @@
+"""Metric: the hidden checks of the problem applied to what the program printed.
+
+Compare checks give full marks inside tolerance and decay linearly to zero at
+`fail_factor` times the tolerance; sanity checks test physics (conservation,
+divergence, ranges); refinement checks need successive differences to shrink."""
+
+from __future__ import annotations
+
+import math
+
+from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, register
+from hpcbench.evaluators.output_contract import parse_quantities
+from hpcbench.jobs.records import JobResult
+from hpcbench.problem import CompareCheck, RefinementCheck, SanityCheck
+
+
+def outputs(record: JobResult | None) -> dict[tuple[str, int], dict[str, list[float]]]:
+    """Quantities printed by each successful instrumented run, by (case, ranks)."""
+    if record is None:
+        return {}
+    return {(r.case, r.ranks): parse_quantities(r.stdout) for r in record.runs
+            if r.kind == "instrumented" and r.exit_code == 0}
+
+
+def compare_score(value: list[float], ref: list[float], chk: CompareCheck) -> tuple[float, str]:
+    if len(value) != len(ref):
+        return 0.0, f"{len(value)} values where {len(ref)} are expected"
+    worst, where = 0.0, 0
+    for i, (x, r) in enumerate(zip(value, ref, strict=True)):
+        if not math.isfinite(x):
+            return 0.0, f"value {i} is {x}"
+        ratio = abs(x - r) / (chk.atol + chk.rtol * abs(r))
+        if ratio > worst:
+            worst, where = ratio, i
+    if worst <= 1.0:
+        return 1.0, f"within tolerance (worst {worst:.2g} of tol)"
+    score = max(0.0, (chk.fail_factor - worst) / (chk.fail_factor - 1.0))
+    return score, f"entry {where}: {value[where]:.6g} vs {ref[where]:.6g} is {worst:.3g}x the tolerance"
+
+
+def sanity_score(value: list[float], chk: SanityCheck) -> tuple[float, str]:
+    if not value or not all(math.isfinite(v) for v in value):
+        return 0.0, "no finite values"
+    if chk.test == "sum_equals":
+        s = sum(value)
+        ok = abs(s - chk.target) <= chk.atol
+        return float(ok), f"sum {s:.12g} vs {chk.target:g} (atol {chk.atol:g})"
+    if chk.test == "max_abs_below":
+        m = max(abs(v) for v in value)
+        return float(m <= chk.target), f"max |value| {m:.3g} vs bound {chk.target:g}"
+    if chk.test == "all_within":
+        bad = [v for v in value if not (chk.lo - chk.atol <= v <= chk.hi + chk.atol)]
+        return float(not bad), f"{len(bad)} of {len(value)} outside [{chk.lo:g}, {chk.hi:g}]"
+    if chk.test == "all_positive":
+        bad = [v for v in value if v <= 0]
+        return float(not bad), f"{len(bad)} of {len(value)} not positive"
+    bad = [v for v in value if v < -chk.atol]
+    return float(not bad), f"{len(bad)} of {len(value)} negative beyond {chk.atol:g}"
+
+
+def _norm(v: list[float]) -> float:
+    return math.sqrt(sum(x * x for x in v))
+
+
+@register
+class NumericalAccuracy(Evaluator):
+    name = "numerical_accuracy"
+    stage = "metric"
+    category = "correctness"
+    order = 10
+
+    def evaluate(self, ctx: EvalContext) -> EvalResult:
+        mine = outputs(ctx.record)
+        if not mine:
+            return self.unscored("no successful run to check")
+        ref = outputs(ctx.reference)
+        details: list[dict] = []
+        total_w = total = 0.0
+        unscored: list[str] = []
+        for chk in ctx.checks.checks:
+            label = getattr(chk, "name", "") or f"{chk.kind}:{chk.quantity}"
+            scores: list[float] = []
+            cases = set(chk.cases)
+            if isinstance(chk, RefinementCheck):
+                seq = []
+                for case in chk.cases:
+                    vals = [v for (c, _), q in sorted(mine.items()) if c == case for v in [q.get(chk.quantity)]]
+                    seq.append(vals[0] if vals and vals[0] is not None else None)
+                if any(s is None for s in seq):
+                    scores.append(0.0)
+                    details.append({"check": label, "score": 0.0, "why": f"'{chk.quantity}' missing in a case"})
+                else:
+                    diffs = [_norm([a - b for a, b in zip(x, y, strict=False)]) for x, y in zip(seq, seq[1:])]
+                    ok = all(d1 >= chk.min_ratio * d2 for d1, d2 in zip(diffs, diffs[1:]))
+                    scores.append(float(ok))
+                    details.append({"check": label, "score": float(ok),
+                                    "why": f"successive differences {[f'{d:.3g}' for d in diffs]}"})
+            else:
+                for (case, ranks), q in sorted(mine.items()):
+                    if cases and case not in cases:
+                        continue
+                    where = f"case {case} at {ranks} ranks"
+                    value = q.get(chk.quantity)
+                    if value is None:
+                        s, why = 0.0, f"did not print '{chk.quantity}:'"
+                    elif isinstance(chk, SanityCheck):
+                        s, why = sanity_score(value, chk)
+                    else:
+                        if chk.reference.source == "literal":
+                            target = chk.reference.value
+                        else:
+                            got = [rq.get(chk.quantity) for (c, _), rq in sorted(ref.items()) if c == case]
+                            target = next((g for g in got if g is not None), None)
+                        if target is None:
+                            unscored.append(f"{label} ({where}): no reference value in this campaign")
+                            continue
+                        s, why = compare_score(value, target, chk)
+                    scores.append(s)
+                    details.append({"check": label, "case": case, "ranks": ranks, "score": round(s, 4),
+                                    "why": why})
+            if scores:
+                w = chk.weight
+                total += w * sum(scores) / len(scores)
+                total_w += w
+        if total_w == 0:
+            return self.unscored("; ".join(unscored) or "no check applied", evidence={"details": details})
+        score = total / total_w
+        failed = [d for d in details if d["score"] < 1.0]
+        rationale = (f"{len(details) - len(failed)} of {len(details)} checks passed"
+                     + (f"; worst: {failed[0]['check']}: {failed[0]['why']}" if failed else ""))
+        if unscored:
+            rationale += f"; {len(unscored)} checks had no reference value"
+        confidence = 1.0 if not unscored else 0.7
+        return self.result(score, rationale, confidence=confidence,
+                           evidence={"details": details, "unscored": unscored})

@@ -1,0 +1,244 @@
+"""A campaign folder and the plan of jobs in it.
+
+    <campaign>/
+      campaign.json            manifest: site, problems, agents, skips, rejections, provenance
+      submissions/<agent>/<problem>/<attempt>/   staged copies (only the declared files)
+      specs/<job>.json         one JobSpec per job
+      work/<job>/              build and run folders of a job
+      records/<job>.json       one JobResult per finished job (written by the job)
+      campaign.h5              written only by collect and score
+      report/                  written by report
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from hpcbench import __version__
+from hpcbench.errors import HpcbenchError
+from hpcbench.jobs.records import CaseRun, JobSpec, Variant, write_atomic
+from hpcbench.petsc_env import PetscInstall, find_petsc, parse_version
+from hpcbench.problem import ProblemBundle
+from hpcbench.site import SiteConfig, VariantConfig
+from hpcbench.submission import LoadedSubmission, Rejected
+
+
+class Skip(BaseModel):
+    problem: str
+    agent: str = "*"
+    reason: str
+
+
+class Manifest(BaseModel):
+    campaign_id: str
+    created: str
+    hpcbench_version: str = __version__
+    git_commit: str = ""
+    site: str
+    site_config: dict
+    problems: list[str]
+    agents: list[str]
+    skipped: list[Skip] = []
+    rejected: list[dict] = []
+    refused: list[dict] = []
+    petsc: dict[str, dict] = {}  # variant -> version, configure options, dir
+
+
+def git_commit() -> str:
+    here = Path(__file__).resolve().parent
+    try:
+        out = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=10)
+        dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return out.stdout.strip() + ("-dirty" if dirty else "") if out.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+@dataclass
+class Campaign:
+    root: Path
+
+    def __post_init__(self) -> None:
+        self.root = Path(self.root).resolve()
+
+    manifest_path = property(lambda self: self.root / "campaign.json")
+    h5_path = property(lambda self: self.root / "campaign.h5")
+    specs_dir = property(lambda self: self.root / "specs")
+    records_dir = property(lambda self: self.root / "records")
+    work_dir = property(lambda self: self.root / "work")
+    submissions_dir = property(lambda self: self.root / "submissions")
+    report_dir = property(lambda self: self.root / "report")
+
+    def exists(self) -> bool:
+        return self.manifest_path.is_file()
+
+    def manifest(self) -> Manifest:
+        if not self.exists():
+            raise HpcbenchError(f"{self.root}: not a campaign folder (no campaign.json)")
+        return Manifest.model_validate_json(self.manifest_path.read_text())
+
+    def save_manifest(self, m: Manifest) -> None:
+        write_atomic(self.manifest_path, m.model_dump_json(indent=1))
+
+    def specs(self) -> list[JobSpec]:
+        return [JobSpec.model_validate_json(p.read_text()) for p in sorted(self.specs_dir.glob("*.json"))]
+
+    def record_path(self, job_id: str) -> Path:
+        return self.records_dir / f"{job_id}.json"
+
+    def finished(self, job_id: str) -> bool:
+        return self.record_path(job_id).is_file()
+
+
+def resolve_variant(v: VariantConfig) -> PetscInstall:
+    if v.petsc_dir == "auto":
+        return find_petsc()
+    return find_petsc(v.petsc_dir, v.petsc_arch)
+
+
+@dataclass
+class Plan:
+    jobs: list[JobSpec] = field(default_factory=list)
+    skipped: list[Skip] = field(default_factory=list)
+    refused: list[LoadedSubmission] = field(default_factory=list)
+
+
+def choose_variant(problem: ProblemBundle, site: SiteConfig,
+                   installs: dict[str, PetscInstall | Exception]) -> tuple[VariantConfig, PetscInstall] | str:
+    """The first site variant whose PETSc offers what the problem requires, or why none does."""
+    reasons = []
+    for v in site.variants:
+        inst = installs[v.name]
+        if isinstance(inst, Exception):
+            reasons.append(f"variant {v.name}: {inst}")
+            continue
+        have = set(inst.features) | set(v.provides)
+        missing = [r for r in problem.problem.requires if r not in have]
+        if missing:
+            reasons.append(f"variant {v.name} lacks {', '.join(missing)}")
+            continue
+        if inst.version and parse_version(inst.version) < parse_version(problem.problem.min_petsc_version):
+            reasons.append(f"variant {v.name} has PETSc {inst.version} < {problem.problem.min_petsc_version}")
+            continue
+        return v, inst
+    return f"requires {', '.join(problem.problem.requires) or 'PETSc'} "\
+           f">= {problem.problem.min_petsc_version}: " + "; ".join(reasons)
+
+
+def job_id(agent: str, problem: str, attempt: str) -> str:
+    return f"{agent}__{problem}__{attempt}"
+
+
+def stage_submission(campaign: Campaign, sub: LoadedSubmission) -> Path:
+    """Copy exactly the declared files and the metadata into the campaign."""
+    m = sub.meta
+    dest = campaign.submissions_dir / m.agent / m.problem / m.attempt
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    for name in m.files if not m.refused else []:
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(sub.folder / name, dest / name)
+    write_atomic(dest / "submission.json", m.model_dump_json(indent=1))
+    return dest
+
+
+def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemBundle],
+              submissions: list[LoadedSubmission]) -> Plan:
+    installs: dict[str, PetscInstall | Exception] = {}
+    for v in site.variants:
+        try:
+            installs[v.name] = resolve_variant(v)
+        except FileNotFoundError as e:
+            installs[v.name] = e
+    plan = Plan()
+    chosen: dict[str, tuple[VariantConfig, PetscInstall]] = {}
+    for pid, bundle in problems.items():
+        got = choose_variant(bundle, site, installs)
+        if isinstance(got, str):
+            plan.skipped.append(Skip(problem=pid, reason=got))
+        else:
+            chosen[pid] = got
+    cores = site.total_cores()
+    for sub in submissions:
+        m = sub.meta
+        if m.problem not in chosen:
+            continue
+        staged = stage_submission(campaign, sub)
+        if m.refused:
+            plan.refused.append(sub)
+            continue
+        vcfg, inst = chosen[m.problem]
+        prob = problems[m.problem].problem
+        runs = [CaseRun(case=c.name, args=[*m.args, *c.args], ranks=r, time_limit_s=c.time_limit_s)
+                for c in prob.cases for r in c.ranks]
+        jid = job_id(m.agent, m.problem, m.attempt)
+        variant = Variant(name=vcfg.name, petsc_dir=str(inst.petsc_dir), petsc_arch=inst.petsc_arch,
+                          runtime_options=vcfg.runtime_options, features=sorted(inst.features))
+        width = max(r.ranks for r in runs)
+        plan.jobs.append(JobSpec(
+            job_id=jid, agent=m.agent, problem=m.problem, attempt=m.attempt, source_dir=str(staged),
+            entry=m.entry, files=m.files, runs=runs, variant=variant, launcher=site.launcher,
+            limits=site.limits, timing_repeats=site.timing_repeats, valgrind=site.valgrind,
+            work_dir=str(campaign.work_dir / jid), record_path=str(campaign.record_path(jid)),
+            cores=min(width, cores), null_program_dir=str(campaign.work_dir / f"_null_{vcfg.name}"),
+        ))
+    return plan
+
+
+def create_campaign(root: Path, site: SiteConfig, problems: dict[str, ProblemBundle],
+                    submissions: list[LoadedSubmission], rejected: list[Rejected]) -> tuple[Campaign, Plan]:
+    """Create (or extend, resumably) a campaign folder and write its plan."""
+    campaign = Campaign(root)
+    campaign.root.mkdir(parents=True, exist_ok=True)
+    for d in (campaign.specs_dir, campaign.records_dir, campaign.work_dir, campaign.submissions_dir):
+        d.mkdir(exist_ok=True)
+    plan = plan_jobs(campaign, site, problems, submissions)
+    for spec in plan.jobs:
+        path = campaign.specs_dir / f"{spec.job_id}.json"
+        text = spec.model_dump_json(indent=1)
+        if path.is_file() and path.read_text() != text and campaign.finished(spec.job_id):
+            # The submission or the site changed since it ran: its record is stale.
+            campaign.record_path(spec.job_id).unlink()
+        write_atomic(path, text)
+    petsc = {}
+    for v in site.variants:
+        try:
+            inst = resolve_variant(v)
+            petsc[v.name] = {"version": inst.version, "configure_options": inst.configure_options,
+                             "petsc_dir": str(inst.petsc_dir), "petsc_arch": inst.petsc_arch,
+                             "features": sorted(inst.features)}
+        except FileNotFoundError as e:
+            petsc[v.name] = {"error": str(e)}
+    old = campaign.manifest() if campaign.exists() else None
+    manifest = Manifest(
+        campaign_id=old.campaign_id if old else campaign.root.name,
+        created=old.created if old else dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        git_commit=git_commit(), site=site.name, site_config=site.model_dump(mode="json"),
+        problems=sorted(problems), agents=sorted({s.meta.agent for s in submissions}),
+        skipped=plan.skipped,
+        rejected=[{"path": str(r.path), "field": r.field, "reason": r.reason} for r in rejected],
+        refused=[{"agent": s.meta.agent, "problem": s.meta.problem, "attempt": s.meta.attempt,
+                  "reason": s.meta.refusal_reason} for s in plan.refused],
+        petsc=petsc,
+    )
+    campaign.save_manifest(manifest)
+    return campaign, plan
+
+
+def pending(campaign: Campaign, jobs: list[JobSpec]) -> list[JobSpec]:
+    """Jobs without a record: what a resumed submit still has to run."""
+    return [j for j in jobs if not campaign.finished(j.job_id)]
+
+
+def dump(obj: object) -> str:
+    return json.dumps(obj, indent=1, default=str)

@@ -1,0 +1,31 @@
+"""Errors that name the file, the field and the reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import ValidationError
+
+
+class HpcbenchError(Exception):
+    """Base for errors shown to the user without a traceback."""
+
+
+class ConfigError(HpcbenchError):
+    def __init__(self, path: Path | str, field: str | None, reason: str):
+        self.path = Path(path)
+        self.field = field
+        self.reason = reason
+        where = f"{self.path}" + (f": field '{field}'" if field else "")
+        super().__init__(f"{where}: {reason}")
+
+
+def format_validation_error(e: ValidationError) -> tuple[str, str]:
+    """First error of a pydantic ValidationError as (dotted field path, reason)."""
+    errs = e.errors()
+    first = errs[0]
+    loc = ".".join(str(p) for p in first["loc"]) or None
+    reason = first["msg"]
+    if len(errs) > 1:
+        reason += f" (and {len(errs) - 1} more problem{'s' if len(errs) > 2 else ''})"
+    return loc, reason

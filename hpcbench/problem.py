@@ -1,0 +1,251 @@
+"""Problem folders: the public `problem.json`, the hidden `checks.json`, the reference.
+
+A problem folder is `problems/<id>/` with
+- `problem.json`: everything an agent may see (validated by `Problem`),
+- `checks.json`: hidden checks applied at scoring time (validated by `Checks`),
+- `reference/`: an expert solution with its own `submission.json`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from hpcbench.errors import ConfigError, format_validation_error
+
+ID_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+
+# Features a problem may require of the PETSc build or site; checked against the
+# variant's capabilities when planning (see hpcbench.petsc_env.capabilities).
+Requirement = Literal["tao", "ts", "dmplex", "dmstag", "petscfe", "cuda", "kokkos", "hip", "sycl"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class OutputQuantity(Strict):
+    """One line of the output contract: rank 0 prints `name: v1 v2 ...`."""
+
+    name: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")]
+    description: str
+
+
+class TestCase(Strict):
+    name: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")]
+    args: list[str] = []
+    ranks: Annotated[list[Annotated[int, Field(ge=1, le=4096)]], Field(min_length=1)] = [1]
+    time_limit_s: Annotated[float, Field(gt=0, le=86400)] = 60.0
+    description: str = ""
+
+
+class Scaling(Strict):
+    """Optional parameter a scaling sweep varies (e.g. `-n` grid size)."""
+
+    option: str
+    values: list[str]
+    ranks: list[int] = []
+
+
+class Problem(Strict):
+    id: str
+    title: str
+    modules: Annotated[list[str], Field(min_length=1)]
+    difficulty: Literal["easy", "medium", "hard"]
+    language: Literal["c", "cuda", "kokkos"] = "c"
+    task: Annotated[str, Field(min_length=20)]
+    output: list[OutputQuantity] = []
+    requires: list[Requirement] = []
+    min_petsc_version: str = "3.18"
+    cases: Annotated[list[TestCase], Field(min_length=1)]
+    runtime_thresholds_s: tuple[float, float, float, float] = (0.5, 1.0, 2.0, 4.0)
+    scaling: Scaling | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, v: str) -> str:
+        if not ID_RE.match(v):
+            raise ValueError("must be lowercase letters, digits, '-' or '_' (at most 64)")
+        return v
+
+    @field_validator("min_petsc_version")
+    @classmethod
+    def _version(cls, v: str) -> str:
+        if not re.fullmatch(r"\d+\.\d+(\.\d+)?", v):
+            raise ValueError("must look like 3.20 or 3.20.1")
+        return v
+
+    @field_validator("runtime_thresholds_s")
+    @classmethod
+    def _thresholds(cls, v: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
+        if not all(0 < a < b for a, b in zip(v, v[1:], strict=False)) or v[0] <= 0:
+            raise ValueError("must be four increasing positive seconds t1 < t2 < t3 < t4")
+        return v
+
+    @model_validator(mode="after")
+    def _unique_cases(self) -> Problem:
+        names = [c.name for c in self.cases]
+        if len(names) != len(set(names)):
+            raise ValueError(f"case names must be unique, got {names}")
+        return self
+
+    def public_view(self) -> dict:
+        """What may be sent to an agent: problem.json as validated, nothing hidden."""
+        return self.model_dump(mode="json")
+
+    def case(self, name: str) -> TestCase:
+        for c in self.cases:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+
+# ----------------------------------------------------------------------------- hidden checks
+
+
+class LiteralReference(Strict):
+    source: Literal["literal"]
+    value: list[float]
+    citation: str
+
+
+class ReferenceRun(Strict):
+    """The reference solution's own output in the same campaign and environment."""
+
+    source: Literal["reference_run"]
+
+
+class CompareCheck(Strict):
+    """Quantity against a reference value, full marks inside tolerance, linear decay to
+    zero at `fail_factor` times the tolerance."""
+
+    kind: Literal["compare"]
+    quantity: str
+    cases: list[str] = []  # empty: every case
+    reference: Annotated[LiteralReference | ReferenceRun, Field(discriminator="source")]
+    rtol: float = 0.0
+    atol: float = 0.0
+    fail_factor: Annotated[float, Field(ge=1.0)] = 10.0
+    weight: Annotated[float, Field(gt=0)] = 1.0
+
+    @model_validator(mode="after")
+    def _tol(self) -> CompareCheck:
+        if self.rtol <= 0 and self.atol <= 0:
+            raise ValueError("a compare check needs rtol > 0 or atol > 0")
+        return self
+
+
+class SanityCheck(Strict):
+    """A physics sanity check on a quantity the program printed."""
+
+    kind: Literal["sanity"]
+    name: str
+    quantity: str
+    cases: list[str] = []
+    test: Literal["sum_equals", "max_abs_below", "all_within", "all_positive", "nonnegative"]
+    target: float = 0.0
+    lo: float = float("-inf")
+    hi: float = float("inf")
+    atol: float = 0.0
+    weight: Annotated[float, Field(gt=0)] = 1.0
+
+
+class RefinementCheck(Strict):
+    """A quantity printed at successively finer cases must converge: successive
+    differences shrink by at least `min_ratio`."""
+
+    kind: Literal["refinement"]
+    name: str
+    quantity: str
+    cases: Annotated[list[str], Field(min_length=3)]
+    min_ratio: Annotated[float, Field(gt=1.0)] = 1.5
+    weight: Annotated[float, Field(gt=0)] = 1.0
+
+
+Check = Annotated[CompareCheck | SanityCheck | RefinementCheck, Field(discriminator="kind")]
+
+
+class Checks(Strict):
+    checks: Annotated[list[Check], Field(min_length=1)]
+    notes: str = ""
+
+
+# ----------------------------------------------------------------------------- loading
+
+
+class ProblemBundle(BaseModel):
+    """A loaded problem folder. `checks` and `reference_dir` are hidden from agents."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
+
+    problem: Problem
+    checks: Checks
+    folder: Path
+
+    @property
+    def id(self) -> str:
+        return self.problem.id
+
+    @property
+    def reference_dir(self) -> Path:
+        return self.folder / "reference"
+
+
+def _load_json_model(path: Path, model: type[BaseModel]) -> BaseModel:
+    try:
+        raw = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(path, None, "file not found") from None
+    except json.JSONDecodeError as e:
+        raise ConfigError(path, None, f"malformed JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+    try:
+        return model.model_validate(raw)
+    except ValidationError as e:
+        raise ConfigError(path, *format_validation_error(e)) from None
+
+
+def load_problem(folder: Path) -> ProblemBundle:
+    folder = Path(folder)
+    problem = _load_json_model(folder / "problem.json", Problem)
+    assert isinstance(problem, Problem)
+    if problem.id != folder.name:
+        raise ConfigError(folder / "problem.json", "id", f"is {problem.id!r} but the folder is {folder.name!r}")
+    checks = _load_json_model(folder / "checks.json", Checks)
+    assert isinstance(checks, Checks)
+    declared = {q.name for q in problem.output}
+    cases = {c.name for c in problem.cases}
+    for i, chk in enumerate(checks.checks):
+        if chk.quantity not in declared:
+            raise ConfigError(
+                folder / "checks.json", f"checks[{i}].quantity",
+                f"{chk.quantity!r} is not in problem.json's output contract {sorted(declared)}",
+            )
+        unknown = set(chk.cases) - cases
+        if unknown:
+            raise ConfigError(folder / "checks.json", f"checks[{i}].cases", f"unknown cases {sorted(unknown)}")
+    return ProblemBundle(problem=problem, checks=checks, folder=folder)
+
+
+def default_problems_dir() -> Path:
+    from hpcbench.resources import data_path
+
+    return data_path("problems")
+
+
+def load_problems(root: Path | None = None, ids: list[str] | None = None) -> dict[str, ProblemBundle]:
+    """Load every problem folder under `root` (the bundled set by default).
+
+    A malformed folder raises ConfigError naming the file and field: a problem set
+    is curated, so a broken one is an error for its author, not a skip."""
+    root = Path(root) if root else default_problems_dir()
+    found = {p.name: p for p in sorted(root.iterdir()) if (p / "problem.json").is_file()}
+    if ids:
+        unknown = [i for i in ids if i not in found]
+        if unknown:
+            raise ConfigError(root, "--problems", f"unknown problem ids {unknown}; known: {sorted(found)}")
+        found = {i: found[i] for i in ids}
+    return {name: load_problem(path) for name, path in found.items()}

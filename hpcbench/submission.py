@@ -1,0 +1,185 @@
+"""Submission folders `<agent>/<problem>/<attempt>/` with their `submission.json`.
+
+Loading is where untrusted input is checked: a bad submission is rejected with
+the file and the reason, and the rest of the campaign goes on."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from hpcbench.errors import format_validation_error
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
+SOURCE_SUFFIXES = (".c", ".h", ".cu", ".cxx", ".hpp", ".cuh")
+MAX_FILE_BYTES = 1 << 20
+MAX_FILES = 64
+
+
+class Generation(BaseModel):
+    """What producing the attempt cost; empty for hand-written submissions."""
+
+    model_config = ConfigDict(extra="allow")
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    turns: int = 0
+
+
+class Submission(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    problem: str
+    agent: str
+    model: str = ""
+    attempt: str = "1"
+    entry: str
+    files: list[str] = Field(min_length=1)
+    ranks: list[int] = []
+    args: list[str] = []
+    refused: bool = False
+    refusal_reason: str = ""
+    generation: Generation = Generation()
+
+    @field_validator("attempt", mode="before")
+    @classmethod
+    def _attempt(cls, v: object) -> str:
+        return str(v)
+
+    @field_validator("agent", "attempt")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not NAME_RE.match(v):
+            raise ValueError(f"{v!r} must be letters, digits, '.', '_', '+' or '-' (at most 128)")
+        return v
+
+    @field_validator("files")
+    @classmethod
+    def _files(cls, v: list[str]) -> list[str]:
+        if len(v) > MAX_FILES:
+            raise ValueError(f"at most {MAX_FILES} files")
+        if len(set(v)) != len(v):
+            raise ValueError("duplicate file names")
+        for name in v:
+            check_file_name(name)
+        return v
+
+
+def check_file_name(name: str) -> None:
+    """A file name must stay inside its submission folder: relative, no '..', no
+    odd characters. Raises ValueError with the reason."""
+    p = PurePosixPath(name)
+    if not name or name != name.strip() or "\\" in name or "\x00" in name:
+        raise ValueError(f"bad file name {name!r}")
+    if p.is_absolute() or any(part in ("..", ".", "") for part in name.split("/")):
+        raise ValueError(f"file name {name!r} escapes the submission folder")
+    if not all(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", part) for part in p.parts):
+        raise ValueError(f"file name {name!r} has characters outside [A-Za-z0-9._-]")
+    if not name.endswith(SOURCE_SUFFIXES):
+        raise ValueError(f"file {name!r} is not a source file ({', '.join(SOURCE_SUFFIXES)})")
+
+
+@dataclass(frozen=True)
+class LoadedSubmission:
+    meta: Submission
+    folder: Path
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.meta.agent, self.meta.problem, self.meta.attempt)
+
+
+@dataclass(frozen=True)
+class Rejected:
+    path: Path
+    field: str | None
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}" + (f": field '{self.field}'" if self.field else "") + f": {self.reason}"
+
+
+def load_submission(folder: Path, agent: str | None = None, problem: str | None = None,
+                    known_problems: set[str] | None = None) -> LoadedSubmission | Rejected:
+    folder = Path(folder)
+    meta_path = folder / "submission.json"
+    try:
+        raw = json.loads(meta_path.read_text())
+    except FileNotFoundError:
+        return Rejected(meta_path, None, "file not found")
+    except UnicodeDecodeError:
+        return Rejected(meta_path, None, "not UTF-8 text")
+    except json.JSONDecodeError as e:
+        return Rejected(meta_path, None, f"malformed JSON at line {e.lineno} column {e.colno}: {e.msg}")
+    if not isinstance(raw, dict):
+        return Rejected(meta_path, None, "must be a JSON object")
+    # The tree's folder names are authoritative for agent and problem.
+    if agent is not None:
+        raw.setdefault("agent", agent)
+    if problem is not None:
+        raw.setdefault("problem", problem)
+    try:
+        meta = Submission.model_validate(raw)
+    except ValidationError as e:
+        return Rejected(meta_path, *format_validation_error(e))
+    if agent is not None and meta.agent != agent:
+        return Rejected(meta_path, "agent", f"is {meta.agent!r} but the folder says {agent!r}")
+    if problem is not None and meta.problem != problem:
+        return Rejected(meta_path, "problem", f"is {meta.problem!r} but the folder says {problem!r}")
+    if known_problems is not None and meta.problem not in known_problems:
+        return Rejected(meta_path, "problem", f"unknown problem {meta.problem!r}")
+    if meta.refused:
+        return LoadedSubmission(meta, folder)
+    if meta.entry not in meta.files:
+        return Rejected(meta_path, "entry", f"{meta.entry!r} is not among files {meta.files}")
+    if not meta.entry.endswith((".c", ".cu", ".cxx")):
+        return Rejected(meta_path, "entry", f"{meta.entry!r} is not a compilable source")
+    for name in meta.files:
+        f = folder / name
+        if f.is_symlink() or not f.is_file():
+            return Rejected(meta_path, "files", f"{name!r} is missing or not a regular file")
+        if f.stat().st_size > MAX_FILE_BYTES:
+            return Rejected(meta_path, "files", f"{name!r} is larger than {MAX_FILE_BYTES} bytes")
+        data = f.read_bytes()
+        if b"\x00" in data:
+            return Rejected(meta_path, "files", f"{name!r} is binary")
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return Rejected(meta_path, "files", f"{name!r} is not UTF-8 text")
+    return LoadedSubmission(meta, folder)
+
+
+def load_tree(root: Path, known_problems: set[str]) -> tuple[list[LoadedSubmission], list[Rejected]]:
+    """Every `<agent>/<problem>/<attempt>/` under `root`."""
+    root = Path(root)
+    if not root.is_dir():
+        return [], [Rejected(root, None, "submission tree not found")]
+    ok: list[LoadedSubmission] = []
+    bad: list[Rejected] = []
+    for agent_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        if not NAME_RE.match(agent_dir.name):
+            bad.append(Rejected(agent_dir, None, "agent folder name has odd characters"))
+            continue
+        for prob_dir in sorted(p for p in agent_dir.iterdir() if p.is_dir()):
+            if prob_dir.name not in known_problems:
+                bad.append(Rejected(prob_dir, None, f"unknown problem {prob_dir.name!r}"))
+                continue
+            for att in sorted(p for p in prob_dir.iterdir() if p.is_dir()):
+                res = load_submission(att, agent_dir.name, prob_dir.name, known_problems)
+                (ok if isinstance(res, LoadedSubmission) else bad).append(res)  # type: ignore[arg-type]
+    return ok, bad
+
+
+def reference_submission(bundle_folder: Path, problem_id: str) -> LoadedSubmission | Rejected:
+    return load_submission(Path(bundle_folder) / "reference", "reference", problem_id, None)
+
+
+__all__ = ["Submission", "LoadedSubmission", "Rejected", "load_submission", "load_tree",
+           "reference_submission", "check_file_name", "format_validation_error"]

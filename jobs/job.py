@@ -1,0 +1,233 @@
+"""One job: build a submission, run every case at every rank count with
+instrumentation, time it cleanly, and write one result record atomically.
+
+    python -m hpcbench.jobs.job SPEC.json
+
+This is what an executor runs on a compute node (locally, under Slurm or PBS).
+It reads only the spec and the staged submission; it never sees hidden checks
+or references, and never writes the campaign's HDF5 file."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from hpcbench.jobs.build import BINARY_NAME, build_submission
+from hpcbench.jobs.capture import run_captured
+from hpcbench.jobs.launch import launch_argv, mpi_env
+from hpcbench.jobs.logview import parse_log_view_xml, parse_options_left
+from hpcbench.jobs.malloc_dump import parse_malloc_dump
+from hpcbench.jobs.records import CaseRun, JobResult, JobSpec, RunResult, TimingSummary, save_model
+from hpcbench.jobs.valgrind import parse_valgrind_xml, valgrind_path, valgrind_prefix
+from hpcbench.petsc_env import PetscInstall, find_petsc
+
+INSTRUMENT = ["-malloc_debug", "-malloc_dump", "-options_left"]
+
+NULL_PROGRAM = r"""/* Launcher-overhead calibration: PETSc start-up and shutdown, nothing else. */
+#include <petscsys.h>
+int main(int argc, char **argv)
+{
+  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+  PetscCall(PetscFinalize());
+  return 0;
+}
+"""
+
+
+def now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def first_line(cmd: list[str]) -> str:
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+        return (out.stdout or out.stderr).strip().splitlines()[0]
+    except (OSError, subprocess.SubprocessError, IndexError):
+        return ""
+
+
+def stage_sources(spec: JobSpec, build_dir: Path) -> None:
+    """Copy only the submission's own files; names were validated when loaded."""
+    if build_dir.exists():
+        shutil.rmtree(build_dir)
+    build_dir.mkdir(parents=True)
+    src = Path(spec.source_dir)
+    for name in spec.files:
+        dest = (build_dir / name).resolve()
+        if build_dir.resolve() not in dest.parents:
+            raise ValueError(f"file name escapes the build folder: {name!r}")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src / name, dest)
+
+
+def null_program(spec: JobSpec, petsc: PetscInstall) -> Path | None:
+    """Build (once per variant, shared between jobs) the calibration program."""
+    if not spec.null_program_dir:
+        return None
+    final = Path(spec.null_program_dir)
+    if (final / BINARY_NAME).is_file():
+        return final / BINARY_NAME
+    tmp = final.parent / f".{final.name}.{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    (tmp / "null.c").write_text(NULL_PROGRAM)
+    res = build_submission(tmp, ["null.c"], "null.c", petsc, timeout_s=spec.build_timeout_s)
+    if res.exit_code != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        return None
+    try:
+        tmp.rename(final)  # another job may have won the race: keep theirs
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return final / BINARY_NAME
+
+
+class Runner:
+    def __init__(self, spec: JobSpec, petsc: PetscInstall, build_dir: Path, log_dir: Path):
+        self.spec, self.petsc, self.build_dir, self.log_dir = spec, petsc, build_dir, log_dir
+        self.env = {**os.environ, **petsc.env(), **mpi_env(), **spec.launcher.env}
+        # Keep PETSc from reading options the submitting user left around.
+        self.env.pop("PETSC_OPTIONS", None)
+        self.own_sources = {Path(f).name for f in spec.files}
+
+    def _run(self, binary: Path, case: CaseRun, kind: str, repeat: int, extra: list[str],
+             prefix: list[str] | None = None, ranks: int | None = None) -> RunResult:
+        ranks = ranks or case.ranks
+        program = [*(prefix or []), str(binary), *case.args, *self.spec.variant.runtime_options, *extra]
+        argv, over = launch_argv(self.spec.launcher, ranks, self.spec.cores, program)
+        limit = case.time_limit_s * (30 if kind == "valgrind" else 1) + (10 if kind == "valgrind" else 0)
+        cap = run_captured(argv, cwd=self.build_dir, env=self.env, timeout_s=limit,
+                           output_cap=self.spec.limits.output_bytes, limits=self.spec.limits)
+        return RunResult(
+            case=case.case, ranks=ranks, kind=kind, repeat=repeat, variant=self.spec.variant.name,
+            command=argv, exit_code=cap.exit_code, signal=cap.signal, timed_out=cap.timed_out,
+            stopped_reason=cap.stopped_reason, wall_s=cap.wall_s, stdout=cap.stdout, stderr=cap.stderr,
+            stdout_truncated=cap.stdout_truncated, stderr_truncated=cap.stderr_truncated,
+            stdout_bytes=cap.stdout_bytes, stderr_bytes=cap.stderr_bytes, oversubscribed=over,
+            hostnames=[socket.gethostname()],
+        )
+
+    def log_file(self, case: CaseRun, kind: str, repeat: int) -> Path:
+        return self.log_dir / f"{case.case}.r{case.ranks}.{kind}{repeat}.xml"
+
+    def instrumented(self, binary: Path, case: CaseRun) -> RunResult:
+        log = self.log_file(case, "instrumented", 0)
+        run = self._run(binary, case, "instrumented", 0, [*INSTRUMENT, f"-log_view", f":{log}:ascii_xml"])
+        run.leaks = parse_malloc_dump(run.stderr, run.stdout)
+        run.malloc_dump_seen = True
+        run.options_left = parse_options_left(run.stdout)
+        run.log_view = parse_log_view_xml(log) if log.is_file() else None
+        return run
+
+    def timing(self, binary: Path, case: CaseRun, repeat: int) -> RunResult:
+        # -log_view costs little (PETSc logs events anyway) and gives PETSc's own time.
+        log = self.log_file(case, "timing", repeat)
+        run = self._run(binary, case, "timing", repeat, ["-log_view", f":{log}:ascii_xml"])
+        run.log_view = parse_log_view_xml(log) if log.is_file() else None
+        return run
+
+    def valgrind(self, binary: Path, case: CaseRun) -> RunResult:
+        pattern = str(self.log_dir / f"valgrind.{case.case}.%p.xml")
+        prefix = valgrind_prefix(pattern, self.petsc.petsc_dir)
+        run = self._run(binary, case, "valgrind", 0, [], prefix=prefix)
+        files = sorted(self.log_dir.glob(f"valgrind.{case.case}.*.xml"))
+        run.valgrind = parse_valgrind_xml(files, self.own_sources)
+        return run
+
+
+def summarise_timings(timing: list[RunResult], null: list[RunResult]) -> TimingSummary | None:
+    ok = [r for r in timing if r.exit_code == 0]
+    if not ok:
+        return None
+    wall = statistics.median(r.wall_s for r in ok)
+    nulls = [r.wall_s for r in null if r.exit_code == 0]
+    null_med = statistics.median(nulls) if nulls else 0.0
+    petsc_times = [r.log_view.total_time_s for r in ok if r.log_view and r.log_view.total_time_s is not None]
+    return TimingSummary(
+        case=ok[0].case, ranks=ok[0].ranks, repeats=len(ok), wall_median_s=wall, null_median_s=null_med,
+        exec_s=max(0.0, wall - null_med),
+        petsc_time_median_s=statistics.median(petsc_times) if petsc_times else None,
+        oversubscribed=any(r.oversubscribed for r in ok),
+    )
+
+
+def run_job(spec: JobSpec) -> JobResult:
+    t0 = time.perf_counter()
+    work = Path(spec.work_dir)
+    build_dir, log_dir = work / "build", work / "logs"
+    shutil.rmtree(log_dir, ignore_errors=True)
+    log_dir.mkdir(parents=True)
+    result = JobResult(job_id=spec.job_id, agent=spec.agent, problem=spec.problem, attempt=spec.attempt,
+                       hostname=socket.gethostname(), started=now(), cores=spec.cores,
+                       scheduler_job_id=os.environ.get("SLURM_JOB_ID", os.environ.get("PBS_JOBID", "")))
+    try:
+        petsc = find_petsc(spec.variant.petsc_dir, spec.variant.petsc_arch)
+    except FileNotFoundError as e:
+        result.status, result.reason = "error", str(e)
+        return _finish(result, t0)
+    result.petsc_version, result.petsc_configure_options = petsc.version, petsc.configure_options
+    result.mpi_version = first_line(["mpiexec", "--version"])
+    result.compilers = {"mpicc": first_line(["mpicc", "--version"])}
+    stage_sources(spec, build_dir)
+    result.build = build_submission(build_dir, spec.files, spec.entry, petsc, timeout_s=spec.build_timeout_s)
+    if result.build.exit_code != 0:
+        return _finish(result, t0)
+    binary = build_dir / BINARY_NAME
+    runner = Runner(spec, petsc, build_dir, log_dir)
+    null_bin = null_program(spec, petsc)
+    for case in spec.runs:
+        first = runner.instrumented(binary, case)
+        result.runs.append(first)
+        if first.exit_code != 0:
+            continue  # a failed run is its own evidence; timing it measures nothing
+        timing = [runner.timing(binary, case, i) for i in range(spec.timing_repeats)]
+        null = []
+        if null_bin is not None:
+            null_case = CaseRun(case=case.case, args=[], ranks=case.ranks, time_limit_s=60)
+            null = [runner._run(null_bin, null_case, "null", i, []) for i in range(spec.timing_repeats)]
+        result.runs += timing + null
+        summary = summarise_timings(timing, null)
+        if summary:
+            result.timings.append(summary)
+    if spec.valgrind and spec.runs:
+        ok_runs = [c for c in spec.runs if any(r.case == c.case and r.ranks == c.ranks and r.exit_code == 0
+                                                for r in result.runs)]
+        if valgrind_path() is None:
+            result.extra["valgrind"] = "not installed on this node"
+        elif ok_runs:
+            # One rank where the case allows it: the cheapest full check of the program's own memory.
+            target = min(ok_runs, key=lambda c: c.ranks)
+            result.runs.append(runner.valgrind(binary, target))
+    return _finish(result, t0)
+
+
+def _finish(result: JobResult, t0: float) -> JobResult:
+    result.finished = now()
+    result.wall_s = time.perf_counter() - t0
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = argv if argv is not None else sys.argv[1:]
+    if len(argv) != 1:
+        print("usage: python -m hpcbench.jobs.job SPEC.json", file=sys.stderr)
+        return 2
+    spec = JobSpec.model_validate_json(Path(argv[0]).read_text())
+    try:
+        result = run_job(spec)
+    except Exception as e:  # the record says why rather than the job vanishing
+        result = JobResult(job_id=spec.job_id, agent=spec.agent, problem=spec.problem, attempt=spec.attempt,
+                           status="error", reason=f"{type(e).__name__}: {e}", finished=now())
+    save_model(Path(spec.record_path), result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,26 @@
+"""Turn a site's launcher template into the argv that starts N ranks."""
+
+from __future__ import annotations
+
+import os
+import shlex
+
+from hpcbench.jobs.records import Launcher
+
+
+def mpi_env() -> dict[str, str]:
+    """Environment the MPI launcher needs here. Open MPI refuses root unless told;
+    real users are not root, so this is added only when running as root."""
+    env = {"OMPI_MCA_rmaps_base_oversubscribe": "1"}  # a job may be wider than its cores
+    if os.geteuid() == 0:
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    return env
+
+
+def launch_argv(launcher: Launcher, ranks: int, cores: int, program: list[str]) -> tuple[list[str], bool]:
+    """argv for `program` at `ranks` ranks, and whether that oversubscribes `cores`."""
+    over = ranks > cores
+    argv = shlex.split(launcher.template.format(ranks=ranks, ppn=ranks, depth=1))
+    if over and launcher.oversubscribe_flag:
+        argv.append(launcher.oversubscribe_flag)
+    return argv + program, over

@@ -1,0 +1,251 @@
+"""The data contract between planning, the job on a compute node, and collection.
+
+`JobSpec` is what the driver hands an executor (one submission: build plus every
+case at every rank count); `JobResult` is the one record the job writes back,
+atomically, into the campaign's `records/` folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+RECORD_SCHEMA = 1
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# ----------------------------------------------------------------------------- specs
+
+
+class Limits(Model):
+    """Per-run limits applied to the launcher and everything it starts."""
+
+    cpu_s: int = 600
+    memory_mb: int = 4096  # address space per process
+    file_size_mb: int = 256
+    processes: int = 256
+    output_bytes: int = 1 << 20  # kept per stream; the rest is counted and dropped
+    flood_bytes: int = 64 << 20  # a run printing more than this is stopped
+
+
+class Launcher(Model):
+    """How ranks are started. `template` is split into argv after formatting with
+    {ranks}, {ppn}, {depth}; the program and its args are appended."""
+
+    template: str = "mpiexec -n {ranks}"
+    oversubscribe_flag: str = "--oversubscribe"  # added when ranks exceed the cores
+    env: dict[str, str] = {}
+
+
+class Variant(Model):
+    """A PETSc build a site offers (cpu, cuda, kokkos ...)."""
+
+    name: str = "cpu"
+    petsc_dir: str
+    petsc_arch: str = ""
+    runtime_options: list[str] = []
+    features: list[str] = []
+
+
+class CaseRun(Model):
+    case: str
+    args: list[str]
+    ranks: int
+    time_limit_s: float
+
+
+class JobSpec(Model):
+    schema_version: int = RECORD_SCHEMA
+    job_id: str
+    agent: str
+    problem: str
+    attempt: str
+    source_dir: str  # staged submission: only its own files
+    entry: str
+    files: list[str]
+    runs: list[CaseRun]
+    variant: Variant
+    launcher: Launcher = Launcher()
+    limits: Limits = Limits()
+    timing_repeats: int = 3
+    valgrind: bool = True
+    build_timeout_s: float = 300.0
+    work_dir: str
+    record_path: str
+    cores: int = 1  # cores the executor gave this job (oversubscription is flagged against it)
+    null_program_dir: str = ""  # where the launcher-overhead calibration program is cached
+
+    @property
+    def width(self) -> int:
+        """Ranks the job needs at once (its resource shape)."""
+        return max((r.ranks for r in self.runs), default=1)
+
+
+# ----------------------------------------------------------------------------- results
+
+
+class BuildResult(Model):
+    command: str
+    exit_code: int
+    timed_out: bool = False
+    wall_s: float
+    stdout: str = ""
+    stderr: str = ""
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+    makefile: str = ""
+
+
+class LogEvent(Model):
+    """One node of PETSc's -log_view nested timer tree (its ascii_xml format).
+
+    `path` is the chain of enclosing events ("" at the top); times are averages
+    over ranks; events under PETSc's 1% threshold are folded into "other"."""
+
+    path: str
+    name: str
+    time_s: float = 0.0
+    time_pct: float = 0.0
+    time_max_ratio: float = 1.0  # slowest rank over fastest: load imbalance
+    calls_per_parent: float = 1.0
+    mflops: float = 0.0
+    mbps: float = 0.0
+    reductions_per_s: float = 0.0
+
+
+class LogView(Model):
+    total_time_s: float | None = None
+    max_memory_bytes: float | None = None
+    events: list[LogEvent] = []
+    objects: dict[str, int] = {}
+    options: list[str] = []
+    parse_error: str = ""
+
+
+class Leak(Model):
+    """A block still allocated at PetscFinalize, from -malloc_dump."""
+
+    rank: int
+    bytes: int
+    function: str
+    file: str
+    line: int
+
+
+class ValgrindError(Model):
+    kind: str
+    bytes: int = 0
+    blocks: int = 0
+    what: str = ""
+    frames: list[str] = []  # "function file:line" or "function (object)"
+    in_submission: bool = False
+
+
+class ValgrindSummary(Model):
+    ran: bool = False
+    reason: str = ""
+    errors: list[ValgrindError] = []
+    definitely_lost_bytes: int = 0  # all of it, MPI start-up included
+    submission_lost_bytes: int = 0  # allocated by the submission's own code
+    submission_invalid_accesses: int = 0
+    parse_error: str = ""
+
+
+RunKind = Literal["instrumented", "timing", "valgrind", "null"]
+
+
+class RunResult(Model):
+    case: str
+    ranks: int
+    kind: RunKind
+    repeat: int = 0
+    variant: str = "cpu"
+    command: list[str]
+    exit_code: int | None
+    signal: int | None = None
+    timed_out: bool = False
+    stopped_reason: str = ""  # timeout | output flood | cpu limit | ...
+    wall_s: float
+    stdout: str = ""
+    stderr: str = ""
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+    stdout_bytes: int = 0
+    stderr_bytes: int = 0
+    oversubscribed: bool = False
+    log_view: LogView | None = None
+    leaks: list[Leak] = []
+    malloc_dump_seen: bool = False
+    options_left: list[str] = []
+    valgrind: ValgrindSummary | None = None
+    hostnames: list[str] = []
+
+
+class TimingSummary(Model):
+    """Execution time of one case at one rank count, launcher overhead removed."""
+
+    case: str
+    ranks: int
+    repeats: int
+    wall_median_s: float
+    null_median_s: float
+    exec_s: float  # wall_median_s - null_median_s, floored at 0
+    petsc_time_median_s: float | None = None
+    oversubscribed: bool = False
+
+
+class JobResult(Model):
+    schema_version: int = RECORD_SCHEMA
+    job_id: str
+    agent: str
+    problem: str
+    attempt: str
+    status: Literal["done", "skipped", "error"] = "done"
+    reason: str = ""
+    hostname: str = ""
+    scheduler: str = "local"
+    scheduler_job_id: str = ""
+    started: str = ""
+    finished: str = ""
+    wall_s: float = 0.0
+    build: BuildResult | None = None
+    runs: list[RunResult] = []
+    timings: list[TimingSummary] = []
+    petsc_version: str = ""
+    petsc_configure_options: str = ""
+    mpi_version: str = ""
+    compilers: dict[str, str] = {}
+    cores: int = 1
+    extra: dict[str, str] = Field(default_factory=dict)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write via a temporary file in the same folder and rename: readers never see
+    half a record, even on a shared file system."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save_model(path: Path, model: BaseModel) -> None:
+    write_atomic(path, model.model_dump_json(indent=1))
+
+
+def load_json(path: Path) -> dict:
+    return json.loads(Path(path).read_text())

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# One idempotent set-up for hpcbench on Debian/Ubuntu: system prerequisites
+# (only when missing), a virtual environment in .venv, PETSc 3.26.1 from
+# PyPI's sdist (built once, reused afterwards), and hpcbench itself.
+#
+# Other systems: provide a C compiler, make, an MPI (mpicc/mpiexec), BLAS/LAPACK
+# and optionally valgrind, then run this script; it skips what is present.
+#
+# Environment:
+#   HPCBENCH_VENV            where the venv lives (default: <repo>/.venv)
+#   HPCBENCH_PETSC=pypi|none pypi (default) builds PETSc into the venv; none
+#                            relies on PETSC_DIR/PETSC_ARCH given by the user
+#   HPCBENCH_WITH_PETSC4PY=1 also builds petsc4py against that same PETSc
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${HPCBENCH_VENV:-$ROOT/.venv}"
+PETSC_VERSION=3.26.1
+PETSC_MODE="${HPCBENCH_PETSC:-pypi}"
+
+log() { printf '[setup] %s\n' "$*" >&2; }
+
+# --- system prerequisites -------------------------------------------------
+missing=()
+command -v cc >/dev/null || missing+=(build-essential)
+command -v make >/dev/null || missing+=(make)
+command -v mpicc >/dev/null || missing+=(libopenmpi-dev openmpi-bin)
+command -v valgrind >/dev/null || missing+=(valgrind)
+command -v pkg-config >/dev/null || missing+=(pkg-config)
+if ! ldconfig -p 2>/dev/null | grep -q 'liblapack\.so'; then missing+=(liblapack-dev libblas-dev); fi
+if [ ${#missing[@]} -gt 0 ]; then
+  if command -v apt-get >/dev/null; then
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    log "installing system packages: ${missing[*]}"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    log "missing system prerequisites (${missing[*]}) and no apt-get: install them by hand"
+    exit 1
+  fi
+fi
+
+# --- Python environment ---------------------------------------------------
+if [ ! -x "$VENV/bin/python" ]; then
+  log "creating virtual environment $VENV"
+  python3 -m venv "$VENV"
+fi
+PY="$VENV/bin/python"
+"$PY" -m pip install -q --upgrade pip setuptools wheel >/dev/null
+
+# --- PETSc ------------------------------------------------------------------
+if [ "$PETSC_MODE" = "pypi" ]; then
+  have=$("$PY" -c 'import importlib.metadata as m; print(m.version("petsc"))' 2>/dev/null || true)
+  if [ "$have" != "$PETSC_VERSION" ]; then
+    log "building PETSc $PETSC_VERSION from PyPI's sdist (about 4 minutes on 2 cores)"
+    # Debugging off: timings must reflect the program, and -malloc_debug still
+    # turns on PETSc's tracing allocator at run time for the memory gate.
+    PETSC_CONFIGURE_OPTIONS="${PETSC_CONFIGURE_OPTIONS:---with-debugging=0 --with-fc=0 --with-x=0 --with-cuda=0 --with-hip=0}" \
+      "$PY" -m pip install -q --no-binary petsc "petsc==$PETSC_VERSION"
+  fi
+  if [ "${HPCBENCH_WITH_PETSC4PY:-0}" = "1" ]; then
+    have4=$("$PY" -c 'import importlib.metadata as m; print(m.version("petsc4py"))' 2>/dev/null || true)
+    if [ "$have4" != "$PETSC_VERSION" ]; then
+      log "building petsc4py $PETSC_VERSION against the PETSc in the venv"
+      "$PY" -m pip install -q cython numpy
+      # No build isolation: otherwise pip builds a second PETSc for petsc4py.
+      PETSC_DIR="$("$PY" -c 'import petsc; print(petsc.get_petsc_dir())')" PETSC_ARCH="" \
+        "$PY" -m pip install -q --no-build-isolation "petsc4py==$PETSC_VERSION"
+    fi
+  fi
+fi
+
+# --- hpcbench ---------------------------------------------------------------
+"$PY" -m pip install -q -e "$ROOT[dev]"
+log "ready: $VENV/bin/hpcbench"
