@@ -148,8 +148,8 @@ class SanityCheck(Strict):
     cases: list[str] = []
     test: Literal["sum_equals", "max_abs_below", "all_within", "all_positive", "nonnegative"]
     target: float = 0.0
-    lo: float = float("-inf")
-    hi: float = float("inf")
+    lo: float | None = None  # all_within bounds; None: unbounded on that side
+    hi: float | None = None
     atol: float = 0.0
     weight: Annotated[float, Field(gt=0)] = 1.0
 

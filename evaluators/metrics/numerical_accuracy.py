@@ -49,8 +49,10 @@ def sanity_score(value: list[float], chk: SanityCheck) -> tuple[float, str]:
         m = max(abs(v) for v in value)
         return float(m <= chk.target), f"max |value| {m:.3g} vs bound {chk.target:g}"
     if chk.test == "all_within":
-        bad = [v for v in value if not (chk.lo - chk.atol <= v <= chk.hi + chk.atol)]
-        return float(not bad), f"{len(bad)} of {len(value)} outside [{chk.lo:g}, {chk.hi:g}]"
+        lo = -math.inf if chk.lo is None else chk.lo
+        hi = math.inf if chk.hi is None else chk.hi
+        bad = [v for v in value if not (lo - chk.atol <= v <= hi + chk.atol)]
+        return float(not bad), f"{len(bad)} of {len(value)} outside [{lo:g}, {hi:g}]"
     if chk.test == "all_positive":
         bad = [v for v in value if v <= 0]
         return float(not bad), f"{len(bad)} of {len(value)} not positive"

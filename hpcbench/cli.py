@@ -1,0 +1,277 @@
+"""The `hpcbench` command line."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import click
+
+from hpcbench.errors import HpcbenchError
+
+
+def _fail(msg: str, code: int = 2) -> None:
+    click.echo(f"hpcbench: error: {msg}", err=True)
+    sys.exit(code)
+
+
+def _progress(counts: Counter) -> None:
+    msg = f"\rjobs: {counts['pending']} queued, {counts['running']} running, {counts['done']} done   "
+    click.echo(msg, nl=False, err=True)
+
+
+def _gather(agents: list[str], submissions: str | None, problems: dict) -> tuple[list, list]:
+    from hpcbench.resources import data_path
+    from hpcbench.submission import load_tree, reference_submission
+
+    ok, bad = [], []
+    known = set(problems)
+    for agent in agents:
+        if agent == "reference":
+            for pid, b in problems.items():
+                res = reference_submission(b.folder, pid)
+                (ok if hasattr(res, "meta") else bad).append(res)
+        elif agent == "samples":
+            o, b = load_tree(data_path("examples") / "submissions", known)
+            ok += o
+            bad += b
+        elif agent.startswith("dir:"):
+            o, b = load_tree(Path(agent[4:]), known)
+            ok += o
+            bad += b
+        else:
+            raise HpcbenchError(f"--agent {agent!r}: known agents are reference, samples, dir:PATH "
+                                "(LLM and A2A agents come with `hpcbench generate`)")
+    if submissions:
+        o, b = load_tree(Path(submissions), known)
+        ok += o
+        bad += b
+    # The reference is every campaign's baseline: its output is what reference_run checks compare to.
+    if not any(s.meta.agent == "reference" for s in ok):
+        for pid, b in problems.items():
+            res = reference_submission(b.folder, pid)
+            if hasattr(res, "meta"):
+                ok.append(res)
+    return ok, bad
+
+
+def _plan(out: str, site_name: str, agents: list[str], submissions: str | None, problem_ids: str | None):
+    from hpcbench.campaign import create_campaign
+    from hpcbench.problem import load_problems
+    from hpcbench.site import load_site
+
+    site = load_site(site_name)
+    ids = [p.strip() for p in problem_ids.split(",") if p.strip()] if problem_ids else None
+    problems = load_problems(None, ids)
+    subs, rejected = _gather(agents, submissions, problems)
+    for r in rejected:
+        click.echo(f"rejected: {r}", err=True)
+    campaign, plan = create_campaign(Path(out), site, problems, subs, rejected)
+    for s in plan.skipped:
+        click.echo(f"skipped {s.problem}: {s.reason}", err=True)
+    return site, campaign, plan
+
+
+def _submit(site, campaign, plan, resume: bool = True) -> None:
+    from hpcbench.campaign import pending
+    from hpcbench.executors import executor_for
+
+    todo = pending(campaign, plan.jobs) if resume else plan.jobs
+    click.echo(f"campaign {campaign.root}: {len(plan.jobs)} jobs, {len(plan.jobs) - len(todo)} already done",
+               err=True)
+    if todo:
+        executor_for(site, campaign).submit(todo, progress=_progress)
+        click.echo("", err=True)
+
+
+def _collect_score_report(campaign) -> str:
+    from hpcbench import report, scoring, store
+
+    store.collect(campaign)
+    sid, _ = scoring.score(campaign.h5_path)
+    md = report.markdown(campaign.h5_path, sid)
+    campaign.report_dir.mkdir(exist_ok=True)
+    (campaign.report_dir / "report.md").write_text(md)
+    return md
+
+
+def _default_out(site_name: str) -> str:
+    import datetime as dt
+
+    from hpcbench.site import load_site
+
+    root = Path(load_site(site_name).storage_root)
+    return str(root / dt.datetime.now().strftime("campaign-%Y%m%d-%H%M%S"))
+
+
+class Main(click.Group):
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except (HpcbenchError, FileNotFoundError, LookupError, NotImplementedError) as e:
+            _fail(str(e))
+
+
+@click.group(cls=Main)
+@click.version_option(package_name="hpcbench")
+def main() -> None:
+    """Build, run and score PETSc programs written by AI agents."""
+
+
+agent_opt = click.option("--agent", "agents", multiple=True,
+                         help="reference | samples | dir:PATH (repeatable)")
+common = [
+    click.option("--site", default="local", show_default=True, help="site name or path to a site YAML"),
+    click.option("--submissions", type=click.Path(file_okay=False), help="tree <agent>/<problem>/<attempt>/"),
+    click.option("--problems", "problem_ids", help="comma-separated problem ids (default: all)"),
+    click.option("--out", type=click.Path(file_okay=False), help="campaign folder"),
+]
+
+
+def with_common(f):
+    for opt in reversed([agent_opt, *common]):
+        f = opt(f)
+    return f
+
+
+@main.command()
+@with_common
+def run(agents, site, submissions, problem_ids, out) -> None:
+    """Plan, run, collect, score and report in one go (default: local site,
+    the reference and the bundled sample agents, every supported problem)."""
+    agents = list(agents) or ["reference", "samples"]
+    out = out or _default_out(site)
+    s, campaign, plan = _plan(out, site, agents, submissions, problem_ids)
+    _submit(s, campaign, plan)
+    click.echo(_collect_score_report(campaign))
+    click.echo(f"campaign: {campaign.root}\nreport:   {campaign.report_dir / 'report.md'}")
+
+
+@main.command()
+@with_common
+@click.option("--resume/--no-resume", default=True, help="skip jobs that already have a record")
+def submit(agents, site, submissions, problem_ids, out, resume) -> None:
+    """Plan jobs and hand them to the site's executor."""
+    agents = list(agents) or ([] if submissions else ["reference"])
+    out = out or _default_out(site)
+    s, campaign, plan = _plan(out, site, agents, submissions, problem_ids)
+    _submit(s, campaign, plan, resume)
+    click.echo(f"campaign: {campaign.root}")
+
+
+@main.command()
+@click.argument("campaign_dir", type=click.Path(exists=True, file_okay=False))
+def status(campaign_dir) -> None:
+    """Per-state counts and per-job states of a campaign."""
+    from hpcbench.campaign import Campaign
+    from hpcbench.executors import executor_for
+    from hpcbench.site import SiteConfig
+
+    c = Campaign(Path(campaign_dir))
+    m = c.manifest()
+    site = SiteConfig.model_validate(m.site_config)
+    specs = c.specs()
+    states = executor_for(site, c).states(specs)
+    counts = Counter(states.values())
+    click.echo(", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) or "no jobs")
+    for jid, st in sorted(states.items()):
+        click.echo(f"  {st:8s} {jid}")
+
+
+@main.command()
+@click.argument("campaign_dir", type=click.Path(exists=True, file_okay=False))
+def collect(campaign_dir) -> None:
+    """Merge job records into campaign.h5 (atomic, idempotent)."""
+    from hpcbench import store
+    from hpcbench.campaign import Campaign
+
+    c = Campaign(Path(campaign_dir))
+    counts = store.collect(c)
+    click.echo(f"{c.h5_path}: {counts['submissions']} submissions, {counts['records']} with records, "
+               f"{counts['missing']} still without")
+
+
+@main.command()
+@click.argument("campaign_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--scoring-id", help="name of the new /scores group (default: a timestamp)")
+def score(campaign_dir, scoring_id) -> None:
+    """Score campaign.h5 offline into a new /scores/<id> group."""
+    from hpcbench import scoring
+    from hpcbench.campaign import Campaign
+
+    c = Campaign(Path(campaign_dir))
+    if not c.h5_path.is_file():
+        _fail(f"{c.h5_path}: not collected yet; run `hpcbench collect {campaign_dir}`")
+    sid, scores = scoring.score(c.h5_path, scoring_id)
+    click.echo(f"scoring {sid}: {len(scores)} submissions scored into {c.h5_path}")
+
+
+@main.command()
+@click.argument("campaign_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["md", "csv", "json"]), default="md", show_default=True)
+@click.option("--scoring-id", help="which scoring (default: the latest)")
+def report(campaign_dir, fmt, scoring_id) -> None:
+    """Leaderboard and per-submission table of a scored campaign."""
+    from hpcbench import report as rep
+    from hpcbench.campaign import Campaign
+
+    c = Campaign(Path(campaign_dir))
+    click.echo(rep.render(c.h5_path, fmt, scoring_id), nl=False)
+
+
+@main.command()
+def problems() -> None:
+    """List the bundled problems and whether this PETSc supports them."""
+    from hpcbench.campaign import choose_variant, resolve_variant
+    from hpcbench.problem import load_problems
+    from hpcbench.site import load_site
+
+    site = load_site("local")
+    installs = {}
+    for v in site.variants:
+        try:
+            installs[v.name] = resolve_variant(v)
+        except FileNotFoundError as e:
+            installs[v.name] = e
+    for pid, b in load_problems().items():
+        got = choose_variant(b, site, installs)
+        state = "ok" if not isinstance(got, str) else f"skipped: {got}"
+        p = b.problem
+        click.echo(f"{pid:16s} {p.difficulty:6s} {'+'.join(p.modules):22s} {state}")
+
+
+@main.command()
+@click.option("--site", default="local", show_default=True)
+def doctor(site) -> None:
+    """Check PETSc, MPI, compilers and valgrind for a site."""
+    from hpcbench.campaign import resolve_variant
+    from hpcbench.site import load_site
+
+    s = load_site(site)
+    bad = 0
+    for v in s.variants:
+        try:
+            p = resolve_variant(v)
+            click.echo(f"PETSc [{v.name}]: {p.version} at {p.petsc_dir} arch={p.petsc_arch or '(prefix)'}")
+            click.echo(f"  configure: {p.configure_options}")
+            click.echo(f"  features: {', '.join(sorted(p.features))}")
+        except FileNotFoundError as e:
+            click.echo(f"PETSc [{v.name}]: MISSING: {e}")
+            bad += 1
+    for tool, args in (("mpiexec", ["--version"]), ("mpicc", ["--version"]), ("make", ["--version"]),
+                       ("valgrind", ["--version"])):
+        path = shutil.which(tool)
+        if not path:
+            click.echo(f"{tool}: MISSING")
+            bad += tool != "valgrind"  # valgrind only lowers the memory gate's confidence
+            continue
+        out = subprocess.run([path, *args], capture_output=True, text=True)
+        click.echo(f"{tool}: {(out.stdout or out.stderr).strip().splitlines()[0]}")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
