@@ -28,7 +28,7 @@ def _gather(agents: list[str], submissions: str | None, problems: dict) -> tuple
     from hpcbench.submission import load_tree, reference_submission
 
     ok, bad = [], []
-    known = set(problems)
+    known = {p.name for p in data_path("problems").iterdir() if (p / "problem.json").is_file()}
     for agent in agents:
         if agent == "reference":
             for pid, b in problems.items():
@@ -49,6 +49,7 @@ def _gather(agents: list[str], submissions: str | None, problems: dict) -> tuple
         o, b = load_tree(Path(submissions), known)
         ok += o
         bad += b
+    ok = [s for s in ok if s.meta.problem in problems]  # --problems narrows, it does not reject
     # The reference is every campaign's baseline: its output is what reference_run checks compare to.
     if not any(s.meta.agent == "reference" for s in ok):
         for pid, b in problems.items():
@@ -111,7 +112,7 @@ class Main(click.Group):
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
-        except (HpcbenchError, FileNotFoundError, LookupError, NotImplementedError) as e:
+        except (HpcbenchError, FileNotFoundError, FileExistsError, LookupError, NotImplementedError) as e:
             _fail(str(e))
 
 

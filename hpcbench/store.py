@@ -192,9 +192,9 @@ def read_campaign(h5_path: Path) -> StoredCampaign:
             for pid, g in f["problems"].items()
         }
         subs: list[StoredSubmission] = []
-        for agent, ag in f["submissions"].items():
-            for prob, pg in ag.items():
-                for att, g in pg.items():
+        for _agent, ag in f["submissions"].items():
+            for _prob, pg in ag.items():
+                for _att, g in pg.items():
                     meta = Submission.model_validate_json(g.attrs["submission_json"])
                     sources = {}
                     g["sources"].visititems(

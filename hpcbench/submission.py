@@ -106,7 +106,8 @@ class Rejected:
 
 
 def load_submission(folder: Path, agent: str | None = None, problem: str | None = None,
-                    known_problems: set[str] | None = None) -> LoadedSubmission | Rejected:
+                    known_problems: set[str] | None = None, attempt: str | None = None
+                    ) -> LoadedSubmission | Rejected:
     folder = Path(folder)
     meta_path = folder / "submission.json"
     try:
@@ -124,6 +125,8 @@ def load_submission(folder: Path, agent: str | None = None, problem: str | None 
         raw.setdefault("agent", agent)
     if problem is not None:
         raw.setdefault("problem", problem)
+    if attempt is not None:
+        raw.setdefault("attempt", attempt)
     try:
         meta = Submission.model_validate(raw)
     except ValidationError as e:
@@ -132,6 +135,8 @@ def load_submission(folder: Path, agent: str | None = None, problem: str | None 
         return Rejected(meta_path, "agent", f"is {meta.agent!r} but the folder says {agent!r}")
     if problem is not None and meta.problem != problem:
         return Rejected(meta_path, "problem", f"is {meta.problem!r} but the folder says {problem!r}")
+    if attempt is not None and meta.attempt != attempt:
+        return Rejected(meta_path, "attempt", f"is {meta.attempt!r} but the folder says {attempt!r}")
     if known_problems is not None and meta.problem not in known_problems:
         return Rejected(meta_path, "problem", f"unknown problem {meta.problem!r}")
     if meta.refused:
@@ -172,7 +177,7 @@ def load_tree(root: Path, known_problems: set[str]) -> tuple[list[LoadedSubmissi
                 bad.append(Rejected(prob_dir, None, f"unknown problem {prob_dir.name!r}"))
                 continue
             for att in sorted(p for p in prob_dir.iterdir() if p.is_dir()):
-                res = load_submission(att, agent_dir.name, prob_dir.name, known_problems)
+                res = load_submission(att, agent_dir.name, prob_dir.name, known_problems, att.name)
                 (ok if isinstance(res, LoadedSubmission) else bad).append(res)  # type: ignore[arg-type]
     return ok, bad
 

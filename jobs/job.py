@@ -26,6 +26,7 @@ from hpcbench.jobs.logview import parse_log_view_xml, parse_options_left
 from hpcbench.jobs.malloc_dump import parse_malloc_dump
 from hpcbench.jobs.records import CaseRun, JobResult, JobSpec, RunResult, TimingSummary, save_model
 from hpcbench.jobs.valgrind import parse_valgrind_xml, valgrind_path, valgrind_prefix
+
 from hpcbench.petsc_env import PetscInstall, find_petsc
 
 INSTRUMENT = ["-malloc_debug", "-malloc_dump", "-options_left"]
@@ -119,7 +120,7 @@ class Runner:
 
     def instrumented(self, binary: Path, case: CaseRun) -> RunResult:
         log = self.log_file(case, "instrumented", 0)
-        run = self._run(binary, case, "instrumented", 0, [*INSTRUMENT, f"-log_view", f":{log}:ascii_xml"])
+        run = self._run(binary, case, "instrumented", 0, [*INSTRUMENT, "-log_view", f":{log}:ascii_xml"])
         run.leaks = parse_malloc_dump(run.stderr, run.stdout)
         run.malloc_dump_seen = True
         run.options_left = parse_options_left(run.stdout)

@@ -48,5 +48,5 @@ class Execution(Evaluator):
         f0 = failures[0]
         msg = f"case {f0['case']} at {f0['ranks']} ranks: {f0['reason']}"
         if f0["petsc_error"]:
-            msg += f"; PETSc: {f0['petsc_error'][0]}"
+            msg += "; PETSc: " + " / ".join(f0["petsc_error"][:2])
         return self.gate(False, msg, evidence={"failures": failures[:5], "failed": len(failures)})

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Set up (idempotently) and run the whole test suite.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+"$ROOT/scripts/setup.sh"
+cd "$ROOT"
+.venv/bin/ruff check .
+exec .venv/bin/python -m pytest -q "$@"

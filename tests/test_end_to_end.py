@@ -1,0 +1,90 @@
+"""The deterministic pipeline end to end through the CLI on real PETSc and MPI."""
+
+import json
+import re
+
+import h5py
+import pytest
+
+from hpcbench.problem import load_problems
+from tests.conftest import hpcbench
+
+pytestmark = pytest.mark.slow
+
+
+def test_every_reference_passes_every_gate_and_check(sample_rows):
+    problems = load_problems()
+    for pid in problems:
+        row = sample_rows.get(("reference", pid, "1"))
+        assert row is not None, f"reference of {pid} missing from the report"
+        assert row["gates_passed"], f"{pid}: {row['failed_gate']}: {row['why']}"
+        acc = row["evaluators"]["numerical_accuracy"]
+        assert acc["status"] == "scored" and acc["score"] == 1.0, f"{pid}: {acc['rationale']}"
+
+
+def test_reference_ran_every_case_at_every_rank_count(sample_campaign):
+    problems = load_problems()
+    with h5py.File(sample_campaign / "campaign.h5") as f:
+        for pid, b in problems.items():
+            runs = f[f"submissions/reference/{pid}/1/runs"]
+            seen = {(r.attrs["case"], int(r.attrs["ranks"])) for r in runs.values()
+                    if r.attrs["kind"] == "instrumented" and r.attrs["exit_code"] == 0}
+            want = {(c.name, r) for c in b.problem.cases for r in c.ranks}
+            assert seen == want, pid
+            assert len(f[f"submissions/reference/{pid}/1/runs/000/log_view"]) > 0
+
+
+@pytest.mark.parametrize("key,gate,words", [
+    (("sloppy-coder", "vec-scatter", "1"), "compilation", "VecScatterCreateToZero"),
+    (("leaky-coder", "vec-scatter", "1"), "memory_safety", "never freed"),
+    (("leaky-coder", "vec-scatter", "2"), "execution", "segmentation fault"),
+    (("leaky-coder", "robertson", "1"), "execution", "missing diagonal"),
+])
+def test_each_sample_flaw_is_caught_by_its_gate(sample_rows, key, gate, words):
+    row = sample_rows[key]
+    assert row["failed_gate"] == gate
+    assert words in row["why"]
+    assert row["composite"] == 0.0
+    # and not by an earlier gate that should have passed
+    for earlier in ("compilation", "execution", "memory_safety", "api_usage"):
+        if earlier == gate:
+            break
+        assert row["evaluators"][earlier]["score"] == 1.0, earlier
+
+
+def test_legacy_style_passes_gates(sample_rows):
+    row = sample_rows[("legacy-coder", "rosenbrock", "1")]
+    assert row["gates_passed"], row["why"]
+
+
+def test_loose_tolerances_lose_accuracy_not_gates(sample_rows):
+    row = sample_rows[("legacy-coder", "robertson", "1")]
+    assert row["gates_passed"]
+    acc = row["evaluators"]["numerical_accuracy"]
+    assert acc["score"] < 0.9 and "y_final" in acc["rationale"]
+    assert row["composite"] < sample_rows[("reference", "robertson", "1")]["composite"]
+
+
+def test_campaign_provenance_and_reports(sample_campaign):
+    with h5py.File(sample_campaign / "campaign.h5") as f:
+        assert f.attrs["petsc_version"].startswith("3.")
+        assert f.attrs["mpi"]
+        assert "scores" in f and len(f["scores"]) == 1
+    csv = hpcbench("report", str(sample_campaign), "--format", "csv").stdout
+    assert csv.splitlines()[0].startswith("agent,problem,attempt")
+    rows = json.loads(hpcbench("report", str(sample_campaign), "--format", "json").stdout)["submissions"]
+    for key in ("agent", "problem", "attempt", "gates_passed", "failed_gate", "composite", "tier",
+                "categories", "build_s", "run_s"):
+        assert key in rows[0]
+
+
+def test_rerun_is_resumable_and_rescoring_keeps_old_scores(sample_campaign):
+    out = hpcbench("submit", "--agent", "reference", "--agent", "samples", "--out", str(sample_campaign))
+    m = re.search(r"(\d+) jobs, (\d+) already done", out.stderr)
+    assert m and int(m.group(1)) > 0 and m.group(1) == m.group(2), out.stderr
+    hpcbench("collect", str(sample_campaign))
+    hpcbench("score", str(sample_campaign), "--scoring-id", "second")
+    with h5py.File(sample_campaign / "campaign.h5") as f:
+        assert len(f["scores"]) == 2 and "second" in f["scores"]
+    again = hpcbench("score", str(sample_campaign), "--scoring-id", "second", check=False)
+    assert again.returncode != 0 and "never overwritten" in again.stderr
