@@ -18,9 +18,19 @@ def _fail(msg: str, code: int = 2) -> None:
     sys.exit(code)
 
 
+_last: list[Counter] = []
+
+
 def _progress(counts: Counter) -> None:
-    msg = f"\rjobs: {counts['pending']} queued, {counts['running']} running, {counts['done']} done   "
-    click.echo(msg, nl=False, err=True)
+    """One line per change of the counts (redrawn in place on a terminal)."""
+    if _last and _last[-1] == counts:
+        return
+    _last[:] = [counts.copy()]
+    msg = f"jobs: {counts['pending']} queued, {counts['running']} running, {counts['done']} done"
+    if sys.stderr.isatty():
+        click.echo(f"\r{msg}   ", nl=False, err=True)
+    else:
+        click.echo(msg, err=True)
 
 
 def _gather(agents: list[str], submissions: str | None, problems: dict) -> tuple[list, list]:
