@@ -10,9 +10,9 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from hpcbench.jobs.records import JobResult, RunResult
 from pydantic import BaseModel
 
+from hpcbench.jobs.records import JobResult, RunResult
 from hpcbench.problem import Checks, Problem
 from hpcbench.submission import Submission
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from hpcbench.jobs.capture import run_captured
 from hpcbench.jobs.records import BuildResult
-
 from hpcbench.petsc_env import PetscInstall
 
 MAKEFILE_NAME = "hpcbench.mk"

@@ -26,7 +26,6 @@ from hpcbench.jobs.logview import parse_log_view_xml, parse_options_left
 from hpcbench.jobs.malloc_dump import parse_malloc_dump
 from hpcbench.jobs.records import CaseRun, JobResult, JobSpec, RunResult, TimingSummary, save_model
 from hpcbench.jobs.valgrind import parse_valgrind_xml, valgrind_path, valgrind_prefix
-
 from hpcbench.petsc_env import PetscInstall, find_petsc
 
 INSTRUMENT = ["-malloc_debug", "-malloc_dump", "-options_left"]

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from hpcbench.jobs.build import build_submission
 from hpcbench.jobs.launch import mpi_env
-
 from hpcbench.petsc_env import find_petsc
 
 

@@ -11,7 +11,6 @@ import math
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, register
 from hpcbench.evaluators.output_contract import parse_quantities
 from hpcbench.jobs.records import JobResult
-
 from hpcbench.problem import CompareCheck, RefinementCheck, SanityCheck
 
 
