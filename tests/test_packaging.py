@@ -1,0 +1,21 @@
+"""A non-editable install carries the jobs, evaluators and bundled data."""
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_wheel_contains_mapped_packages_and_data(tmp_path):
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                    "-w", str(tmp_path), str(ROOT)], check=True)
+    wheel = next(tmp_path.glob("hpcbench-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for must in ("hpcbench/jobs/job.py", "hpcbench/evaluators/gates/memory_safety.py",
+                 "hpcbench/data/problems/vec-scatter/problem.json",
+                 "hpcbench/data/problems/vec-scatter/reference/main.c",
+                 "hpcbench/data/site_configs/local.yaml",
+                 "hpcbench/data/examples/submissions/leaky-coder/vec-scatter/1/main.c"):
+        assert must in names, must
