@@ -64,7 +64,10 @@ class ApiUsage(Evaluator):
         private = [f"{f.file}: {inc}" for f in facts for inc in f.includes if inc.startswith(PRIVATE)]
         if private:
             problems.append(f"includes private PETSc headers: {', '.join(private)}")
-        names = {c.name for f in facts for c in f.calls}
+        # Device code (.cu, .kokkos.cxx) is not C, but tree-sitter recovers the calls in it,
+        # which is all the module check needs.
+        device = [analyse(n, s) for n, s in sorted(ctx.sources.items()) if n.endswith((".cu", ".cxx"))]
+        names = {c.name for f in facts + device for c in f.calls}
         missing = []
         for module in ctx.problem.modules:
             want = MODULE_CALLS.get(module)
