@@ -3,19 +3,27 @@ solutions against independent sources without going through a campaign."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from hpcbench.jobs.build import build_submission
 from hpcbench.jobs.launch import mpi_env
-from hpcbench.petsc_env import find_petsc
+from hpcbench.petsc_env import find_petsc, parse_version
 
 
 def build(src: Path, dest: Path, entry: str = "main.c") -> Path:
     """Copy `src` into `dest` and build it with PETSc's makefiles; return the binary."""
     petsc = find_petsc()
+    problem_json = Path(src).parent / "problem.json"
+    if problem_json.is_file():
+        need = json.loads(problem_json.read_text())["min_petsc_version"]
+        if parse_version(petsc.version) < parse_version(need):
+            pytest.skip(f"{problem_json.parent.name} needs PETSc >= {need}, this is {petsc.version}")
     shutil.copytree(src, dest, dirs_exist_ok=True)
     sources = sorted(p.name for p in dest.iterdir() if p.suffix in (".c", ".cu", ".cxx"))
     res = build_submission(dest, sources, entry, petsc, timeout_s=300)
