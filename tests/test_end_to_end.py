@@ -52,6 +52,7 @@ def test_reference_ran_every_case_at_every_rank_count(sample_campaign):
 
 @pytest.mark.parametrize("key,gate,words", [
     (("sloppy-coder", "vec-scatter", "1"), "compilation", "VecScatterCreateToZero"),
+    (("sloppy-coder", "cavity-dmstag", "1"), "compilation", "DMStagCreate2d"),
     (("leaky-coder", "vec-scatter", "1"), "memory_safety", "never freed"),
     (("leaky-coder", "vec-scatter", "2"), "execution", "segmentation fault"),
     (("leaky-coder", "robertson", "1"), "execution", "missing diagonal"),
