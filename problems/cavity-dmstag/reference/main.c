@@ -25,8 +25,11 @@ static char help[] = "Steady lid-driven cavity flow, incompressible Navier-Stoke
   boundary and continuity rows) is given to TS as an IFunction with an assembled IJacobian
   shift*M + dG/dU (every diagonal entry present, explicitly zero on the continuity rows) and
   integrated by TSPSEUDO (backward-Euler pseudo-time steps whose length grows as the steady
-  residual falls) until that residual has dropped by -ts_pseudo_frtol. Each step is solved by
-  Newton (SNES) with a direct solver by default: LU on one rank, redundant LU on several.
+  residual falls: switched evolution relaxation) until that residual has dropped by
+  -ts_pseudo_frtol. Each pseudo step is linearly implicit (one Newton step, the TSPSEUDO default),
+  its saddle-point system solved directly by default: LU on one rank, redundant LU on several.
+  Any other implicit TS (e.g. -ts_type bdf -ts_adapt_type none -ts_dt 0.25 -ts_max_time 60
+  -snes_type newtonls) reaches the same steady state.
 
   Output (rank 0): u along x = 1/2 and v along y = 1/2 at 0.1, ..., 0.9 (linear interpolation
   between face values, the wall values at the ends), the largest cell divergence and the kinetic
@@ -146,7 +149,7 @@ static PetscErrorCode FormIJacobian(TS ts, PetscReal t, Vec X, Vec Xdot, PetscRe
   DM                  dm;
   Vec                 xl;
   const PetscScalar ***x;
-  PetscInt            xs, ys, nx, ny, ex, ey, N = ctx->n, iu = ctx->iu, iv = ctx->iv, ip = ctx->ip;
+  PetscInt            xs, ys, nx, ny, ex, ey, N = ctx->n, iu = ctx->iu, iv = ctx->iv;
   const PetscReal     h = ctx->h, nu = 1.0 / ctx->re, d = nu / (h * h);
   DMStagStencil       row, col[16];
   PetscScalar         val[16];
@@ -349,7 +352,7 @@ int main(int argc, char **argv)
   Vec                X;
   PetscMPIInt        size;
   TSConvergedReason  reason;
-  PetscReal          ucl[9], vcl[9], divmax, ke;
+  PetscReal          ucl[9], vcl[9], divmax = 0.0, ke = 0.0;
   PetscInt           k;
 
   PetscFunctionBeginUser;
