@@ -9,6 +9,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.openai_server import openai_server  # noqa: E402,F401  (fixture: local stand-in LLM endpoint)
+
 
 def hpcbench(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     exe = Path(sys.executable).parent / "hpcbench"
