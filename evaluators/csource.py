@@ -22,6 +22,7 @@ class Call:
     function: str  # enclosing function definition, "" at file scope
     parent_call: str  # name of the call this one is an argument of ("" if none)
     statement: str  # text of the enclosing statement, for messages
+    args: tuple[str, ...] = ()  # argument texts, e.g. ("dm", "DMPLEX") for DMSetType(dm, DMPLEX)
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,9 @@ def analyse(file: str, source: str) -> SourceFacts:
             fn = node.child_by_field_name("function")
             name = _text(fn) if fn is not None and fn.type == "identifier" else ""
             if name:
-                calls.append(Call(name, node.start_point[0] + 1, node.start_byte, func, parent_call, stmt))
+                arglist = node.child_by_field_name("arguments")
+                args = tuple(_text(a) for a in arglist.named_children) if arglist is not None else ()
+                calls.append(Call(name, node.start_point[0] + 1, node.start_byte, func, parent_call, stmt, args))
             for ch in node.children:
                 walk(ch, func, name or parent_call, stmt)
             return

@@ -190,3 +190,22 @@ def test_api_usage_parses_instead_of_grepping():
     ref = (Path(prob.folder) / "reference" / "main.c").read_text()
     ctx.sources = {"main.c": ref}
     assert ApiUsage().evaluate(ctx).passed is True
+
+
+def test_api_usage_accepts_a_dm_typed_after_creation_and_rejects_the_wrong_type():
+    from hpcbench.evaluators.base import EvalContext
+    from hpcbench.submission import Submission
+
+    prob = load_problems()["darcy-dmplex"]
+    body = ('#include <petscdmplex.h>\n#include <petscfe.h>\nint main(int c,char**v){DM dm; PetscFE fe; KSP k;\n'
+            'PetscCall(PetscInitialize(&c,&v,0,0)); PetscCall(DMCreate(PETSC_COMM_WORLD,&dm));\n'
+            'PetscCall(DMSetType(dm, %s)); PetscCall(PetscFECreateLagrange(PETSC_COMM_WORLD,2,1,PETSC_FALSE,1,'
+            'PETSC_DETERMINE,&fe)); PetscCall(KSPCreate(PETSC_COMM_WORLD,&k)); PetscCall(PetscFinalize());\n'
+            'return 0;}\n')
+    ctx = EvalContext(problem=prob.problem, checks=prob.checks,
+                      submission=Submission(problem="darcy-dmplex", agent="t", entry="main.c", files=["main.c"]),
+                      sources={"main.c": body % "DMPLEX"}, record=None)
+    assert ApiUsage().evaluate(ctx).passed is True
+    ctx.sources = {"main.c": body % "DMDA"}
+    res = ApiUsage().evaluate(ctx)
+    assert res.passed is False and "DMPlex" in res.rationale

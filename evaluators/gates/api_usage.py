@@ -26,6 +26,13 @@ MODULE_CALLS: dict[str, tuple[str, ...]] = {
     "CUDA": ("VecCUDAGetArray", "VecCUDAGetArrayWrite", "VecCUDAGetArrayRead", "VecCreateMPICUDA"),
     "Kokkos": ("VecGetKokkosView", "VecGetKokkosViewWrite", "VecCreateMPIKokkos"),
 }
+# Objects created generically and given their type afterwards (the DMPlex idiom of
+# PETSc's own tutorials: DMCreate, DMSetType(dm, DMPLEX), DMSetFromOptions).
+MODULE_TYPES: dict[str, tuple[tuple[str, ...], str]] = {
+    "DMPlex": (("DMSetType", "DMConvert"), "DMPLEX"),
+    "DMDA": (("DMSetType",), "DMDA"),
+    "DMStag": (("DMSetType",), "DMSTAG"),
+}
 INIT = ("PetscInitialize", "PetscInitializeNoArguments", "PetscInitializeNoPointers")
 PRIVATE = ("petsc/private/", "petscimpl.h")
 
@@ -67,11 +74,14 @@ class ApiUsage(Evaluator):
         # Device code (.cu, .kokkos.cxx) is not C, but tree-sitter recovers the calls in it,
         # which is all the module check needs.
         device = [analyse(n, s) for n, s in sorted(ctx.sources.items()) if n.endswith((".cu", ".cxx"))]
-        names = {c.name for f in facts + device for c in f.calls}
+        all_calls = [c for f in facts + device for c in f.calls]
+        names = {c.name for c in all_calls}
         missing = []
         for module in ctx.problem.modules:
             want = MODULE_CALLS.get(module)
-            if want and not names.intersection(want):
+            setters, type_name = MODULE_TYPES.get(module, ((), ""))
+            typed = any(c.name in setters and type_name in c.args for c in all_calls)
+            if want and not typed and not names.intersection(want):
                 missing.append(f"{module} (none of {', '.join(want[:3])}...)")
         if missing:
             problems.append(f"does not use the module the problem calls for: {'; '.join(missing)}")
