@@ -98,7 +98,8 @@ def contexts(stored: StoredCampaign) -> list[tuple[StoredSubmission, EvalContext
     for s in stored.submissions:
         problem, checks = stored.problems[s.meta.problem]
         out.append((s, EvalContext(problem=problem, checks=checks, submission=s.meta, sources=s.sources,
-                                   record=s.record, reference=refs.get(s.meta.problem), h5_path=s.path)))
+                                   record=s.record, reference=refs.get(s.meta.problem), h5_path=s.path,
+                                   extra={"petsc_api": stored.petsc_api})))
     return out
 
 

@@ -9,6 +9,8 @@ Layout
                              PETSc version and configure options, MPI, compilers)
     /manifest                campaign.json as collected
     /problems/<id>           attrs problem_json (public), checks_json (hidden)
+    /petsc                   errorcode_functions, deprecated (name, note): the API facts
+                             of the campaign's PETSc headers (hpcbench.petsc_headers)
     /submissions/<agent>/<problem>/<attempt>
         attrs                submission_json, job_id, status, reason, host, wall_s ...
         record               the job's full JSON record (canonical, re-loadable)
@@ -33,6 +35,7 @@ import numpy as np
 
 from hpcbench.campaign import Campaign
 from hpcbench.jobs.records import JobResult, RunResult
+from hpcbench.petsc_headers import PetscApi, scan_install
 from hpcbench.problem import Checks, Problem, load_problems
 from hpcbench.submission import Submission
 
@@ -118,6 +121,53 @@ def _write_submission(g: h5py.Group, sub: Submission, sub_dir: Path, rec: JobRes
         g.create_dataset("timings", data=np.array(rows, dtype=TIMING_DTYPE))
 
 
+def write_petsc_api(f: h5py.File, variants: dict[str, dict]) -> None:
+    """/petsc: the PetscErrorCode functions and deprecated names of the PETSc the
+    campaign used (union over its variants), read from that PETSc's headers, so
+    the convention checks are exact for that version and need only this file.
+    Headers that cannot be read leave /petsc with an `error` attribute: scoring
+    then falls back to name prefixes at lower confidence."""
+    g = f.create_group("petsc")
+    api: PetscApi | None = None
+    errors = []
+    for name, v in sorted(variants.items()):
+        if not v.get("petsc_dir"):
+            continue
+        try:
+            got = scan_install(v["petsc_dir"], v.get("petsc_arch", ""))
+        except (OSError, FileNotFoundError) as e:
+            errors.append(f"variant {name}: {e}")
+            continue
+        if api is None:
+            api = got
+        else:
+            api.errorcode_functions |= got.errorcode_functions
+            api.deprecated.update(got.deprecated)
+            api.source += f"; {got.source}"
+    if api is None:
+        _attrs(g, error="; ".join(errors) or "no PETSc variant with a petsc_dir in the manifest")
+        return
+    _attrs(g, version=api.version, source=api.source, error="; ".join(errors),
+           method="PETSC_EXTERN/static inline PetscErrorCode declarations, forwarding macros, "
+                  "PETSC_DEPRECATED_* markings and 'Level: deprecated' manual pages in <include>/*.h")
+    g.create_dataset("errorcode_functions", data=sorted(api.errorcode_functions), dtype=STR)
+    rows = sorted(api.deprecated.items())
+    g.create_dataset("deprecated", data=np.array(rows, dtype=np.dtype([("name", STR), ("note", STR)])))
+
+
+def read_petsc_api(f: h5py.File) -> PetscApi | None:
+    g = f.get("petsc")
+    if g is None or "errorcode_functions" not in g:
+        return None
+    api = PetscApi(version=str(g.attrs.get("version", "")), source=f"{f.filename}:/petsc")
+    api.errorcode_functions = {x.decode() if isinstance(x, bytes) else str(x) for x in g["errorcode_functions"][()]}
+    if "deprecated" in g:
+        for row in g["deprecated"][()]:
+            name, note = (x.decode() if isinstance(x, bytes) else str(x) for x in row)
+            api.deprecated[name] = note
+    return api
+
+
 def collect(campaign: Campaign, problems_root: Path | None = None) -> dict[str, int]:
     """Merge every job record and staged submission into campaign.h5."""
     m = campaign.manifest()
@@ -132,6 +182,7 @@ def collect(campaign: Campaign, problems_root: Path | None = None) -> dict[str, 
             for pid, b in bundles.items():
                 g = pg.create_group(pid)
                 _attrs(g, problem_json=b.problem.model_dump_json(), checks_json=b.checks.model_dump_json())
+            write_petsc_api(f, m.petsc)
             sg = f.create_group("submissions")
             for meta_path in sorted(campaign.submissions_dir.glob("*/*/*/submission.json")):
                 sub = Submission.model_validate_json(meta_path.read_text())
@@ -180,6 +231,7 @@ class StoredCampaign:
     manifest: dict
     problems: dict[str, tuple[Problem, Checks]]
     submissions: list[StoredSubmission]
+    petsc_api: PetscApi | None = None  # from /petsc; None for campaigns collected before it existed
 
 
 def read_campaign(h5_path: Path) -> StoredCampaign:
@@ -202,4 +254,5 @@ def read_campaign(h5_path: Path) -> StoredCampaign:
                         if isinstance(o, h5py.Dataset) else None)
                     rec = JobResult.model_validate_json(g["record"][()].decode()) if "record" in g else None
                     subs.append(StoredSubmission(g.name, meta, sources, rec, str(g.attrs.get("status", ""))))
-    return StoredCampaign(attrs, manifest, problems, subs)
+        api = read_petsc_api(f)
+    return StoredCampaign(attrs, manifest, problems, subs, api)

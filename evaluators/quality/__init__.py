@@ -1,0 +1,1 @@
+"""Quality evaluators that need no judge: deterministic PETSc-convention checks."""

@@ -1,0 +1,139 @@
+"""Quality: is the program written for distributed memory?
+
+From the source (see petsc_conventions.check_parallel): distributed objects on
+PETSC_COMM_WORLD rather than MPI_COMM_WORLD, or PETSC_COMM_SELF in a program the
+problem runs on several ranks; values set by the rows each rank owns
+(VecGetOwnershipRange, DMDAGetCorners ...) rather than by one rank or blindly;
+no communicating call on a distributed object inside an `if (rank == 0)`.
+From the runs: for every case the problem runs at several rank counts, the
+printed quantities agree between the fewest ranks and each larger count,
+within the tolerance the hidden checks use for that quantity (rtol 1e-6 where
+no check names it). The run evidence weighs double: it is what actually
+happened; the source checks are what will happen at scale."""
+
+from __future__ import annotations
+
+import math
+
+from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, register
+from hpcbench.evaluators.metrics.numerical_accuracy import outputs
+from hpcbench.evaluators.petsc_conventions import check_parallel
+from hpcbench.problem import Checks, CompareCheck
+
+DEFAULT_RTOL, DEFAULT_ATOL = 1e-6, 1e-12
+RUN_WEIGHT = 2.0
+
+
+def tolerance(checks: Checks, quantity: str, case: str) -> tuple[float, float, str]:
+    """(rtol, atol, where from): the loosest compare check on this quantity and case."""
+    found = [c for c in checks.checks if isinstance(c, CompareCheck) and c.quantity == quantity
+             and (not c.cases or case in c.cases)]
+    if not found:
+        return DEFAULT_RTOL, DEFAULT_ATOL, "default"
+    c = max(found, key=lambda c: (c.rtol, c.atol))
+    return c.rtol, c.atol, "hidden checks"
+
+
+def rank_invariance(ctx: EvalContext) -> list[dict]:
+    """One comparison per (case, larger rank count, quantity)."""
+    got = outputs(ctx.record)
+    out: list[dict] = []
+    for case in ctx.problem.cases:
+        ranks = sorted(set(case.ranks))
+        if len(ranks) < 2:
+            continue
+        base_r = ranks[0]
+        base = got.get((case.name, base_r))
+        for r in ranks[1:]:
+            other = got.get((case.name, r))
+            if base is None or other is None:
+                missing = base_r if base is None else r
+                out.append({"case": case.name, "ranks": [base_r, r], "quantity": "*", "agree": False,
+                            "why": f"no successful run at {missing} ranks"})
+                continue
+            for q in sorted(set(base) | set(other)):
+                a, b = base.get(q), other.get(q)
+                rtol, atol, src = tolerance(ctx.checks, q, case.name)
+                row = {"case": case.name, "ranks": [base_r, r], "quantity": q, "rtol": rtol, "atol": atol,
+                       "tolerance_from": src}
+                if a is None or b is None or len(a) != len(b):
+                    row.update(agree=False, why="printed at one rank count only or with a different length")
+                else:
+                    worst = max((abs(x - y) / (atol + rtol * abs(x)) if math.isfinite(x - y) else math.inf
+                                 for x, y in zip(a, b)), default=0.0)
+                    row.update(agree=worst <= 1.0, worst_of_tolerance=round(worst, 4) if math.isfinite(worst)
+                               else "inf")
+                out.append(row)
+    return out
+
+
+@register
+class ParallelAwareness(Evaluator):
+    name = "parallel_awareness"
+    stage = "quality"
+    category = "library"
+    order = 20
+
+    def evaluate(self, ctx: EvalContext) -> EvalResult:
+        srcs = ctx.c_sources()
+        if not srcs:
+            return self.unscored("no C sources to parse")
+        multi = any(max(c.ranks) > 1 for c in ctx.problem.cases)
+        reports = [check_parallel(n, s, multi) for n, s in sorted(srcs.items())]
+        comm = [u for r in reports for u in r.comm_uses]
+        setters = [s for r in reports for s in r.setters]
+        owners = [q for r in reports for q in r.ownership_queries]
+        guarded = [g for r in reports for g in r.guarded_collectives]
+        findings = [f for r in reports for f in r.findings]
+        parts: dict[str, float] = {}
+        notes: list[str] = []
+        if comm:
+            bad = sum(1.0 if u["verdict"] == "self_in_parallel" else 0.3 if u["verdict"] == "mpi_comm_world"
+                      else 0.0 for u in comm)
+            parts["communicators"] = 1.0 - bad / len(comm)
+            wrong = [u for u in comm if u["verdict"] != "ok"]
+            notes.append(f"{len(comm) - len(wrong)} of {len(comm)} objects on a fitting communicator"
+                         + (f" ({wrong[0]['call']} on {wrong[0]['comm']} at line {wrong[0]['line']})" if wrong
+                            else ""))
+        if multi and setters:
+            if owners:
+                parts["ownership"] = 1.0
+                notes.append(f"sets values by ownership range ({owners[0]['call']})")
+            elif all(s["guarded"] for s in setters):
+                parts["ownership"] = 0.5
+                notes.append("one rank sets every value (centralised assembly)")
+            else:
+                parts["ownership"] = 0.0
+                notes.append("sets values without any ownership-range query")
+        if guarded:
+            parts["rank_branches"] = 0.0
+            g = guarded[0]
+            notes.append(f"{len(guarded)} communicating call(s) inside a rank branch, e.g. {g['call']} at line "
+                         f"{g['line']}")
+        elif sum(r.rank_guards for r in reports):
+            parts["rank_branches"] = 1.0
+            notes.append("rank branches touch only sequential data")
+        comparisons = rank_invariance(ctx) if ctx.record else []
+        if comparisons:
+            agree = sum(1 for c in comparisons if c["agree"])
+            parts["same_answer_1_vs_n"] = agree / len(comparisons)
+            bad = next((c for c in comparisons if not c["agree"]), None)
+            notes.append(f"{agree} of {len(comparisons)} quantities agree across rank counts"
+                         + (f" ({bad['quantity']} in case {bad['case']} at {bad['ranks']} ranks: "
+                            f"{bad.get('why') or str(bad.get('worst_of_tolerance')) + 'x the tolerance'})"
+                            if bad else ""))
+        evidence = {"multi_rank_problem": multi, "components": parts, "communicators": comm,
+                    "setters": setters[:100], "ownership_queries": owners[:100], "guarded_collectives": guarded,
+                    "rank_comparisons": comparisons, "findings": [str(f) for f in findings][:200],
+                    "sequential_objects": sorted({v for r in reports for v in r.sequential_vars}),
+                    "distributed_objects": sorted({v for r in reports for v in r.distributed_vars})}
+        if not parts:
+            return self.unscored("nothing parallel to judge: no PETSc object created on a named communicator, "
+                                 "no rank branch, and no case run at several rank counts", evidence=evidence)
+        weights = {k: RUN_WEIGHT if k == "same_answer_1_vs_n" else 1.0 for k in parts}
+        score = sum(weights[k] * v for k, v in parts.items()) / sum(weights.values())
+        confidence = 0.8 if any(r.parse_error for r in reports) else 1.0
+        if not comparisons and multi:
+            confidence = min(confidence, 0.8)  # source evidence only, no run compared
+        evidence["weights"] = weights
+        return self.result(score, "; ".join(notes), confidence=confidence, evidence=evidence)
