@@ -317,7 +317,8 @@ def check_error_handling(file: str, source: str, api: PetscApi | None) -> ErrorH
         form, how, _ = _classify(n)
         line, col = _pos(n)
         rep.calls.append(ErrCall(file, line, col, name, kind, form, how, function_name(fdef)))
-        returns_code = _text(fdef.child_by_field_name("type")) == "PetscErrorCode"
+        # where PetscCall could have been used: PetscErrorCode functions and main()
+        returns_code = _text(fdef.child_by_field_name("type")) == "PetscErrorCode" or function_name(fdef) == "main"
         if form == "unchecked" or (form == "discarded" and returns_code):
             what = "MPI error code" if kind == "mpi" else "PetscErrorCode"
             fix = "PetscCallMPI" if kind == "mpi" else "PetscCall"

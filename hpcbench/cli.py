@@ -284,5 +284,10 @@ def doctor(site) -> None:
     sys.exit(1 if bad else 0)
 
 
+from hpcbench.cli_lint import lint  # noqa: E402
+
+main.add_command(lint)
+
+
 if __name__ == "__main__":
     main()

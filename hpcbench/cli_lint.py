@@ -1,0 +1,76 @@
+"""`hpcbench lint FILE.c...`: the deterministic PETSc-convention checks on any C
+file, outside a campaign, printed as a linter prints (`file:line:col: CODE
+message`). Exit status: 0 clean, 1 findings, 2 usage error (missing file, not C).
+
+The PetscErrorCode function list comes from the headers of the PETSc found by
+hpcbench.petsc_env.find_petsc (--petsc-dir/--petsc-arch, else PETSC_DIR/PETSC_ARCH,
+else the venv's); without one, PETSc calls are recognised by name prefix and a
+note says so."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+C_SUFFIXES = (".c", ".h")
+
+
+def _codes(spec: str | None) -> tuple[str, ...]:
+    return tuple(s.strip().upper() for s in spec.split(",") if s.strip()) if spec else ()
+
+
+@click.command()
+@click.argument("files", nargs=-1, required=True)
+@click.option("--petsc-dir", help="PETSc whose headers list the PetscErrorCode functions (default: PETSC_DIR)")
+@click.option("--petsc-arch", help="PETSC_ARCH for --petsc-dir")
+@click.option("--ranks", type=click.IntRange(min=1),
+              help="rank count the program runs at: >1 turns on the ownership and PETSC_COMM_SELF checks")
+@click.option("--select", help="only these codes or prefixes, e.g. HB1,HB301")
+@click.option("--ignore", help="drop these codes or prefixes, e.g. HB302")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def lint(files, petsc_dir, petsc_arch, ranks, select, ignore, fmt) -> None:
+    """Check C files for PETSc conventions: unchecked or legacy error checks
+    (HB1xx), parallel mistakes (HB2xx), deprecated API (HB3xx)."""
+    from hpcbench.evaluators.petsc_conventions import check_error_handling, check_parallel
+    from hpcbench.petsc_headers import scan_install
+
+    paths = [Path(f) for f in files]
+    for p in paths:
+        if not p.is_file():
+            click.echo(f"hpcbench lint: error: {p}: no such file", err=True)
+            sys.exit(2)
+        if p.suffix not in C_SUFFIXES:
+            click.echo(f"hpcbench lint: error: {p}: not a C source (expected {', '.join(C_SUFFIXES)})", err=True)
+            sys.exit(2)
+    try:
+        api = scan_install(petsc_dir, petsc_arch)
+        note = f"PetscErrorCode functions from PETSc {api.version} headers in {api.source}"
+    except (FileNotFoundError, OSError) as e:
+        api = None
+        note = f"no PETSc headers ({e}); PETSc calls recognised by name prefix"
+        click.echo(f"hpcbench lint: note: {note}", err=True)
+    multi = None if ranks is None else ranks > 1
+    sel, ign = _codes(select), _codes(ignore)
+    findings = []
+    for p in paths:
+        try:
+            src = p.read_text()
+        except UnicodeDecodeError:
+            click.echo(f"hpcbench lint: error: {p}: not UTF-8 text", err=True)
+            sys.exit(2)
+        name = str(p)
+        got = check_error_handling(name, src, api).findings + check_parallel(name, src, multi).findings
+        findings += [f for f in got if (not sel or f.code.startswith(sel)) and not (ign and f.code.startswith(ign))]
+    findings.sort(key=lambda f: (f.file, f.line, f.col, f.code))
+    if fmt == "json":
+        click.echo(json.dumps({"api": note, "findings": [f.__dict__ for f in findings]}, indent=1))
+    else:
+        for f in findings:
+            click.echo(str(f))
+        if findings:
+            click.echo(f"{len(findings)} finding(s) in {len({f.file for f in findings})} of {len(paths)} file(s)",
+                       err=True)
+    sys.exit(1 if findings else 0)
