@@ -16,7 +16,8 @@ CATEGORIES = ["correctness", "performance", "code", "appropriateness", "library"
 def latest_scoring(f: h5py.File) -> str:
     if "scores" not in f or not len(f["scores"]):
         raise LookupError(f"{f.filename}: no scoring yet; run `hpcbench score {Path(f.filename).parent}`")
-    return sorted(f["scores"].keys())[-1]
+    # by creation time, not by name: `--scoring-id` names need not sort like timestamps
+    return max(f["scores"].keys(), key=lambda k: (str(f["scores"][k].attrs.get("created", "")), k))
 
 
 def _nan(x: float) -> float | None:

@@ -50,11 +50,16 @@ class SubmissionScore:
 
 def aggregate(results: list[EvalResult], weights: dict[str, float] = WEIGHTS
               ) -> tuple[dict[str, float | None], float | None, list[str]]:
-    """Category = confidence-weighted mean of its scored evaluators; composite =
-    weighted sum over the scored categories, renormalised, in [0, 100]."""
+    """Category = confidence-weighted mean of its scored metric and quality
+    evaluators; composite = weighted sum over the scored categories,
+    renormalised, in [0, 100]. Gates are the entry ticket, not part of the
+    mean: a failed one has already ended the submission at 0, and three passed
+    gates averaged with a poor accuracy would hide it (a loose Robertson
+    integration scored 95.8 that way)."""
     cats: dict[str, float | None] = {}
     for cat in weights:
-        scored = [r for r in results if r.category == cat and r.status == "scored" and r.score is not None]
+        scored = [r for r in results if r.category == cat and r.stage != "gate" and r.status == "scored"
+                  and r.score is not None]
         wsum = sum(r.confidence for r in scored)
         cats[cat] = sum(r.confidence * r.score for r in scored) / wsum if wsum > 0 else None  # type: ignore[operator]
     present = {c: v for c, v in cats.items() if v is not None}

@@ -59,7 +59,7 @@ LOG_DTYPE = np.dtype([("path", STR), ("name", STR), ("time_s", "f8"), ("time_pct
 LEAK_DTYPE = np.dtype([("rank", "i4"), ("bytes", "i8"), ("function", STR), ("file", STR), ("line", "i4")])
 TIMING_DTYPE = np.dtype([("case", STR), ("ranks", "i4"), ("repeats", "i4"), ("wall_median_s", "f8"),
                          ("null_median_s", "f8"), ("exec_s", "f8"), ("petsc_time_median_s", "f8"),
-                         ("oversubscribed", "?")])
+                         ("wall_minus_null_s", "f8"), ("exec_source", STR), ("oversubscribed", "?")])
 
 
 def _write_run(g: h5py.Group, run: RunResult) -> None:
@@ -116,7 +116,8 @@ def _write_submission(g: h5py.Group, sub: Submission, sub_dir: Path, rec: JobRes
         _write_run(runs.create_group(f"{i:03d}"), run)
     if rec.timings:
         rows = [(t.case, t.ranks, t.repeats, t.wall_median_s, t.null_median_s, t.exec_s,
-                 np.nan if t.petsc_time_median_s is None else t.petsc_time_median_s, t.oversubscribed)
+                 np.nan if t.petsc_time_median_s is None else t.petsc_time_median_s, t.wall_minus_null_s,
+                 t.exec_source, t.oversubscribed)
                 for t in rec.timings]
         g.create_dataset("timings", data=np.array(rows, dtype=TIMING_DTYPE))
 

@@ -196,8 +196,12 @@ class TimingSummary(Model):
     repeats: int
     wall_median_s: float
     null_median_s: float
-    exec_s: float  # wall_median_s - null_median_s, floored at 0
+    # PETSc's own time (-log_view, PetscInitialize to PetscFinalize) when it agrees with
+    # wall - null; otherwise wall - null (work outside PETSc's timer counts too)
+    exec_s: float
     petsc_time_median_s: float | None = None
+    wall_minus_null_s: float = 0.0
+    exec_source: Literal["log_view", "wall_minus_null"] = "wall_minus_null"
     oversubscribed: bool = False
 
 

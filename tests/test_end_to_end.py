@@ -82,6 +82,25 @@ def test_loose_tolerances_lose_accuracy_not_gates(sample_rows):
     assert row["composite"] < sample_rows[("reference", "robertson", "1")]["composite"]
 
 
+def test_a_misplaced_inclusion_keeps_the_energy_but_fails_the_mean_pressure(sample_campaign, sample_rows):
+    """The mirrored inclusion has the reference's energy by symmetry: only the
+    pressure checks can tell, and they must."""
+    row = sample_rows[("sloppy-coder", "darcy-dmplex", "1")]
+    assert row["gates_passed"], row["why"]
+    acc = row["evaluators"]["numerical_accuracy"]
+    with h5py.File(sample_campaign / "campaign.h5") as f:
+        scoring = sorted(f["scores"].values(), key=lambda g: g.attrs["created"])[0]
+        ev = scoring["sloppy-coder/darcy-dmplex/1/evaluators/numerical_accuracy/evidence"][()]
+    details = json.loads(ev)["details"]
+    by_check = {}
+    for d in details:
+        by_check.setdefault(d["check"], []).append(d["score"])
+    assert min(by_check["compare:energy"]) == 1.0
+    assert max(by_check["compare:inclusion_mean"]) == 0.0
+    assert acc["score"] < 0.8
+    assert row["composite"] < sample_rows[("reference", "darcy-dmplex", "1")]["composite"] - 15
+
+
 def test_campaign_provenance_and_reports(sample_campaign):
     with h5py.File(sample_campaign / "campaign.h5") as f:
         assert f.attrs["petsc_version"].startswith("3.")

@@ -1,9 +1,13 @@
 """Run jobs on this machine, as many at once as the cores allow.
 
-A job occupies as many cores as its widest run has ranks; a job wider than the
-machine still runs (alone), oversubscribed, and its timings say so. submitit's
-LocalExecutor starts every job at once with no such packing, so this executor
-drives the same job entry point (`python -m hpcbench.jobs.job`) itself."""
+Up to two jobs per core run at once; inside them, every build and run takes
+core slots (hpcbench.jobs.slots) for as many cores as it keeps busy and only
+while it runs, so a job whose widest run has two ranks does not hold two cores
+through its one-rank build and runs, and runs never oversubscribe each other.
+A run wider than the machine still runs, alone, oversubscribed, and its
+timings say so. submitit's LocalExecutor starts every job at once with no such
+packing, so this executor drives the same job entry point
+(`python -m hpcbench.jobs.job`) itself."""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from collections import Counter
 from pathlib import Path
 
 from hpcbench.executors.base import Executor, JobState, Progress, register_executor
+from hpcbench.jobs import slots
 from hpcbench.jobs.records import JobResult, JobSpec, save_model
 
 
@@ -28,7 +33,7 @@ class LocalExecutor(Executor):
 
     def submit(self, jobs: list[JobSpec], progress: Progress | None = None) -> None:
         cores = self.site.total_cores()
-        queue = sorted(jobs, key=lambda j: -j.width)  # widest first packs best
+        queue = sorted(jobs, key=lambda j: -j.width)  # widest first: their runs wait least at the end
         running: dict[str, tuple[subprocess.Popen, JobSpec, int]] = {}
         done = 0
         counts = Counter()
@@ -39,8 +44,10 @@ class LocalExecutor(Executor):
                 while queue and started:
                     started = False
                     for i, job in enumerate(queue):
-                        width = min(job.width, cores)
-                        if not running or used + width <= cores:
+                        # Admission only (the slots share the cores between runs): twice as many
+                        # jobs as cores, so one-rank work fills the gaps around wide runs.
+                        width = 1
+                        if not running or used + width <= 2 * cores:
                             running[job.job_id] = (self._start(job), job, width)
                             used += width
                             queue.pop(i)
@@ -69,11 +76,15 @@ class LocalExecutor(Executor):
         Path(job.work_dir).mkdir(parents=True, exist_ok=True)
         spec = Path(self.campaign.specs_dir) / f"{job.job_id}.json"
         log = open(Path(job.work_dir) / "job.log", "wb")  # noqa: SIM115 (owned by the child)
+        env = {**os.environ, slots.ENV: f"{self._slots_dir()}:{self.site.total_cores()}"}
         proc = subprocess.Popen([sys.executable, "-m", "hpcbench.jobs.job", str(spec)], stdout=log,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+                                stderr=subprocess.STDOUT, start_new_session=True, env=env)
         log.close()
         self._pid_file(job).write_text(str(proc.pid))
         return proc
+
+    def _slots_dir(self) -> Path:
+        return Path(self.campaign.work_dir) / ".core-slots"
 
     def _alive(self, job: JobSpec) -> bool:
         try:

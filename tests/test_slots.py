@@ -1,0 +1,79 @@
+"""Core slots shared by concurrently running jobs (hpcbench.jobs.slots): real
+processes and real flock locks."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from hpcbench.jobs.slots import CoreSlots
+
+HOLDER = r"""
+import json, sys, time
+from pathlib import Path
+from hpcbench.jobs.slots import CoreSlots
+folder, count, cores, hold_s, log = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+slots = CoreSlots(Path(folder), count)
+slots.patience_s = 0.3
+with slots.hold(cores):
+    t0 = time.time()
+    time.sleep(hold_s)
+    t1 = time.time()
+Path(log).write_text(json.dumps([cores, t0, t1]))
+"""
+
+
+def _spawn(tmp_path, name, cores, hold_s, count=2):
+    log = tmp_path / f"{name}.json"
+    p = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path / "slots"), str(count), str(cores),
+                          str(hold_s), str(log)])
+    return p, log
+
+
+def test_concurrent_holders_never_use_more_cores_than_there_are(tmp_path):
+    procs = [_spawn(tmp_path, f"h{i}", cores, 0.3) for i, cores in enumerate([1, 2, 1, 1, 2, 1])]
+    for p, _ in procs:
+        assert p.wait(timeout=60) == 0
+    spans = [json.loads(log.read_text()) for _, log in procs]
+    for _, t, _ in spans:  # at every start instant, count the cores held
+        held = sum(c for c, a, b in spans if a <= t < b)
+        assert held <= 2, spans
+    # some pair of one-core holders really overlapped: the slots share, not serialise
+    ones = [s for s in spans if s[0] == 1]
+    assert any(a[1] < b[2] and b[1] < a[2] for a in ones for b in ones if a is not b)
+
+
+def test_a_wide_waiter_is_not_starved_by_narrow_ones(tmp_path):
+    first, _ = _spawn(tmp_path, "n0", 1, 1.0)
+    time.sleep(0.3)
+    wide, wide_log = _spawn(tmp_path, "wide", 2, 0.1)
+    time.sleep(0.2)
+    # a stream of narrow holders arriving after the wide one
+    narrow = [_spawn(tmp_path, f"n{i}", 1, 0.6) for i in range(1, 5)]
+    for p, _ in [(first, None), (wide, None), *narrow]:
+        assert p.wait(timeout=60) == 0
+    _, w0, _ = json.loads(wide_log.read_text())
+    last_narrow_start = max(json.loads(log.read_text())[1] for _, log in narrow)
+    assert w0 < last_narrow_start, "the wide holder waited for every narrow one"
+
+
+def test_a_killed_holder_frees_its_slots(tmp_path):
+    p, _ = _spawn(tmp_path, "victim", 2, 60, count=2)
+    slots = CoreSlots(tmp_path / "slots", 2)
+    deadline = time.time() + 20
+    while time.time() < deadline:  # until the victim holds both slots
+        free = slots._try_take(2)
+        if not free:
+            break
+        for fh in free:
+            fh.close()
+        time.sleep(0.05)
+    assert slots._try_take(1) == [], "the victim never took its slots"
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    t0 = time.time()
+    with slots.hold(2):
+        pass
+    assert time.time() - t0 < 5
