@@ -18,6 +18,11 @@
 #include <petscksp.h>
 #include <petscsnes.h>
 
+/* PETSc < 3.19 has no PETSC_SUCCESS; 0 is what it stands for */
+#if PETSC_VERSION_LT(3, 19, 0)
+  #define PETSC_SUCCESS 0
+#endif
+
 /* constants[0] = permeability inside the inclusion; constants[1..4] = its box */
 enum {
   C_KIN,

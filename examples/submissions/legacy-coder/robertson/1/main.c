@@ -1,6 +1,11 @@
 /* Robertson kinetics with backward Euler; loose tolerances are enough for chemistry. */
 #include <petscts.h>
 
+/* PETSc < 3.19 has no PETSC_SUCCESS; 0 is what it stands for */
+#if PETSC_VERSION_LT(3, 19, 0)
+  #define PETSC_SUCCESS 0
+#endif
+
 static PetscErrorCode IFunction(TS ts, PetscReal t, Vec Y, Vec Ydot, Vec F, void *ctx)
 {
   const PetscScalar *y, *yd;

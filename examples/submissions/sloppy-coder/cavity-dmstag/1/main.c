@@ -36,6 +36,11 @@ static char help[] = "Steady lid-driven cavity flow, incompressible Navier-Stoke
 #include <petscdmstag.h>
 #include <petscts.h>
 
+/* PETSc < 3.19 has no PETSC_SUCCESS; 0 is what it stands for */
+#if PETSC_VERSION_LT(3, 19, 0)
+  #define PETSC_SUCCESS 0
+#endif
+
 typedef struct {
   PetscInt  n;   /* cells per side */
   PetscReal re;  /* Reynolds number */

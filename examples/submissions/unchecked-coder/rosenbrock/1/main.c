@@ -13,6 +13,11 @@
 */
 #include <petsctao.h>
 
+/* PETSc < 3.19 has no PETSC_SUCCESS; 0 is what it stands for */
+#if PETSC_VERSION_LT(3, 19, 0)
+  #define PETSC_SUCCESS 0
+#endif
+
 typedef struct {
   PetscInt  n;
   PetscReal alpha;
