@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from hpcbench.jobs.pids_cgroup import PidsCgroup
 from hpcbench.jobs.records import Limits
 
 
@@ -60,9 +61,11 @@ class _Reader(threading.Thread):
         return self.kept.decode("utf-8", errors="replace")
 
 
-def _limit_preexec(limits: Limits | None):
+def _limit_preexec(limits: Limits | None, cgroup: PidsCgroup | None = None):
     def apply() -> None:
         os.setsid()  # own process group: a timeout kills every rank and helper
+        if cgroup is not None:
+            cgroup.enter()
         if limits is None:
             return
         mb = 1024 * 1024
@@ -70,8 +73,8 @@ def _limit_preexec(limits: Limits | None):
         resource.setrlimit(resource.RLIMIT_AS, (limits.memory_mb * mb, limits.memory_mb * mb))
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_size_mb * mb, limits.file_size_mb * mb))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        # Counts every process of this user; root is exempt, which is why the
-        # process group is also killed at the end of every run.
+        # Counts every process of this user; root is exempt, which is why the run
+        # also gets a pids cgroup where possible and its process group is killed at the end.
         resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
 
     return apply
@@ -97,11 +100,21 @@ def run_captured(
     stdin_data: bytes | None = None,
 ) -> Captured:
     flood_at = limits.flood_bytes if limits else 1 << 30
+    cgroup = PidsCgroup.create(limits.processes) if limits else None
+    try:
+        return _run(cmd, cwd, env, timeout_s, output_cap, limits, flood_at, cgroup)
+    finally:
+        if cgroup is not None:
+            cgroup.remove()
+
+
+def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, output_cap: int,
+         limits: Limits | None, flood_at: int, cgroup: PidsCgroup | None) -> Captured:
     t0 = time.perf_counter()
     try:
         proc = subprocess.Popen(
             cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, preexec_fn=_limit_preexec(limits),
+            stderr=subprocess.PIPE, preexec_fn=_limit_preexec(limits, cgroup),
         )
     except OSError as e:
         return Captured(127, None, False, f"could not start: {e}", 0.0, "", str(e), False, False, 0, 0)
@@ -122,9 +135,17 @@ def run_captured(
         timed_out = True
         kill_group(proc.pid)
         proc.wait()
+    except BaseException:
+        # The job itself is being stopped (walltime signal, cancel): the run dies with it.
+        kill_group(proc.pid)
+        raise
     wall = time.perf_counter() - t0
     # Orphans that left the launcher behind (a fork bomb, a daemonised child) die too.
     kill_group(proc.pid)
+    refused = 0
+    if cgroup is not None:  # and what left the group with setsid, before it can hold our pipes open
+        refused = cgroup.refused_forks()
+        cgroup.kill_all()
     out.join(5)
     err.join(5)
     rc = proc.returncode
@@ -140,6 +161,9 @@ def run_captured(
         reason = "file size limit"
     elif sig is not None:
         reason = f"killed by signal {signal.Signals(sig).name}"
+    if refused:
+        limit = f"process limit ({limits.processes if limits else '?'}): {refused} forks refused"
+        reason = f"{reason}; {limit}" if reason else limit
     return Captured(
         exit_code=rc if sig is None else None,
         signal=sig,

@@ -209,3 +209,31 @@ def test_api_usage_accepts_a_dm_typed_after_creation_and_rejects_the_wrong_type(
     ctx.sources = {"main.c": body % "DMDA"}
     res = ApiUsage().evaluate(ctx)
     assert res.passed is False and "DMPlex" in res.rationale
+
+
+def test_a_fork_bomb_is_held_to_the_process_limit_and_leaves_nothing_behind(tmp_path):
+    """Also as root, where RLIMIT_NPROC does not apply: the run's pids cgroup holds it."""
+    bomb = tmp_path / "bomb.py"
+    marker = tmp_path / "alive"
+    bomb.write_text(
+        "import os, sys, time\n"
+        "made = 0\n"
+        "for _ in range(400):\n"
+        "    try:\n"
+        "        pid = os.fork()\n"
+        "    except OSError:\n"
+        "        continue\n"
+        "    if pid == 0:\n"
+        "        os.setsid()  # tries to escape the process-group kill\n"
+        f"        time.sleep(3); open({str(marker)!r}, 'w').write('survived'); os._exit(0)\n"
+        "    made += 1\n"
+        "print('forked', made, flush=True)\n")
+    lim = Limits(processes=40)
+    cap = run_captured([sys.executable, str(bomb)], cwd=tmp_path, env=dict(os.environ), timeout_s=60,
+                       limits=lim)
+    forked = int(cap.stdout.split()[-1])
+    assert forked < 40, cap.stdout
+    if os.geteuid() == 0:
+        assert "process limit" in cap.stopped_reason and "forks refused" in cap.stopped_reason
+    time.sleep(4)
+    assert not marker.exists(), "a forked child outlived the run"
