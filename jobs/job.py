@@ -94,6 +94,10 @@ def null_program(spec: JobSpec, petsc: PetscInstall) -> Path | None:
 class Runner:
     def __init__(self, spec: JobSpec, petsc: PetscInstall, build_dir: Path, log_dir: Path):
         self.spec, self.petsc, self.build_dir, self.log_dir = spec, petsc, build_dir, log_dir
+        # Programs run beside a fresh copy of the submission's own files, not in the build
+        # folder: what they read or write there cannot touch (or see) objects and binary.
+        self.run_dir = build_dir.parent / "run"
+        stage_sources(spec, self.run_dir)
         self.env = {**os.environ, **petsc.env(), **mpi_env(), **spec.launcher.env}
         # Keep PETSc from reading options the submitting user left around.
         self.env.pop("PETSC_OPTIONS", None)
@@ -106,7 +110,7 @@ class Runner:
         argv, over = launch_argv(self.spec.launcher, ranks, self.spec.cores, program)
         limit = case.time_limit_s * (30 if kind == "valgrind" else 1) + (10 if kind == "valgrind" else 0)
         with slots.hold(min(ranks, self.spec.cores)):
-            cap = run_captured(argv, cwd=self.build_dir, env=self.env, timeout_s=limit,
+            cap = run_captured(argv, cwd=self.run_dir, env=self.env, timeout_s=limit,
                                output_cap=self.spec.limits.output_bytes, limits=self.spec.limits)
         return RunResult(
             case=case.case, ranks=ranks, kind=kind, repeat=repeat, variant=self.spec.variant.name,
