@@ -237,3 +237,23 @@ def test_a_fork_bomb_is_held_to_the_process_limit_and_leaves_nothing_behind(tmp_
         assert "process limit" in cap.stopped_reason and "forks refused" in cap.stopped_reason
     time.sleep(4)
     assert not marker.exists(), "a forked child outlived the run"
+
+
+def test_exec_time_is_petscs_own_unless_the_wall_clock_says_work_happened_outside_it():
+    from hpcbench.jobs.job import summarise_timings
+    from hpcbench.jobs.records import LogView, RunResult
+
+    def run(kind, wall, petsc=None):
+        return RunResult(case="c", ranks=1, kind=kind, repeat=0, variant="cpu", command=[], exit_code=0,
+                         wall_s=wall, log_view=LogView(total_time_s=petsc) if petsc is not None else None)
+
+    null = [run("null", w) for w in (0.40, 0.42, 0.38)]
+    # honest program: launcher noise around a 20 ms program; PETSc's time is the answer
+    t = summarise_timings([run("timing", w, 0.020) for w in (0.45, 0.41, 0.43)], null)
+    assert t.exec_source == "log_view" and t.exec_s == 0.020
+    # 2 s of work before PetscInitialize: -log_view cannot see it, wall - null can
+    t = summarise_timings([run("timing", w, 0.020) for w in (2.44, 2.41, 2.43)], null)
+    assert t.exec_source == "wall_minus_null" and abs(t.exec_s - 2.03) < 1e-9
+    # no -log_view at all (the program never reached PetscFinalize's logging)
+    t = summarise_timings([run("timing", 0.9)], null)
+    assert t.exec_source == "wall_minus_null" and abs(t.exec_s - 0.5) < 1e-9
