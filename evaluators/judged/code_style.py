@@ -1,0 +1,17 @@
+"""Quality (code): does the program follow PETSc's own conventions of C style?
+
+Judged by an LLM against the rubric evaluators/prompts/code_style.v1.txt, with the
+problem, the code and the execution evidence from campaign.h5 (hpcbench.judge)."""
+
+from __future__ import annotations
+
+from hpcbench.evaluators.base import register
+from hpcbench.judge.evaluator import JudgedEvaluator
+
+
+@register
+class CodeStyle(JudgedEvaluator):
+    name = "code_style"
+    category = "code"
+    prompt_version = "code_style.v1"
+    order = 92

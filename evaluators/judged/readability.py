@@ -1,0 +1,17 @@
+"""Quality (code): can a PETSc developer read the program and see what it does?
+
+Judged by an LLM against the rubric evaluators/prompts/readability.v1.txt, with the
+problem, the code and the execution evidence from campaign.h5 (hpcbench.judge)."""
+
+from __future__ import annotations
+
+from hpcbench.evaluators.base import register
+from hpcbench.judge.evaluator import JudgedEvaluator
+
+
+@register
+class Readability(JudgedEvaluator):
+    name = "readability"
+    category = "code"
+    prompt_version = "readability.v1"
+    order = 91

@@ -1,0 +1,78 @@
+"""CLI pieces for judged scoring: the --judge options of `hpcbench score` and
+the `hpcbench agreement` command. Nothing here imports litellm."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from hpcbench.judge.config import API_KEY_ENV, JudgeConfig
+
+
+def judge_options(f):
+    """--judge, --judge-base-url, --judge-concurrency, --judge-timeout, --judge-retries."""
+    opts = [
+        click.option("--judge", "judge_model", metavar="MODEL",
+                     help="litellm model string of the LLM judge, e.g. openai/gpt-4o or openai/NAME with "
+                          f"--judge-base-url; key from ${API_KEY_ENV} or the provider's variable "
+                          "(OPENAI_API_KEY ...). Without it the LLM-judged evaluators are unscored."),
+        click.option("--judge-base-url", metavar="URL",
+                     help="OpenAI-compatible endpoint of the judge (a site's own server, vLLM ...)"),
+        click.option("--judge-concurrency", type=click.IntRange(1, 256), default=8, show_default=True,
+                     help="judge calls in flight at once"),
+        click.option("--judge-timeout", type=click.FloatRange(min=0, min_open=True), default=120.0,
+                     show_default=True, help="seconds per judge call"),
+        click.option("--judge-retries", type=click.IntRange(0, 20), default=4, show_default=True,
+                     help="retries with exponential backoff on rate limits, timeouts and server errors"),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+def judge_config(judge_model: str | None, judge_base_url: str | None, judge_concurrency: int,
+                 judge_timeout: float, judge_retries: int) -> JudgeConfig | None:
+    if not judge_model:
+        if judge_base_url:
+            raise click.UsageError("--judge-base-url needs --judge MODEL")
+        return None
+    return JudgeConfig(model=judge_model, base_url=judge_base_url, concurrency=judge_concurrency,
+                       timeout_s=judge_timeout, max_retries=judge_retries)
+
+
+def judge_summary(config: dict) -> str:
+    st = config.get("judge_stats") or {}
+    if not config.get("judge"):
+        return "no judge configured: LLM-judged evaluators unscored"
+    return (f"judge {config['judge']['model']}: {st.get('tasks', 0)} judgements, {st.get('cached', 0)} from cache, "
+            f"{st.get('http_calls', 0)} HTTP calls, {st.get('unscored', 0)} unscored, "
+            f"new cost ${st.get('new_cost_usd', 0.0):.4f}")
+
+
+@click.command()
+@click.argument("campaign_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--scoring", "scoring_a", help="scoring A (default: the latest)")
+@click.option("--against", "scoring_b", help="scoring B (default: the latest other scoring with another judge)")
+@click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
+def agreement(campaign_dir, scoring_a, scoring_b, fmt) -> None:
+    """Agreement of two judges' scorings: per evaluator and composite, mean and
+    largest absolute difference."""
+    import h5py
+
+    from hpcbench import agreement as ag
+    from hpcbench.campaign import Campaign
+    from hpcbench.report import latest_scoring
+
+    h5 = Campaign(Path(campaign_dir)).h5_path
+    with h5py.File(h5, "r") as f:
+        a = scoring_a or latest_scoring(f)
+    b = scoring_b or ag.partner(h5, a)
+    if b is None:
+        raise LookupError(f"{h5}: no other scoring with a different judge than {a!r} to compare with; "
+                          "score again with `hpcbench score --judge OTHER_MODEL`")
+    if fmt == "json":
+        click.echo(json.dumps(ag.agreement(h5, a, b), indent=1))
+    else:
+        click.echo("\n".join(ag.markdown_lines(h5, a, b)).lstrip("\n"))

@@ -1,0 +1,43 @@
+"""How to reach a judge: model, endpoint, concurrency, timeouts, retries."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+
+# Read first; otherwise litellm looks up the provider's own variable (OPENAI_API_KEY ...).
+API_KEY_ENV = "HPCBENCH_JUDGE_API_KEY"
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    model: str  # a litellm model string: "openai/NAME" for any OpenAI-compatible endpoint
+    base_url: str | None = None  # a site's own OpenAI-compatible endpoint
+    concurrency: int = 8  # calls in flight at once
+    timeout_s: float = 120.0  # per HTTP call
+    max_retries: int = 4  # on 429, timeouts, connection and 5xx errors; not on bad answers
+    backoff_s: float = 1.0  # first wait; doubles each retry
+    backoff_max_s: float = 60.0
+    max_tokens: int = 1024
+
+    def __post_init__(self) -> None:
+        if not self.model.strip():
+            raise ValueError("--judge: empty model name")
+        if self.concurrency < 1:
+            raise ValueError(f"--judge-concurrency: {self.concurrency} (must be at least 1)")
+        if self.timeout_s <= 0:
+            raise ValueError(f"--judge-timeout: {self.timeout_s} (must be positive)")
+
+    def api_key(self) -> str | None:
+        key = os.environ.get(API_KEY_ENV)
+        if key:
+            return key
+        # A site's own endpoint often needs no key, but the OpenAI client refuses to
+        # send a request without one; the provider's variable still wins if it is set.
+        if self.base_url and self.model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
+            return "no-key"
+        return None
+
+    def describe(self) -> dict:
+        """What is recorded in a scoring's config (never the key)."""
+        return asdict(self)
