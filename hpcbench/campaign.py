@@ -153,9 +153,13 @@ def stage_submission(campaign: Campaign, sub: LoadedSubmission) -> Path:
 
 
 def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemBundle],
-              submissions: list[LoadedSubmission]) -> Plan:
-    installs: dict[str, PetscInstall | Exception] = {}
+              submissions: list[LoadedSubmission],
+              installs: dict[str, PetscInstall | Exception] | None = None) -> Plan:
+    """`installs` overrides looking PETSc up here (a dry run for a cluster's PETSc)."""
+    installs = dict(installs or {})
     for v in site.variants:
+        if v.name in installs:
+            continue
         try:
             installs[v.name] = resolve_variant(v)
         except FileNotFoundError as e:
@@ -196,13 +200,14 @@ def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemB
 
 
 def create_campaign(root: Path, site: SiteConfig, problems: dict[str, ProblemBundle],
-                    submissions: list[LoadedSubmission], rejected: list[Rejected]) -> tuple[Campaign, Plan]:
+                    submissions: list[LoadedSubmission], rejected: list[Rejected],
+                    installs: dict[str, PetscInstall | Exception] | None = None) -> tuple[Campaign, Plan]:
     """Create (or extend, resumably) a campaign folder and write its plan."""
     campaign = Campaign(root)
     campaign.root.mkdir(parents=True, exist_ok=True)
     for d in (campaign.specs_dir, campaign.records_dir, campaign.work_dir, campaign.submissions_dir):
         d.mkdir(exist_ok=True)
-    plan = plan_jobs(campaign, site, problems, submissions)
+    plan = plan_jobs(campaign, site, problems, submissions, installs)
     for spec in plan.jobs:
         path = campaign.specs_dir / f"{spec.job_id}.json"
         text = spec.model_dump_json(indent=1)

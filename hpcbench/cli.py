@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -69,7 +67,8 @@ def _gather(agents: list[str], submissions: str | None, problems: dict) -> tuple
     return ok, bad
 
 
-def _plan(out: str, site_name: str, agents: list[str], submissions: str | None, problem_ids: str | None):
+def _plan(out: str, site_name: str, agents: list[str], submissions: str | None, problem_ids: str | None,
+          installs: dict | None = None):
     from hpcbench.campaign import create_campaign
     from hpcbench.problem import load_problems
     from hpcbench.site import load_site
@@ -80,22 +79,28 @@ def _plan(out: str, site_name: str, agents: list[str], submissions: str | None, 
     subs, rejected = _gather(agents, submissions, problems)
     for r in rejected:
         click.echo(f"rejected: {r}", err=True)
-    campaign, plan = create_campaign(Path(out), site, problems, subs, rejected)
+    campaign, plan = create_campaign(Path(out), site, problems, subs, rejected, installs)
     for s in plan.skipped:
         click.echo(f"skipped {s.problem}: {s.reason}", err=True)
     return site, campaign, plan
 
 
-def _submit(site, campaign, plan, resume: bool = True) -> None:
+def _submit(site, campaign, plan, resume: bool = True, account: str | None = None, block: bool = True) -> None:
     from hpcbench.campaign import pending
     from hpcbench.executors import executor_for
 
     todo = pending(campaign, plan.jobs) if resume else plan.jobs
     click.echo(f"campaign {campaign.root}: {len(plan.jobs)} jobs, {len(plan.jobs) - len(todo)} already done",
                err=True)
+    ex = executor_for(site, campaign)
+    ex.account = account  # batch schedulers charge it (--account / HPCBENCH_ACCOUNT); local ignores it
     if todo:
-        executor_for(site, campaign).submit(todo, progress=_progress)
-        click.echo("", err=True)
+        ex.submit(todo, progress=_progress)
+    if hasattr(ex, "wait"):  # a batch scheduler: submit returned once the jobs were queued
+        click.echo(f"submitted {len(todo)} jobs to {site.scheduler}", err=True)
+        if block and todo:
+            ex.wait(plan.jobs, progress=_progress)
+    click.echo("", err=True)
 
 
 def _collect_score_report(campaign) -> str:
@@ -164,12 +169,20 @@ def run(agents, site, submissions, problem_ids, out) -> None:
 @main.command()
 @with_common
 @click.option("--resume/--no-resume", default=True, help="skip jobs that already have a record")
-def submit(agents, site, submissions, problem_ids, out, resume) -> None:
-    """Plan jobs and hand them to the site's executor."""
+@click.option("--account", help="allocation to charge (default: $HPCBENCH_ACCOUNT)")
+@click.option("--dry-run", is_flag=True, help="plan and print the batch scripts; submit nothing")
+@click.option("--wait/--no-wait", "block", default=False, help="batch sites: follow the jobs until they end")
+def submit(agents, site, submissions, problem_ids, out, resume, account, dry_run, block) -> None:
+    """Plan jobs and hand them to the site's executor (Slurm/PBS: queue them and return)."""
     agents = list(agents) or ([] if submissions else ["reference"])
     out = out or _default_out(site)
+    if dry_run:
+        from hpcbench.cli_sched import dry_run as show
+
+        show(out, site, agents, submissions, problem_ids, account)
+        return
     s, campaign, plan = _plan(out, site, agents, submissions, problem_ids)
-    _submit(s, campaign, plan, resume)
+    _submit(s, campaign, plan, resume, account, block)
     click.echo(f"campaign: {campaign.root}")
 
 
@@ -185,11 +198,14 @@ def status(campaign_dir) -> None:
     m = c.manifest()
     site = SiteConfig.model_validate(m.site_config)
     specs = c.specs()
-    states = executor_for(site, c).states(specs)
+    ex = executor_for(site, c)
+    states = ex.states(specs)
     counts = Counter(states.values())
     click.echo(", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) or "no jobs")
+    details = ex.details(specs) if hasattr(ex, "details") else {}  # scheduler id, its state, tries
     for jid, st in sorted(states.items()):
-        click.echo(f"  {st:8s} {jid}")
+        d = details.get(jid)
+        click.echo(f"  {st:9s} {jid}" + (f"  [{d.sched_id} {d.state}, try {d.tries}]" if d else ""))
 
 
 @main.command()
@@ -256,37 +272,24 @@ def problems() -> None:
 
 @main.command()
 @click.option("--site", default="local", show_default=True)
-def doctor(site) -> None:
-    """Check PETSc, MPI, compilers and valgrind for a site."""
-    from hpcbench.campaign import resolve_variant
-    from hpcbench.site import load_site
+@click.option("--account", help="allocation to check (default: $HPCBENCH_ACCOUNT)")
+@click.option("--no-launch", is_flag=True, help="skip the 2-rank MPI program through the launcher")
+def doctor(site, account, no_launch) -> None:
+    """Check a site before spending an allocation: scheduler commands, account, each PETSc
+    variant (version, claimed configure options, features), compilers, the launcher, and
+    which problems that rules out."""
+    from hpcbench.cli_sched import doctor_report
 
-    s = load_site(site)
-    bad = 0
-    for v in s.variants:
-        try:
-            p = resolve_variant(v)
-            click.echo(f"PETSc [{v.name}]: {p.version} at {p.petsc_dir} arch={p.petsc_arch or '(prefix)'}")
-            click.echo(f"  configure: {p.configure_options}")
-            click.echo(f"  features: {', '.join(sorted(p.features))}")
-        except FileNotFoundError as e:
-            click.echo(f"PETSc [{v.name}]: MISSING: {e}")
-            bad += 1
-    for tool, args in (("mpiexec", ["--version"]), ("mpicc", ["--version"]), ("make", ["--version"]),
-                       ("valgrind", ["--version"])):
-        path = shutil.which(tool)
-        if not path:
-            click.echo(f"{tool}: MISSING")
-            bad += tool != "valgrind"  # valgrind only lowers the memory gate's confidence
-            continue
-        out = subprocess.run([path, *args], capture_output=True, text=True)
-        click.echo(f"{tool}: {(out.stdout or out.stderr).strip().splitlines()[0]}")
-    sys.exit(1 if bad else 0)
+    sys.exit(1 if doctor_report(site, account, run_launcher=not no_launch) else 0)
 
 
 from hpcbench.cli_lint import lint  # noqa: E402
 
 main.add_command(lint)
+
+from hpcbench.cli_sched import register as _register_sched  # noqa: E402
+
+_register_sched(main)
 
 
 if __name__ == "__main__":

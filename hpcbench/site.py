@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from hpcbench.errors import ConfigError, format_validation_error
 from hpcbench.jobs.records import Launcher, Limits
@@ -18,13 +18,34 @@ class Strict(BaseModel):
 
 
 class Partition(Strict):
+    """A Slurm partition or a PBS queue (with the node type a job lands on)."""
+
     name: str
     account: str = ""  # never written in a shared file: comes from --account/HPCBENCH_ACCOUNT
     qos: str = ""
     gpus_per_node: int = 0
     cores_per_node: int = 0
-    constraint: str = ""
+    constraint: str = ""  # Slurm --constraint (Perlmutter: cpu | gpu)
     max_walltime_min: int = 60
+    directives: list[str] = []  # extra options for jobs on this partition only
+
+
+class BatchConfig(Strict):
+    """How jobs go to a batch scheduler (Slurm, PBS Pro)."""
+
+    account_required: bool = True  # real machines charge an allocation: refuse to submit without one
+    max_array_size: int = 1000  # tasks per array (Slurm MaxArraySize - 1, PBS max_array_size)
+    array_parallelism: int = 64  # tasks of one array running at once
+    walltime_min: int = 0  # 0: estimated from the problems' time limits (capped by the partition's)
+    signal_margin_s: int = 60  # Slurm: USR2 this long before the walltime, time to write the record
+    retries: int = 2  # resubmissions after a node failure, preemption or boot failure
+    poll_s: float = 15.0  # between scheduler polls in `wait`
+    max_wait_h: float = 72.0  # `wait` gives up (and says so) after this long
+    python: str = ""  # Python on the compute nodes ("": the driver's own, on the shared file system)
+    directives: list[str] = []  # extra scheduler options for every job
+    filesystems: str = ""  # PBS Pro -l filesystems=... (ALCF: home:eagle)
+    select_extra: str = ""  # PBS Pro: appended to select=N (ALCF: system=polaris)
+    login_node_mpi: bool = False  # `doctor` may start a tiny MPI program where it runs
 
 
 class VariantConfig(Strict):
@@ -37,6 +58,9 @@ class VariantConfig(Strict):
     runtime_options: list[str] = []
     partition: str = ""
     provides: list[str] = []  # extra features beyond what petscconf.h says (e.g. gpu)
+    setup: list[str] = []  # shell lines for jobs of this variant (module load cudatoolkit ...)
+    launcher: Launcher | None = None  # overrides the site's (GPU binding options)
+    claims: list[str] = []  # configure options this build must show (doctor checks --with-cuda ...)
 
 
 class SiteConfig(Strict):
@@ -52,12 +76,32 @@ class SiteConfig(Strict):
     cores: int = 0  # 0: os.cpu_count()
     timing_repeats: int = 3
     valgrind: bool = True
+    batch: BatchConfig = BatchConfig()
+
+    @model_validator(mode="after")
+    def _partitions_known(self) -> SiteConfig:
+        names = [p.name for p in self.partitions]
+        for i, v in enumerate(self.variants):
+            if v.partition and v.partition not in names:
+                raise ValueError(f"variants.{i}.partition: {v.partition!r} is not one of the site's partitions "
+                                 f"({', '.join(names) or 'none defined'})")
+        if self.scheduler in ("slurm", "pbs") and not self.partitions:
+            raise ValueError(f"partitions: a {self.scheduler} site needs at least one partition or queue")
+        return self
 
     def variant(self, name: str) -> VariantConfig:
         for v in self.variants:
             if v.name == name:
                 return v
         raise KeyError(name)
+
+    def partition_for(self, variant: str) -> Partition | None:
+        """The partition a variant's jobs go to (the first one by default)."""
+        want = self.variant(variant).partition if any(v.name == variant for v in self.variants) else ""
+        for p in self.partitions:
+            if p.name == want or not want:
+                return p
+        return None
 
     def total_cores(self) -> int:
         return self.cores or os.cpu_count() or 1

@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from hpcbench.jobs import slots
+from hpcbench.jobs import interrupt, slots
 from hpcbench.jobs.build import BINARY_NAME, build_submission
 from hpcbench.jobs.capture import run_captured
 from hpcbench.jobs.launch import launch_argv, mpi_env
@@ -186,6 +186,7 @@ def run_job(spec: JobSpec) -> JobResult:
     result = JobResult(job_id=spec.job_id, agent=spec.agent, problem=spec.problem, attempt=spec.attempt,
                        hostname=socket.gethostname(), started=now(), cores=spec.cores,
                        scheduler_job_id=os.environ.get("SLURM_JOB_ID", os.environ.get("PBS_JOBID", "")))
+    interrupt.track(result)
     try:
         petsc = find_petsc(spec.variant.petsc_dir, spec.variant.petsc_arch)
     except FileNotFoundError as e:
@@ -244,13 +245,24 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m hpcbench.jobs.job SPEC.json", file=sys.stderr)
         return 2
     spec = JobSpec.model_validate_json(Path(argv[0]).read_text())
+    aside = cancelled_path(spec)
+    aside.unlink(missing_ok=True)
+    interrupt.install()
     try:
         result = run_job(spec)
+    except interrupt.Interrupted as stop:  # walltime near or cancelled: keep what finished
+        result = interrupt.partial_record(spec, stop)
     except Exception as e:  # the record says why rather than the job vanishing
         result = JobResult(job_id=spec.job_id, agent=spec.agent, problem=spec.problem, attempt=spec.attempt,
                            status="error", reason=f"{type(e).__name__}: {e}", finished=now())
-    save_model(Path(spec.record_path), result)
+    # A cancelled job has no result: its partial record stays beside the job, and
+    # `submit --resume` reruns it because records/ has nothing for it.
+    save_model(aside if result.status == "cancelled" else Path(spec.record_path), result)
     return 0
+
+
+def cancelled_path(spec: JobSpec) -> Path:
+    return Path(spec.work_dir) / "cancelled.json"
 
 
 if __name__ == "__main__":

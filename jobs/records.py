@@ -211,7 +211,9 @@ class JobResult(Model):
     agent: str
     problem: str
     attempt: str
-    status: Literal["done", "skipped", "error"] = "done"
+    # timeout: the job reached its walltime (a result: the program was too slow);
+    # cancelled: stopped by a user or the scheduler (kept beside the job, rerun by --resume).
+    status: Literal["done", "skipped", "error", "timeout", "cancelled"] = "done"
     reason: str = ""
     hostname: str = ""
     scheduler: str = "local"

@@ -12,7 +12,9 @@ from hpcbench.campaign import Campaign
 from hpcbench.jobs.records import JobSpec
 from hpcbench.site import SiteConfig
 
-JobState = Literal["pending", "running", "done", "failed", "cancelled"]
+# timeout: the job hit its walltime (a result); retrying: a node failure or preemption
+# being resubmitted; unknown: the scheduler has not said (yet) what became of it.
+JobState = Literal["pending", "running", "done", "failed", "cancelled", "timeout", "retrying", "unknown"]
 Progress = Callable[[Counter], None]
 
 _REGISTRY: dict[str, type[Executor]] = {}

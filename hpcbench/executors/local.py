@@ -57,7 +57,7 @@ class LocalExecutor(Executor):
                     if proc.poll() is not None:
                         del running[jid]
                         self._pid_file(job).unlink(missing_ok=True)
-                        if not self.campaign.finished(jid):
+                        if not self.campaign.finished(jid) and not (Path(job.work_dir) / "cancelled.json").is_file():
                             # The job process itself died (killed, out of memory): record why.
                             save_model(Path(job.record_path), JobResult(
                                 job_id=jid, agent=job.agent, problem=job.problem, attempt=job.attempt,

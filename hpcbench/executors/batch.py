@@ -1,0 +1,322 @@
+"""What Slurm and PBS executors share: a ledger of what was submitted, polling through a
+backend, the scheduler's final state turned into a recorded outcome, retries, and `wait`.
+
+    <campaign>/scheduler/ledger.json   job -> scheduler id, tries, last state (atomic writes)
+    <campaign>/scheduler/submitit/     batch scripts, pickles and logs (on the shared file system)
+
+A job writes its own record. The driver writes one only where the job could not: it
+never started, died without a word, or was killed at the limit before its handler ran.
+Outcomes by scheduler state:
+    COMPLETED/FAILED with a record   the record (done, error, or timeout from USR2)
+    TIMEOUT                          timeout: a result, never retried
+    CANCELLED                        cancelled: no record, `submit --resume` reruns it
+    NODE_FAIL, PREEMPTED, BOOT_FAIL  resubmitted up to site.batch.retries, then error
+    OUT_OF_MEMORY                    error (a result: the program needed more memory)
+    FAILED/COMPLETED without record  error, with the job log's tail
+    PENDING, RUNNING, REQUEUED, ...  still active
+A scheduler that cannot say (sacct down, job purged) is retried and falls back to the
+queue; a job unknown everywhere for longer than LOST_AFTER_S is recorded as lost."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+import time
+from abc import abstractmethod
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from hpcbench.errors import HpcbenchError
+from hpcbench.executors.base import Executor, JobState, Progress
+from hpcbench.executors.shapes import ArrayPlan, plan_arrays, resolve_account
+from hpcbench.jobs.records import JobResult, JobSpec, save_model, write_atomic
+
+ACTIVE = {"PENDING", "RUNNING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING", "SUSPENDED",
+          "CONFIGURING", "COMPLETING", "STOPPED", "SIGNALING", "STAGE_OUT", "RESV_DEL_HOLD", "HELD", "QUEUED",
+          "EXITING", "BEGUN", "WAITING", "TRANSIT", "MOVED"}
+RETRY = {"NODE_FAIL", "PREEMPTED", "BOOT_FAIL"}
+LOST_AFTER_S = 600.0
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass
+class SchedInfo:
+    state: str  # Slurm's vocabulary (PBS states are mapped onto it)
+    exit_code: str = ""
+    reason: str = ""
+
+
+class Entry(BaseModel):
+    sched_id: str
+    array_id: str
+    tries: int = 1
+    submitted: str = ""
+    submitted_ts: float = 0.0
+    state: str = "PENDING"
+    outcome: str = ""  # set once the job is over: done | timeout | cancelled | error
+    history: list[str] = []  # earlier tries: "<id>: <state>"
+
+
+class ArrayRecord(BaseModel):
+    array_id: str
+    name: str
+    jobs: int
+    walltime_min: int
+    script: str = ""
+    submitted: str = ""
+
+
+class Ledger(BaseModel):
+    scheduler: str
+    account: str = ""
+    jobs: dict[str, Entry] = {}
+    arrays: list[ArrayRecord] = []
+    submit_calls: int = 0  # sbatch / qsub invocations for this campaign
+
+
+class Backend:
+    """One scheduler's commands. Subclasses: slurm.SlurmBackend, pbs.PbsBackend."""
+
+    name = ""
+    submit_command = ""
+
+    @abstractmethod
+    def submit_array(self, plan: ArrayPlan, account: str) -> tuple[str, list[str], str]:
+        """Submit one array: (array id, per-job scheduler ids in plan.jobs order, script path)."""
+
+    @abstractmethod
+    def render(self, plan: ArrayPlan, account: str) -> str:
+        """The batch script `submit_array` would hand the scheduler (for --dry-run)."""
+
+    @abstractmethod
+    def poll(self, ids: list[str]) -> dict[str, SchedInfo]:
+        """States of the given scheduler ids; ids it cannot find are left out."""
+
+    @abstractmethod
+    def cancel(self, ids: list[str]) -> None: ...
+
+    def log_tail(self, sched_id: str, n: int = 1500) -> str:
+        return ""
+
+
+def _record_status(path: Path) -> str:
+    try:
+        return json.loads(path.read_text()).get("status", "done")
+    except (OSError, ValueError):
+        return ""
+
+
+class BatchExecutor(Executor):
+    """A campaign's jobs as scheduler arrays. `submit` returns once they are queued."""
+
+    account: str | None = None  # --account; else $HPCBENCH_ACCOUNT (see shapes.resolve_account)
+
+    @abstractmethod
+    def make_backend(self) -> Backend: ...
+
+    @property
+    def sched_dir(self) -> Path:
+        return self.campaign.root / "scheduler"
+
+    @property
+    def ledger_path(self) -> Path:
+        return self.sched_dir / "ledger.json"
+
+    def backend(self) -> Backend:
+        if not hasattr(self, "_backend"):
+            self._backend = self.make_backend()
+        return self._backend
+
+    def load_ledger(self) -> Ledger:
+        if self.ledger_path.is_file():
+            try:
+                return Ledger.model_validate_json(self.ledger_path.read_text())
+            except ValueError as e:
+                raise HpcbenchError(f"{self.ledger_path}: unreadable ledger ({e}); it lists what was "
+                                    "submitted, restore it or cancel the campaign's jobs by hand") from None
+        return Ledger(scheduler=self.scheduler)
+
+    def save_ledger(self, ledger: Ledger) -> None:
+        write_atomic(self.ledger_path, ledger.model_dump_json(indent=1))
+
+    # ------------------------------------------------------------------ submit
+    def dry_run(self, jobs: list[JobSpec]) -> list[tuple[ArrayPlan, str]]:
+        account = resolve_account(self.site, self.account)
+        return [(p, self.backend().render(p, account)) for p in plan_arrays(jobs, self.site)]
+
+    def submit(self, jobs: list[JobSpec], progress: Progress | None = None) -> None:
+        account = resolve_account(self.site, self.account)  # before anything is submitted
+        ledger = self.load_ledger()
+        ledger.account = account or ledger.account
+        active = self._active_ids(ledger, jobs)
+        todo = [j for j in jobs if j.job_id not in active]
+        if len(todo) < len(jobs):
+            print(f"{len(jobs) - len(todo)} jobs are still queued or running: not submitted again",
+                  file=sys.stderr)
+        self._submit_arrays(ledger, todo, account)
+
+    def _submit_arrays(self, ledger: Ledger, jobs: list[JobSpec], account: str, retry: bool = False) -> None:
+        for plan in plan_arrays(jobs, self.site):
+            for j in plan.jobs:  # a fresh try: leftovers of the last one must not be mistaken for it
+                (Path(j.work_dir) / "cancelled.json").unlink(missing_ok=True)
+            try:
+                array_id, ids, script = self.backend().submit_array(plan, account)
+            except HpcbenchError as e:
+                done = sum(1 for e_ in ledger.jobs.values() if not e_.outcome)
+                raise HpcbenchError(f"{e}\n(nothing of this array was submitted; the {done} jobs submitted "
+                                    f"earlier are kept in {self.ledger_path})") from None
+            finally:
+                ledger.submit_calls += 1
+                self.save_ledger(ledger)
+            ts = time.time()
+            for j, sid in zip(plan.jobs, ids):
+                old = ledger.jobs.get(j.job_id)
+                tries = (old.tries + 1 if retry else old.tries) if old else 1
+                history = ([*old.history, f"{old.sched_id}: {old.state}"] if old else [])
+                ledger.jobs[j.job_id] = Entry(sched_id=sid, array_id=array_id, tries=tries, submitted=now_iso(),
+                                              submitted_ts=ts, history=history)
+            ledger.arrays.append(ArrayRecord(array_id=array_id, name=plan.name, jobs=len(plan.jobs),
+                                             walltime_min=plan.walltime_min, script=script, submitted=now_iso()))
+            self.save_ledger(ledger)
+
+    def _active_ids(self, ledger: Ledger, jobs: list[JobSpec]) -> set[str]:
+        mine = {j.job_id: ledger.jobs[j.job_id] for j in jobs if j.job_id in ledger.jobs
+                and not ledger.jobs[j.job_id].outcome}
+        if not mine:
+            return set()
+        info = self._poll(list(mine.values()))
+        return {jid for jid, e in mine.items() if info.get(e.sched_id, SchedInfo("UNKNOWN")).state in ACTIVE}
+
+    # ------------------------------------------------------------------ follow
+    def _poll(self, entries: list[Entry]) -> dict[str, SchedInfo]:
+        return self.backend().poll([e.sched_id for e in entries]) if entries else {}
+
+    def refresh(self, jobs: list[JobSpec]) -> tuple[dict[str, JobState], list[JobSpec]]:
+        """Poll, record what ended, and return each job's state plus the jobs to retry."""
+        ledger = self.load_ledger()
+        open_entries = [ledger.jobs[j.job_id] for j in jobs if j.job_id in ledger.jobs
+                        and not ledger.jobs[j.job_id].outcome]
+        info = self._poll(open_entries)
+        states: dict[str, JobState] = {}
+        retry: list[JobSpec] = []
+        for j in jobs:
+            e = ledger.jobs.get(j.job_id)
+            rec = Path(j.record_path)
+            if e is None:
+                states[j.job_id] = self._state_of_record(rec) if rec.is_file() else "pending"
+                continue
+            if e.outcome:
+                states[j.job_id] = self._state_of_record(rec) if rec.is_file() else (
+                    "cancelled" if e.outcome == "cancelled" else "pending")
+                continue
+            si = info.get(e.sched_id)
+            if si is None:
+                si = SchedInfo("UNKNOWN")
+            e.state = si.state
+            states[j.job_id] = self._reconcile(j, e, si, retry)
+        self.save_ledger(ledger)
+        return states, retry
+
+    def _state_of_record(self, rec: Path) -> JobState:
+        st = _record_status(rec)
+        return {"done": "done", "skipped": "done", "timeout": "timeout"}.get(st, "failed")
+
+    def _write(self, job: JobSpec, e: Entry, status: str, reason: str) -> None:
+        aside = Path(job.work_dir) / "cancelled.json"
+        res = None
+        if aside.is_file():  # the job's handler saved what it had before the kill
+            try:
+                res = JobResult.model_validate_json(aside.read_text())
+            except ValueError:
+                res = None
+        if res is None:
+            res = JobResult(job_id=job.job_id, agent=job.agent, problem=job.problem, attempt=job.attempt)
+        res.status, res.reason = status, reason
+        res.scheduler, res.scheduler_job_id = self.scheduler, e.sched_id
+        res.finished = res.finished or now_iso()
+        save_model(Path(job.record_path), res)
+        aside.unlink(missing_ok=True)
+
+    def _reconcile(self, job: JobSpec, e: Entry, si: SchedInfo, retry: list[JobSpec]) -> JobState:
+        rec = Path(job.record_path)
+        st = si.state
+        if st in ACTIVE:
+            return "running" if st in ("RUNNING", "COMPLETING") else "pending"
+        if rec.is_file() and st not in RETRY:
+            e.outcome = _record_status(rec) or "done"
+            return self._state_of_record(rec)
+        if st == "TIMEOUT":
+            e.outcome = "timeout"
+            self._write(job, e, "timeout", f"the scheduler ended the job at its walltime ({e.sched_id}: TIMEOUT)")
+            return "timeout"
+        if st == "CANCELLED":
+            e.outcome = "cancelled"
+            return "cancelled"
+        if st in RETRY:
+            if e.tries <= self.site.batch.retries:
+                rec.unlink(missing_ok=True)  # an interrupted run's record is not the result
+                retry.append(job)
+                return "retrying"
+            e.outcome = "error"
+            self._write(job, e, "error", f"{st} on every try ({e.tries}: {', '.join([*e.history, e.sched_id])})")
+            return "failed"
+        if st == "OUT_OF_MEMORY":
+            e.outcome = "error"
+            self._write(job, e, "error", f"the scheduler killed the job for exceeding its memory ({e.sched_id})")
+            return "failed"
+        if st == "UNKNOWN":
+            if time.time() - e.submitted_ts < LOST_AFTER_S:
+                return "unknown"
+            e.outcome = "error"
+            self._write(job, e, "error", f"the scheduler lost job {e.sched_id}: neither accounting nor the queue "
+                                         f"knew it {LOST_AFTER_S:.0f} s after submission")
+            return "failed"
+        e.outcome = "error"
+        tail = self.backend().log_tail(e.sched_id)
+        self._write(job, e, "error", f"job {e.sched_id} ended {st} (exit {si.exit_code or '?'}) without a record"
+                                     + (f"; log tail:\n{tail}" if tail else ""))
+        return "failed"
+
+    def states(self, jobs: list[JobSpec]) -> dict[str, JobState]:
+        return self.refresh(jobs)[0]
+
+    def wait(self, jobs: list[JobSpec], progress: Progress | None = None, poll_s: float | None = None,
+             max_wait_s: float | None = None) -> dict[str, JobState]:
+        """Follow the jobs until none is active, resubmitting retryable failures."""
+        poll_s = self.site.batch.poll_s if poll_s is None else poll_s
+        limit_s = self.site.batch.max_wait_h * 3600 if max_wait_s is None else max_wait_s
+        deadline = time.monotonic() + limit_s
+        while True:
+            states, retry = self.refresh(jobs)
+            if retry:
+                ledger = self.load_ledger()
+                self._submit_arrays(ledger, retry, ledger.account, retry=True)
+                continue
+            if progress:
+                progress(Counter(states.values()))
+            if not any(s in ("pending", "running", "unknown", "retrying") for s in states.values()):
+                return states
+            if time.monotonic() > deadline:
+                raise HpcbenchError(f"gave up waiting after {limit_s:.0f} s with jobs still queued or running; "
+                                    "they keep going: run `hpcbench wait` again later")
+            time.sleep(poll_s)
+
+    def cancel(self, jobs: list[JobSpec]) -> int:
+        ledger = self.load_ledger()
+        open_e = [ledger.jobs[j.job_id] for j in jobs if j.job_id in ledger.jobs and not ledger.jobs[j.job_id].outcome]
+        info = self._poll(open_e)
+        ids = [e.sched_id for e in open_e if info.get(e.sched_id, SchedInfo("UNKNOWN")).state in ACTIVE]
+        if ids:
+            self.backend().cancel(ids)
+        return len(ids)
+
+    def details(self, jobs: list[JobSpec]) -> dict[str, Entry]:
+        ledger = self.load_ledger()
+        return {j.job_id: ledger.jobs[j.job_id] for j in jobs if j.job_id in ledger.jobs}

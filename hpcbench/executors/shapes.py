@@ -1,0 +1,95 @@
+"""Pure planning for batch schedulers: a job's walltime, its resource shape, and the
+arrays a campaign becomes (one per shape, split at the site's max array size)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from hpcbench.errors import HpcbenchError
+from hpcbench.jobs.records import JobSpec
+from hpcbench.site import Partition, SiteConfig
+
+ACCOUNT_ENV = "HPCBENCH_ACCOUNT"
+NULL_RUN_S = 60.0  # the job's own limit on one launcher-overhead calibration run
+
+
+def job_walltime_s(spec: JobSpec) -> float:
+    """Upper bound of what the job can take with every run at its own limit: the build,
+    per case one instrumented and `timing_repeats` timed runs plus as many null runs,
+    one valgrind run (30x the case limit), and start-up slack."""
+    t = spec.build_timeout_s + 60.0
+    for r in spec.runs:
+        t += r.time_limit_s * (1 + spec.timing_repeats) + NULL_RUN_S * spec.timing_repeats
+    if spec.valgrind and spec.runs:
+        t += 30 * min(r.time_limit_s for r in spec.runs) + 10
+    return t
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What the scheduler is asked for, per job: jobs with equal shapes share an array."""
+
+    partition: str
+    cpus: int
+    gpus: int
+    variant: str
+
+
+@dataclass
+class ArrayPlan:
+    shape: Shape
+    jobs: list[JobSpec]
+    walltime_min: int
+    partition: Partition | None
+    setup: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return f"hpcbench-{self.shape.variant}-c{self.shape.cpus}" + (f"-g{self.shape.gpus}" if self.shape.gpus else "")
+
+
+def shape_of(spec: JobSpec, site: SiteConfig) -> tuple[Shape, Partition | None]:
+    part = site.partition_for(spec.variant.name)
+    cores = part.cores_per_node if part and part.cores_per_node else site.total_cores()
+    gpus = part.gpus_per_node if part else 0
+    # A job wider than a node still gets one node and runs oversubscribed (its timings say so).
+    return Shape(partition=part.name if part else "", cpus=min(spec.width, cores), gpus=gpus,
+                 variant=spec.variant.name), part
+
+
+def walltime_min(jobs: list[JobSpec], site: SiteConfig, part: Partition | None) -> int:
+    if site.batch.walltime_min:
+        want = site.batch.walltime_min
+    else:
+        want = int(-(-max(job_walltime_s(j) for j in jobs) // 60))
+    return max(1, min(want, part.max_walltime_min if part else want))
+
+
+def plan_arrays(jobs: list[JobSpec], site: SiteConfig) -> list[ArrayPlan]:
+    groups: dict[Shape, list[JobSpec]] = {}
+    parts: dict[Shape, Partition | None] = {}
+    for j in sorted(jobs, key=lambda j: j.job_id):
+        shape, part = shape_of(j, site)
+        groups.setdefault(shape, []).append(j)
+        parts[shape] = part
+    out: list[ArrayPlan] = []
+    size = max(1, site.batch.max_array_size)
+    for shape, members in groups.items():
+        part = parts[shape]
+        setup = [*site.setup, *site.variant(shape.variant).setup] if any(
+            v.name == shape.variant for v in site.variants) else list(site.setup)
+        for i in range(0, len(members), size):
+            chunk = members[i:i + size]
+            out.append(ArrayPlan(shape, chunk, walltime_min(chunk, site, part), part, setup))
+    return out
+
+
+def resolve_account(site: SiteConfig, given: str | None) -> str:
+    """--account, else $HPCBENCH_ACCOUNT; a site that charges allocations refuses neither."""
+    acct = (given or os.environ.get(ACCOUNT_ENV, "")).strip()
+    if not acct and site.batch.account_required:
+        raise HpcbenchError(
+            f"site {site.name!r} charges an allocation: give --account PROJECT or set {ACCOUNT_ENV} "
+            "(nothing was submitted)")
+    return acct
