@@ -181,6 +181,8 @@ def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemB
         if m.refused:
             plan.refused.append(sub)
             continue
+        if m.generation_error:  # nothing to build; collect stores it as a failed generation
+            continue
         vcfg, inst = chosen[m.problem]
         prob = problems[m.problem].problem
         runs = [CaseRun(case=c.name, args=[*m.args, *c.args], ranks=r, time_limit_s=c.time_limit_s)

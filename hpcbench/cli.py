@@ -291,6 +291,11 @@ from hpcbench.cli_sched import register as _register_sched  # noqa: E402
 
 _register_sched(main)
 
+from hpcbench.cli_agents import generate, mcp  # noqa: E402
+
+main.add_command(generate)
+main.add_command(mcp)
+
 
 if __name__ == "__main__":
     main()

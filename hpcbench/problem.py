@@ -169,9 +169,29 @@ class RefinementCheck(Strict):
 Check = Annotated[CompareCheck | SanityCheck | RefinementCheck, Field(discriminator="kind")]
 
 
+class RefusalSpec(Strict):
+    """Why declining is the right answer to a refusal-set problem (hidden, like every check)."""
+
+    why: Annotated[str, Field(min_length=10)]
+    # A good refusal names the obstacle; words any of which should appear in the reason.
+    keywords: list[str] = []
+
+
 class Checks(Strict):
-    checks: Annotated[list[Check], Field(min_length=1)]
+    checks: list[Check] = []
     notes: str = ""
+    # "refuse": the refusal set. The right answer is to decline or ask; scored by the refusal
+    # evaluator, outside the composite. Kept here, not in problem.json, so no agent sees it.
+    expect: Literal["solve", "refuse"] = "solve"
+    refusal: RefusalSpec | None = None
+
+    @model_validator(mode="after")
+    def _shape(self) -> Checks:
+        if self.expect == "solve" and not self.checks:
+            raise ValueError("a solvable problem needs at least one check")
+        if self.expect == "refuse" and self.refusal is None:
+            raise ValueError("a refusal-set problem (expect: refuse) needs 'refusal' saying why")
+        return self
 
 
 # ----------------------------------------------------------------------------- loading

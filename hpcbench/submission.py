@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from hpcbench.errors import format_validation_error
 
@@ -39,13 +39,17 @@ class Submission(BaseModel):
     agent: str
     model: str = ""
     attempt: str = "1"
-    entry: str
-    files: list[str] = Field(min_length=1)
+    entry: str = ""
+    files: list[str] = []  # empty only for a refusal or a failed generation
     ranks: list[int] = []
     args: list[str] = []
     refused: bool = False
     refusal_reason: str = ""
     generation: Generation = Generation()
+    # A failed generation (no usable answer) is recorded, not dropped: the reason and its
+    # taxonomy key (hpcbench.agents.contract.FAILURE_KINDS) reach the report through campaign.h5.
+    generation_error: str = ""
+    generation_error_kind: str = ""
 
     @field_validator("attempt", mode="before")
     @classmethod
@@ -69,6 +73,12 @@ class Submission(BaseModel):
         for name in v:
             check_file_name(name)
         return v
+
+    @model_validator(mode="after")
+    def _needs_code(self) -> Submission:
+        if not (self.refused or self.generation_error) and (not self.files or not self.entry):
+            raise ValueError("a submission that neither refused nor failed to generate needs 'files' and 'entry'")
+        return self
 
 
 def check_file_name(name: str) -> None:
@@ -139,7 +149,7 @@ def load_submission(folder: Path, agent: str | None = None, problem: str | None 
         return Rejected(meta_path, "attempt", f"is {meta.attempt!r} but the folder says {attempt!r}")
     if known_problems is not None and meta.problem not in known_problems:
         return Rejected(meta_path, "problem", f"unknown problem {meta.problem!r}")
-    if meta.refused:
+    if meta.refused or meta.generation_error:
         return LoadedSubmission(meta, folder)
     if meta.entry not in meta.files:
         return Rejected(meta_path, "entry", f"{meta.entry!r} is not among files {meta.files}")

@@ -1,0 +1,90 @@
+"""CLI commands for agents under test: `hpcbench generate` and `hpcbench mcp`."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections import Counter
+from pathlib import Path
+
+import click
+
+_last: list[Counter] = []
+
+
+def _progress(counts: Counter) -> None:
+    snap = Counter({k: counts[k] for k in ("pending", "running", "done", "failed")})
+    if _last and _last[-1] == snap:
+        return
+    _last[:] = [snap]
+    msg = (f"generate: {snap['pending']} queued, {snap['running']} running, {snap['done']} done "
+           f"({snap['failed']} failed)")
+    if sys.stderr.isatty():
+        click.echo(f"\r{msg}   ", nl=False, err=True)
+    else:
+        click.echo(msg, err=True)
+
+
+@click.command()
+@click.option("--agent", "agents", multiple=True, required=True,
+              help="reference | samples | dir:PATH | litellm:MODEL | a2a:URL | repair:INNER:N (repeatable)")
+@click.option("--problems", "problem_ids", help="comma-separated problem ids (default: all)")
+@click.option("--attempts", default=1, show_default=True, type=click.IntRange(1, 1000),
+              help="attempts per problem for generating agents (replays copy what they hold)")
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="submission tree to write")
+@click.option("--base-url", help="OpenAI-compatible endpoint for litellm:MODEL (e.g. http://host:8000/v1)")
+@click.option("--api-key-env", default="HPCBENCH_API_KEY", show_default=True,
+              help="environment variable holding the API key for --base-url")
+@click.option("--max-tokens", default=32000, show_default=True, type=click.IntRange(256, 1_000_000),
+              help="completion-token limit of litellm generations")
+@click.option("--concurrency", default=4, show_default=True, type=click.IntRange(1, 256),
+              help="attempts generated at once, over all agents")
+@click.option("--timeout", "timeout_s", default=900.0, show_default=True, type=click.FloatRange(1, 86400),
+              help="seconds one attempt may take (all its turns)")
+@click.option("--retry-failed", is_flag=True, help="regenerate attempts recorded as failed generations")
+@click.option("--site", default="local", show_default=True, help="site whose PETSc the repair agent builds with")
+def generate(agents, problem_ids, attempts, out, base_url, api_key_env, max_tokens, concurrency, timeout_s,
+             retry_failed, site) -> None:
+    """Write submissions <out>/<agent>/<problem>/<attempt>/ from agents under test.
+
+    Finished attempts are not regenerated; a failed generation is recorded in its
+    submission.json (generation_error) and the rest goes on. Then:
+    `hpcbench submit --submissions OUT`."""
+    import os
+
+    from hpcbench.agents import AgentOptions, make_agent
+    from hpcbench.agents.generate import generate as run_generate
+    from hpcbench.problem import load_problems
+    from hpcbench.resources import data_path
+
+    ids = [p.strip() for p in problem_ids.split(",") if p.strip()] if problem_ids else None
+    bundles = load_problems(None, ids)
+    known = {p.name for p in data_path("problems").iterdir() if (p / "problem.json").is_file()}
+    opts = AgentOptions(base_url=base_url, api_key=os.environ.get(api_key_env), max_tokens=max_tokens,
+                        timeout_s=timeout_s, site=site)
+    made = [make_agent(a, bundles, known, opts) for a in agents]
+    summary = asyncio.run(run_generate(made, bundles, attempts, Path(out), concurrency=concurrency,
+                                       timeout_s=timeout_s, retry_failed=retry_failed, progress=_progress))
+    if sys.stderr.isatty():
+        click.echo("", err=True)
+    for r in summary.rejected:
+        click.echo(f"rejected: {r}", err=True)
+    w = summary.written
+    click.echo(f"{out}: agents {', '.join(summary.agents) or '-'}; {w['ok']} generated, {w['refused']} refused, "
+               f"{w['failed']} failed, {w['replayed']} replayed, {summary.skipped} already there")
+    for kind, n in sorted(summary.failures.items()):
+        click.echo(f"  failed generations: {kind}: {n}")
+
+
+@click.command()
+@click.option("--site", default="local", show_default=True, help="site whose PETSc, launcher and limits to use")
+@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True)
+@click.option("--host", default="127.0.0.1", show_default=True, help="http transport: address to listen on")
+@click.option("--port", default=8765, show_default=True, type=int, help="http transport: port")
+@click.option("--workdir", type=click.Path(file_okay=False), help="where builds live (default: a temp folder)")
+def mcp(site, transport, host, port, workdir) -> None:
+    """MCP server with `compile` and `run` tools on this site's PETSc, with the
+    jobs' limits and isolation (stdio, or streamable HTTP at /mcp)."""
+    from hpcbench.mcp_server import serve
+
+    serve(site, transport, host, port, Path(workdir) if workdir else None)

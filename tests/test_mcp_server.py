@@ -1,0 +1,78 @@
+"""`hpcbench mcp` through the mcp client over stdio, on real PETSc and MPI:
+compile errors come back as data, a program builds and runs, a run over its
+wall-clock limit is stopped, bad file names never reach the disk."""
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.petsc
+
+OK = r"""#include <petscsys.h>
+int main(int argc, char **argv)
+{
+  PetscMPIInt size;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "ranks: %d\n", size));
+  PetscCall(PetscFinalize());
+  return 0;
+}
+"""
+BROKEN = "#include <petscsys.h>\nint main(int argc, char **argv)\n{\n  PetscCall(PetscInitialise(&argc));\n  return 0;\n}\n"
+HANG = r"""#include <petscsys.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+  for (;;) sleep(1);
+  PetscCall(PetscFinalize());
+  return 0;
+}
+"""
+
+
+def _result(res) -> dict:
+    assert not getattr(res, "is_error", getattr(res, "isError", False)), res
+    return json.loads(res.content[0].text)
+
+
+async def _session_calls(workdir: Path) -> dict:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    exe = Path(sys.executable).parent / "hpcbench"
+    params = StdioServerParameters(command=str(exe), args=["mcp", "--site", "local", "--workdir", str(workdir)])
+    out: dict = {}
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+        await s.initialize()
+        out["tools"] = sorted(t.name for t in (await s.list_tools()).tools)
+        out["broken"] = _result(await s.call_tool("compile", {"files": {"main.c": BROKEN}, "entry": "main.c"}))
+        out["escape"] = _result(await s.call_tool("compile", {"files": {"../x.c": OK}, "entry": "../x.c"}))
+        ok = _result(await s.call_tool("compile", {"files": {"main.c": OK}, "entry": "main.c"}))
+        out["ok"] = ok
+        out["run"] = _result(await s.call_tool("run", {"build_id": ok["build_id"], "ranks": 2}))
+        hang = _result(await s.call_tool("compile", {"files": {"hang.c": HANG}, "entry": "hang.c"}))
+        out["hang"] = _result(await s.call_tool("run", {"build_id": hang["build_id"], "ranks": 1,
+                                                       "time_limit_s": 3}))
+        out["unknown"] = _result(await s.call_tool("run", {"build_id": "0123456789abcdef"}))
+    return out
+
+
+def test_mcp_compile_and_run_over_stdio(tmp_path):
+    got = asyncio.run(asyncio.wait_for(_session_calls(tmp_path / "work"), 240))
+    assert got["tools"] == ["compile", "run"]
+    broken = got["broken"]
+    assert broken["ok"] is False and broken["build_id"] == ""
+    assert any("PetscInitialise" in e for e in broken["errors"] + [broken["stderr"]]), broken
+    assert got["escape"]["ok"] is False and "escapes" in got["escape"]["error"]
+    assert not (tmp_path / "x.c").exists() and not (tmp_path / "work" / ".." / "x.c").exists()
+    assert got["ok"]["ok"] is True and len(got["ok"]["build_id"]) == 16
+    run = got["run"]
+    assert run["ok"] is True and run["exit_code"] == 0 and "ranks: 2" in run["stdout"]
+    hang = got["hang"]
+    assert hang["ok"] is False and hang["timed_out"] is True and "timeout after 3 s" in hang["stopped_reason"]
+    assert got["unknown"]["ok"] is False and "compile first" in got["unknown"]["error"]
