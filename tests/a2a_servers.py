@@ -153,8 +153,15 @@ def purple_app(script: Script, name: str = "purple_agent") -> Starlette:
             return JSONResponse({"jsonrpc": "2.0", "id": req.get("id"), "error": {"code": out[1], "message": out[2]}})
         return JSONResponse({"jsonrpc": "2.0", "id": req.get("id"), "result": out})
 
-    app = Starlette(routes=[Route("/.well-known/agent-card.json", card), Route("/", rpc, methods=["POST"])])
+    async def file(request: Request) -> Response:  # for file parts sent by URI
+        text = files.get(request.path_params["name"])
+        return Response(text, media_type="text/plain") if text is not None else Response("missing", 404)
+
+    files: dict[str, str] = {}
+    app = Starlette(routes=[Route("/.well-known/agent-card.json", card), Route("/", rpc, methods=["POST"]),
+                            Route("/files/{name}", file)])
     app.state.purple = state
+    app.state.files = files
     return app
 
 
@@ -163,6 +170,7 @@ class PurpleServer(Served):
         app = purple_app(script, name)
         super().__init__(app)
         app.state.purple["url"] = self.url + "/"
+        self.files: dict[str, str] = app.state.files
 
 
 # ----------------------------------------------------------------------------- a2a-sdk 1.x agent

@@ -188,6 +188,8 @@ def interpret(res: WireResult, files: list[tuple[str, Any]], gen: Generation) ->
         obj = parse_json_answer(text)
         if isinstance(obj, dict) and SUBMISSION_KEYS & set(obj):
             return validate_answer(obj)
+        if isinstance(obj, GenerationFailure) and text.strip().startswith(("{", "```")):
+            return obj  # an attempt at the JSON answer that does not parse
         return GenerationFailure("no_code", f"text answer without code: {text.strip()[:300]!r}")
     unknown = [p.note for p in res.parts if p.type == "unknown"]
     return GenerationFailure("no_code", "no parts" if not res.parts else f"no usable parts ({'; '.join(unknown)})")
