@@ -21,6 +21,7 @@ Use::
         srv.count                             # number of requests received
         srv.requests[0].body["messages"]     # every request body, in arrival order
         srv.reset()                           # forget requests and queued replies
+        srv.errors                            # exceptions of responder functions (sent as HTTP 500)
 
 How a request is answered: the next queued reply if any, else ``default``, which
 is a ``Reply`` or a function ``body -> Reply | str | dict`` (a str is sent as the
@@ -110,6 +111,7 @@ class OpenAIServer:
         self.default: Reply | Responder = default or Reply.text("{}")
         self.model = model
         self.requests: list[Request] = []
+        self.errors: list[str] = []  # exceptions raised by responder functions (answered with HTTP 500)
         self._queue: deque[Reply | Responder] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -167,7 +169,13 @@ class OpenAIServer:
                 except ValueError:
                     self._send(400, {"error": {"message": "request body is not JSON", "type": "invalid_request"}})
                     return
-                reply = server._answer(self.path, body, dict(self.headers.items()))
+                try:
+                    reply = server._answer(self.path, body, dict(self.headers.items()))
+                except Exception as e:  # a broken responder in a test: say so instead of dropping the line
+                    server.errors.append(f"{type(e).__name__}: {e}")
+                    self._send(500, {"error": {"message": f"test responder failed: {type(e).__name__}: {e}",
+                                               "type": "server_error"}})
+                    return
                 if reply.delay and server._stopping.wait(reply.delay):
                     return  # shutting down: drop the connection
                 if reply.raw_body is not None:

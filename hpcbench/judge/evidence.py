@@ -103,18 +103,30 @@ def prior_section(results: dict[str, EvalResult]) -> list[str]:
             lines.append(f"  {d.get('check', '?')}{where}: {d.get('score', 0):.2f}: {d.get('why', '')}")
     dep = _deprecated(results)
     if dep:
-        lines.append("deprecated PETSc API used (from this PETSc's headers): " + ", ".join(dep))
+        lines.append("deprecated PETSc API used (marked so in this PETSc's headers):")
+        lines += [f"  {d}" for d in dep]
     return lines
 
 
 def _deprecated(results: dict[str, EvalResult]) -> list[str]:
+    """error_handling lists each use of a name this PETSc's headers mark deprecated
+    ({name, file, line, note}); the best-practices judge is told which, where and why."""
     ev: dict[str, Any] = results["error_handling"].evidence if "error_handling" in results else {}
-    raw = ev.get("deprecated") or ev.get("deprecated_calls") or []
-    names = []
-    for d in raw:
-        names.append(d if isinstance(d, str) else str(d.get("name", d)) + (
-            f" (line {d['line']})" if isinstance(d, dict) and d.get("line") else ""))
-    return sorted(set(names))
+    uses: dict[str, list[str]] = {}
+    notes: dict[str, str] = {}
+    for d in ev.get("deprecated") or []:
+        d = d if isinstance(d, dict) else {"name": str(d)}
+        name = str(d.get("name", "?"))
+        uses.setdefault(name, [])
+        if d.get("line"):
+            uses[name].append(f"{d.get('file', '')}:{d['line']}")
+        notes.setdefault(name, str(d.get("note", "")))
+    out = []
+    for name, where in sorted(uses.items()):
+        shown = ", ".join(where[:6]) + (f" and {len(where) - 6} more" if len(where) > 6 else "")
+        out.append(f"{name}: {len(where) or 'some'} uses{' at ' + shown if where else ''}"
+                   + (f"; {notes[name]}" if notes[name] else ""))
+    return out
 
 
 def render_evidence(ctx: EvalContext, results: dict[str, EvalResult]) -> str:
