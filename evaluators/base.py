@@ -34,6 +34,9 @@ class EvalResult(BaseModel):
     evidence: dict[str, Any] = {}
     judge_model: str = ""
     prompt_version: str = ""
+    prompt_tokens: int = 0  # judged evaluators: what the judge call cost
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
 
 
 @dataclass

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from hpcbench.cli_judge import judge_config, judge_options, judge_summary
 from hpcbench.errors import HpcbenchError
 
 
@@ -224,16 +225,23 @@ def collect(campaign_dir) -> None:
 @main.command()
 @click.argument("campaign_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--scoring-id", help="name of the new /scores group (default: a timestamp)")
-def score(campaign_dir, scoring_id) -> None:
-    """Score campaign.h5 offline into a new /scores/<id> group."""
+@judge_options
+def score(campaign_dir, scoring_id, **judge) -> None:
+    """Score campaign.h5 offline into a new /scores/<id> group (LLM judges with --judge)."""
+    import json
+
+    import h5py
+
     from hpcbench import scoring
     from hpcbench.campaign import Campaign
 
     c = Campaign(Path(campaign_dir))
     if not c.h5_path.is_file():
         _fail(f"{c.h5_path}: not collected yet; run `hpcbench collect {campaign_dir}`")
-    sid, scores = scoring.score(c.h5_path, scoring_id)
+    sid, scores = scoring.score(c.h5_path, scoring_id, judge_config(**judge))
     click.echo(f"scoring {sid}: {len(scores)} submissions scored into {c.h5_path}")
+    with h5py.File(c.h5_path, "r") as f:
+        click.echo(judge_summary(json.loads(f["scores"][sid].attrs["config"])))
 
 
 @main.command()
@@ -286,6 +294,10 @@ def doctor(site, account, no_launch) -> None:
 from hpcbench.cli_lint import lint  # noqa: E402
 
 main.add_command(lint)
+
+from hpcbench.cli_judge import agreement  # noqa: E402
+
+main.add_command(agreement)
 
 from hpcbench.cli_sched import register as _register_sched  # noqa: E402
 

@@ -18,6 +18,9 @@ import numpy as np
 
 from hpcbench import __version__
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, all_evaluators
+from hpcbench.judge.cache import JudgeCache
+from hpcbench.judge.config import JudgeConfig
+from hpcbench.judge.task import JudgeTask
 from hpcbench.store import StoredCampaign, StoredSubmission, read_campaign
 
 WEIGHTS: dict[str, float] = {"correctness": 0.35, "performance": 0.15, "code": 0.15,
@@ -46,6 +49,8 @@ class SubmissionScore:
     left_out: list[str] = field(default_factory=list)
     refused: bool = False
     status: str = ""
+    unscored: list[str] = field(default_factory=list)  # evaluators that ran but gave no score
+    pending: list[tuple[int, Evaluator, JudgeTask]] = field(default_factory=list)  # judge calls to make
 
 
 def aggregate(results: list[EvalResult], weights: dict[str, float] = WEIGHTS
@@ -71,9 +76,13 @@ def aggregate(results: list[EvalResult], weights: dict[str, float] = WEIGHTS
     return cats, composite, left_out
 
 
-def score_one(ctx: EvalContext, evaluators: list[Evaluator], key: tuple[str, str, str],
-              h5_path: str) -> SubmissionScore:
+def run_evaluators(ctx: EvalContext, evaluators: list[Evaluator], key: tuple[str, str, str],
+                   h5_path: str) -> SubmissionScore:
+    """Every evaluator in stage order; a judged evaluator's JudgeTask is kept in
+    `pending` (answered later, concurrently across submissions) behind a placeholder."""
     out = SubmissionScore(*key, h5_path=h5_path)
+    done: dict[str, EvalResult] = {}
+    ctx.extra["results"] = done  # later evaluators (the judges) see earlier results as evidence
     for ev in evaluators:
         if out.failed_gate and ev.stage != "gate":
             break
@@ -83,9 +92,37 @@ def score_one(ctx: EvalContext, evaluators: list[Evaluator], key: tuple[str, str
             res = ev.evaluate(ctx)
         except Exception as e:  # an evaluator bug leaves that evaluator unscored, not the campaign dead
             res = ev.unscored(f"evaluator error: {type(e).__name__}: {e}")
+        if isinstance(res, JudgeTask):
+            out.pending.append((len(out.results), ev, res))
+            res = ev.unscored("judge answer pending")
         out.results.append(res)
+        done[ev.name] = res
         if ev.stage == "gate" and res.status == "scored" and res.passed is False:
             out.failed_gate = ev.name
+    return out
+
+
+def resolve_judged(scores: list[SubmissionScore], judge: JudgeConfig | None,
+                   cache: JudgeCache | None = None) -> dict:
+    """Answer the pending judge tasks of all `scores` in one pool; returns counts."""
+    pending = [(sc, i, ev, task) for sc in scores for i, ev, task in sc.pending]
+    for sc in scores:
+        sc.pending = []
+    if not pending or judge is None:
+        return {}
+    from hpcbench.judge.runner import run_tasks
+
+    outcomes = run_tasks([p[3] for p in pending], judge, cache)
+    for (sc, i, ev, _), o in zip(pending, outcomes, strict=True):
+        sc.results[i] = ev.from_outcome(o)  # type: ignore[attr-defined]
+    return {"tasks": len(outcomes), "cached": sum(o.cached for o in outcomes),
+            "answered": sum(o.answer is not None for o in outcomes),
+            "unscored": sum(o.answer is None for o in outcomes),
+            "http_calls": sum(o.http_calls for o in outcomes),
+            "new_cost_usd": sum(o.cost_usd for o in outcomes if not o.cached)}
+
+
+def finish(out: SubmissionScore) -> SubmissionScore:
     out.gates_passed = not out.failed_gate
     cats, comp, left = aggregate(out.results)
     if out.failed_gate:
@@ -93,8 +130,18 @@ def score_one(ctx: EvalContext, evaluators: list[Evaluator], key: tuple[str, str
         out.composite = 0.0
     else:
         out.categories, out.composite, out.left_out = cats, comp, left
-        out.partial = bool(left)
+        # An unscored metric or quality evaluator in a scored category also leaves
+        # something out of the composite (gates are not part of it).
+        out.unscored = [r.evaluator for r in out.results if r.status == "unscored" and r.stage != "gate"]
+        out.partial = bool(left or out.unscored)
     return out
+
+
+def score_one(ctx: EvalContext, evaluators: list[Evaluator], key: tuple[str, str, str],
+              h5_path: str, judge: JudgeConfig | None = None, cache: JudgeCache | None = None) -> SubmissionScore:
+    out = run_evaluators(ctx, evaluators, key, h5_path)
+    resolve_judged([out], judge, cache)
+    return finish(out)
 
 
 def contexts(stored: StoredCampaign) -> list[tuple[StoredSubmission, EvalContext]]:
@@ -108,7 +155,8 @@ def contexts(stored: StoredCampaign) -> list[tuple[StoredSubmission, EvalContext
     return out
 
 
-def score_campaign(stored: StoredCampaign) -> list[SubmissionScore]:
+def score_campaign(stored: StoredCampaign, judge: JudgeConfig | None = None,
+                   cache: JudgeCache | None = None, stats: dict | None = None) -> list[SubmissionScore]:
     evaluators = all_evaluators()
     scores = []
     for s, ctx in contexts(stored):
@@ -116,18 +164,25 @@ def score_campaign(stored: StoredCampaign) -> list[SubmissionScore]:
         if s.meta.refused:
             scores.append(SubmissionScore(*key, h5_path=s.path, refused=True, status="refused"))
             continue
-        sc = score_one(ctx, evaluators, key, s.path)
+        ctx.extra["judge"] = judge
+        sc = run_evaluators(ctx, evaluators, key, s.path)
         sc.status = s.status
         scores.append(sc)
-    return scores
+    # Judge calls of every submission go out together, up to the judge's concurrency.
+    got = resolve_judged(scores, judge, cache)
+    if stats is not None:
+        stats.update(got)
+    return [sc if sc.refused else finish(sc) for sc in scores]
 
 
 def new_scoring_id() -> str:
     return "s" + dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
 
 
-def write_scores(h5_path: Path, scoring_id: str, scores: list[SubmissionScore], config: dict) -> str:
-    """Add /scores/<scoring_id> to campaign.h5 via a copy that replaces the file."""
+def write_scores(h5_path: Path, scoring_id: str, scores: list[SubmissionScore], config: dict,
+                 cache: JudgeCache | None = None) -> str:
+    """Add /scores/<scoring_id> (and new judge-cache entries) to campaign.h5 via a
+    copy that replaces the file."""
     h5_path = Path(h5_path)
     tmp = h5_path.with_name(f".campaign.h5.score.{os.getpid()}.tmp")
     shutil.copyfile(h5_path, tmp)
@@ -145,25 +200,40 @@ def write_scores(h5_path: Path, scoring_id: str, scores: list[SubmissionScore], 
                                 tier=tier(sc.composite), gates_passed=sc.gates_passed,
                                 failed_gate=sc.failed_gate, partial=sc.partial, left_out=json.dumps(sc.left_out),
                                 categories=json.dumps(sc.categories), refused=sc.refused, status=sc.status,
-                                submission=sc.h5_path)
+                                submission=sc.h5_path, unscored=json.dumps(sc.unscored))
                 for r in sc.results:
                     eg = sg.create_group(f"evaluators/{r.evaluator}")
                     eg.attrs.update(score=np.nan if r.score is None else r.score, confidence=r.confidence,
                                     status=r.status, stage=r.stage, category=r.category, method=r.method,
                                     rationale=r.rationale, judge_model=r.judge_model,
-                                    prompt_version=r.prompt_version,
+                                    prompt_version=r.prompt_version, prompt_tokens=r.prompt_tokens,
+                                    completion_tokens=r.completion_tokens, cost_usd=r.cost_usd,
                                     passed=-1 if r.passed is None else int(r.passed))
                     eg.create_dataset("evidence", data=json.dumps(r.evidence, default=str),
                                       dtype=h5py.string_dtype("utf-8"))
+            if cache is not None:
+                cache.write_into(f)
         os.replace(tmp, h5_path)
+        if cache is not None:
+            cache.committed()
     finally:
         tmp.unlink(missing_ok=True)
     return scoring_id
 
 
-def score(h5_path: Path, scoring_id: str | None = None) -> tuple[str, list[SubmissionScore]]:
+def score(h5_path: Path, scoring_id: str | None = None,
+          judge: JudgeConfig | None = None) -> tuple[str, list[SubmissionScore]]:
+    sid = scoring_id or new_scoring_id()
+    with h5py.File(h5_path, "r") as f:  # before any judge call is paid for
+        if "scores" in f and sid in f["scores"]:
+            raise FileExistsError(f"{h5_path}: scoring {sid!r} exists; scorings are never overwritten")
     stored = read_campaign(h5_path)
-    scores = score_campaign(stored)
-    sid = write_scores(h5_path, scoring_id or new_scoring_id(), scores,
-                       {"evaluators": [e.name for e in all_evaluators()]})
+    cache = JudgeCache(h5_path) if judge is not None else None
+    stats: dict = {}
+    scores = score_campaign(stored, judge, cache, stats)
+    evs = all_evaluators()
+    config = {"evaluators": [e.name for e in evs],
+              "prompt_versions": {e.name: e.prompt_version for e in evs if hasattr(e, "prompt_version")},
+              "judge": judge.describe() if judge else None, "judge_stats": stats}
+    write_scores(h5_path, sid, scores, config, cache)
     return sid, scores

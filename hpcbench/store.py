@@ -20,6 +20,8 @@ Layout
                              stdout, stderr, log_view (compound), leaks (compound)
         timings              compound: case, ranks, exec_s, wall/null medians
     /scores/<scoring-id>/... written by hpcbench.scoring
+    /judge_cache/<key>       judge answers by (model, prompt version, prompt sha256),
+                             written by scoring (hpcbench.judge.cache)
 """
 
 from __future__ import annotations
@@ -204,10 +206,11 @@ def collect(campaign: Campaign, problems_root: Path | None = None) -> dict[str, 
                    else cpu.get("configure_options", ""),
                    mpi=first_rec.mpi_version if first_rec else "",
                    compilers=json.dumps(first_rec.compilers if first_rec else {}))
-            if campaign.h5_path.is_file():  # scorings already made survive a re-collect
+            if campaign.h5_path.is_file():  # scorings and paid-for judge answers survive a re-collect
                 with h5py.File(campaign.h5_path, "r") as old:
-                    if "scores" in old:
-                        old.copy("scores", f)
+                    for kept in ("scores", "judge_cache"):
+                        if kept in old:
+                            old.copy(kept, f)
         os.replace(tmp, campaign.h5_path)
     finally:
         tmp.unlink(missing_ok=True)
