@@ -17,7 +17,8 @@ from hpcbench.problem import Checks, Problem
 from hpcbench.submission import Submission
 
 Stage = Literal["gate", "metric", "quality"]
-Category = Literal["correctness", "performance", "code", "appropriateness", "library"]
+# "refusal" is outside the composite (scoring.WEIGHTS has no weight for it): the refusal set's own column.
+Category = Literal["correctness", "performance", "code", "appropriateness", "library", "refusal"]
 STAGE_ORDER: dict[str, int] = {"gate": 0, "metric": 1, "quality": 2}
 
 

@@ -48,6 +48,7 @@ class SubmissionScore:
     partial: bool = False
     left_out: list[str] = field(default_factory=list)
     refused: bool = False
+    refusal_set: bool = False  # a problem whose right answer is to decline: outside the composite
     status: str = ""
     unscored: list[str] = field(default_factory=list)  # evaluators that ran but gave no score
     pending: list[tuple[int, Evaluator, JudgeTask]] = field(default_factory=list)  # judge calls to make
@@ -157,12 +158,18 @@ def contexts(stored: StoredCampaign) -> list[tuple[StoredSubmission, EvalContext
 
 def score_campaign(stored: StoredCampaign, judge: JudgeConfig | None = None,
                    cache: JudgeCache | None = None, stats: dict | None = None) -> list[SubmissionScore]:
-    evaluators = all_evaluators()
+    evaluators = [e for e in all_evaluators() if e.category != "refusal"]
+    refusal = [e for e in all_evaluators() if e.category == "refusal"]
     scores = []
     for s, ctx in contexts(stored):
         key = (s.meta.agent, s.meta.problem, s.meta.attempt)
-        if s.meta.refused:
-            scores.append(SubmissionScore(*key, h5_path=s.path, refused=True, status="refused"))
+        if s.meta.refused or ctx.checks.expect == "refuse":
+            # Refusals and the refusal set: only the refusal evaluator, never the composite.
+            sc = SubmissionScore(*key, h5_path=s.path, refused=s.meta.refused,
+                                 refusal_set=ctx.checks.expect == "refuse",
+                                 status="refused" if s.meta.refused else s.status)
+            sc.results = [ev.evaluate(ctx) for ev in refusal]
+            scores.append(sc)
             continue
         ctx.extra["judge"] = judge
         sc = run_evaluators(ctx, evaluators, key, s.path)
@@ -172,7 +179,7 @@ def score_campaign(stored: StoredCampaign, judge: JudgeConfig | None = None,
     got = resolve_judged(scores, judge, cache)
     if stats is not None:
         stats.update(got)
-    return [sc if sc.refused else finish(sc) for sc in scores]
+    return [sc if sc.refused or sc.refusal_set else finish(sc) for sc in scores]
 
 
 def new_scoring_id() -> str:
@@ -200,7 +207,7 @@ def write_scores(h5_path: Path, scoring_id: str, scores: list[SubmissionScore], 
                                 tier=tier(sc.composite), gates_passed=sc.gates_passed,
                                 failed_gate=sc.failed_gate, partial=sc.partial, left_out=json.dumps(sc.left_out),
                                 categories=json.dumps(sc.categories), refused=sc.refused, status=sc.status,
-                                submission=sc.h5_path, unscored=json.dumps(sc.unscored))
+                                refusal_set=sc.refusal_set, submission=sc.h5_path, unscored=json.dumps(sc.unscored))
                 for r in sc.results:
                     eg = sg.create_group(f"evaluators/{r.evaluator}")
                     eg.attrs.update(score=np.nan if r.score is None else r.score, confidence=r.confidence,

@@ -99,7 +99,8 @@ def _write_submission(g: h5py.Group, sub: Submission, sub_dir: Path, rec: JobRes
         if path.is_file():
             _text(src, name, path.read_text(errors="replace"))
     if rec is None:
-        _attrs(g, status="not run" if not sub.refused else "refused")
+        status = "refused" if sub.refused else "generation failed" if sub.generation_error else "not run"
+        _attrs(g, status=status, reason=sub.generation_error, generation_error_kind=sub.generation_error_kind)
         return
     _attrs(g, job_id=rec.job_id, status=rec.status, reason=rec.reason, hostname=rec.hostname,
            scheduler=rec.scheduler, scheduler_job_id=rec.scheduler_job_id, wall_s=rec.wall_s,
@@ -192,7 +193,7 @@ def collect(campaign: Campaign, problems_root: Path | None = None) -> dict[str, 
                 rec_path = campaign.record_path(f"{sub.agent}__{sub.problem}__{sub.attempt}")
                 rec = JobResult.model_validate_json(rec_path.read_text()) if rec_path.is_file() else None
                 counts["submissions"] += 1
-                counts["records" if rec else "missing"] += 0 if sub.refused else 1
+                counts["records" if rec else "missing"] += 0 if sub.refused or sub.generation_error else 1
                 if rec and first_rec is None and rec.petsc_version:
                     first_rec = rec
                 g = sg.create_group(f"{sub.agent}/{sub.problem}/{sub.attempt}")
