@@ -21,6 +21,9 @@ class Partition(Strict):
     """A Slurm partition or a PBS queue (with the node type a job lands on)."""
 
     name: str
+    # What the scheduler calls it (--partition / -q); "" asks for none (Perlmutter: QOS and
+    # constraint pick the nodes). Default: the name.
+    submit_as: str | None = None
     account: str = ""  # never written in a shared file: comes from --account/HPCBENCH_ACCOUNT
     qos: str = ""
     gpus_per_node: int = 0
@@ -28,6 +31,10 @@ class Partition(Strict):
     constraint: str = ""  # Slurm --constraint (Perlmutter: cpu | gpu)
     max_walltime_min: int = 60
     directives: list[str] = []  # extra options for jobs on this partition only
+
+    @property
+    def queue(self) -> str:
+        return self.name if self.submit_as is None else self.submit_as
 
 
 class BatchConfig(Strict):
@@ -45,6 +52,7 @@ class BatchConfig(Strict):
     directives: list[str] = []  # extra scheduler options for every job
     filesystems: str = ""  # PBS Pro -l filesystems=... (ALCF: home:eagle)
     select_extra: str = ""  # PBS Pro: appended to select=N (ALCF: system=polaris)
+    whole_nodes: bool = False  # PBS Pro: nodes are not shared (ALCF), so no ncpus/ngpus in select
     login_node_mpi: bool = False  # `doctor` may start a tiny MPI program where it runs
 
 
@@ -80,6 +88,7 @@ class SiteConfig(Strict):
 
     @model_validator(mode="after")
     def _partitions_known(self) -> SiteConfig:
+        self.storage_root = os.path.expandvars(os.path.expanduser(self.storage_root))  # $SCRATCH, ${USER}
         names = [p.name for p in self.partitions]
         for i, v in enumerate(self.variants):
             if v.partition and v.partition not in names:

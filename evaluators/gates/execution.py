@@ -30,6 +30,9 @@ class Execution(Evaluator):
     order = 20
 
     def evaluate(self, ctx: EvalContext) -> EvalResult:
+        if ctx.record is not None and ctx.record.status == "timeout":
+            # The job reached its walltime: the program was too slow, whatever runs finished.
+            return self.gate(False, f"timed out: {ctx.record.reason}", evidence={"status": "timeout"})
         runs = ctx.runs("instrumented") + ctx.runs("timing")
         if not runs:
             return self.gate(False, "nothing ran", evidence={})

@@ -256,7 +256,8 @@ class BatchExecutor(Executor):
             e.outcome = "timeout"
             self._write(job, e, "timeout", f"the scheduler ended the job at its walltime ({e.sched_id}: TIMEOUT)")
             return "timeout"
-        if st == "CANCELLED":
+        if st == "CANCELLED" or (st in ("COMPLETED", "FAILED") and (Path(job.work_dir) / "cancelled.json").is_file()):
+            # PBS: qdel's SIGTERM was caught, the partial record set aside and the job exited 0.
             e.outcome = "cancelled"
             return "cancelled"
         if st in RETRY:

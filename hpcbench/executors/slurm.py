@@ -75,8 +75,8 @@ def sbatch_parameters(plan: ArrayPlan, site: SiteConfig, account: str, python: s
         array_parallelism=max(1, site.batch.array_parallelism), use_srun=False, stderr_to_stdout=True,
         additional_parameters=extra,
     )
-    if part and part.name:
-        params["partition"] = part.name
+    if part and part.queue:
+        params["partition"] = part.queue
     if plan.shape.gpus:
         params["gpus_per_node"] = plan.shape.gpus
     if part and part.qos:

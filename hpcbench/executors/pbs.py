@@ -1,0 +1,182 @@
+"""PBS Pro (ALCF Polaris, Aurora): generated #PBS array scripts, qsub, `qstat -xf -F json`, qdel.
+
+A job array per resource shape (`-J 0-N`, a plain job when N is one); each subjob
+picks its spec by $PBS_ARRAY_INDEX from a list beside the script and `exec`s
+`python -m hpcbench.jobs.job SPEC`, so PBS's SIGTERM at the walltime reaches the job's
+handler (jobs/interrupt.py), which records a timeout. PALS `mpiexec` (the site's
+launcher template) starts the ranks. Ids: `1234.server`, arrays `1234[].server`,
+subjobs `1234[7].server`.
+
+Polling uses `qstat -xf -F json -t` (history included: finished jobs that plain qstat
+no longer shows). qstat exits 153 for an unknown id (purged from history) and 35
+for a finished job asked without -x; both still print what it knows of the others."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from hpcbench.errors import HpcbenchError
+from hpcbench.executors.base import register_executor
+from hpcbench.executors.batch import Backend, BatchExecutor, SchedInfo
+from hpcbench.executors.shapes import ArrayPlan
+from hpcbench.jobs.interrupt import WALLTIME_ENV
+from hpcbench.site import SiteConfig
+
+QSTAT_UNKNOWN_JOB = 153
+QSTAT_JOB_FINISHED = 35
+# PBS Pro job_state letters -> the Slurm vocabulary batch.py reconciles with.
+_ACTIVE = {"Q": "PENDING", "H": "PENDING", "W": "PENDING", "T": "PENDING", "M": "PENDING", "S": "SUSPENDED",
+           "R": "RUNNING", "E": "COMPLETING", "B": "RUNNING", "U": "SUSPENDED"}
+# Negative Exit_status values set by the MoM (PBS Professional reference guide, "job exit status").
+_EXEC_FAILED = {-1, -2, -3, -4, -5, -6, -7, -8, -9, -10, -11, -12, -13, -14, -15, -16, -17, -18, -19, -20}
+EXIT_WALLTIME = -29
+_EXIT_MEMORY = {-27, -26}  # mem, vmem over the limit
+
+
+def hms(minutes: int) -> str:
+    return f"{minutes // 60:02d}:{minutes % 60:02d}:00"
+
+
+def pbs_script(plan: ArrayPlan, site: SiteConfig, account: str, python: str, list_file: Path,
+               log_dir: Path) -> str:
+    part = plan.partition
+    select = "select=1"
+    if not site.batch.whole_nodes:  # ALCF gives whole nodes: ncpus/ngpus are not asked for there
+        select += f":ncpus={plan.shape.cpus}" + (f":ngpus={plan.shape.gpus}" if plan.shape.gpus else "")
+    if site.batch.select_extra:
+        select += f":{site.batch.select_extra}"
+    lines = ["#!/bin/bash", f"#PBS -N {plan.name[:15]}", f"#PBS -l {select}",
+             f"#PBS -l walltime={hms(plan.walltime_min)}"]
+    if site.batch.filesystems:
+        lines.append(f"#PBS -l filesystems={site.batch.filesystems}")
+    if part and part.queue:
+        lines.append(f"#PBS -q {part.queue}")
+    if account:
+        lines.append(f"#PBS -A {account}")
+    if len(plan.jobs) > 1:
+        lines.append(f"#PBS -J 0-{len(plan.jobs) - 1}")
+    lines += ["#PBS -j oe", f"#PBS -o {log_dir}/", "#PBS -r n"]  # a rerun is the driver's decision
+    lines += [f"#PBS {d}" for d in [*site.batch.directives, *(part.directives if part else [])]]
+    lines += ["", "# setup", *plan.setup, f"export {WALLTIME_ENV}={plan.walltime_min * 60}", "",
+              "# this subjob's spec (line PBS_ARRAY_INDEX+1 of the list)",
+              'idx="${PBS_ARRAY_INDEX:-0}"',
+              f'spec="$(sed -n "$((idx + 1))p" {shlex.quote(str(list_file))})"',
+              f'exec >>{shlex.quote(str(log_dir))}/"${{PBS_JOBID}}.log" 2>&1',
+              "# exec: PBS's SIGTERM at the walltime goes straight to the job's handler",
+              f'exec {shlex.quote(python)} -u -m hpcbench.jobs.job "$spec"', ""]
+    return "\n".join(lines)
+
+
+def parse_qsub(out: str) -> str:
+    m = re.search(r"^\s*(\d+(?:\[\])?(?:\.[\w.\-]+)?)\s*$", out, re.M)
+    if not m:
+        raise HpcbenchError(f"could not read a job id from qsub's output: {out.strip()!r}")
+    return m.group(1)
+
+
+def subjob_ids(array_id: str, n: int) -> list[str]:
+    if n == 1 or "[]" not in array_id:
+        return [array_id]
+    return [array_id.replace("[]", f"[{i}]") for i in range(n)]
+
+
+def state_of(job: dict) -> SchedInfo:
+    st = str(job.get("job_state", ""))
+    comment = str(job.get("comment", ""))
+    if st in _ACTIVE:
+        return SchedInfo(_ACTIVE[st], reason=comment)
+    code = job.get("Exit_status", job.get("exit_status"))
+    if code is None:
+        return SchedInfo("CANCELLED" if "delet" in comment.lower() else "UNKNOWN", reason=comment)
+    code = int(code)
+    if code == 0:
+        state = "COMPLETED"
+    elif code == EXIT_WALLTIME:
+        state = "TIMEOUT"
+    elif code in _EXIT_MEMORY:
+        state = "OUT_OF_MEMORY"
+    elif code in _EXEC_FAILED:
+        state = "BOOT_FAIL"  # the job could not start on its node: retried
+    elif code == 256 + 15:
+        state = "CANCELLED"  # SIGTERM from qdel with no handler in the way
+    else:
+        state = "FAILED"
+    return SchedInfo(state, exit_code=str(code), reason=comment)
+
+
+def parse_qstat_json(text: str) -> dict[str, SchedInfo]:
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except ValueError:
+        return {}
+    return {jid: state_of(job) for jid, job in (data.get("Jobs") or {}).items()}
+
+
+class PbsBackend(Backend):
+    name = "pbs"
+    submit_command = "qsub"
+
+    def __init__(self, site: SiteConfig, folder: Path, specs_dir: Path):
+        self.site, self.folder, self.specs_dir = site, folder, specs_dir
+        self.python = site.batch.python or sys.executable
+
+    def _files(self, plan: ArrayPlan, key: str) -> tuple[Path, Path, Path]:
+        return self.folder / f"{key}.sh", self.folder / f"{key}.jobs", self.folder / "logs"
+
+    def render(self, plan: ArrayPlan, account: str) -> str:
+        script, jobs, logs = self._files(plan, plan.name)
+        return pbs_script(plan, self.site, account, self.python, jobs, logs)
+
+    def submit_array(self, plan: ArrayPlan, account: str) -> tuple[str, list[str], str]:
+        if shutil.which("qsub") is None:
+            raise HpcbenchError(f"site {self.site.name!r}: qsub not found on PATH (is this a PBS login node?)")
+        n_before = len(list(self.folder.glob("*.sh"))) if self.folder.is_dir() else 0
+        script, jobs, logs = self._files(plan, f"{plan.name}-{n_before}")
+        logs.mkdir(parents=True, exist_ok=True)
+        jobs.write_text("".join(f"{self.specs_dir / (j.job_id + '.json')}\n" for j in plan.jobs))
+        script.write_text(pbs_script(plan, self.site, account, self.python, jobs, logs))
+        try:
+            p = subprocess.run(["qsub", str(script)], capture_output=True, text=True, timeout=120)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise HpcbenchError(f"qsub {script}: {e}") from None
+        if p.returncode != 0:
+            raise HpcbenchError(f"qsub refused array {plan.name} (queue {plan.shape.partition or 'default'}): "
+                                f"{(p.stderr or p.stdout).strip()}")
+        array_id = parse_qsub(p.stdout)
+        return array_id, subjob_ids(array_id, len(plan.jobs)), str(script)
+
+    def poll(self, ids: list[str]) -> dict[str, SchedInfo]:
+        if not ids:
+            return {}
+        # Ask for the arrays (with -t their subjobs) and the plain jobs.
+        ask = sorted({re.sub(r"\[\d+\]", "[]", i) for i in ids})
+        try:
+            p = subprocess.run(["qstat", "-xf", "-F", "json", "-t", *ask], capture_output=True, text=True,
+                               timeout=120)
+        except (OSError, subprocess.TimeoutExpired):
+            return {}
+        if p.returncode not in (0, QSTAT_UNKNOWN_JOB, QSTAT_JOB_FINISHED):
+            return {}  # a transient failure: the next poll asks again
+        out = parse_qstat_json(p.stdout)
+        return {i: out[i] for i in ids if i in out}
+
+    def cancel(self, ids: list[str]) -> None:
+        p = subprocess.run(["qdel", *ids], capture_output=True, text=True, timeout=120)
+        if p.returncode not in (0, QSTAT_JOB_FINISHED):
+            raise HpcbenchError(f"qdel {' '.join(ids)} failed: {(p.stderr or p.stdout).strip()}")
+
+    def log_tail(self, sched_id: str, n: int = 1500) -> str:
+        p = self.folder / "logs" / f"{sched_id}.log"
+        return p.read_text(errors="replace")[-n:] if p.is_file() else ""
+
+
+@register_executor("pbs")
+class PbsExecutor(BatchExecutor):
+    def make_backend(self) -> Backend:
+        return PbsBackend(self.site, self.sched_dir / "pbs", self.campaign.specs_dir)

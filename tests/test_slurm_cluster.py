@@ -1,0 +1,189 @@
+"""Campaigns on a REAL single-node Slurm cluster with accounting (munge, MariaDB, slurmdbd,
+slurmctld, slurmd from Debian), started by scripts/slurm-test-cluster.sh: sbatch job
+arrays, sacct, scancel, Slurm's walltime signal, srun --mpi=pmix launching Open MPI ranks.
+
+Kept small (2 problems) because the test machine has 2 cores."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, hpcbench
+
+pytestmark = [pytest.mark.slurm, pytest.mark.petsc]
+SCRIPT = ROOT / "scripts" / "slurm-test-cluster.sh"
+
+SLOW_C = r"""/* Too slow on purpose: each run sleeps 25 s, past a 1-minute walltime. */
+#include <petscsys.h>
+int main(int argc, char **argv)
+{
+  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+  PetscCall(PetscSleep(25));
+  PetscCall(PetscFinalize());
+  return 0;
+}
+"""
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster(tmp_path_factory):
+    """Start the cluster (installing it when missing) unless one is up; stop what we started."""
+    if os.geteuid() != 0:
+        pytest.fail("the Slurm test cluster runs its daemons as root (SlurmUser=root): run the tests as root")
+    env_line = subprocess.run([str(SCRIPT), "env"], capture_output=True, text=True, check=True).stdout
+    conf = env_line.strip().split("=", 1)[1]
+    os.environ["SLURM_CONF"] = conf
+    was_up = subprocess.run([str(SCRIPT), "status"], capture_output=True).returncode == 0
+    if not was_up:
+        p = subprocess.run([str(SCRIPT), "start"], capture_output=True, text=True, timeout=900)
+        assert p.returncode == 0, f"slurm-test-cluster.sh start failed:\n{p.stdout}\n{p.stderr}"
+    yield conf
+    if not was_up:
+        subprocess.run([str(SCRIPT), "stop"], capture_output=True, timeout=120)
+
+
+@pytest.fixture(scope="session")
+def slow_tree(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("slow")
+    d = root / "slow-coder" / "rosenbrock" / "1"
+    d.mkdir(parents=True)
+    (d / "main.c").write_text(SLOW_C)
+    (d / "submission.json").write_text(json.dumps({
+        "problem": "rosenbrock", "agent": "slow-coder", "model": "hand-written sample", "attempt": "1",
+        "entry": "main.c", "files": ["main.c"], "ranks": [], "args": [], "refused": False, "generation": {}}))
+    return root
+
+
+def _site_variant(tmp: Path, name: str, **edits: str) -> Path:
+    text = (ROOT / "site-configs" / "ci-slurm.yaml").read_text().replace("name: ci-slurm", f"name: {name}")
+    for old, new in edits.items():
+        assert old in text
+        text = text.replace(old, new)
+    path = tmp / f"{name}.yaml"
+    path.write_text(text)
+    return path
+
+
+def _ledger(out: Path) -> dict:
+    return json.loads((out / "scheduler" / "ledger.json").read_text())
+
+
+def _sacct(ids: list[str]) -> dict[str, str]:
+    roots = ",".join(sorted({i.split("_")[0] for i in ids}))
+    p = subprocess.run(["sacct", "-n", "-P", "-X", "-o", "JobID,State", "-j", roots], capture_output=True,
+                       text=True, check=True)
+    rows = (line.split("|")[:2] for line in p.stdout.splitlines() if line)
+    return {jid: state.split()[0] for jid, state in rows}  # "CANCELLED by 0" -> CANCELLED
+
+
+def _report(out: Path) -> dict:
+    hpcbench("collect", str(out))
+    hpcbench("score", str(out))
+    rows = json.loads(hpcbench("report", str(out), "--format", "json").stdout)["submissions"]
+    return {(r["agent"], r["problem"]): r for r in rows}
+
+
+def _deterministic(row: dict) -> dict:
+    """Evaluator scores that do not depend on the machine's speed or a judge."""
+    return {k: v["score"] for k, v in row["evaluators"].items()
+            if v["status"] == "scored" and k != "execution_time"}
+
+
+def test_reference_campaign_through_sbatch_arrays_and_sacct(slurm_cluster, sample_campaign, tmp_path):
+    out = tmp_path / "c"
+    # Variables of an enclosing Slurm job must not reach the new jobs (sbatch exports the environment).
+    env_leak = {"SLURM_JOB_ID": "999999", "SLURM_NTASKS": "64", "SBATCH_PARTITION": "nope"}
+    os.environ.update(env_leak)
+    try:
+        hpcbench("submit", "--site", "ci-slurm", "--problems", "vec-scatter,rosenbrock", "--out", str(out))
+    finally:
+        for k in env_leak:
+            os.environ.pop(k)
+    ledger = _ledger(out)
+    assert set(ledger["jobs"]) == {"reference__vec-scatter__1", "reference__rosenbrock__1"}
+    # One sbatch per resource shape (1 core for rosenbrock, 2 for the 3-rank vec-scatter).
+    assert ledger["submit_calls"] == len(ledger["arrays"]) == 2
+    script = Path(ledger["arrays"][0]["script"]).read_text()
+    assert "#SBATCH --signal=B:USR2@45" in script and "\nexec " in script
+    hpcbench("wait", str(out), "--timeout", "400")
+    ids = [e["sched_id"] for e in _ledger(out)["jobs"].values()]
+    acct = _sacct(ids)
+    assert all(acct.get(i) == "COMPLETED" for i in ids), acct
+    for jid, e in _ledger(out)["jobs"].items():
+        rec = json.loads((out / "records" / f"{jid}.json").read_text())
+        assert rec["status"] == "done" and rec["scheduler_job_id"] == e["sched_id"].split("_")[0]
+        assert rec["runs"][0]["command"][:2] == ["srun", "--mpi=pmix"]
+    rows = _report(out)
+    local = json.loads(hpcbench("report", str(sample_campaign), "--format", "json").stdout)["submissions"]
+    local = {(r["agent"], r["problem"]): r for r in local}
+    for key, row in rows.items():
+        assert row["gates_passed"], row["why"]
+        assert _deterministic(row) == _deterministic(local[key]), key
+
+
+def test_cancel_mid_campaign_then_resume_reruns_only_it(slurm_cluster, slow_tree, tmp_path):
+    out = tmp_path / "c"
+    args = ["--site", "ci-slurm", "--submissions", str(slow_tree), "--problems", "rosenbrock", "--out", str(out)]
+    hpcbench("submit", *args)
+    slow = "slow-coder__rosenbrock__1"
+    for _ in range(120):  # until the slow job runs
+        if f"running   {slow}" in hpcbench("status", str(out)).stdout:
+            break
+        time.sleep(0.5)
+    else:
+        pytest.fail(hpcbench("status", str(out)).stdout)
+    assert "cancelled 1 job" in hpcbench("cancel", str(out), "--job", slow).stdout
+    waited = hpcbench("wait", str(out), "--timeout", "300").stdout
+    assert "cancelled: 1" in waited and "done: 1" in waited
+    first = _ledger(out)
+    assert _sacct([first["jobs"][slow]["sched_id"]])[first["jobs"][slow]["sched_id"]] == "CANCELLED"
+    assert not (out / "records" / f"{slow}.json").exists()  # no result: resume must rerun it
+    partial = json.loads((out / "work" / slow / "cancelled.json").read_text())
+    assert partial["status"] == "cancelled" and "cancelled" in partial["reason"]
+    ref_record = (out / "records" / "reference__rosenbrock__1.json").read_text()
+
+    resumed = hpcbench("submit", *args).stderr
+    assert "1 already done" in resumed and "submitted 1 jobs" in resumed
+    second = _ledger(out)
+    assert second["submit_calls"] == first["submit_calls"] + 1
+    assert second["jobs"]["reference__rosenbrock__1"] == first["jobs"]["reference__rosenbrock__1"]
+    assert second["jobs"][slow]["sched_id"] != first["jobs"][slow]["sched_id"]
+    assert second["jobs"][slow]["history"] == [f"{first['jobs'][slow]['sched_id']}: CANCELLED"]
+    assert (out / "records" / "reference__rosenbrock__1.json").read_text() == ref_record
+
+    # A submission to a partition that does not exist: a clear error, and what was submitted stays.
+    hpcbench("cancel", str(out))
+    hpcbench("wait", str(out), "--timeout", "120")
+    before = _ledger(out)
+    bad = _site_variant(tmp_path, "ci-slurm-bad", **{"    partition: debug": "    partition: nope",
+                                                     "  - name: short": "  - name: nope\n  - name: short"})
+    p = hpcbench("submit", "--site", str(bad), *args[2:], check=False)
+    assert p.returncode != 0 and "sbatch refused" in p.stderr and "partition nope" in p.stderr, p.stderr
+    assert "nvalid partition" in p.stderr, p.stderr  # Slurm's own words
+    after = _ledger(out)
+    assert after["jobs"] == before["jobs"] and after["submit_calls"] == before["submit_calls"] + 1
+    assert (out / "records" / "reference__rosenbrock__1.json").read_text() == ref_record
+
+
+def test_job_over_its_walltime_records_timeout(slurm_cluster, slow_tree, tmp_path):
+    out = tmp_path / "c"
+    site = _site_variant(tmp_path, "ci-slurm-short", **{
+        "    partition: debug": "    partition: short",
+        "  signal_margin_s: 45": "  signal_margin_s: 10\n  walltime_min: 1",
+        "timing_repeats: 3": "timing_repeats: 2", "valgrind: true": "valgrind: false"})
+    hpcbench("submit", "--site", str(site), "--submissions", str(slow_tree), "--problems", "rosenbrock",
+             "--out", str(out))
+    waited = hpcbench("wait", str(out), "--timeout", "300").stdout
+    assert "timeout: 1" in waited, waited
+    rec = json.loads((out / "records" / "slow-coder__rosenbrock__1.json").read_text())
+    assert rec["status"] == "timeout"
+    assert "walltime (60 s)" in rec["reason"] and "SIGUSR2" in rec["reason"]
+    assert rec["build"]["exit_code"] == 0  # what finished before the signal is kept
+    row = _report(out)[("slow-coder", "rosenbrock")]
+    assert row["failed_gate"] == "execution" and "timed out" in row["why"]
