@@ -187,3 +187,28 @@ def test_job_over_its_walltime_records_timeout(slurm_cluster, slow_tree, tmp_pat
     assert rec["build"]["exit_code"] == 0  # what finished before the signal is kept
     row = _report(out)[("slow-coder", "rosenbrock")]
     assert row["failed_gate"] == "execution" and "timed out" in row["why"]
+
+
+def test_sacct_down_falls_back_to_squeue_and_scontrol(slurm_cluster, tmp_path, monkeypatch):
+    """Accounting unreachable (as without slurmdbd): states still come from the controller."""
+    from hpcbench.executors.slurm import SlurmBackend
+    from hpcbench.site import load_site
+
+    sid = subprocess.run(["sbatch", "--parsable", "-o", "/dev/null", "-p", "debug", "--wrap", "sleep 4"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    (shim / "sacct").write_text("#!/bin/sh\necho 'sacct: error: Problem talking to the database: "
+                                "Connection refused' >&2\nexit 1\n")
+    (shim / "sacct").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim}:{os.environ['PATH']}")
+    backend = SlurmBackend(load_site("ci-slurm"), tmp_path, tmp_path)
+    backend.sacct_backoff_s = 0.0
+    assert backend.poll([sid])[sid].state in ("PENDING", "RUNNING", "CONFIGURING")
+    assert backend.sacct_failures == backend.sacct_tries  # retried, then fell back
+    for _ in range(60):
+        state = backend.poll([sid])[sid].state
+        if state not in ("PENDING", "RUNNING", "CONFIGURING", "COMPLETING"):
+            break
+        time.sleep(0.5)
+    assert state == "COMPLETED"  # from scontrol: squeue no longer lists it

@@ -1,0 +1,208 @@
+"""Pure parts of the scheduler support: site configs, shapes and walltimes, sacct/squeue
+parsing, the outcome of every scheduler state, the job's signal interpretation, and
+`submit --dry-run` for every bundled site (no scheduler needed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from hpcbench.campaign import Campaign
+from hpcbench.errors import ConfigError, HpcbenchError
+from hpcbench.executors.batch import Backend, BatchExecutor, SchedInfo
+from hpcbench.executors.shapes import job_walltime_s, plan_arrays, resolve_account
+from hpcbench.executors.slurm import clean_env, expand_array_id, parse_directives, parse_sacct, parse_squeue
+from hpcbench.jobs.interrupt import outcome_for
+from hpcbench.jobs.records import CaseRun, JobResult, JobSpec, Variant, save_model
+from hpcbench.site import SiteConfig, list_sites, load_site
+from tests.conftest import hpcbench
+
+
+def _spec(tmp: Path, jid: str, ranks: int = 1, limit: float = 30, variant: str = "cpu") -> JobSpec:
+    return JobSpec(job_id=jid, agent="a", problem="p", attempt="1", source_dir=str(tmp), entry="main.c",
+                   files=["main.c"], runs=[CaseRun(case="c", args=[], ranks=ranks, time_limit_s=limit)],
+                   variant=Variant(name=variant, petsc_dir="/x"), work_dir=str(tmp / "work" / jid),
+                   record_path=str(tmp / "records" / f"{jid}.json"))
+
+
+def test_every_bundled_site_loads_and_names_its_partitions():
+    assert {"local", "ci-slurm", "perlmutter", "frontier", "polaris", "aurora"} <= set(list_sites())
+    for name in list_sites():
+        s = load_site(name)
+        for v in s.variants:
+            assert v.partition == "" or s.partition_for(v.name).name == v.partition
+        assert all(not p.account for p in s.partitions)  # accounts never in a shared file
+    assert load_site("polaris").scheduler == "pbs" and load_site("perlmutter").partition_for("cuda").gpus_per_node == 4
+
+
+def test_bad_site_file_names_file_field_and_reason(tmp_path):
+    p = tmp_path / "bad.yaml"
+    p.write_text("name: x\nscheduler: slurm\npartitions: [{name: a, max_walltime_min: soon}]\n")
+    with pytest.raises(ConfigError) as e:
+        load_site(str(p))
+    assert str(p) in str(e.value) and "partitions.0.max_walltime_min" in str(e.value)
+    p.write_text("name: x\nscheduler: slurm\npartitions: [{name: a}]\nvariants: [{name: cpu, partition: b}]\n")
+    with pytest.raises(ConfigError, match="variants.0.partition: 'b' is not one of"):
+        load_site(str(p))
+    p.write_text("name: x\nscheduler: pbs\n")
+    with pytest.raises(ConfigError, match="needs at least one partition"):
+        load_site(str(p))
+
+
+def test_walltime_shapes_and_max_array_size(tmp_path):
+    site = load_site("ci-slurm").model_copy(deep=True)
+    spec = _spec(tmp_path, "j0", ranks=3, limit=30)
+    # build 300 + slack 60, 4 runs of 30 s + 3 null runs of 60 s, valgrind 30x30+10
+    assert job_walltime_s(spec) == 300 + 60 + 30 * 4 + 60 * 3 + 910
+    site.batch.max_array_size = 2
+    jobs = [_spec(tmp_path, f"j{i}", ranks=1 + i % 2) for i in range(5)]
+    arrays = plan_arrays(jobs, site)
+    sizes = sorted((a.shape.cpus, len(a.jobs)) for a in arrays)
+    assert sizes == [(1, 1), (1, 2), (2, 2)]  # 3 one-rank jobs split at 2; 2 two-rank jobs
+    assert all(a.walltime_min == 27 for a in arrays)  # 1570 s, rounded up
+    site.partitions[0].max_walltime_min = 10
+    assert plan_arrays(jobs, site)[0].walltime_min == 10  # capped by the partition
+
+
+def test_account_from_option_or_environment(monkeypatch):
+    site = load_site("polaris")
+    monkeypatch.delenv("HPCBENCH_ACCOUNT", raising=False)
+    with pytest.raises(HpcbenchError, match="--account PROJECT or set HPCBENCH_ACCOUNT"):
+        resolve_account(site, None)
+    assert resolve_account(site, "A1") == "A1"
+    monkeypatch.setenv("HPCBENCH_ACCOUNT", "B2")
+    assert resolve_account(site, None) == "B2" and resolve_account(site, "A1") == "A1"
+    assert resolve_account(load_site("ci-slurm"), None) == "B2"
+
+
+def test_sacct_squeue_parsing_and_directives():
+    text = "12_0|COMPLETED|0:0|None\n12_1|CANCELLED by 0|0:15|None\n12_[2-3,5%2]|PENDING|0:0|Priority\n" \
+           "12_0.batch|COMPLETED|0:0|\n13|TIMEOUT|0:0|\n"
+    got = {k: v.state for k, v in parse_sacct(text).items()}
+    assert got == {"12_0": "COMPLETED", "12_1": "CANCELLED", "12_2": "PENDING", "12_3": "PENDING",
+                   "12_5": "PENDING", "13": "TIMEOUT"}
+    assert expand_array_id("7_[0-1]") == ["7_0", "7_1"] and expand_array_id("7") == ["7"]
+    assert {k: v.state for k, v in parse_squeue("9_1|RUNNING\n9_[2-3]|PENDING\n").items()} == \
+        {"9_1": "RUNNING", "9_2": "PENDING", "9_3": "PENDING"}
+    assert parse_directives(["--exclusive", "--mail-type=END", "-x node1"]) == \
+        {"exclusive": True, "mail-type": "END", "x": "node1"}
+
+
+def test_clean_env_hides_slurm_variables_but_keeps_slurm_conf(monkeypatch):
+    monkeypatch.setenv("SLURM_JOB_ID", "1")
+    monkeypatch.setenv("SBATCH_PARTITION", "x")
+    monkeypatch.setenv("SLURM_CONF", "/etc/slurm.conf")
+    with clean_env():
+        assert "SLURM_JOB_ID" not in os.environ and "SBATCH_PARTITION" not in os.environ
+        assert os.environ["SLURM_CONF"] == "/etc/slurm.conf"
+    assert os.environ["SLURM_JOB_ID"] == "1"
+
+
+def test_signal_outcomes():
+    assert outcome_for(signal.SIGUSR2, 5, 3600) == "timeout"  # Slurm's advance warning
+    assert outcome_for(signal.SIGTERM, 3590, 3600) == "timeout"  # PBS at the walltime
+    assert outcome_for(signal.SIGTERM, 100, 3600) == "cancelled"  # qdel / scancel
+    assert outcome_for(signal.SIGTERM, 100, 0) == "cancelled"
+
+
+class _Replay(Backend):
+    """In-memory scheduler states: node failures, preemption and out-of-memory cannot be
+    provoked on the single-node test cluster, so the reconciliation of each is checked here."""
+
+    name = "replay"
+
+    def __init__(self):
+        self.states: dict[str, SchedInfo] = {}
+        self.submitted: list[list[str]] = []
+
+    def submit_array(self, plan, account):
+        n = len(self.submitted)
+        ids = [f"{n}_{i}" for i in range(len(plan.jobs))]
+        self.submitted.append([j.job_id for j in plan.jobs])
+        for i in ids:
+            self.states[i] = SchedInfo("PENDING")
+        return str(n), ids, ""
+
+    def render(self, plan, account):
+        return ""
+
+    def poll(self, ids):
+        return {i: self.states[i] for i in ids if i in self.states}
+
+    def cancel(self, ids):
+        for i in ids:
+            self.states[i] = SchedInfo("CANCELLED")
+
+
+class _ReplayExecutor(BatchExecutor):
+    scheduler = "replay"
+
+    def make_backend(self):
+        return self._replay
+
+
+def test_every_final_state_maps_to_an_outcome(tmp_path):
+    site = SiteConfig(name="t", scheduler="slurm", partitions=[{"name": "p"}],
+                      batch={"account_required": False, "retries": 1})
+    camp = Campaign(tmp_path)
+    ex = _ReplayExecutor(site, camp)
+    ex._replay = _Replay()
+    names = ["done", "timeout_rec", "timeout", "cancel", "nodefail", "oom", "failed", "running"]
+    jobs = [_spec(tmp_path, n) for n in names]
+    ex.submit(jobs)
+    ids = {j.job_id: e.sched_id for j, e in zip(jobs, [ex.load_ledger().jobs[j.job_id] for j in jobs])}
+    for jid, status in (("done", "done"), ("timeout_rec", "timeout")):
+        save_model(Path(jobs[names.index(jid)].record_path), JobResult(job_id=jid, agent="a", problem="p",
+                                                                       attempt="1", status=status))
+    st = ex._replay.states
+    st[ids["done"]] = SchedInfo("COMPLETED")
+    st[ids["timeout_rec"]] = SchedInfo("COMPLETED")  # the job's USR2 handler wrote the timeout
+    st[ids["timeout"]] = SchedInfo("TIMEOUT")
+    st[ids["cancel"]] = SchedInfo("CANCELLED")
+    st[ids["nodefail"]] = SchedInfo("NODE_FAIL")
+    st[ids["oom"]] = SchedInfo("OUT_OF_MEMORY")
+    st[ids["failed"]] = SchedInfo("FAILED", exit_code="1:0")
+    st[ids["running"]] = SchedInfo("RUNNING")
+    states, retry = ex.refresh(jobs)
+    assert states == {"done": "done", "timeout_rec": "timeout", "timeout": "timeout", "cancel": "cancelled",
+                      "nodefail": "retrying", "oom": "failed", "failed": "failed", "running": "running"}
+    assert [j.job_id for j in retry] == ["nodefail"]
+    rec = lambda n: json.loads(Path(jobs[names.index(n)].record_path).read_text())  # noqa: E731
+    assert rec("timeout")["status"] == "timeout" and rec("oom")["status"] == "error"
+    assert "FAILED (exit 1:0) without a record" in rec("failed")["reason"]
+    assert not Path(jobs[names.index("cancel")].record_path).exists()
+    # The retry is resubmitted; failing again past the budget is an error with both ids.
+    ex._submit_arrays(ex.load_ledger(), retry, "", retry=True)
+    e = ex.load_ledger().jobs["nodefail"]
+    assert e.tries == 2 and e.history == [f"{ids['nodefail']}: NODE_FAIL"]
+    st[e.sched_id] = SchedInfo("PREEMPTED")
+    st[ids["running"]] = SchedInfo("COMPLETED")
+    states, retry = ex.refresh(jobs)
+    assert states["nodefail"] == "failed" and not retry
+    assert "PREEMPTED on every try (2" in rec("nodefail")["reason"]
+    assert states["running"] == "failed"  # COMPLETED but no record: the log tail would say why
+    # A resumed submit skips what is still queued; cancel only touches active jobs.
+    assert ex.cancel(jobs) == 0
+
+
+@pytest.mark.petsc
+@pytest.mark.parametrize("site", ["perlmutter", "frontier", "polaris", "aurora", "ci-slurm"])
+def test_dry_run_prints_batch_scripts_without_a_scheduler(site, tmp_path, monkeypatch):
+    monkeypatch.setenv("HPCBENCH_ACCOUNT", "proj123")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no sbatch/qsub reachable either way
+    p = hpcbench("submit", "--site", site, "--dry-run", "--problems", "vec-scatter,rosenbrock",
+                 "--out", str(tmp_path / "c"))
+    text = p.stdout
+    assert "nothing submitted" in p.stderr
+    if load_site(site).scheduler == "pbs":
+        assert "#PBS -A proj123" in text and "#PBS -l walltime=" in text and "hpcbench.jobs.job" in text
+        assert ("#PBS -l filesystems=home:eagle" in text) == (site == "polaris")
+    else:
+        assert "#SBATCH --signal=B:USR2@" in text and "exec " in text
+        assert ("#SBATCH --account=proj123" in text) or site == "ci-slurm"
+    assert text.count("#!/bin/bash") == 2  # rosenbrock (1 rank) and vec-scatter (3 ranks): two shapes
+    assert not (tmp_path / "c" / "scheduler" / "ledger.json").exists()
