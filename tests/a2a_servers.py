@@ -125,7 +125,7 @@ Script = Callable[[dict[str, Any]], Any]
 
 def purple_app(script: Script, name: str = "purple_agent") -> Starlette:
     """`script(params)` returns the JSON-RPC result dict, or a Response to send as is,
-    or ("sleep", seconds) to hang, or ("error", code, message) for a JSON-RPC error."""
+    or ("sleep", seconds[, result]) to hang first, or ("error", code, message) for a JSON-RPC error."""
     from a2a.compat.v0_3 import types as t
 
     state: dict[str, str] = {}
@@ -143,10 +143,15 @@ def purple_app(script: Script, name: str = "purple_agent") -> Starlette:
         if req.get("method") != "message/send":
             return JSONResponse({"jsonrpc": "2.0", "id": req.get("id"),
                                  "error": {"code": -32601, "message": f"method {req.get('method')} not found"}})
-        out = script(req["params"])
-        if isinstance(out, tuple) and out[0] == "sleep":
-            await asyncio.sleep(out[1])
-            out = purple_failure("slept")
+        state["inflight"] = state.get("inflight", 0) + 1
+        state["max_inflight"] = max(state.get("max_inflight", 0), state["inflight"])
+        try:
+            out = script(req["params"])
+            if isinstance(out, tuple) and out[0] == "sleep":  # ("sleep", seconds[, result])
+                await asyncio.sleep(out[1])
+                out = out[2] if len(out) > 2 else purple_failure("slept")
+        finally:
+            state["inflight"] -= 1
         if isinstance(out, Response):
             return out
         if isinstance(out, tuple) and out[0] == "error":
@@ -171,6 +176,7 @@ class PurpleServer(Served):
         super().__init__(app)
         app.state.purple["url"] = self.url + "/"
         self.files: dict[str, str] = app.state.files
+        self.state: dict = app.state.purple  # max_inflight: most requests answered at once
 
 
 # ----------------------------------------------------------------------------- a2a-sdk 1.x agent

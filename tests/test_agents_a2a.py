@@ -236,3 +236,34 @@ def test_agents_see_only_public_fields(tmp_path):
             if len(line) > 30 and line not in tasks:
                 assert line not in text, f"{sample}: line reached an agent: {line!r}"
     assert b"checks.json" not in raw and b"reference/" not in raw
+
+
+def test_generation_is_concurrent_up_to_the_limit(tmp_path):
+    with PurpleServer(lambda p: ("sleep", 0.4, purple_success({"main.c": SRC}))) as srv:
+        summary = _gen(srv.url, tmp_path, problems=("vec-scatter", "rosenbrock"), attempts=3, concurrency=2)
+        most = srv.state["max_inflight"]
+    assert summary.written["ok"] == 6
+    assert most == 2  # never more than --concurrency at once, and it did run attempts side by side
+
+
+def test_sdk_1x_message_with_raw_parts_and_telemetry(tmp_path):
+    """An agent on a2a-sdk 1.x answering a Message like petscagent-bench's current
+    purple agent: a text part, a telemetry data part, one raw (base64 on the wire) part per file."""
+
+    async def execute(context, event_queue):
+        from a2a.helpers import new_data_part, new_raw_part, new_text_part
+        from a2a.types import Message, Role
+
+        parts = [new_text_part("Code generation successful ✅\nnsize: 2\ncli_args: -n 40\n"),
+                 new_data_part({"schema_version": 1, "input_tokens": 321, "output_tokens": 123, "cost_usd": 0.004}),
+                 new_raw_part(SRC.encode(), filename="main.c", media_type="text/plain")]
+        await event_queue.enqueue_event(Message(role=Role.ROLE_AGENT, message_id="m1",
+                                                context_id=context.context_id, parts=parts))
+
+    with SdkServer(execute, name="purple_v1") as srv:
+        _gen(srv.url, tmp_path)
+    meta = _meta(tmp_path, "purple_v1")
+    assert meta.files == ["main.c"] and meta.ranks == [2] and meta.args == ["-n", "40"], meta.generation_error
+    assert (meta.generation.prompt_tokens, meta.generation.completion_tokens) == (321, 123)
+    assert "wire_notes" not in meta.generation.model_extra  # proper base64 this time
+    assert (tmp_path / "purple_v1/vec-scatter/1/main.c").read_text() == SRC

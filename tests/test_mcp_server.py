@@ -22,7 +22,8 @@ int main(int argc, char **argv)
   return 0;
 }
 """
-BROKEN = "#include <petscsys.h>\nint main(int argc, char **argv)\n{\n  PetscCall(PetscInitialise(&argc));\n  return 0;\n}\n"
+BROKEN = ("#include <petscsys.h>\nint main(int argc, char **argv)\n{\n"
+          "  PetscCall(PetscInitialise(&argc));\n  return 0;\n}\n")
 HANG = r"""#include <petscsys.h>
 #include <unistd.h>
 int main(int argc, char **argv)
