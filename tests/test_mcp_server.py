@@ -77,3 +77,43 @@ def test_mcp_compile_and_run_over_stdio(tmp_path):
     hang = got["hang"]
     assert hang["ok"] is False and hang["timed_out"] is True and "timeout after 3 s" in hang["stopped_reason"]
     assert got["unknown"]["ok"] is False and "compile first" in got["unknown"]["error"]
+
+
+async def _http_calls(url: str) -> dict:
+    from mcp import ClientSession
+
+    try:
+        from mcp.client.streamable_http import streamable_http_client as connect
+    except ImportError:  # mcp 1.x
+        from mcp.client.streamable_http import streamablehttp_client as connect
+    async with connect(url) as streams, ClientSession(streams[0], streams[1]) as s:
+        await s.initialize()
+        return _result(await s.call_tool("compile", {"files": {"main.c": BROKEN}, "entry": "main.c"}))
+
+
+def test_mcp_over_streamable_http(tmp_path):
+    import socket
+    import subprocess
+    import time
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    exe = Path(sys.executable).parent / "hpcbench"
+    proc = subprocess.Popen([str(exe), "mcp", "--transport", "http", "--port", str(port), "--workdir",
+                             str(tmp_path / "work")], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        t0 = time.time()
+        while True:  # until it listens (or died)
+            assert proc.poll() is None, proc.stderr.read().decode()
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.time() - t0 < 60, "mcp http server did not start"
+                time.sleep(0.2)
+        got = asyncio.run(asyncio.wait_for(_http_calls(f"http://127.0.0.1:{port}/mcp"), 120))
+    finally:
+        proc.terminate()
+        proc.wait(20)
+    assert got["ok"] is False and any("PetscInitialise" in e for e in got["errors"] + [got["stderr"]])

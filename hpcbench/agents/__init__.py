@@ -24,6 +24,14 @@ class AgentOptions:
 def make_agent(spec: str, bundles: dict[str, ProblemBundle], known: set[str], opts: AgentOptions,
                sandbox_factory=None) -> Agent:
     """An agent from its --agent spelling; HpcbenchError says what is accepted."""
+    try:
+        return _make(spec, bundles, known, opts, sandbox_factory)
+    except ValueError as e:
+        raise HpcbenchError(f"--agent {spec!r}: {e}") from None
+
+
+def _make(spec: str, bundles: dict[str, ProblemBundle], known: set[str], opts: AgentOptions,
+          sandbox_factory=None) -> Agent:
     if spec == "reference":
         from hpcbench.agents.dir_agent import ReferenceAgent
 
@@ -52,7 +60,7 @@ def make_agent(spec: str, bundles: dict[str, ProblemBundle], known: set[str], op
         inner_spec, _, n = spec[len("repair:"):].rpartition(":")
         if not inner_spec or not n.isdigit():
             raise HpcbenchError(f"--agent {spec!r}: write repair:INNER:N, e.g. repair:litellm:openai/gpt-4o:3")
-        inner = make_agent(inner_spec, bundles, known, opts, sandbox_factory)
+        inner = _make(inner_spec, bundles, known, opts, sandbox_factory)
         if sandbox_factory is None:
             from hpcbench.sandbox import Sandbox
             from hpcbench.site import load_site
@@ -60,10 +68,7 @@ def make_agent(spec: str, bundles: dict[str, ProblemBundle], known: set[str], op
             sandbox = Sandbox.for_site(load_site(opts.site))
         else:
             sandbox = sandbox_factory()
-        try:
-            return RepairAgent(inner, int(n), sandbox)
-        except ValueError as e:
-            raise HpcbenchError(f"--agent {spec!r}: {e}") from None
+        return RepairAgent(inner, int(n), sandbox)
     raise HpcbenchError(f"--agent {spec!r}: known agents are reference, dir:PATH, litellm:MODEL, a2a:URL, "
                         "repair:INNER:N")
 
