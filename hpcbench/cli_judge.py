@@ -46,9 +46,13 @@ def judge_summary(config: dict) -> str:
     st = config.get("judge_stats") or {}
     if not config.get("judge"):
         return "no judge configured: LLM-judged evaluators unscored"
-    return (f"judge {config['judge']['model']}: {st.get('tasks', 0)} judgements, {st.get('cached', 0)} from cache, "
+    text = (f"judge {config['judge']['model']}: {st.get('tasks', 0)} judgements, {st.get('cached', 0)} from cache, "
             f"{st.get('http_calls', 0)} HTTP calls, {st.get('unscored', 0)} unscored, "
             f"new cost ${st.get('new_cost_usd', 0.0):.4f}")
+    if st.get("unscored"):
+        text += "\n  why: " + "\n  why: ".join(f"{n} x {r}" for r, n in (st.get("reasons") or {}).items())
+        text += ("\n  the answers received are cached: the same command later asks only for the unscored ones")
+    return text
 
 
 @click.command()

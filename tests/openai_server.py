@@ -22,6 +22,7 @@ Use::
         srv.requests[0].body["messages"]     # every request body, in arrival order
         srv.reset()                           # forget requests and queued replies
         srv.errors                            # exceptions of responder functions (sent as HTTP 500)
+        srv.max_in_flight                     # most requests being answered at once (concurrency checks)
 
 How a request is answered: the next queued reply if any, else ``default``, which
 is a ``Reply`` or a function ``body -> Reply | str | dict`` (a str is sent as the
@@ -112,6 +113,8 @@ class OpenAIServer:
         self.model = model
         self.requests: list[Request] = []
         self.errors: list[str] = []  # exceptions raised by responder functions (answered with HTTP 500)
+        self.in_flight = 0  # requests received and not yet answered
+        self.max_in_flight = 0  # the most at once since start or reset()
         self._queue: deque[Reply | Responder] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -131,6 +134,7 @@ class OpenAIServer:
         with self._lock:
             self.requests.clear()
             self._queue.clear()
+            self.max_in_flight = self.in_flight
 
     @property
     def count(self) -> int:
@@ -172,18 +176,24 @@ class OpenAIServer:
                 try:
                     reply = server._answer(self.path, body, dict(self.headers.items()))
                 except Exception as e:  # a broken responder in a test: say so instead of dropping the line
-                    server.errors.append(f"{type(e).__name__}: {e}")
+                    with server._lock:
+                        server.errors.append(f"{type(e).__name__}: {e}")
+                        server.in_flight -= 1  # counted when the request was recorded
                     self._send(500, {"error": {"message": f"test responder failed: {type(e).__name__}: {e}",
                                                "type": "server_error"}})
                     return
-                if reply.delay and server._stopping.wait(reply.delay):
-                    return  # shutting down: drop the connection
-                if reply.raw_body is not None:
-                    self._send_bytes(reply.status, reply.raw_body, "text/plain", reply.headers)
-                elif reply.status != 200:
-                    self._send(reply.status, reply.error or {"error": {"message": "error"}}, reply.headers)
-                else:
-                    self._send(200, server._completion(body, reply), reply.headers)
+                try:
+                    if reply.delay and server._stopping.wait(reply.delay):
+                        return  # shutting down: drop the connection
+                    if reply.raw_body is not None:
+                        self._send_bytes(reply.status, reply.raw_body, "text/plain", reply.headers)
+                    elif reply.status != 200:
+                        self._send(reply.status, reply.error or {"error": {"message": "error"}}, reply.headers)
+                    else:
+                        self._send(200, server._completion(body, reply), reply.headers)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
 
             def _send(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
                 self._send_bytes(status, json.dumps(obj).encode(), "application/json", headers or {})
@@ -228,6 +238,8 @@ class OpenAIServer:
     def _answer(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> Reply:
         with self._lock:
             self.requests.append(Request(path=path, body=body, headers=headers, received_at=time.time()))
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
             source = self._queue.popleft() if self._queue else self.default
         out = source(body) if callable(source) and not isinstance(source, Reply) else source
         if isinstance(out, Reply):

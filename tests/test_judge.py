@@ -16,6 +16,7 @@ import h5py
 import pytest
 
 from hpcbench.judge.answer import BadAnswer, parse_answer
+from hpcbench.judge.cache import JudgeCache, journal_path
 from hpcbench.judge.config import JudgeConfig
 from hpcbench.judge.runner import OUTAGE_AFTER, run_tasks
 from hpcbench.judge.task import JudgeTask
@@ -118,10 +119,30 @@ def test_outage_stops_sending_after_a_few_failures(openai_server):
 
 def test_concurrency_limit_is_respected(openai_server):
     openai_server.default = Reply.json(GOOD, delay=0.3)
-    run_tasks([task(i) for i in range(6)], cfg(openai_server, concurrency=3))
-    # Requests arrive in waves of at most 3: no 4th request before the first answer came back.
-    t = sorted(r.received_at for r in openai_server.requests)
-    assert t[3] - t[0] >= 0.25
+    outs = run_tasks([task(i) for i in range(8)], cfg(openai_server, concurrency=3))
+    assert all(o.answer is not None for o in outs) and openai_server.count == 8
+    assert 1 < openai_server.max_in_flight <= 3
+
+
+def test_cache_journal_keeps_answers_through_a_crash(tmp_path, openai_server):
+    h5 = tmp_path / "campaign.h5"
+    h5py.File(h5, "w").close()
+    openai_server.default = Reply.json(GOOD)
+    run_tasks([task(0), task(1)], cfg(openai_server), JudgeCache(h5))
+    # The scoring dies here: nothing in campaign.h5 yet, the answers are in the journal,
+    # whose last line the crash cut short.
+    with journal_path(h5).open("a") as fh:
+        fh.write('{"key": "0123')
+    openai_server.reset()
+    again = JudgeCache(h5)
+    outs = run_tasks([task(0), task(1)], cfg(openai_server), again)
+    assert openai_server.count == 0 and all(o.cached and o.answer.score == 0.75 for o in outs)
+    other_model = run_tasks([task(0)], cfg(openai_server, model="openai/judge-b"), again)
+    assert openai_server.count == 1 and not other_model[0].cached  # the model is part of the key
+    with h5py.File(h5, "a") as f:
+        assert again.write_into(f) == 3
+    again.committed()
+    assert not journal_path(h5).exists() and len(JudgeCache(h5)) == 3
 
 
 # ----------------------------------------------------------------------------- no litellm at start-up

@@ -8,6 +8,7 @@ that every retry is ours: counted, backed off exponentially, and reported."""
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -103,4 +104,7 @@ def _describe(e: BaseException, cfg: JudgeConfig) -> str:
     if isinstance(e, lt.RateLimitError):
         return "rate limited (HTTP 429)"
     msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
-    return f"{type(e).__name__}: {msg[:300]}"
+    # litellm repeats the class name and the provider: "litellm.XError: XError: OpenAIException - why"
+    msg = re.sub(r"^(?:(?:litellm\.)?\w+(?:Error|Exception)(?::| -)\s*)+", "", msg)
+    status = getattr(e, "status_code", None)
+    return f"{type(e).__name__}{f' (HTTP {status})' if status else ''}: {msg[:300]}"
