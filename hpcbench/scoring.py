@@ -10,6 +10,7 @@ import datetime as dt
 import json
 import os
 import shutil
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -120,7 +121,8 @@ def resolve_judged(scores: list[SubmissionScore], judge: JudgeConfig | None,
             "answered": sum(o.answer is not None for o in outcomes),
             "unscored": sum(o.answer is None for o in outcomes),
             "http_calls": sum(o.http_calls for o in outcomes),
-            "new_cost_usd": sum(o.cost_usd for o in outcomes if not o.cached)}
+            "new_cost_usd": sum(o.cost_usd for o in outcomes if not o.cached),
+            "reasons": dict(Counter(o.error for o in outcomes if o.error).most_common(3))}
 
 
 def finish(out: SubmissionScore) -> SubmissionScore:
