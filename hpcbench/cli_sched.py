@@ -49,14 +49,28 @@ def sites(verbose) -> None:
                            f"partition={v.partition or '-'} options={' '.join(v.runtime_options) or '-'}")
 
 
+_shown: list[Counter] = []
+
+
+def _progress(counts: Counter) -> None:
+    """Every state's count, one line per change (redrawn in place on a terminal)."""
+    if _shown and _shown[-1] == counts:
+        return
+    _shown[:] = [counts.copy()]
+    order = ["pending", "running", "retrying", "unknown", "done", "timeout", "failed", "cancelled"]
+    msg = "jobs: " + ", ".join(f"{counts[k]} {k}" for k in order if counts.get(k))
+    if sys.stderr.isatty():
+        click.echo(f"\r{msg}   ", nl=False, err=True)
+    else:
+        click.echo(msg, err=True)
+
+
 @click.command()
 @click.argument("campaign_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--poll", "poll_s", type=float, help="seconds between polls (default: the site's)")
 @click.option("--timeout", "timeout_s", type=float, help="give up after this many seconds (jobs keep running)")
 def wait(campaign_dir, poll_s, timeout_s) -> None:
     """Follow a campaign's jobs until none is queued or running; resubmit node failures."""
-    from hpcbench.cli import _progress
-
     c, site, ex = _open(campaign_dir)
     specs = c.specs()
     if not hasattr(ex, "wait"):

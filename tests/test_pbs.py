@@ -74,7 +74,7 @@ def _site(tmp: Path) -> Path:
     text = text.replace('template: "mpiexec --np {ranks} --ppn {ppn} --depth {depth} --cpu-bind depth"',
                         'template: "mpiexec -n {ranks}"')
     text = text.replace('oversubscribe_flag: ""\nvariants', 'oversubscribe_flag: "--oversubscribe"\nvariants')
-    text = text.replace("petsc_dir: /eagle/YOUR_PROJECT/hpcbench/spack-env/view", "petsc_dir: auto")
+    text = text.replace("petsc_dir: /eagle/YOUR_PROJECT/hpcbench/spack-env/views/cpu", "petsc_dir: auto")
     text = text.replace("storage_root: /eagle/YOUR_PROJECT/hpcbench/campaigns", f"storage_root: {tmp}")
     text += "timing_repeats: 1\nvalgrind: false\nsetup: []\n"
     text = text.replace("setup:\n  - module use /soft/modulefiles\n  - module load PrgEnv-gnu cudatoolkit-standalone\n"
