@@ -17,5 +17,7 @@ def test_wheel_contains_mapped_packages_and_data(tmp_path):
                  "hpcbench/data/problems/vec-scatter/problem.json",
                  "hpcbench/data/problems/vec-scatter/reference/main.c",
                  "hpcbench/data/site_configs/local.yaml",
-                 "hpcbench/data/examples/submissions/leaky-coder/vec-scatter/1/main.c"):
+                 "hpcbench/data/examples/submissions/leaky-coder/vec-scatter/1/main.c",
+                 "hpcbench/judge/runner.py", "hpcbench/evaluators/judged/solver_choice.py",
+                 "hpcbench/evaluators/prompts/solver_choice.v1.txt"):
         assert must in names, must
