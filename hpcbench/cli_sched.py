@@ -117,7 +117,7 @@ def declared_installs(site) -> dict:
         try:
             out[v.name] = resolve_variant(v)
         except FileNotFoundError:
-            feats = {"tao", "dmplex", "dmstag", *v.provides}
+            feats = {"tao", "ts", "dmplex", "dmstag", "petscfe", *v.provides}  # in every full PETSc build
             feats |= {f for f, flag in (("cuda", "--with-cuda"), ("kokkos", "--with-kokkos"), ("hip", "--with-hip"))
                       if any(c.startswith(flag) for c in v.claims)}
             out[v.name] = PetscInstall(petsc_dir=Path(v.petsc_dir), petsc_arch=v.petsc_arch, version="",

@@ -206,3 +206,13 @@ def test_dry_run_prints_batch_scripts_without_a_scheduler(site, tmp_path, monkey
         assert ("#SBATCH --account=proj123" in text) or site == "ci-slurm"
     assert text.count("#!/bin/bash") == 2  # rosenbrock (1 rank) and vec-scatter (3 ranks): two shapes
     assert not (tmp_path / "c" / "scheduler" / "ledger.json").exists()
+
+
+@pytest.mark.petsc
+def test_doctor_for_a_site_not_reachable_from_here(monkeypatch):
+    monkeypatch.delenv("HPCBENCH_ACCOUNT", raising=False)
+    p = hpcbench("doctor", "--site", "polaris", check=False)
+    assert p.returncode == 1
+    for line in ("scheduler: qsub", "account", "PETSc [cuda]", "launcher"):
+        assert line in p.stdout, line
+    assert "ruled out" in p.stdout and "HPCBENCH_ACCOUNT" in p.stdout

@@ -212,3 +212,11 @@ def test_sacct_down_falls_back_to_squeue_and_scontrol(slurm_cluster, tmp_path, m
             break
         time.sleep(0.5)
     assert state == "COMPLETED"  # from scontrol: squeue no longer lists it
+
+
+def test_doctor_on_the_cluster_runs_mpi_through_srun(slurm_cluster):
+    p = hpcbench("doctor", "--site", "ci-slurm")
+    out = p.stdout
+    assert "scheduler: sacct" in out and "MISSING" not in out
+    assert "srun" in out and "2 ranks" in out  # a one-job check through the launcher
+    assert "problem scatter-cuda" in out and "ruled out" in out  # no CUDA build here
