@@ -10,6 +10,8 @@ import h5py
 import numpy as np
 import pandas as pd
 
+from hpcbench import agreement
+
 CATEGORIES = ["correctness", "performance", "code", "appropriateness", "library"]
 
 
@@ -48,6 +50,7 @@ def submission_rows(h5_path: Path, scoring_id: str | None = None) -> tuple[str, 
                         "gates_passed": bool(a["gates_passed"]), "failed_gate": a["failed_gate"],
                         "composite": _nan(a["composite"]), "tier": a["tier"], "partial": bool(a["partial"]),
                         "left_out": json.loads(a["left_out"]), "categories": cats,
+                        "unscored": json.loads(a.get("unscored", "[]")),
                         "build_s": build_s, "run_s": run_s, "evaluators": evs,
                         "source": f"/scores/{sid}/{agent}/{prob}/{att}",
                         "why": evs.get(a["failed_gate"], {}).get("rationale", "") if a["failed_gate"] else "",
@@ -92,6 +95,10 @@ def markdown(h5_path: Path, scoring_id: str | None = None) -> str:
     if partial:
         lines += ["", f"Composites are partial: categories without evaluators yet or unscored: "
                       f"{', '.join(partial)} (left out, weights renormalised; never counted as zero)."]
+    unscored = sorted({e for r in rows if r["partial"] for e in r.get("unscored", [])})
+    if unscored:
+        lines += ["", f"Unscored evaluators left out of some composites: {', '.join(unscored)} "
+                      "(reasons in each submission's /scores/.../evaluators/<name> rationale)."]
     lines += ["", "## Submissions", "", "| agent | problem | attempt | gates | composite | tier | why |",
               "|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: (r["problem"], r["agent"], r["attempt"])):
@@ -99,6 +106,7 @@ def markdown(h5_path: Path, scoring_id: str | None = None) -> str:
         why = r["why"].replace("|", "/").replace("\n", " ")[:140]
         lines.append(f"| {r['agent']} | {r['problem']} | {r['attempt']} | {gates} | {_fmt(r['composite'])} "
                      f"| {r['tier']} | {why} |")
+    lines += agreement.markdown_lines(h5_path, sid)  # empty unless a scoring by another judge exists
     return "\n".join(lines) + "\n"
 
 
