@@ -65,6 +65,13 @@ def test_good_answers_with_usage_through_litellm(openai_server):
     assert {r.body["messages"][1]["content"] for r in openai_server.requests} == {"code 0", "code 1", "code 2"}
 
 
+def test_cost_from_litellms_bundled_price_map(openai_server):
+    """A model litellm has a price for: cost from the usage tokens, with no price-map download."""
+    openai_server.default = Reply.json(GOOD, prompt_tokens=1000, completion_tokens=100)
+    (o,) = run_tasks([task()], cfg(openai_server, model="openai/gpt-4o-mini"))
+    assert o.cost_usd > 0 and o.cost_usd < 0.01 and (o.prompt_tokens, o.completion_tokens) == (1000, 100)
+
+
 def test_garbage_then_good_is_asked_again_once_with_the_reason(openai_server):
     openai_server.queue(Reply.text("Looks fine to me!"))
     openai_server.default = Reply.json(GOOD)
