@@ -19,5 +19,7 @@ def test_wheel_contains_mapped_packages_and_data(tmp_path):
                  "hpcbench/data/site_configs/local.yaml",
                  "hpcbench/data/examples/submissions/leaky-coder/vec-scatter/1/main.c",
                  "hpcbench/judge/runner.py", "hpcbench/evaluators/judged/solver_choice.py",
-                 "hpcbench/evaluators/prompts/solver_choice.v1.txt"):
+                 "hpcbench/evaluators/prompts/solver_choice.v1.txt",
+                 "hpcbench/agents/a2a_agent.py", "hpcbench/mcp_server.py", "hpcbench/evaluators/refusal.py",
+                 "hpcbench/data/problems/refuse-mumps/reference/submission.json"):
         assert must in names, must
