@@ -140,6 +140,10 @@ def purple_app(script: Script, name: str = "purple_agent") -> Starlette:
 
     async def rpc(request: Request) -> Response:
         req = json.loads(await request.body())
+        if req.get("method") == "tasks/get" and req["params"]["id"] in state.get("tasks", {}):
+            # a task the script left working: the next state it registered under state["tasks"][id]
+            return JSONResponse({"jsonrpc": "2.0", "id": req.get("id"),
+                                 "result": state["tasks"][req["params"]["id"]].pop(0)})
         if req.get("method") != "message/send":
             return JSONResponse({"jsonrpc": "2.0", "id": req.get("id"),
                                  "error": {"code": -32601, "message": f"method {req.get('method')} not found"}})

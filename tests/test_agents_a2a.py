@@ -267,3 +267,24 @@ def test_sdk_1x_message_with_raw_parts_and_telemetry(tmp_path):
     assert (meta.generation.prompt_tokens, meta.generation.completion_tokens) == (321, 123)
     assert "wire_notes" not in meta.generation.model_extra  # proper base64 this time
     assert (tmp_path / "purple_v1/vec-scatter/1/main.c").read_text() == SRC
+
+
+def test_working_task_is_polled_until_done(tmp_path):
+    from a2a.compat.v0_3 import types as t
+
+    def task(state, parts=()):
+        return t.Task(id="t9", context_id="c9", status=t.TaskStatus(state=state),
+                      artifacts=[t.Artifact(artifact_id="a", parts=_v03(parts))] if parts else None
+                      ).model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    def script(params):
+        srv.state["tasks"] = {"t9": [task(t.TaskState.working),
+                                     task(t.TaskState.completed, [_text("nsize: 1"), _file("main.c", SRC)])]}
+        return task(t.TaskState.submitted)
+
+    with PurpleServer(script, name="slow agent") as srv:
+        _gen(srv.url, tmp_path)
+        gets = [b for b in srv.bodies if b"tasks/get" in b]
+    meta = _meta(tmp_path, "slow_agent")
+    assert meta.files == ["main.c"] and not meta.generation_error, meta.generation_error
+    assert len(gets) == 2  # working, then completed
