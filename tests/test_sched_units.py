@@ -216,3 +216,11 @@ def test_doctor_for_a_site_not_reachable_from_here(monkeypatch):
     for line in ("scheduler: qsub", "account", "PETSc [cuda]", "launcher"):
         assert line in p.stdout, line
     assert "ruled out" in p.stdout and "HPCBENCH_ACCOUNT" in p.stdout
+
+
+def test_only_gpu_variants_ask_for_gpus(tmp_path):
+    site = load_site("frontier")  # one partition, 8 GCDs per node, cpu and kokkos variants on it
+    arrays = plan_arrays([_spec(tmp_path, "a", ranks=2, variant="cpu"),
+                          _spec(tmp_path, "b", ranks=2, variant="kokkos")], site)
+    assert sorted((a.shape.variant, a.shape.gpus) for a in arrays) == [("cpu", 0), ("kokkos", 8)]
+    assert all(a.walltime_min <= 120 for a in arrays)

@@ -52,10 +52,22 @@ class ArrayPlan:
 def shape_of(spec: JobSpec, site: SiteConfig) -> tuple[Shape, Partition | None]:
     part = site.partition_for(spec.variant.name)
     cores = part.cores_per_node if part and part.cores_per_node else site.total_cores()
-    gpus = part.gpus_per_node if part else 0
+    gpus = part.gpus_per_node if part and _uses_gpus(spec, site) else 0
     # A job wider than a node still gets one node and runs oversubscribed (its timings say so).
     return Shape(partition=part.name if part else "", cpus=min(spec.width, cores), gpus=gpus,
                  variant=spec.variant.name), part
+
+
+GPU_FEATURES = {"cuda", "hip", "sycl", "kokkos", "gpu"}
+
+
+def _uses_gpus(spec: JobSpec, site: SiteConfig) -> bool:
+    """GPUs are asked for only by GPU variants (a cpu job on a GPU partition takes none)."""
+    declared = set()
+    if any(v.name == spec.variant.name for v in site.variants):
+        v = site.variant(spec.variant.name)
+        declared = set(v.provides) | {f for f in GPU_FEATURES if any(f in c for c in v.claims)}
+    return bool((set(spec.variant.features) | declared) & GPU_FEATURES)
 
 
 def walltime_min(jobs: list[JobSpec], site: SiteConfig, part: Partition | None) -> int:
