@@ -152,6 +152,21 @@ def test_cache_journal_keeps_answers_through_a_crash(tmp_path, openai_server):
     assert not journal_path(h5).exists() and len(JudgeCache(h5)) == 3
 
 
+def test_unreadable_cache_entry_is_asked_again_and_replaced(tmp_path, openai_server):
+    h5 = tmp_path / "campaign.h5"
+    key = task().cache_key("openai/judge-a")
+    with h5py.File(h5, "w") as f:
+        f.create_dataset(f"judge_cache/{key}", data=json.dumps({"answer": {"score": 9}}),
+                         dtype=h5py.string_dtype("utf-8"))
+    openai_server.default = Reply.json(GOOD)
+    cache = JudgeCache(h5)
+    (o,) = run_tasks([task()], cfg(openai_server), cache)
+    assert openai_server.count == 1 and o.answer.score == 0.75 and not o.cached
+    with h5py.File(h5, "a") as f:
+        cache.write_into(f)
+    assert JudgeCache(h5).get(key)["answer"]["score"] == 0.75
+
+
 # ----------------------------------------------------------------------------- no litellm at start-up
 
 

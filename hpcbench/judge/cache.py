@@ -29,6 +29,7 @@ class JudgeCache:
         self.journal = journal_path(self.h5_path)
         self._entries: dict[str, dict[str, Any]] = {}
         self._stored: set[str] = set()  # keys already in campaign.h5
+        self._fresh: set[str] = set()  # newer than campaign.h5: put now or read from the journal
         self._lock = threading.Lock()
         if self.h5_path.is_file():
             with h5py.File(self.h5_path, "r") as f:
@@ -39,7 +40,9 @@ class JudgeCache:
             for line in self.journal.read_text().splitlines():
                 try:
                     rec = json.loads(line)
-                    self._entries.setdefault(rec["key"], rec["entry"])
+                    # The journal is newer than campaign.h5 (it is removed once merged).
+                    self._entries[rec["key"]] = rec["entry"]
+                    self._fresh.add(rec["key"])
                 except (ValueError, KeyError):
                     # a line cut short by a crash mid-write: the rest of the journal is still good
                     continue
@@ -54,6 +57,7 @@ class JudgeCache:
     def put(self, key: str, entry: dict[str, Any]) -> None:
         with self._lock:
             self._entries[key] = entry
+            self._fresh.add(key)
             with self.journal.open("a") as fh:
                 fh.write(json.dumps({"key": key, "entry": entry}, sort_keys=True) + "\n")
                 fh.flush()
@@ -62,8 +66,10 @@ class JudgeCache:
         """Add the entries campaign.h5 lacks to an open (temporary copy of) campaign.h5."""
         g = f.require_group(GROUP)
         with self._lock:
-            new = [k for k in self._entries if k not in g]
+            new = [k for k in self._entries if k not in g or k in self._fresh]
             for key in new:
+                if key in g:
+                    del g[key]  # an entry that could not be read was asked again
                 e = self._entries[key]
                 ds = g.create_dataset(key, data=json.dumps(e, sort_keys=True), dtype=h5py.string_dtype("utf-8"))
                 ds.attrs.update(model=e.get("model", ""), prompt_version=e.get("prompt_version", ""))

@@ -14,6 +14,8 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+from pydantic import ValidationError
+
 from hpcbench.judge.answer import BadAnswer, JudgeAnswer, parse_answer, retry_message
 from hpcbench.judge.cache import JudgeCache
 from hpcbench.judge.client import JudgeUnavailable, complete
@@ -52,7 +54,10 @@ def ask(task: JudgeTask, cfg: JudgeConfig, cache: JudgeCache | None = None,
     key = task.cache_key(cfg.model)
     entry = cache.get(key) if cache is not None else None
     if entry is not None:
-        return _from_cache(task, cfg.model, entry)
+        try:
+            return _from_cache(task, cfg.model, entry)
+        except (ValidationError, KeyError, TypeError):
+            pass  # an entry this version cannot read is asked again (and replaced)
     out = JudgeOutcome(task=task, model=cfg.model)
     if breaker is not None and breaker.open():
         out.error = f"not asked: the judge was unavailable ({breaker.last}); re-score later"
