@@ -32,12 +32,14 @@ def _progress(counts: Counter) -> None:
         click.echo(msg, err=True)
 
 
-def _gather(agents: list[str], submissions: str | None, problems: dict) -> tuple[list, list]:
+def _gather(agents: list[str], submissions: str | None, problems: dict,
+            generated: Path | None = None) -> tuple[list, list]:
     from hpcbench.resources import data_path
     from hpcbench.submission import load_tree, reference_submission
 
     ok, bad = [], []
     known = {p.name for p in data_path("problems").iterdir() if (p / "problem.json").is_file()}
+    to_generate = []
     for agent in agents:
         if agent == "reference":
             for pid, b in problems.items():
@@ -51,9 +53,18 @@ def _gather(agents: list[str], submissions: str | None, problems: dict) -> tuple
             o, b = load_tree(Path(agent[4:]), known)
             ok += o
             bad += b
+        elif generated is not None and agent.split(":", 1)[0] in ("litellm", "a2a", "repair"):
+            to_generate.append(agent)
         else:
-            raise HpcbenchError(f"--agent {agent!r}: known agents are reference, samples, dir:PATH "
-                                "(LLM and A2A agents come with `hpcbench generate`)")
+            raise HpcbenchError(f"--agent {agent!r}: known agents are reference, samples, dir:PATH, "
+                                "litellm:MODEL, a2a:URL, repair:INNER:N (or `hpcbench generate` first)")
+    if to_generate:  # one attempt per problem into <out>/generated (resumable), then loaded like any tree
+        from hpcbench.cli_agents import generate_tree
+
+        generate_tree(to_generate, problems, generated)
+        o, b = load_tree(generated, known)
+        ok += o
+        bad += b
     if submissions:
         o, b = load_tree(Path(submissions), known)
         ok += o
@@ -77,7 +88,7 @@ def _plan(out: str, site_name: str, agents: list[str], submissions: str | None, 
     site = load_site(site_name)
     ids = [p.strip() for p in problem_ids.split(",") if p.strip()] if problem_ids else None
     problems = load_problems(None, ids)
-    subs, rejected = _gather(agents, submissions, problems)
+    subs, rejected = _gather(agents, submissions, problems, Path(out) / "generated")
     for r in rejected:
         click.echo(f"rejected: {r}", err=True)
     campaign, plan = create_campaign(Path(out), site, problems, subs, rejected, installs)
@@ -139,7 +150,9 @@ def main() -> None:
 
 
 agent_opt = click.option("--agent", "agents", multiple=True,
-                         help="reference | samples | dir:PATH (repeatable)")
+                         help="reference | samples | dir:PATH | litellm:MODEL | a2a:URL | repair:INNER:N "
+                              "(repeatable; generated into <out>/generated, endpoint and key from "
+                              "$HPCBENCH_BASE_URL and $HPCBENCH_API_KEY)")
 common = [
     click.option("--site", default="local", show_default=True, help="site name or path to a site YAML"),
     click.option("--submissions", type=click.Path(file_okay=False), help="tree <agent>/<problem>/<attempt>/"),

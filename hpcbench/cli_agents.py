@@ -65,6 +65,27 @@ def generate(agents, problem_ids, attempts, out, base_url, api_key_env, max_toke
     made = [make_agent(a, bundles, known, opts) for a in agents]
     summary = asyncio.run(run_generate(made, bundles, attempts, Path(out), concurrency=concurrency,
                                        timeout_s=timeout_s, retry_failed=retry_failed, progress=_progress))
+    _echo_summary(out, summary)
+
+
+def generate_tree(specs: list[str], bundles: dict, out: Path, site: str = "local") -> None:
+    """`run`/`submit --agent litellm:/a2a:/repair:`: one attempt per problem into `out`
+    (resumable), endpoint and key from $HPCBENCH_BASE_URL and $HPCBENCH_API_KEY."""
+    import os
+
+    from hpcbench.agents import AgentOptions, make_agent
+    from hpcbench.agents.generate import generate as run_generate
+    from hpcbench.resources import data_path
+
+    known = {p.name for p in data_path("problems").iterdir() if (p / "problem.json").is_file()}
+    opts = AgentOptions(base_url=os.environ.get("HPCBENCH_BASE_URL"), api_key=os.environ.get("HPCBENCH_API_KEY"),
+                        site=site)
+    made = [make_agent(a, bundles, known, opts) for a in specs]
+    summary = asyncio.run(run_generate(made, bundles, 1, out, timeout_s=opts.timeout_s, progress=_progress))
+    _echo_summary(str(out), summary)
+
+
+def _echo_summary(out: str, summary) -> None:  # type: ignore[no-untyped-def]
     if sys.stderr.isatty():
         click.echo("", err=True)
     for r in summary.rejected:

@@ -81,3 +81,17 @@ def test_generate_submit_collect_score_report_from_an_a2a_agent(tmp_path):
     assert by[("reference", "vec-scatter", "1")]["gates_passed"]
     md = hpcbench("report", str(camp)).stdout
     assert "purple_agent" in md
+
+
+def test_run_takes_a_generating_agent_directly(tmp_path):
+    """`run --agent a2a:URL` generates into <out>/generated and goes on (here the
+    refusal set only: nothing to build, so it is quick)."""
+    camp = tmp_path / "camp"
+    with PurpleServer(_script()) as srv:
+        out = hpcbench("run", "--agent", f"a2a:{srv.url}", "--problems", "refuse-vec-ownership",
+                       "--out", str(camp)).stdout
+    assert (camp / "generated/purple_agent/refuse-vec-ownership/1/submission.json").is_file()
+    assert "purple_agent" in out
+    rows = json.loads(hpcbench("report", str(camp), "--format", "json").stdout)["submissions"]
+    mine = [r for r in rows if r["agent"] == "purple_agent"]
+    assert len(mine) == 1 and mine[0]["refused"] and mine[0]["evaluators"]["refusal"]["score"] == 1.0
