@@ -10,6 +10,7 @@ references or checks) is reachable from here: callers pass sources, not problems
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import shutil
@@ -53,7 +54,9 @@ class Sandbox:
 
         variant = site.variants[0]
         petsc = resolve_variant(variant)
-        root = Path(root) if root else Path(tempfile.mkdtemp(prefix="hpcbench-sandbox-"))
+        if root is None:  # a private folder, removed when the process ends
+            root = Path(tempfile.mkdtemp(prefix="hpcbench-sandbox-"))
+            atexit.register(shutil.rmtree, root, True)
         return cls(site, petsc, root, tuple(variant.runtime_options))
 
     def compile(self, files: dict[str, str], entry: str) -> dict[str, Any]:

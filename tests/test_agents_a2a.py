@@ -154,7 +154,7 @@ BAD = {
     "jsonrpc_error": (lambda p: ("error", -32603, "internal failure"), "protocol_error"),
     "http_500": (lambda p: Response("boom", status_code=500), "protocol_error"),
     "not_json": (lambda p: Response("<html>proxy error</html>", media_type="text/html"), "protocol_error"),
-    "timeout": (lambda p: ("sleep", 5), "timeout"),
+    "timeout": (lambda p: ("sleep", 3), "timeout"),
 }
 
 
@@ -288,3 +288,32 @@ def test_working_task_is_polled_until_done(tmp_path):
     meta = _meta(tmp_path, "slow_agent")
     assert meta.files == ["main.c"] and not meta.generation_error, meta.generation_error
     assert len(gets) == 2  # working, then completed
+
+
+@pytest.mark.petsc
+def test_repair_over_a2a_keeps_the_context(tmp_path):
+    from hpcbench.agents.repair_agent import RepairAgent
+    from hpcbench.sandbox import Sandbox
+    from hpcbench.site import load_site
+
+    contexts = []
+
+    def script(params):
+        msg = params["message"]
+        contexts.append(msg.get("contextId", ""))
+        src = SRC if len(contexts) > 1 else SRC.replace("PetscFinalize", "PetscFinalise")
+        out = purple_success({"main.c": src}, 1, "")
+        out["contextId"] = msg.get("contextId") or "ctx-1"
+        return out
+
+    with PurpleServer(script, name="fixer") as srv:
+        inner = make_agent(f"a2a:{srv.url}", BUNDLES, KNOWN, AgentOptions(timeout_s=30))
+        agent = RepairAgent(inner, 2, Sandbox.for_site(load_site("local"), tmp_path / "sb"))
+        asyncio.run(generate([agent], {"vec-scatter": BUNDLES["vec-scatter"]}, 1, tmp_path / "out", timeout_s=120))
+        feedback = json.loads(srv.bodies[-1].split(b"\n", 1)[1])["params"]["message"]
+    meta = _meta(tmp_path / "out", "fixer+repair2")
+    assert contexts == ["", "ctx-1"]  # the follow-up went to the conversation the agent opened
+    assert "BUILD FAILED" in feedback["parts"][0]["text"] and len(feedback["parts"]) == 1
+    assert meta.generation.turns == 2
+    assert [r["build_ok"] for r in meta.generation.model_extra["rounds"]] == [False, True]
+    assert (tmp_path / "out/fixer+repair2/vec-scatter/1/main.c").read_text() == SRC

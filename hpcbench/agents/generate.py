@@ -123,6 +123,8 @@ async def generate(agents: list[Agent], bundles: dict[str, ProblemBundle], attem
             replay(agent, sorted(bundles), out, summary)
             continue
         await agent.start()
+        if agent.name in summary.agents:  # two agents whose cards share a name must not share a folder
+            agent.name = next(f"{agent.name}-{i}" for i in range(2, 1000) if f"{agent.name}-{i}" not in summary.agents)
         summary.agents.append(agent.name)
         for pid in sorted(bundles):
             for k in range(1, attempts + 1):
