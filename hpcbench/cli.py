@@ -259,15 +259,22 @@ def score(campaign_dir, scoring_id, **judge) -> None:
 
 @main.command()
 @click.argument("campaign_dir", type=click.Path(exists=True, file_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["md", "csv", "json"]), default="md", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["md", "html", "csv", "json"]), default="md", show_default=True)
 @click.option("--scoring-id", help="which scoring (default: the latest)")
-def report(campaign_dir, fmt, scoring_id) -> None:
-    """Leaderboard and per-submission table of a scored campaign."""
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), help="write to this file instead of stdout")
+def report(campaign_dir, fmt, scoring_id, out_file) -> None:
+    """Leaderboard, per-problem table, category profile, failure taxonomy, costs
+    and judge agreement of a scored campaign (html: one self-contained file)."""
     from hpcbench import report as rep
     from hpcbench.campaign import Campaign
 
     c = Campaign(Path(campaign_dir))
-    click.echo(rep.render(c.h5_path, fmt, scoring_id), nl=False)
+    text = rep.render(c.h5_path, fmt, scoring_id)
+    if out_file:
+        Path(out_file).write_text(text)
+        click.echo(f"report: {out_file}", err=True)
+    else:
+        click.echo(text, nl=False)
 
 
 @main.command()
@@ -304,22 +311,27 @@ def doctor(site, account, no_launch) -> None:
     sys.exit(1 if doctor_report(site, account, run_launcher=not no_launch) else 0)
 
 
-from hpcbench.cli_lint import lint  # noqa: E402
-
-main.add_command(lint)
-
 from hpcbench.cli_judge import agreement  # noqa: E402
 
 main.add_command(agreement)
-
-from hpcbench.cli_sched import register as _register_sched  # noqa: E402
-
-_register_sched(main)
 
 from hpcbench.cli_agents import generate, mcp  # noqa: E402
 
 main.add_command(generate)
 main.add_command(mcp)
+
+from hpcbench.cli_lint import lint  # noqa: E402
+
+main.add_command(lint)
+
+from hpcbench.cli_report import explain  # noqa: E402
+
+main.add_command(explain)
+
+
+from hpcbench.cli_sched import register as _register_sched  # noqa: E402
+
+_register_sched(main)
 
 
 if __name__ == "__main__":
