@@ -185,7 +185,7 @@ class PurpleServer(Served):
 
 # ----------------------------------------------------------------------------- a2a-sdk 1.x agent
 
-def sdk_app(execute: Callable[[Any, Any], Any], name: str, url: str) -> Starlette:
+def sdk_app(execute: Callable[[Any, Any], Any], name: str, url: str, protocol: str = "1.0") -> Starlette:
     """A real a2a-sdk 1.x server; `execute(context, event_queue)` is the executor's body."""
     from a2a.server.agent_execution import AgentExecutor
     from a2a.server.request_handlers import DefaultRequestHandler
@@ -201,18 +201,20 @@ def sdk_app(execute: Callable[[Any, Any], Any], name: str, url: str) -> Starlett
             raise NotImplementedError
 
     card = AgentCard(name=name, description="test agent on a2a-sdk 1.x", version="1.0.0",
-                     supported_interfaces=[AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")],
+                     supported_interfaces=[AgentInterface(url=url, protocol_binding="JSONRPC",
+                                                          protocol_version=protocol)],
                      default_input_modes=["text/plain"], default_output_modes=["application/json"],
                      capabilities=AgentCapabilities(streaming=False),
                      skills=[AgentSkill(id="petsc", name="PETSc", description="PETSc code", tags=["petsc"])])
     handler = DefaultRequestHandler(agent_executor=Executor(), task_store=InMemoryTaskStore(), agent_card=card)
-    return Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")])
+    return Starlette(routes=[*create_agent_card_routes(card),
+                             *create_jsonrpc_routes(handler, "/", enable_v0_3_compat=protocol.startswith("0.3"))])
 
 
 class SdkServer(Served):
-    def __init__(self, execute: Callable[[Any, Any], Any], name: str = "data_agent"):
+    def __init__(self, execute: Callable[[Any, Any], Any], name: str = "data_agent", protocol: str = "1.0"):
         port = free_port()
-        super().__init__(sdk_app(execute, name, f"http://127.0.0.1:{port}/"), port)
+        super().__init__(sdk_app(execute, name, f"http://127.0.0.1:{port}/", protocol), port)
 
 
 def data_part_executor(answer: Callable[[str], dict[str, Any]]) -> Callable[[Any, Any], Any]:

@@ -87,6 +87,16 @@ def test_data_part_task_on_sdk_1x_with_usage(tmp_path):
     assert req["method"] == "SendMessage"
 
 
+def test_sdk_server_on_protocol_0_3_through_the_compat_layer(tmp_path):
+    answer = {"files": [{"name": "main.c", "content": SRC}], "entry": "main.c", "ranks": [1]}
+    with SdkServer(data_part_executor(lambda text: answer), name="legacy", protocol="0.3") as srv:
+        _gen(srv.url, tmp_path)
+        req = json.loads(next(b for b in srv.bodies if b.startswith(b"POST")).split(b"\n", 1)[1])
+    assert req["method"] == "message/send"  # spoken as 0.3
+    meta = _meta(tmp_path, "legacy")
+    assert meta.files == ["main.c"] and meta.generation.model_extra["protocol"] == "0.3", meta.generation_error
+
+
 def test_task_with_base64_artifacts_and_file_by_uri(tmp_path):
     from a2a.compat.v0_3 import types as t
 
