@@ -101,3 +101,16 @@ def test_repair_feeds_compiler_errors_back_and_sums_turns(openai_server, tmp_pat
     rounds = g.model_extra["rounds"]
     assert [r["build_ok"] for r in rounds] == [False, True] and rounds[-1]["ok"] is True
     assert (tmp_path / "out" / meta.agent / "vec-scatter/1/main.c").read_text() == SRC
+
+
+def test_generate_cli_with_base_url(openai_server, tmp_path):
+    from tests.conftest import hpcbench
+
+    openai_server.default = Reply.json(_answer())
+    out = hpcbench("generate", "--agent", f"litellm:{MODEL}", "--base-url", openai_server.base_url,
+                   "--problems", "vec-scatter,rosenbrock", "--attempts", "2", "--max-tokens", "20000",
+                   "--out", str(tmp_path)).stdout
+    assert "4 generated, 0 refused, 0 failed" in out, out
+    assert openai_server.count == 4 and {r.body["max_tokens"] for r in openai_server.requests} == {20000}
+    meta = Submission.model_validate_json((tmp_path / "openai_gpt-4o-mini/rosenbrock/2/submission.json").read_text())
+    assert meta.attempt == "2" and meta.generation.cost_usd > 0
