@@ -115,11 +115,11 @@ def _submit(site, campaign, plan, resume: bool = True, account: str | None = Non
     click.echo("", err=True)
 
 
-def _collect_score_report(campaign) -> str:
+def _collect_score_report(campaign, judge=None) -> str:
     from hpcbench import report, scoring, store
 
     store.collect(campaign)
-    sid, _ = scoring.score(campaign.h5_path)
+    sid, _ = scoring.score(campaign.h5_path, judge=judge)
     md = report.markdown(campaign.h5_path, sid)
     campaign.report_dir.mkdir(exist_ok=True)
     (campaign.report_dir / "report.md").write_text(md)
@@ -169,14 +169,16 @@ def with_common(f):
 
 @main.command()
 @with_common
-def run(agents, site, submissions, problem_ids, out) -> None:
+@judge_options
+def run(agents, site, submissions, problem_ids, out, **judge) -> None:
     """Plan, run, collect, score and report in one go (default: local site,
     the reference and the bundled sample agents, every supported problem)."""
     agents = list(agents) or ["reference", "samples"]
     out = out or _default_out(site)
+    judge_cfg = judge_config(**judge)  # a bad judge option fails before any job runs
     s, campaign, plan = _plan(out, site, agents, submissions, problem_ids)
     _submit(s, campaign, plan)
-    click.echo(_collect_score_report(campaign))
+    click.echo(_collect_score_report(campaign, judge_cfg))
     click.echo(f"campaign: {campaign.root}\nreport:   {campaign.report_dir / 'report.md'}")
 
 
