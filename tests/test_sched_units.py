@@ -224,3 +224,15 @@ def test_only_gpu_variants_ask_for_gpus(tmp_path):
                           _spec(tmp_path, "b", ranks=2, variant="kokkos")], site)
     assert sorted((a.shape.variant, a.shape.gpus) for a in arrays) == [("cpu", 0), ("kokkos", 8)]
     assert all(a.walltime_min <= 120 for a in arrays)
+
+
+@pytest.mark.petsc
+def test_a_variant_launcher_overrides_the_sites(tmp_path, monkeypatch):
+    monkeypatch.setenv("HPCBENCH_ACCOUNT", "p")
+    hpcbench("submit", "--site", "perlmutter", "--dry-run", "--problems", "scatter-cuda,vec-scatter",
+             "--out", str(tmp_path / "c"))
+    specs = {p.stem: json.loads(p.read_text()) for p in (tmp_path / "c" / "specs").glob("*.json")}
+    assert "--gpus-per-task=1" in specs["reference__scatter-cuda__1"]["launcher"]["template"]
+    assert "--gpus-per-task" not in specs["reference__vec-scatter__1"]["launcher"]["template"]
+    assert specs["reference__scatter-cuda__1"]["variant"]["runtime_options"] == \
+        ["-vec_type", "cuda", "-mat_type", "aijcusparse"]
