@@ -26,6 +26,8 @@ command -v cc >/dev/null || missing+=(build-essential)
 command -v make >/dev/null || missing+=(make)
 command -v mpicc >/dev/null || missing+=(libopenmpi-dev openmpi-bin)
 command -v valgrind >/dev/null || missing+=(valgrind)
+# headless Chromium: the tests render the HTML report in it
+command -v chromium >/dev/null || command -v chromium-browser >/dev/null || missing+=(chromium)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 if ! ldconfig -p 2>/dev/null | grep -q 'liblapack\.so'; then missing+=(liblapack-dev libblas-dev); fi
 if [ ${#missing[@]} -gt 0 ]; then
