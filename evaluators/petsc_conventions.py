@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
-from tree_sitter import Node, Parser
+from tree_sitter import Node, Parser, Tree
 
 from hpcbench.evaluators.csource import _LANG
 from hpcbench.petsc_headers import PetscApi
@@ -131,8 +132,15 @@ def function_name(defn: Node) -> str:
     return _text(d)
 
 
+@lru_cache(maxsize=64)
+def _tree(source: str) -> Tree:
+    return Parser(_LANG).parse(source.encode("utf-8"))
+
+
 def parse(source: str) -> Node:
-    return Parser(_LANG).parse(source.encode("utf-8")).root_node
+    """Root of the syntax tree; cached, so the error-handling and parallel checks
+    of one file share one parse (trees are never modified)."""
+    return _tree(source).root_node
 
 
 def _next_statement(stmt: Node) -> Node | None:

@@ -1,0 +1,134 @@
+"""Benchmark: deterministic scoring throughput (submissions per second).
+
+`hpcbench score` runs on a login node over a whole campaign, so its cost per
+submission matters once campaigns hold thousands of attempts. This builds a
+SYNTHETIC campaign.h5 of at least --min-submissions stored submissions by
+replicating the submission groups of a real collected campaign (agents renamed
+`<agent>-rNNN`), then scores it with every deterministic evaluator (no judge
+configured: the LLM evaluators return unscored at once) and prints:
+
+- submissions/s for reading campaign.h5, for evaluating, for writing /scores,
+  and end to end (`hpcbench.scoring.score`);
+- time per evaluator per submission, slowest first.
+
+Each replica's C sources get a distinct trailing comment so the parser cache
+(csource.analyse is lru-cached on the source text) does not turn replicas into
+free hits: every replica is really parsed.
+
+Usage: python bench/score_throughput.py [CAMPAIGN_DIR] [--min-submissions 200]
+Without CAMPAIGN_DIR it first runs `hpcbench run --agent reference --agent samples`
+into a temporary folder (a few minutes) to have real records to replicate."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import h5py
+
+
+def replicate(src_h5: Path, dst_h5: Path, min_subs: int) -> int:
+    shutil.copyfile(src_h5, dst_h5)
+    with h5py.File(dst_h5, "a") as f:
+        if "scores" in f:
+            del f["scores"]  # a fresh file to score; the real campaign is not touched
+        originals = []
+        for agent, ag in f["submissions"].items():
+            for prob, pg in ag.items():
+                for att in pg:
+                    originals.append((agent, prob, att))
+        if not originals:
+            raise SystemExit(f"{src_h5}: no stored submissions to replicate")
+        copies = max(0, -(-min_subs // len(originals)) - 1)
+        for k in range(1, copies + 1):
+            for agent, prob, att in originals:
+                new_agent = f"{agent}-r{k:03d}"
+                dst = f"submissions/{new_agent}/{prob}/{att}"
+                f.copy(f[f"submissions/{agent}/{prob}/{att}"], dst)
+                g = f[dst]
+                meta = json.loads(g.attrs["submission_json"])
+                meta["agent"] = new_agent
+                g.attrs["submission_json"] = json.dumps(meta)
+                for name, ds in list(g["sources"].items()) if "sources" in g else []:
+                    if isinstance(ds, h5py.Dataset) and name.endswith((".c", ".h")):
+                        text = ds[()].decode() + f"\n/* replica {k} */\n"
+                        del g["sources"][name]
+                        g["sources"].create_dataset(name, data=text, dtype=h5py.string_dtype("utf-8"))
+        return len(originals) * (copies + 1)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("campaign", nargs="?", help="a collected campaign folder (default: run one)")
+    ap.add_argument("--min-submissions", type=int, default=200)
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="hpcbench-throughput-"))
+    if args.campaign:
+        src = Path(args.campaign) / "campaign.h5"
+    else:
+        exe = Path(sys.executable).parent / "hpcbench"
+        subprocess.run([str(exe), "run", "--agent", "reference", "--agent", "samples", "--out", str(tmp / "real")],
+                       check=True, stdout=subprocess.DEVNULL)
+        src = tmp / "real" / "campaign.h5"
+    if not src.is_file():
+        raise SystemExit(f"{src}: not found (collect the campaign first)")
+    synth = tmp / "synthetic" / "campaign.h5"
+    synth.parent.mkdir()
+    n = replicate(src, synth, args.min_submissions)
+    print(f"synthetic campaign: {n} submissions replicated from the stored records of {src} into {synth}")
+
+    from hpcbench import scoring
+    from hpcbench.evaluators.base import all_evaluators
+    from hpcbench.store import read_campaign
+
+    t0 = time.perf_counter()
+    stored = read_campaign(synth)
+    t_read = time.perf_counter() - t0
+
+    # time each evaluator by wrapping its evaluate()
+    spent: dict[str, float] = defaultdict(float)
+    calls: dict[str, int] = defaultdict(int)
+    originals = {}
+    for cls in {type(e) for e in all_evaluators()}:
+        originals[cls] = cls.evaluate
+
+        def timed(self, ctx, _orig=cls.evaluate):
+            t = time.perf_counter()
+            try:
+                return _orig(self, ctx)
+            finally:
+                spent[self.name] += time.perf_counter() - t
+                calls[self.name] += 1
+        cls.evaluate = timed
+    t0 = time.perf_counter()
+    scores = scoring.score_campaign(stored)
+    t_eval = time.perf_counter() - t0
+    for cls, orig in originals.items():
+        cls.evaluate = orig
+    t0 = time.perf_counter()
+    scoring.write_scores(synth, "bench-write", scores, {"bench": True})
+    t_write = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    scoring.score(synth, "bench-end-to-end")
+    t_all = time.perf_counter() - t0
+
+    print(f"read campaign.h5   {t_read:7.2f} s  {n / t_read:8.1f} submissions/s")
+    print(f"evaluate           {t_eval:7.2f} s  {n / t_eval:8.1f} submissions/s  (deterministic evaluators, no judge)")
+    print(f"write /scores      {t_write:7.2f} s  {n / t_write:8.1f} submissions/s")
+    print(f"hpcbench score     {t_all:7.2f} s  {n / t_all:8.1f} submissions/s  (end to end, one process)")
+    print("per evaluator (ms per call, slowest first):")
+    for name, s in sorted(spent.items(), key=lambda kv: -kv[1]):
+        print(f"  {name:26s} {1000 * s / max(1, calls[name]):8.2f} ms  x {calls[name]}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
