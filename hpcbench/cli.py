@@ -123,6 +123,7 @@ def _collect_score_report(campaign, judge=None) -> str:
     md = report.markdown(campaign.h5_path, sid)
     campaign.report_dir.mkdir(exist_ok=True)
     (campaign.report_dir / "report.md").write_text(md)
+    report.write(campaign.h5_path, "html", campaign.report_dir / "report.html", sid)  # plots embedded
     return md
 
 
@@ -179,7 +180,7 @@ def run(agents, site, submissions, problem_ids, out, **judge) -> None:
     s, campaign, plan = _plan(out, site, agents, submissions, problem_ids)
     _submit(s, campaign, plan)
     click.echo(_collect_score_report(campaign, judge_cfg))
-    click.echo(f"campaign: {campaign.root}\nreport:   {campaign.report_dir / 'report.md'}")
+    click.echo(f"campaign: {campaign.root}\nreport:   {campaign.report_dir / 'report.md'} (and report.html)")
 
 
 @main.command()
@@ -271,12 +272,11 @@ def report(campaign_dir, fmt, scoring_id, out_file) -> None:
     from hpcbench.campaign import Campaign
 
     c = Campaign(Path(campaign_dir))
-    text = rep.render(c.h5_path, fmt, scoring_id)
     if out_file:
-        Path(out_file).write_text(text)
-        click.echo(f"report: {out_file}", err=True)
+        for p in rep.write(c.h5_path, fmt, Path(out_file), scoring_id):
+            click.echo(f"report: {p}", err=True)
     else:
-        click.echo(text, nl=False)
+        click.echo(rep.render(c.h5_path, fmt, scoring_id), nl=False)
 
 
 @main.command()

@@ -611,3 +611,21 @@ def to_csv(h5_path: Path, scoring_id: str | None = None) -> str:
 
 def render(h5_path: Path, fmt: str, scoring_id: str | None = None) -> str:
     return {"md": markdown, "json": to_json, "csv": to_csv, "html": to_html}[fmt](h5_path, scoring_id)
+
+
+def write(h5_path: Path, fmt: str, out: Path, scoring_id: str | None = None) -> list[Path]:
+    """Write a report file; markdown gets its profile plot as a PNG beside it
+    (HTML embeds it). Returns the files written."""
+    out = Path(out)
+    if fmt != "md":
+        out.write_text(render(h5_path, fmt, scoring_id))
+        return [out]
+    rep = load(h5_path, scoring_id)
+    written = [out]
+    plot = None
+    if leaderboard(rep):
+        png = out.with_name(f"{out.stem}-profile.png")
+        png.write_bytes(profile_png(rep))
+        plot, written = png.name, [out, png]
+    out.write_text(markdown(h5_path, rep.sid, plot_file=plot))
+    return written

@@ -72,6 +72,15 @@ if [ "$PETSC_MODE" = "pypi" ]; then
   fi
 fi
 
+# PETSc's own tutorials are not installed with PETSc; `hpcbench lint` is tested on
+# them from the sdist, kept here once (pip's cache makes this quick after the build).
+SDIST_CACHE="$VENV/hpcbench-cache"
+if [ "$PETSC_MODE" = "pypi" ] && [ ! -f "$SDIST_CACHE/petsc-$PETSC_VERSION.tar.gz" ]; then
+  mkdir -p "$SDIST_CACHE"
+  "$PY" -m pip download -q --no-binary :all: --no-deps "petsc==$PETSC_VERSION" -d "$SDIST_CACHE" >/dev/null \
+    || log "could not fetch the petsc sdist now; the lint tests fetch it when they run"
+fi
+
 # --- hpcbench ---------------------------------------------------------------
 "$PY" -m pip install -q -e "$ROOT[dev]"
 log "ready: $VENV/bin/hpcbench"

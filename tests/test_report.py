@@ -103,6 +103,15 @@ def test_markdown_and_csv_carry_the_sections_and_sources(sample_campaign, report
     assert len(csv) == len(report_json["submissions"]) + 1
 
 
+def test_markdown_file_gets_its_plot_beside_it_and_run_writes_html(sample_campaign, tmp_path):
+    proc = hpcbench("report", str(sample_campaign), "--out", str(tmp_path / "r.md"))
+    png = tmp_path / "r-profile.png"
+    assert png.read_bytes()[:4] == b"\x89PNG" and "![per-category profile](r-profile.png)" in (
+        tmp_path / "r.md").read_text()
+    assert str(png) in proc.stderr
+    assert "id='leaderboard'" in (sample_campaign / "report" / "report.html").read_text()  # from `hpcbench run`
+
+
 def test_html_report_is_self_contained_and_renders_in_headless_chromium(sample_campaign, tmp_path):
     out = tmp_path / "report.html"
     hpcbench("report", str(sample_campaign), "--format", "html", "--out", str(out))
