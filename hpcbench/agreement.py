@@ -1,6 +1,7 @@
 """Agreement of two scorings of one campaign, per judged evaluator and per
 composite: mean of each, mean and largest absolute difference, over the
-submissions both scored (the paper's judge-robustness table).
+submissions both scored (the paper's judge-robustness table). Composites are
+compared where both scorings have judged results (not for a failed gate).
 
 Two scorings by different judges see byte-identical prompts (both render from
 the same campaign.h5), so their differences are the judges' alone."""
@@ -43,12 +44,17 @@ def _values(g: h5py.Group) -> tuple[dict[str, dict[str, float | None]], dict[str
 
     def visit(name: str, obj: object) -> None:
         if isinstance(obj, h5py.Group) and "composite" in obj.attrs:
-            row: dict[str, float | None] = {"composite": _num(obj.attrs["composite"])}
+            row: dict[str, float | None] = {}
+            any_judged = False
             for ev, eg in (obj["evaluators"].items() if "evaluators" in obj else ()):
                 ok = eg.attrs["status"] == "scored"
                 row[ev] = _num(eg.attrs["score"]) if ok else None
                 if eg.attrs["method"] != "deterministic":
                     judged[ev] = str(eg.attrs["method"])
+                    any_judged = any_judged or ok
+            # Only composites a judge contributed to: a failed gate is 0 for every judge and
+            # would only dilute the differences.
+            row["composite"] = _num(obj.attrs["composite"]) if any_judged else None
             vals[name] = row
 
     g.visititems(visit)

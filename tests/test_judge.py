@@ -301,6 +301,7 @@ def test_score_with_judges_cache_outage_and_agreement(sample_campaign, tmp_path,
     # Composite of a passing submission: code (weight 0.15) loses 0.3 over its evaluators,
     # appropriateness (0.15) gains 0.1/2: never cancelling, at most 100 * 0.15 * 0.3 apart.
     assert 0.1 < by["composite"]["max_abs_diff"] < 4.5
+    assert by["composite"]["n"] == by["readability"]["n"]  # failed gates (no judge) are not compared
     md = hpcbench("report", str(camp)).stdout
     assert "## Judge agreement" in md and "| readability |" in md and "openai/judge-a" in md
     assert openai_server.errors == []
