@@ -73,8 +73,9 @@ class Report:
 
     @property
     def scored(self) -> list[dict]:
-        """Rows that count towards the composite: not refused, not a refusal problem."""
-        return [r for r in self.rows if not r["refused"] and not r["refusal_set"]]
+        """Rows that count towards the composite: every solvable problem's attempt,
+        a refusal of one included (at 0); the refusal set has its own column."""
+        return [r for r in self.rows if not r["refusal_set"]]
 
 
 # ----------------------------------------------------------------------------- reading

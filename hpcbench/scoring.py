@@ -171,6 +171,11 @@ def score_campaign(stored: StoredCampaign, judge: JudgeConfig | None = None,
                                  refusal_set=ctx.checks.expect == "refuse",
                                  status="refused" if s.meta.refused else s.status)
             sc.results = [ev.evaluate(ctx) for ev in refusal]
+            if sc.refused and not sc.refusal_set:
+                # Declining a solvable problem is no answer: it counts as 0 on the leaderboard,
+                # or an agent that refuses everything hard would never be penalised.
+                sc.failed_gate, sc.composite = "refused", 0.0
+                sc.categories = {c: 0.0 for c in WEIGHTS}
             scores.append(sc)
             continue
         ctx.extra["judge"] = judge

@@ -49,3 +49,25 @@ def test_checks_shape_is_validated():
         Checks.model_validate({"expect": "refuse"})
     with pytest.raises(ValueError, match="at least one check"):
         Checks.model_validate({"checks": []})
+
+
+@pytest.mark.slow
+def test_refusing_a_solvable_problem_counts_as_zero_on_the_leaderboard(tmp_path):
+    """An agent that declines everything must not look better than one that tries."""
+    import json
+
+    from tests.conftest import hpcbench
+
+    sub = tmp_path / "subs" / "shy-agent" / "rosenbrock" / "1"
+    sub.mkdir(parents=True)
+    (sub / "submission.json").write_text(json.dumps({
+        "problem": "rosenbrock", "agent": "shy-agent", "attempt": "1", "refused": True,
+        "refusal_reason": "optimisation is out of scope for me"}))
+    out = tmp_path / "camp"
+    hpcbench("run", "--submissions", str(tmp_path / "subs"), "--problems", "rosenbrock", "--out", str(out))
+    rep = json.loads(hpcbench("report", str(out), "--format", "json").stdout)
+    row = next(r for r in rep["submissions"] if r["agent"] == "shy-agent")
+    assert row["refused"] and row["composite"] == 0.0 and row["failed_gate"] == "refused"
+    board = {r["agent"]: r for r in rep["leaderboard"]}
+    assert board["shy-agent"]["composite_mean"] == 0.0
+    assert board["reference"]["composite_mean"] > 90
