@@ -45,6 +45,14 @@ def test_parallel_awareness_compares_the_reference_at_1_and_2_ranks(sample_campa
     assert '"same_answer_1_vs_n": 1.0' in out and '"ranks": [' in out
 
 
+def test_a_rank_dependent_answer_is_caught_by_parallel_awareness(sample_rows):
+    row = sample_rows[("serial-minded-coder", "advection1d", "1")]  # mass summed without a reduction
+    pa = row["evaluators"]["parallel_awareness"]
+    ref = sample_rows[("reference", "advection1d", "1")]["evaluators"]["parallel_awareness"]
+    assert pa["score"] < ref["score"] and "mass in case" in pa["rationale"]
+    assert row["gates_passed"] and row["evaluators"]["numerical_accuracy"]["score"] < 1.0
+
+
 def test_leaderboard_taxonomy_and_costs(report_json):
     lb = {r["agent"]: r for r in report_json["leaderboard"]}
     assert lb["reference"]["gate_pass_rate"] == 1.0 and lb["reference"]["composite_mean"] > 95
