@@ -161,13 +161,14 @@ def explain_aggregate(f: h5py.File, g: h5py.Group) -> list[str]:
     """A scoring, an agent or a problem of an agent: the mean the report shows."""
     leaves = []
     g.visititems(lambda n, o: leaves.append(o) if isinstance(o, h5py.Group) and "composite" in o.attrs else None)
-    rows = [o for o in leaves if not bool(o.attrs.get("refused", False)) and not bool(o.attrs.get("refusal_set",
-                                                                                                  False))]
+    # as the leaderboard counts: every attempt at a solvable problem (a refusal of one at 0);
+    # the refusal set (problems to decline) is outside the composite
+    rows = [o for o in leaves if not bool(o.attrs.get("refusal_set", False))]
     comps = [c for c in (_num(o.attrs["composite"]) for o in rows) if c is not None]
     sid = g.name.split("/")[2]
     weights = json.loads(f["scores"][sid].attrs.get("weights", "{}") or "{}")
-    lines = [f"{len(rows)} scored submissions under {g.name} (refusals excluded: "
-             f"{len(leaves) - len(rows)}); a failed gate counts as its composite 0", ""]
+    lines = [f"{len(rows)} scored submissions under {g.name} (refusal-set problems excluded: "
+             f"{len(leaves) - len(rows)}); a failed gate or a refusal counts as its composite 0", ""]
     for o in rows:
         name = o.name[len(g.name):].strip("/") or o.name
         lines.append(f"  {name:40s} composite {_fmt(_num(o.attrs['composite']), 2)}"
