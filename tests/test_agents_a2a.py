@@ -160,6 +160,8 @@ BAD = {
                                                              "entry": "solver.c"})])), "entry_not_in_files"),
     "file_uri_local": (lambda p: purple_message(_v03([_text("nsize: 1"), _uri("main.c", "file:///etc/passwd")])),
                        "unsafe_file_name"),
+    "file_uri_other_host": (lambda p: purple_message(_v03([_text("nsize: 1"), _uri(
+        "main.c", "http://169.254.169.254/latest/meta-data/iam")])), "unsafe_file_name"),
     "agent_failed": (lambda p: purple_failure("model returned nothing"), "agent_failed"),
     "jsonrpc_error": (lambda p: ("error", -32603, "internal failure"), "protocol_error"),
     "http_500": (lambda p: Response("boom", status_code=500), "protocol_error"),

@@ -11,7 +11,7 @@ because agents differ from the protocol in ways the SDK's parser rejects or
 garbles: petscagent-bench's purple agent (a2a-sdk 0.3.26) puts the raw source
 text in a file part's `bytes`, which the protocol says is base64. We accept:
 a Message or a Task (its artifacts, then its status message); file parts with
-base64 or raw `bytes` (`raw` in 1.x) or a `uri`/`url` (http(s) or data: only); a
+base64 or raw `bytes` (`raw` in 1.x) or a `uri`/`url` (the agent's own http(s) origin, or data:); a
 data part holding the submission JSON of docs/agents.md; the purple text part
 `nsize: N` / `cli_args: ...`; a text part holding the JSON answer. Anything else
 is a failed generation with its reason."""
@@ -329,7 +329,7 @@ class A2AConversation(Conversation):
                 continue
             content: Any = p.content
             if content is None and p.uri:
-                content = await _fetch(p.uri, self.agent.timeout_s)
+                content = await _fetch(p.uri, self.agent.timeout_s, self.agent.url)
                 if isinstance(content, GenerationFailure):
                     return Reply(content, gen, raw=raw)
             if content is None:
@@ -366,9 +366,16 @@ def _lat(gen: Generation, t0: float) -> Generation:
     return gen
 
 
-async def _fetch(uri: str, timeout_s: float) -> bytes | GenerationFailure:
-    """A file part by URI: http(s) with a size cap, or a data: URI. Never file:// or
-    anything else on this machine: an agent must not make us read local files."""
+def _origin(url: str) -> tuple[str, str]:
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme.lower(), (parts.hostname or "").lower() + f":{parts.port or ''}"
+
+
+async def _fetch(uri: str, timeout_s: float, agent_url: str) -> bytes | GenerationFailure:
+    """A file part by URI: http(s) from the agent's own origin with a size cap, or a
+    data: URI. Never file:// or anything else on this machine (an agent must not make
+    us read local files), and no other host (nor make us fetch internal addresses
+    such as a cloud metadata service on its behalf)."""
     scheme = urllib.parse.urlsplit(uri).scheme
     if scheme == "data":
         head, _, body = uri.partition(",")
@@ -379,6 +386,8 @@ async def _fetch(uri: str, timeout_s: float) -> bytes | GenerationFailure:
             return GenerationFailure("malformed_answer", f"bad data: URI: {e}")
     if scheme not in ("http", "https"):
         return GenerationFailure("unsafe_file_name", f"file part by {scheme or 'relative'} URI refused: {uri[:200]}")
+    if _origin(uri) != _origin(agent_url):
+        return GenerationFailure("unsafe_file_name", f"file part URI off the agent's own origin refused: {uri[:200]}")
     import httpx
 
     try:
