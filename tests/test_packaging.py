@@ -21,5 +21,6 @@ def test_wheel_contains_mapped_packages_and_data(tmp_path):
                  "hpcbench/judge/runner.py", "hpcbench/evaluators/judged/solver_choice.py",
                  "hpcbench/evaluators/prompts/solver_choice.v1.txt",
                  "hpcbench/agents/a2a_agent.py", "hpcbench/mcp_server.py", "hpcbench/evaluators/refusal.py",
-                 "hpcbench/data/problems/refuse-mumps/reference/submission.json"):
+                 "hpcbench/data/problems/refuse-mumps/reference/submission.json", "hpcbench/report/html.py",
+                 "hpcbench/data/problems/darcy-dmplex/checks.json"):
         assert must in names, must

@@ -1,0 +1,64 @@
+"""Reports from a scored campaign.h5, in markdown, HTML (one self-contained file,
+plots embedded), CSV or JSON:
+
+- leaderboard per agent: mean composite and spread over attempts, gate pass
+  rate, per-category means; partial composites marked with what they leave out
+- per-problem table: mean composite of each agent on each problem
+- per-category profile plot (matplotlib)
+- failure taxonomy on two axes: how far each attempt got (generated, compiled,
+  ran, passed checks) and why it stopped
+- tokens and cost per case: generation (submission.json) and judging (/scores)
+- judge agreement, when a second judge scored the same campaign (hpcbench.agreement)
+
+Every number names its source: the HDF5 path it was read from and the command
+that re-derives it, `hpcbench explain CAMPAIGN PATH` (hpcbench.explain)."""
+
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hpcbench.report.data import (
+    CATEGORIES,
+    STAGES,
+    Report,
+    costs,
+    latest_scoring,
+    leaderboard,
+    load,
+    per_problem,
+    reached,
+    refusals,
+    submission_rows,
+    taxonomy,
+)
+from hpcbench.report.html import to_html
+from hpcbench.report.markdown import markdown
+from hpcbench.report.plot import profile_png
+from hpcbench.report.tabular import to_csv, to_json
+
+__all__ = ["CATEGORIES", "STAGES", "Report", "costs", "latest_scoring", "leaderboard", "load", "markdown",
+           "per_problem", "profile_png", "reached", "refusals", "render", "submission_rows", "taxonomy",
+           "to_csv", "to_html", "to_json", "write"]
+
+
+def render(h5_path: Path, fmt: str, scoring_id: str | None = None) -> str:
+    return {"md": markdown, "json": to_json, "csv": to_csv, "html": to_html}[fmt](h5_path, scoring_id)
+
+
+def write(h5_path: Path, fmt: str, out: Path, scoring_id: str | None = None) -> list[Path]:
+    """Write a report file; markdown gets its profile plot as a PNG beside it
+    (HTML embeds it). Returns the files written."""
+    out = Path(out)
+    if fmt != "md":
+        out.write_text(render(h5_path, fmt, scoring_id))
+        return [out]
+    rep = load(h5_path, scoring_id)
+    written = [out]
+    plot = None
+    if leaderboard(rep):
+        png = out.with_name(f"{out.stem}-profile.png")
+        png.write_bytes(profile_png(rep))
+        plot, written = png.name, [out, png]
+    out.write_text(markdown(h5_path, rep.sid, plot_file=plot))
+    return written

@@ -1,0 +1,159 @@
+"""The HTML report: one self-contained file, the plot embedded, every cell
+carrying the HDF5 path of its number."""
+
+from __future__ import annotations
+
+import base64
+import html
+from pathlib import Path
+
+from hpcbench import agreement
+from hpcbench.report.data import (
+    STAGES,
+    Report,
+    _comp,
+    _fmt,
+    costs,
+    leaderboard,
+    load,
+    per_problem,
+    reached,
+    refusals,
+    taxonomy,
+)
+from hpcbench.report.plot import profile_png
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em;color:#222;max-width:1200px}
+table{border-collapse:collapse;margin:0.6em 0 1.4em;font-size:0.88em}
+th,td{border:1px solid #ccc;padding:0.25em 0.55em;text-align:left}
+th{background:#f0f3f7} td.num{text-align:right;font-variant-numeric:tabular-nums}
+td[data-source]{cursor:help} code{font-size:0.92em;background:#f6f6f6;padding:0 0.2em}
+.fail{color:#a00}.pass{color:#070}.partial{color:#a60} .note{color:#555;font-size:0.9em}
+"""
+
+
+def _e(x: object) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _td(value: str, rep: Report, source: str = "", cls: str = "num") -> str:
+    """A number cell that names its source (tooltip and data attribute)."""
+    if not source:
+        return f"<td class='{cls}'>{_e(value)}</td>"
+    title = f"source: {source}\nre-derive: {rep.explain(source.split('@')[0])}"
+    return f"<td class='{cls}' data-source='{_e(source)}' title='{_e(title)}'>{_e(value)}</td>"
+
+
+def _table(head: list[str], body: list[str], tid: str = "") -> str:
+    ths = "".join(f"<th>{_e(h)}</th>" for h in head)
+    return f"<table{f' id={chr(39)}{tid}{chr(39)}' if tid else ''}><thead><tr>{ths}</tr></thead><tbody>" + \
+        "".join(f"<tr>{b}</tr>" for b in body) + "</tbody></table>"
+
+
+def to_html(h5_path: Path, scoring_id: str | None = None) -> str:
+    rep = load(h5_path, scoring_id)
+    sid, cats = rep.sid, rep.categories
+    parts = [f"<h1>hpcbench report: {_e(Path(h5_path).parent.name)}</h1>",
+             f"<p>Scoring <code>{_e(sid)}</code> of <code>{_e(h5_path)}</code>. Every number names its source: hover "
+             f"a cell for the HDF5 path and the command that re-derives it "
+             f"(<code>hpcbench explain {_e(rep.campaign)} PATH</code>).</p>",
+             "<ul>" + "".join(f"<li>{_e(k)}: {_e(v)}</li>" for k, v in rep.provenance.items()) + "</ul>"]
+    lb = leaderboard(rep)
+    body = []
+    for r in lb:
+        src = r["source"]
+        comp = _comp(r["composite_mean"], bool(r["partial"]))
+        body.append(f"<td>{_e(r['agent'])}</td>" + _td(str(r["submissions"]), rep, src)
+                    + _td(comp, rep, f"{src}@composite_mean", "num partial" if r["partial"] else "num")
+                    + _td(_fmt(r["composite_std"]), rep, f"{src}@composite_std")
+                    + _td(f"{r['gate_pass_rate']:.0%}", rep, f"{src}@gate_pass_rate")
+                    + "".join(_td(_fmt(r[c], 2), rep, f"{src}@{c}") for c in cats)
+                    + f"<td><code>{_e(src)}</code></td>")
+    parts += ["<h2>Leaderboard</h2>",
+              "<p class='note'>Mean composite (0-100) over each agent's attempts, spread (sample standard deviation), "
+              "share of attempts passing every gate, mean category scores (0-1). * partial composite.</p>",
+              _table(["agent", "n", "composite", "spread", "gate pass", *cats, "source"], body, "leaderboard")]
+    partial = sorted({c for r in rep.scored if r["partial"] for c in r["left_out"]})
+    if partial:
+        parts.append(f"<p class='partial'>* Partial composites leave out: {_e(', '.join(partial))} (no scored "
+                     "evaluator in that category; weights renormalised over the rest, never counted as zero).</p>")
+    if lb:
+        png = base64.b64encode(profile_png(rep)).decode()
+        parts += ["<h2>Per-category profile</h2>",
+                  f"<img id='profile' alt='per-category profile' src='data:image/png;base64,{png}'>",
+                  f"<p class='note'>From <code>/scores/{_e(sid)}/*/*/*@categories</code> (leaderboard means).</p>"]
+    agents, problems, cells = per_problem(rep)
+    if problems:
+        body = []
+        for p in problems:
+            tds = "".join(_td(f"{_comp(c['mean'], c['partial'])} ({c['n']})", rep, c["source"]) if c else "<td></td>"
+                          for c in (cells.get((a, p)) for a in agents))
+            body.append(f"<td>{_e(p)}</td>{tds}")
+        parts += ["<h2>Per problem</h2>", "<p class='note'>Mean composite (attempts).</p>",
+                  _table(["problem", *agents], body, "per-problem")]
+    stages, reasons = taxonomy(rep)
+    if stages:
+        body = [f"<td>{_e(a)}</td>" + _td(str(sum(sc.values())), rep, f"/scores/{sid}/{a}")
+                + "".join(_td(str(reached(sc, s)), rep, f"/scores/{sid}/{a}") for s in STAGES)
+                for a, sc in sorted(stages.items())]
+        all_reasons = sorted({k for v in reasons.values() for k in v})
+        body2 = [f"<td>{_e(a)}</td>" + "".join(_td(str(rc.get(k, 0)), rep, f"/scores/{sid}/{a}")
+                                                 for k in all_reasons) for a, rc in sorted(reasons.items())]
+        parts += ["<h2>Failure taxonomy</h2>", "<p class='note'>How far each attempt got (cumulative).</p>",
+                  _table(["agent", "attempts", *STAGES], body, "taxonomy-stage"),
+                  "<p class='note'>Why each attempt stopped.</p>",
+                  _table(["agent", *all_reasons], body2, "taxonomy-reason")]
+    refs = refusals(rep)
+    if refs:
+        body = [f"<td>{_e(x['agent'])}</td><td>{_e(x['problem'])}</td><td>{_e(x['attempt'])}</td>"
+                f"<td>{'yes' if x['should_refuse'] else 'no'}</td><td>{'yes' if x['refused'] else 'no'}</td>"
+                + _td(_fmt(x["score"], 2), rep, x["source"]) + f"<td>{_e(x['rationale'][:200])}</td>" for x in refs]
+        parts += ["<h2>Refusals</h2>", _table(["agent", "problem", "attempt", "should refuse", "refused", "score",
+                                               "why"], body, "refusals")]
+    body = []
+    for r in sorted(rep.rows, key=lambda r: (r["problem"], r["agent"], r["attempt"])):
+        gates = "refused" if r["refused"] else "refusal set" if r["refusal_set"] else (
+            "pass" if r["gates_passed"] else f"FAIL {r['failed_gate']}")
+        gcls = "pass" if gates == "pass" else "fail" if gates.startswith("FAIL") else ""
+        left = f" (leaves out {', '.join(r['left_out'])})" if r["partial"] else ""
+        why = r["why"] or ("" if r["stop_reason"] == "complete" else r["stop_reason"])
+        body.append(f"<td>{_e(r['agent'])}</td><td>{_e(r['problem'])}</td><td>{_e(r['attempt'])}</td>"
+                    f"<td>{_e(r['stage'])}</td><td class='{gcls}'>{_e(gates)}</td>"
+                    + _td(_fmt(r["composite"]) + left, rep, f"{r['source']}@composite")
+                    + f"<td>{_e(r['tier'])}</td><td>{_e(why[:200])}</td><td><code>{_e(r['source'])}</code></td>")
+    parts += ["<h2>Submissions</h2>",
+              _table(["agent", "problem", "attempt", "reached", "gates", "composite", "tier", "why", "source"], body,
+                     "submissions")]
+    body = []
+    for c in costs(rep):
+        def v(x: float, nd: int = 0) -> str:
+            return "" if not x else (f"{x:.{nd}f}" if nd else str(int(x)))
+        body.append(f"<td>{_e(c['agent'])}</td><td>{_e(c['problem'])}</td><td>{_e(c['attempt'])}</td>"
+                    + _td(v(c["prompt_tokens"]), rep, c["source"]) + _td(v(c["completion_tokens"]), rep, c["source"])
+                    + _td(v(c["cost_usd"], 4), rep, c["source"]) + _td(v(c["latency_s"], 1), rep, c["source"])
+                    + _td(v(c["turns"]), rep, c["source"]) + _td(v(c["judge_tokens"]), rep, c["judge_source"])
+                    + _td(v(c["judge_cost_usd"], 4), rep, c["judge_source"]))
+    parts += ["<h2>Tokens and cost per case</h2>",
+              "<p class='note'>Generation from submission.json; judging summed over evaluators; blank where none.</p>",
+              _table(["agent", "problem", "attempt", "prompt tok", "completion tok", "gen USD", "latency s", "turns",
+                      "judge tok", "judge USD"], body, "costs")]
+    other = agreement.partner(h5_path, sid)
+    if other is not None:
+        ag = agreement.agreement(h5_path, sid, other)
+        body = []
+        for r in ag["rows"]:
+            nd = 1 if r["name"] == "composite" else 3
+            body.append(f"<td>{_e(r['name'])}</td>" + "".join(
+                _td(_fmt(r[k], nd) if k != "n" and k != "only_one" else str(r[k]), rep, ag["source"])
+                for k in ("n", "mean_a", "mean_b", "mean_abs_diff", "max_abs_diff", "only_one")))
+        parts += ["<h2>Judge agreement</h2>",
+                  f"<p class='note'><code>{_e(sid)}</code> (judge <code>{_e(ag['judge_a'])}</code>) vs "
+                  f"<code>{_e(other)}</code> (judge <code>{_e(ag['judge_b'])}</code>) on byte-identical prompts; "
+                  f"re-derive with <code>hpcbench agreement {_e(rep.campaign)} --scoring {_e(sid)} --against "
+                  f"{_e(other)}</code>.</p>",
+                  _table(["evaluator", "n", "mean A", "mean B", "mean abs diff", "max abs diff", "scored by one only"],
+                         body, "agreement")]
+    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<title>hpcbench report {_e(Path(h5_path).parent.name)}</title><style>{_CSS}</style></head><body>"
+            + "\n".join(parts) + "</body></html>\n")
