@@ -75,6 +75,9 @@ def test_generate_submit_collect_score_report_from_an_a2a_agent(tmp_path):
     with h5py.File(camp / "campaign.h5") as f:  # the reason and taxonomy key the report's taxonomy reads
         attrs = f[f"submissions/purple_agent/vec-scatter/{failed['attempt']}"].attrs
         assert attrs["generation_error_kind"] == "malformed_answer" and "not JSON" in attrs["reason"]
+    assert failed["stage"] == "not generated" and failed["stop_reason"] == "generation failed: malformed_answer"
+    reasons = json.loads(hpcbench("report", str(camp), "--format", "json").stdout)["taxonomy"]["stop_reasons"]
+    assert reasons["purple_agent"]["generation failed: malformed_answer"] == 1
 
     for key in [("purple_agent", "refuse-vec-ownership", "1"), ("reference", "refuse-vec-ownership", "1")]:
         r = by[key]

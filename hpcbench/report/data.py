@@ -70,7 +70,9 @@ def _stage_and_reason(a: h5py.AttributeManager, evs: dict, sub: h5py.Group | Non
     if a.get("refused", False):
         return "refused", "refused"
     if status == "generation failed":
-        return "not generated", "generation failed"
+        # the taxonomy counts failed generations by kind (no_code, truncated, timeout, ...)
+        kind = _s(sub.attrs.get("generation_error_kind", "")) if sub is not None else ""
+        return "not generated", f"generation failed: {kind}" if kind else "generation failed"
     if status in ("not run", "skipped") or (sub is not None and "record" not in sub):
         return "generated", status or "not run"
     failed = _s(a.get("failed_gate", ""))
