@@ -21,20 +21,12 @@ from hpcbench.agents.contract import (
     answer_from_text,
     render_user_prompt,
 )
+from hpcbench.llm import litellm_module
 from hpcbench.problem import Problem
 from hpcbench.submission import Generation
 
 DEFAULT_MAX_TOKENS = 32000
 RAW_CAP = 1 << 20
-
-
-def import_litellm() -> Any:
-    # The bundled cost map: no network fetch at import time (none is reachable on clusters).
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    litellm.suppress_debug_info = True
-    return litellm
 
 
 class LitellmAgent(GeneratingAgent):
@@ -55,7 +47,7 @@ class LitellmAgent(GeneratingAgent):
 
     async def complete(self, messages: list[dict[str, str]]) -> tuple[Reply, str]:
         """One completion: the checked reply and the assistant text (for a follow-up)."""
-        litellm = import_litellm()
+        litellm = litellm_module()
         kw: dict[str, Any] = dict(model=self.model, messages=messages, temperature=0, max_tokens=self.max_tokens,
                                   timeout=self.request_timeout_s, num_retries=self.num_retries)
         if self.base_url:

@@ -1,37 +1,19 @@
 """One judge call through litellm, with our own retries and backoff.
 
-litellm is imported here, lazily, on the first call: importing it takes seconds,
+litellm is imported lazily (hpcbench.llm), on the first call: importing it takes seconds,
 and it would fetch a model price map from the internet unless told to use the
 copy it ships. litellm's and the OpenAI client's own retries are switched off so
 that every retry is ours: counted, backed off exponentially, and reported."""
 
 from __future__ import annotations
 
-import os
 import re
-import threading
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from hpcbench.judge.config import JudgeConfig
-
-_lock = threading.Lock()
-_litellm: Any = None
-
-
-def litellm_module() -> Any:
-    global _litellm
-    with _lock:
-        if _litellm is None:
-            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-            os.environ.setdefault("LITELLM_LOG", "ERROR")
-            import litellm
-
-            litellm.telemetry = False
-            litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on each error
-            _litellm = litellm
-    return _litellm
+from hpcbench.llm import litellm_module
 
 
 @dataclass
