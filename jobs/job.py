@@ -210,15 +210,13 @@ def run_job(spec: JobSpec) -> JobResult:
         if first.exit_code != 0:
             continue  # a failed run is its own evidence; timing it measures nothing
         timing = [runner.timing(binary, case, i) for i in range(spec.timing_repeats)]
-        null: list[RunResult] = []
+        result.runs += timing
         if null_bin is not None and case.ranks not in nulls:
             # Once per rank count, not per case: it only calibrates the launcher.
             null_case = CaseRun(case=case.case, args=[], ranks=case.ranks, time_limit_s=60)
-            null = [runner._run(null_bin, null_case, "null", i, []) for i in range(spec.timing_repeats)]
-            nulls[case.ranks] = null
-        result.runs += timing + null
-        null = nulls.get(case.ranks, [])
-        summary = summarise_timings(timing, null)
+            nulls[case.ranks] = [runner._run(null_bin, null_case, "null", i, []) for i in range(spec.timing_repeats)]
+            result.runs += nulls[case.ranks]
+        summary = summarise_timings(timing, nulls.get(case.ranks, []))
         if summary:
             result.timings.append(summary)
     if spec.valgrind and spec.runs:

@@ -59,7 +59,7 @@ class CoreSlots:
         entries = path.read_text().split() if path.is_file() else []
         alive = [e for e in entries if _alive(int(e.split(".")[0]))]
         if alive != entries:
-            path.write_text("".join(f"{e}\n" for e in alive))
+            self._set_queue(alive)
         return alive
 
     def _set_queue(self, entries: list[str]) -> None:

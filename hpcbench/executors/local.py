@@ -34,26 +34,17 @@ class LocalExecutor(Executor):
     def submit(self, jobs: list[JobSpec], progress: Progress | None = None) -> None:
         cores = self.site.total_cores()
         queue = sorted(jobs, key=lambda j: -j.width)  # widest first: their runs wait least at the end
-        running: dict[str, tuple[subprocess.Popen, JobSpec, int]] = {}
+        running: dict[str, tuple[subprocess.Popen, JobSpec]] = {}
         done = 0
         counts = Counter()
         try:
             while queue or running:
-                used = sum(w for _, _, w in running.values())
-                started = True
-                while queue and started:
-                    started = False
-                    for i, job in enumerate(queue):
-                        # Admission only (the slots share the cores between runs): twice as many
-                        # jobs as cores, so one-rank work fills the gaps around wide runs.
-                        width = 1
-                        if not running or used + width <= 2 * cores:
-                            running[job.job_id] = (self._start(job), job, width)
-                            used += width
-                            queue.pop(i)
-                            started = True
-                            break
-                for jid, (proc, job, _) in list(running.items()):
+                # Admission only (the slots share the cores between runs): twice as many
+                # jobs as cores, so one-rank work fills the gaps around wide runs.
+                while queue and len(running) < 2 * cores:
+                    job = queue.pop(0)
+                    running[job.job_id] = (self._start(job), job)
+                for jid, (proc, job) in list(running.items()):
                     if proc.poll() is not None:
                         del running[jid]
                         self._pid_file(job).unlink(missing_ok=True)
@@ -68,7 +59,7 @@ class LocalExecutor(Executor):
                     progress(counts)
                 time.sleep(self.poll_s)
         except KeyboardInterrupt:
-            for proc, _, _ in running.values():
+            for proc, _ in running.values():
                 os.killpg(proc.pid, signal.SIGTERM)
             raise
 
