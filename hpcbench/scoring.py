@@ -171,11 +171,10 @@ def score_campaign(stored: StoredCampaign, judge: JudgeConfig | None = None,
                                  refusal_set=ctx.checks.expect == "refuse",
                                  status="refused" if s.meta.refused else s.status)
             sc.results = [ev.evaluate(ctx) for ev in refusal]
-            if sc.refused and not sc.refusal_set:
-                # Declining a solvable problem is no answer: it counts as 0 on the leaderboard,
-                # or an agent that refuses everything hard would never be penalised.
-                sc.failed_gate, sc.composite = "refused", 0.0
-                sc.categories = {c: 0.0 for c in WEIGHTS}
+            if not sc.refusal_set:
+                # Declining a solvable problem is no answer: like a failed gate it counts as 0 on
+                # the leaderboard, or an agent that refuses everything hard would never be penalised.
+                sc.failed_gate = "refused"
             scores.append(sc)
             continue
         ctx.extra["judge"] = judge
@@ -186,7 +185,7 @@ def score_campaign(stored: StoredCampaign, judge: JudgeConfig | None = None,
     got = resolve_judged(scores, judge, cache)
     if stats is not None:
         stats.update(got)
-    return [sc if sc.refused or sc.refusal_set else finish(sc) for sc in scores]
+    return [sc if sc.refusal_set else finish(sc) for sc in scores]
 
 
 def new_scoring_id() -> str:
