@@ -11,7 +11,6 @@ references or checks) is reachable from here: callers pass sources, not problems
 from __future__ import annotations
 
 import atexit
-import os
 import re
 import shutil
 import tempfile
@@ -23,7 +22,7 @@ from typing import Any
 
 from hpcbench.jobs.build import BINARY_NAME, build_submission
 from hpcbench.jobs.capture import run_captured
-from hpcbench.jobs.launch import launch_argv, mpi_env
+from hpcbench.jobs.launch import launch_argv, run_env
 from hpcbench.petsc_env import PetscInstall
 from hpcbench.site import SiteConfig
 from hpcbench.submission import MAX_FILE_BYTES, MAX_FILES, check_file_name
@@ -98,8 +97,7 @@ class Sandbox:
         folder = self.root / build_id
         program = [str(folder / BINARY_NAME), *(args or []), *self.runtime_options]
         argv, over = launch_argv(self.site.launcher, int(ranks), self.site.total_cores(), program)
-        env = {**os.environ, **self.petsc.env(), **mpi_env(), **self.site.launcher.env}
-        env.pop("PETSC_OPTIONS", None)  # as in a job: no options the user left around
+        env = run_env(self.petsc.env(), self.site.launcher)  # as in a job
         cap = run_captured(argv, cwd=folder, env=env, timeout_s=limit, output_cap=self.site.limits.output_bytes,
                            limits=self.site.limits)
         return {"ok": cap.exit_code == 0, "exit_code": cap.exit_code, "signal": cap.signal,

@@ -22,7 +22,7 @@ from pathlib import Path
 from hpcbench.jobs import interrupt, slots
 from hpcbench.jobs.build import BINARY_NAME, build_submission
 from hpcbench.jobs.capture import run_captured
-from hpcbench.jobs.launch import launch_argv, mpi_env
+from hpcbench.jobs.launch import launch_argv, run_env
 from hpcbench.jobs.logview import parse_log_view_xml, parse_options_left
 from hpcbench.jobs.malloc_dump import parse_malloc_dump
 from hpcbench.jobs.records import CaseRun, JobResult, JobSpec, RunResult, TimingSummary, save_model
@@ -98,9 +98,7 @@ class Runner:
         # folder: what they read or write there cannot touch (or see) objects and binary.
         self.run_dir = build_dir.parent / "run"
         stage_sources(spec, self.run_dir)
-        self.env = {**os.environ, **petsc.env(), **mpi_env(), **spec.launcher.env}
-        # Keep PETSc from reading options the submitting user left around.
-        self.env.pop("PETSC_OPTIONS", None)
+        self.env = run_env(petsc.env(), spec.launcher)
         self.own_sources = {Path(f).name for f in spec.files}
 
     def _run(self, binary: Path, case: CaseRun, kind: str, repeat: int, extra: list[str],

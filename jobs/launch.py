@@ -17,6 +17,14 @@ def mpi_env() -> dict[str, str]:
     return env
 
 
+def run_env(petsc_env: dict[str, str], launcher: Launcher) -> dict[str, str]:
+    """The environment an untrusted program runs in: ours, PETSc's, MPI's and the
+    launcher's, without PETSC_OPTIONS (no options the submitting user left around)."""
+    env = {**os.environ, **petsc_env, **mpi_env(), **launcher.env}
+    env.pop("PETSC_OPTIONS", None)
+    return env
+
+
 def launch_argv(launcher: Launcher, ranks: int, cores: int, program: list[str]) -> tuple[list[str], bool]:
     """argv for `program` at `ranks` ranks, and whether that oversubscribes `cores`."""
     over = ranks > cores
