@@ -2,11 +2,13 @@
 
     <campaign>/
       campaign.json            manifest: site, problems, agents, skips, rejections, provenance
-      submissions/<agent>/<problem>/<attempt>/   staged copies (only the declared files)
+      submissions/<agent>/<problem>/<attempt>/   staged copies (only the declared files, read-only,
+                               sha256 of each in .staged.json, checked by collect)
       specs/<job>.json         one JobSpec per job
       work/<job>/              build and run folders of a job
       records/<job>.json       one JobResult per finished job (written by the job)
       campaign.h5              written only by collect and score
+      .hpcbench.lock           held by run/submit while they plan and run (hpcbench.locking)
       report/                  written by report
 """
 
@@ -14,14 +16,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel
 
-from hpcbench import __version__
+from hpcbench import __version__, staging
 from hpcbench.errors import HpcbenchError
 from hpcbench.jobs.records import CaseRun, JobSpec, Variant, write_atomic
 from hpcbench.petsc_env import PetscInstall, find_petsc, parse_version
@@ -49,6 +50,9 @@ class Manifest(BaseModel):
     rejected: list[dict] = []
     refused: list[dict] = []
     petsc: dict[str, dict] = {}  # variant -> version, configure options, dir
+    # hpcbench.staging.SCHEMA when submissions were staged with sha256s (collect then requires
+    # them); 0 for campaigns planned before staging recorded hashes.
+    staging: int = 0
 
 
 def git_commit() -> str:
@@ -110,6 +114,7 @@ class Plan:
     jobs: list[JobSpec] = field(default_factory=list)
     skipped: list[Skip] = field(default_factory=list)
     refused: list[LoadedSubmission] = field(default_factory=list)
+    restaged: set[str] = field(default_factory=set)  # job ids whose staged sources changed
 
 
 def choose_variant(problem: ProblemBundle, site: SiteConfig,
@@ -138,18 +143,12 @@ def job_id(agent: str, problem: str, attempt: str) -> str:
     return f"{agent}__{problem}__{attempt}"
 
 
-def stage_submission(campaign: Campaign, sub: LoadedSubmission) -> Path:
-    """Copy exactly the declared files and the metadata into the campaign."""
+def stage_submission(campaign: Campaign, sub: LoadedSubmission) -> tuple[Path, bool]:
+    """Copy exactly the declared files and the metadata into the campaign, read-only,
+    with their sha256s (hpcbench.staging); True when the staged bytes changed."""
     m = sub.meta
     dest = campaign.submissions_dir / m.agent / m.problem / m.attempt
-    if dest.exists():
-        shutil.rmtree(dest)
-    dest.mkdir(parents=True)
-    for name in m.files if not m.refused else []:
-        (dest / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(sub.folder / name, dest / name)
-    write_atomic(dest / "submission.json", m.model_dump_json(indent=1))
-    return dest
+    return dest, staging.stage(sub, dest)
 
 
 def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemBundle],
@@ -177,7 +176,9 @@ def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemB
         m = sub.meta
         if m.problem not in chosen:
             continue
-        staged = stage_submission(campaign, sub)
+        staged, changed = stage_submission(campaign, sub)
+        if changed:
+            plan.restaged.add(job_id(m.agent, m.problem, m.attempt))
         if m.refused:
             plan.refused.append(sub)
             continue
@@ -213,8 +214,9 @@ def create_campaign(root: Path, site: SiteConfig, problems: dict[str, ProblemBun
     for spec in plan.jobs:
         path = campaign.specs_dir / f"{spec.job_id}.json"
         text = spec.model_dump_json(indent=1)
-        if path.is_file() and path.read_text() != text and campaign.finished(spec.job_id):
-            # The submission or the site changed since it ran: its record is stale.
+        if campaign.finished(spec.job_id) and (
+                spec.job_id in plan.restaged or (path.is_file() and path.read_text() != text)):
+            # The submission's sources or the site changed since it ran: its record is stale.
             campaign.record_path(spec.job_id).unlink()
         write_atomic(path, text)
     petsc = {}
@@ -233,10 +235,10 @@ def create_campaign(root: Path, site: SiteConfig, problems: dict[str, ProblemBun
         git_commit=git_commit(), site=site.name, site_config=site.model_dump(mode="json"),
         problems=sorted(problems), agents=sorted({s.meta.agent for s in submissions}),
         skipped=plan.skipped,
-        rejected=[{"path": str(r.path), "field": r.field, "reason": r.reason} for r in rejected],
+        rejected=[r.as_dict() for r in rejected],
         refused=[{"agent": s.meta.agent, "problem": s.meta.problem, "attempt": s.meta.attempt,
                   "reason": s.meta.refusal_reason} for s in plan.refused],
-        petsc=petsc,
+        petsc=petsc, staging=staging.SCHEMA,
     )
     campaign.save_manifest(manifest)
     return campaign, plan

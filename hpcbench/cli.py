@@ -34,23 +34,23 @@ def _progress(counts: Counter) -> None:
 
 def _gather(agents: list[str], submissions: str | None, problems: dict,
             generated: Path | None = None) -> tuple[list, list]:
+    from hpcbench.agents import reserved_agent_names
     from hpcbench.resources import data_path
     from hpcbench.submission import load_tree, reference_submission
 
     ok, bad = [], []
     known = {p.name for p in data_path("problems").iterdir() if (p / "problem.json").is_file()}
+    reserved = reserved_agent_names()  # user trees may not pose as the reference or a sample agent
     to_generate = []
     for agent in agents:
         if agent == "reference":
-            for pid, b in problems.items():
-                res = reference_submission(b.folder, pid)
-                (ok if hasattr(res, "meta") else bad).append(res)
+            continue  # added below for every problem, always from the bundle
         elif agent == "samples":
             o, b = load_tree(data_path("examples") / "submissions", known)
             ok += o
             bad += b
         elif agent.startswith("dir:"):
-            o, b = load_tree(Path(agent[4:]), known)
+            o, b = load_tree(Path(agent[4:]), known, reserved)
             ok += o
             bad += b
         elif generated is not None and agent.split(":", 1)[0] in ("litellm", "a2a", "repair"):
@@ -62,20 +62,19 @@ def _gather(agents: list[str], submissions: str | None, problems: dict,
         from hpcbench.cli_agents import generate_tree
 
         generate_tree(to_generate, problems, generated)
-        o, b = load_tree(generated, known)
+        o, b = load_tree(generated, known, reserved)
         ok += o
         bad += b
     if submissions:
-        o, b = load_tree(Path(submissions), known)
+        o, b = load_tree(Path(submissions), known, reserved)
         ok += o
         bad += b
     ok = [s for s in ok if s.meta.problem in problems]  # --problems narrows, it does not reject
     # The reference is every campaign's baseline: its output is what reference_run checks compare to.
-    if not any(s.meta.agent == "reference" for s in ok):
-        for pid, b in problems.items():
-            res = reference_submission(b.folder, pid)
-            if hasattr(res, "meta"):
-                ok.append(res)
+    # A problem whose bundled reference does not load is planned without one, and not scored.
+    for pid, b in problems.items():
+        res = reference_submission(b.folder, pid)
+        (ok if hasattr(res, "meta") else bad).append(res)
     return ok, bad
 
 
@@ -115,16 +114,28 @@ def _submit(site, campaign, plan, resume: bool = True, account: str | None = Non
     click.echo("", err=True)
 
 
-def _collect_score_report(campaign, judge=None) -> str:
+def _collect_score_report(campaign, judge=None) -> tuple[str, list]:
     from hpcbench import report, scoring, store
 
     store.collect(campaign)
-    sid, _ = scoring.score(campaign.h5_path, judge=judge)
+    sid, scores = scoring.score(campaign.h5_path, judge=judge)
     md = report.markdown(campaign.h5_path, sid)
     campaign.report_dir.mkdir(exist_ok=True)
     (campaign.report_dir / "report.md").write_text(md)
     report.write(campaign.h5_path, "html", campaign.report_dir / "report.html", sid)  # plots embedded
-    return md
+    return md, scores
+
+
+def _exit_if_unscored(scores) -> None:
+    """Problems without a usable reference run were not scored: say which, and fail the command."""
+    from hpcbench.reference_status import NOT_SCORED
+
+    why = {sc.problem: sc.status for sc in scores if sc.status.startswith(NOT_SCORED)}
+    for pid, status in sorted(why.items()):
+        n = sum(sc.problem == pid for sc in scores)
+        click.echo(f"hpcbench: error: problem {pid}: {status} ({n} submission{'s' * (n != 1)})", err=True)
+    if why:
+        sys.exit(1)
 
 
 def _default_out(site_name: str) -> str:
@@ -179,8 +190,10 @@ def run(agents, site, submissions, problem_ids, out, **judge) -> None:
     judge_cfg = judge_config(**judge)  # a bad judge option fails before any job runs
     s, campaign, plan = _plan(out, site, agents, submissions, problem_ids)
     _submit(s, campaign, plan)
-    click.echo(_collect_score_report(campaign, judge_cfg))
+    md, scores = _collect_score_report(campaign, judge_cfg)
+    click.echo(md)
     click.echo(f"campaign: {campaign.root}\nreport:   {campaign.report_dir / 'report.md'} (and report.html)")
+    _exit_if_unscored(scores)
 
 
 @main.command()
@@ -258,6 +271,7 @@ def score(campaign_dir, scoring_id, **judge) -> None:
     click.echo(f"scoring {sid}: {len(scores)} submissions scored into {c.h5_path}")
     with h5py.File(c.h5_path, "r") as f:
         click.echo(judge_summary(json.loads(f["scores"][sid].attrs["config"])))
+    _exit_if_unscored(scores)
 
 
 @main.command()

@@ -22,6 +22,7 @@ from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, all_eva
 from hpcbench.judge.cache import JudgeCache
 from hpcbench.judge.config import JudgeConfig
 from hpcbench.judge.task import JudgeTask
+from hpcbench.reference_status import NOT_SCORED, problems_without_reference
 from hpcbench.store import StoredCampaign, StoredSubmission, read_campaign
 
 WEIGHTS: dict[str, float] = {"correctness": 0.35, "performance": 0.15, "code": 0.15,
@@ -163,8 +164,15 @@ def score_campaign(stored: StoredCampaign, judge: JudgeConfig | None = None,
     evaluators = [e for e in all_evaluators() if e.category != "refusal"]
     refusal = [e for e in all_evaluators() if e.category == "refusal"]
     scores = []
+    refs = {s.meta.problem: s.record for s in stored.submissions if s.meta.agent == "reference"}
+    used = {pid: stored.problems[pid] for pid in {s.meta.problem for s in stored.submissions}}
+    no_ref = problems_without_reference(used, refs)
     for s, ctx in contexts(stored):
         key = (s.meta.agent, s.meta.problem, s.meta.attempt)
+        if s.meta.problem in no_ref:  # never scored on the checks that remain
+            scores.append(SubmissionScore(*key, h5_path=s.path, status=f"{NOT_SCORED}: {no_ref[s.meta.problem]}",
+                                          left_out=list(WEIGHTS)))
+            continue
         if s.meta.refused or ctx.checks.expect == "refuse":
             # Refusals and the refusal set: only the refusal evaluator, never the composite.
             sc = SubmissionScore(*key, h5_path=s.path, refused=s.meta.refused,
@@ -185,7 +193,7 @@ def score_campaign(stored: StoredCampaign, judge: JudgeConfig | None = None,
     got = resolve_judged(scores, judge, cache)
     if stats is not None:
         stats.update(got)
-    return [sc if sc.refusal_set else finish(sc) for sc in scores]
+    return [sc if sc.refusal_set or sc.status.startswith(NOT_SCORED) else finish(sc) for sc in scores]
 
 
 def new_scoring_id() -> str:

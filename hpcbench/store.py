@@ -35,6 +35,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from hpcbench import staging
 from hpcbench.campaign import Campaign
 from hpcbench.jobs.records import JobResult, RunResult
 from hpcbench.petsc_headers import PetscApi, scan_install
@@ -192,6 +193,7 @@ def collect(campaign: Campaign, problems_root: Path | None = None) -> dict[str, 
                 sub = Submission.model_validate_json(meta_path.read_text())
                 rec_path = campaign.record_path(f"{sub.agent}__{sub.problem}__{sub.attempt}")
                 rec = JobResult.model_validate_json(rec_path.read_text()) if rec_path.is_file() else None
+                rec = staging.checked_record(meta_path.parent, sub, rec, required=m.staging > 0)
                 counts["submissions"] += 1
                 counts["records" if rec else "missing"] += 0 if sub.refused or sub.generation_error else 1
                 if rec and first_rec is None and rec.petsc_version:

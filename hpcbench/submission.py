@@ -5,8 +5,11 @@ the file and the reason, and the rest of the campaign goes on."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -17,7 +20,59 @@ from hpcbench.errors import format_validation_error
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
 SOURCE_SUFFIXES = (".c", ".h", ".cu", ".cxx", ".hpp", ".cuh")
 MAX_FILE_BYTES = 1 << 20
+MAX_META_BYTES = 1 << 20  # submission.json: metadata and generation cost, never this large
 MAX_FILES = 64
+
+
+class UnsafeFile(ValueError):
+    """A submission path that is a symlink (at any component), not a regular file, or too large."""
+
+
+def display_path(path: Path | str) -> str:
+    """A path as printable UTF-8 text: bytes of a non-UTF-8 name (kept by Python as
+    surrogates) are shown as \\xNN, so messages and JSON manifests can always carry it."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def read_untrusted(base: Path, rel: str, max_bytes: int) -> bytes:
+    """Read `base/rel` without following a symlink at any component below `base`
+    (a `ref -> problems/x/reference` folder would otherwise smuggle hidden files in),
+    without blocking on a FIFO or device, and without reading more than `max_bytes`
+    (a link to /dev/zero would read for ever). Raises UnsafeFile with the reason,
+    FileNotFoundError when it is not there."""
+    parts = PurePosixPath(rel).parts
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(base, flags | os.O_DIRECTORY)
+    try:
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            try:
+                nxt = os.open(part, flags | (os.O_NONBLOCK if last else os.O_DIRECTORY), dir_fd=fd)
+            except OSError as e:
+                # O_NOFOLLOW gives ELOOP on a link, ENOTDIR where O_DIRECTORY met one
+                if e.errno == errno.ELOOP or os.path.islink(os.path.join(base, *parts[:i + 1])):
+                    raise UnsafeFile(f"{'/'.join(parts[:i + 1])!r} is a symbolic link") from None
+                if e.errno == errno.ENOTDIR:
+                    raise UnsafeFile(f"{'/'.join(parts[:i + 1])!r} is not a folder") from None
+                raise
+            os.close(fd)
+            fd = nxt
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafeFile(f"{rel!r} is not a regular file")
+        if st.st_size > max_bytes:
+            raise UnsafeFile(f"{rel!r} is larger than {max_bytes} bytes")
+        out = b""
+        while len(out) <= max_bytes:
+            chunk = os.read(fd, max_bytes + 1 - len(out))
+            if not chunk:
+                break
+            out += chunk
+        if len(out) > max_bytes:  # it grew after fstat
+            raise UnsafeFile(f"{rel!r} is larger than {max_bytes} bytes")
+        return out
+    finally:
+        os.close(fd)
 
 
 class Generation(BaseModel):
@@ -112,18 +167,28 @@ class Rejected:
     reason: str
 
     def __str__(self) -> str:
-        return f"{self.path}" + (f": field '{self.field}'" if self.field else "") + f": {self.reason}"
+        return display_path(self.path) + (f": field '{self.field}'" if self.field else "") + f": {self.reason}"
+
+    def as_dict(self) -> dict:
+        """For campaign.json: a non-UTF-8 folder name must not stop the manifest being written."""
+        return {"path": display_path(self.path), "field": self.field, "reason": self.reason}
 
 
 def load_submission(folder: Path, agent: str | None = None, problem: str | None = None,
-                    known_problems: set[str] | None = None, attempt: str | None = None
-                    ) -> LoadedSubmission | Rejected:
+                    known_problems: set[str] | None = None, attempt: str | None = None,
+                    reserved: frozenset[str] = frozenset()) -> LoadedSubmission | Rejected:
+    """`reserved`: agent names a user's submission may not take (the bundled reference
+    and sample agents, hpcbench.agents.reserved_agent_names)."""
     folder = Path(folder)
     meta_path = folder / "submission.json"
     try:
-        raw = json.loads(meta_path.read_text())
+        raw = json.loads(read_untrusted(folder, "submission.json", MAX_META_BYTES).decode("utf-8"))
     except FileNotFoundError:
         return Rejected(meta_path, None, "file not found")
+    except UnsafeFile as e:
+        return Rejected(meta_path, None, str(e))
+    except OSError as e:
+        return Rejected(meta_path, None, f"cannot be read: {e.strerror or e}")
     except UnicodeDecodeError:
         return Rejected(meta_path, None, "not UTF-8 text")
     except json.JSONDecodeError as e:
@@ -149,6 +214,9 @@ def load_submission(folder: Path, agent: str | None = None, problem: str | None 
         return Rejected(meta_path, "attempt", f"is {meta.attempt!r} but the folder says {attempt!r}")
     if known_problems is not None and meta.problem not in known_problems:
         return Rejected(meta_path, "problem", f"unknown problem {meta.problem!r}")
+    if meta.agent in reserved:
+        return Rejected(meta_path, "agent", f"{meta.agent!r} is a reserved agent name (the bundled reference and "
+                                            "sample agents use it); rename the agent folder")
     if meta.refused or meta.generation_error:
         return LoadedSubmission(meta, folder)
     if meta.entry not in meta.files:
@@ -156,12 +224,14 @@ def load_submission(folder: Path, agent: str | None = None, problem: str | None 
     if not meta.entry.endswith((".c", ".cu", ".cxx")):
         return Rejected(meta_path, "entry", f"{meta.entry!r} is not a compilable source")
     for name in meta.files:
-        f = folder / name
-        if f.is_symlink() or not f.is_file():
-            return Rejected(meta_path, "files", f"{name!r} is missing or not a regular file")
-        if f.stat().st_size > MAX_FILE_BYTES:
-            return Rejected(meta_path, "files", f"{name!r} is larger than {MAX_FILE_BYTES} bytes")
-        data = f.read_bytes()
+        try:
+            data = read_untrusted(folder, name, MAX_FILE_BYTES)
+        except FileNotFoundError:
+            return Rejected(meta_path, "files", f"{name!r} is missing")
+        except UnsafeFile as e:
+            return Rejected(meta_path, "files", str(e))
+        except OSError as e:
+            return Rejected(meta_path, "files", f"{name!r} cannot be read: {e.strerror or e}")
         if b"\x00" in data:
             return Rejected(meta_path, "files", f"{name!r} is binary")
         try:
@@ -171,23 +241,43 @@ def load_submission(folder: Path, agent: str | None = None, problem: str | None 
     return LoadedSubmission(meta, folder)
 
 
-def load_tree(root: Path, known_problems: set[str]) -> tuple[list[LoadedSubmission], list[Rejected]]:
+def _subdirs(folder: Path, bad: list[Rejected]) -> list[Path]:
+    """Folders below `folder`; a symlink among them is rejected, never followed (an
+    attempt folder linked to a problem's hidden reference would be scored as the agent's)."""
+    out = []
+    for p in sorted(folder.iterdir()):
+        if p.name.startswith("."):
+            continue
+        if p.is_symlink():
+            bad.append(Rejected(p, None, "is a symbolic link; submission trees must hold real folders"))
+        elif p.is_dir():
+            out.append(p)
+    return out
+
+
+def load_tree(root: Path, known_problems: set[str], reserved: frozenset[str] = frozenset()
+              ) -> tuple[list[LoadedSubmission], list[Rejected]]:
     """Every `<agent>/<problem>/<attempt>/` under `root`."""
     root = Path(root)
     if not root.is_dir():
         return [], [Rejected(root, None, "submission tree not found")]
     ok: list[LoadedSubmission] = []
     bad: list[Rejected] = []
-    for agent_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+    for agent_dir in _subdirs(root, bad):
         if not NAME_RE.match(agent_dir.name):
-            bad.append(Rejected(agent_dir, None, "agent folder name has odd characters"))
+            bad.append(Rejected(agent_dir, None, "agent folder name must be letters, digits, '.', '_', '+' or '-' "
+                                                 "(UTF-8, at most 128)"))
             continue
-        for prob_dir in sorted(p for p in agent_dir.iterdir() if p.is_dir()):
+        if agent_dir.name in reserved:
+            bad.append(Rejected(agent_dir, None, f"{agent_dir.name!r} is a reserved agent name (the bundled "
+                                                 "reference and sample agents use it); rename the folder"))
+            continue
+        for prob_dir in _subdirs(agent_dir, bad):
             if prob_dir.name not in known_problems:
-                bad.append(Rejected(prob_dir, None, f"unknown problem {prob_dir.name!r}"))
+                bad.append(Rejected(prob_dir, None, f"unknown problem {display_path(prob_dir.name)!r}"))
                 continue
-            for att in sorted(p for p in prob_dir.iterdir() if p.is_dir()):
-                res = load_submission(att, agent_dir.name, prob_dir.name, known_problems, att.name)
+            for att in _subdirs(prob_dir, bad):
+                res = load_submission(att, agent_dir.name, prob_dir.name, known_problems, att.name, reserved)
                 (ok if isinstance(res, LoadedSubmission) else bad).append(res)  # type: ignore[arg-type]
     return ok, bad
 
@@ -196,5 +286,5 @@ def reference_submission(bundle_folder: Path, problem_id: str) -> LoadedSubmissi
     return load_submission(Path(bundle_folder) / "reference", "reference", problem_id, None)
 
 
-__all__ = ["Submission", "LoadedSubmission", "Rejected", "load_submission", "load_tree",
-           "reference_submission", "check_file_name", "format_validation_error"]
+__all__ = ["Submission", "LoadedSubmission", "Rejected", "UnsafeFile", "load_submission", "load_tree",
+           "reference_submission", "check_file_name", "format_validation_error", "read_untrusted", "display_path"]

@@ -21,6 +21,17 @@ class AgentOptions:
     site: str = "local"
 
 
+def reserved_agent_names() -> frozenset[str]:
+    """Agent names a user's submission tree may not use: `reference` (a submission named so
+    would stand in for the bundled references that every check compares against), the
+    agent keywords, and every bundled sample agent."""
+    from hpcbench.resources import data_path
+
+    samples = data_path("examples") / "submissions"
+    bundled = {p.name for p in samples.iterdir() if p.is_dir()} if samples.is_dir() else set()
+    return frozenset({"reference", "samples", *bundled})
+
+
 def make_agent(spec: str, bundles: dict[str, ProblemBundle], known: set[str], opts: AgentOptions,
                sandbox_factory=None) -> Agent:
     """An agent from its --agent spelling; HpcbenchError says what is accepted."""
@@ -73,4 +84,4 @@ def _make(spec: str, bundles: dict[str, ProblemBundle], known: set[str], opts: A
                         "repair:INNER:N")
 
 
-__all__ = ["Agent", "AgentOptions", "make_agent"]
+__all__ = ["Agent", "AgentOptions", "make_agent", "reserved_agent_names"]

@@ -44,7 +44,9 @@ class DirAgent(Agent):
         self.name = f"dir:{self.root}"
 
     def replay_sources(self, problem_ids: list[str]) -> tuple[list[tuple[Path, Path]], list[str]]:
-        ok, rejected = load_tree(self.root, self.known)
+        from hpcbench.agents import reserved_agent_names
+
+        ok, rejected = load_tree(self.root, self.known, reserved_agent_names())
         wanted = set(problem_ids)
         pairs = [(s.folder, Path(s.meta.agent) / s.meta.problem / s.meta.attempt)
                  for s in ok if s.meta.problem in wanted]

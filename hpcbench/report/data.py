@@ -73,6 +73,8 @@ def _stage_and_reason(a: h5py.AttributeManager, evs: dict, sub: h5py.Group | Non
         # the taxonomy counts failed generations by kind (no_code, truncated, timeout, ...)
         kind = _s(sub.attrs.get("generation_error_kind", "")) if sub is not None else ""
         return "not generated", f"generation failed: {kind}" if kind else "generation failed"
+    if status.startswith("no reference"):  # hpcbench.reference_status: the problem could not be scored
+        return "not scored", status
     if status in ("not run", "skipped") or (sub is not None and "record" not in sub):
         return "generated", status or "not run"
     failed = _s(a.get("failed_gate", ""))

@@ -1,0 +1,56 @@
+"""Whether a problem's reference run can anchor its scoring.
+
+Every solvable problem is scored against its reference run in the same campaign
+(`reference_run` checks compare with what it printed; it also shows that the
+environment can run the problem at all). A problem whose reference record is missing,
+failed, or printed none of the values its checks need is "no reference: not scored"
+for every submission: scoring the rest of the checks would rank agents on a part of
+the problem and hide that the campaign is broken."""
+
+from __future__ import annotations
+
+from hpcbench.evaluators.metrics.numerical_accuracy import outputs
+from hpcbench.jobs.records import JobResult
+from hpcbench.problem import Checks, CompareCheck, Problem
+
+NOT_SCORED = "no reference: not scored"
+
+
+def reference_problem(problem: Problem, checks: Checks, record: JobResult | None) -> str:
+    """Why the reference run cannot anchor this problem's scoring ("" when it can)."""
+    if record is None:
+        return "the reference run is missing (no record)"
+    if record.status != "done":
+        return f"the reference job ended {record.status}" + (f": {record.reason}" if record.reason else "")
+    if record.build is None or record.build.exit_code != 0:
+        return "the reference did not build"
+    inst = [r for r in record.runs if r.kind == "instrumented"]
+    if not inst:
+        return "the reference has no instrumented run"
+    for r in inst:
+        if r.exit_code != 0:
+            return f"the reference run of case {r.case} at {r.ranks} ranks exited {r.exit_code}"
+    printed = outputs(record)
+    if not any(printed.values()):
+        return "the reference printed no values"
+    all_cases = [c.name for c in problem.cases]
+    for chk in checks.checks:
+        if not isinstance(chk, CompareCheck) or chk.reference.source != "reference_run":
+            continue
+        for case in chk.cases or all_cases:
+            if not any(q.get(chk.quantity) for (c, _), q in printed.items() if c == case):
+                return f"the reference printed no '{chk.quantity}' in case {case}"
+    return ""
+
+
+def problems_without_reference(problems: dict[str, tuple[Problem, Checks]],
+                               references: dict[str, JobResult | None]) -> dict[str, str]:
+    """{problem id: reason} for the solvable problems a campaign cannot score."""
+    out = {}
+    for pid, (problem, checks) in problems.items():
+        if checks.expect != "solve":
+            continue
+        why = reference_problem(problem, checks, references.get(pid))
+        if why:
+            out[pid] = why
+    return out
