@@ -25,7 +25,7 @@ Requirement = Literal["tao", "ts", "dmplex", "dmstag", "petscfe", "cuda", "kokko
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class OutputQuantity(Strict):
@@ -47,8 +47,8 @@ class Scaling(Strict):
     """Optional parameter a scaling sweep varies (e.g. `-n` grid size)."""
 
     option: str
-    values: list[str]
-    ranks: list[int] = []
+    values: Annotated[list[str], Field(min_length=1)]
+    ranks: list[Annotated[int, Field(ge=1, le=65536)]] = []
 
 
 class Problem(Strict):
@@ -127,9 +127,9 @@ class CompareCheck(Strict):
     quantity: str
     cases: list[str] = []  # empty: every case
     reference: Annotated[LiteralReference | ReferenceRun, Field(discriminator="source")]
-    rtol: float = 0.0
-    atol: float = 0.0
-    fail_factor: Annotated[float, Field(ge=1.0)] = 10.0
+    rtol: Annotated[float, Field(ge=0)] = 0.0
+    atol: Annotated[float, Field(ge=0)] = 0.0
+    fail_factor: Annotated[float, Field(gt=1.0)] = 10.0
     weight: Annotated[float, Field(gt=0)] = 1.0
 
     @model_validator(mode="after")
@@ -150,8 +150,14 @@ class SanityCheck(Strict):
     target: float = 0.0
     lo: float | None = None  # all_within bounds; None: unbounded on that side
     hi: float | None = None
-    atol: float = 0.0
+    atol: Annotated[float, Field(ge=0)] = 0.0
     weight: Annotated[float, Field(gt=0)] = 1.0
+
+    @model_validator(mode="after")
+    def _bounds(self) -> SanityCheck:
+        if self.lo is not None and self.hi is not None and self.lo > self.hi:
+            raise ValueError(f"lo ({self.lo}) is above hi ({self.hi})")
+        return self
 
 
 class RefinementCheck(Strict):
@@ -217,9 +223,11 @@ class ProblemBundle(BaseModel):
 
 def _load_json_model(path: Path, model: type[BaseModel]) -> BaseModel:
     try:
-        raw = json.loads(path.read_text())
+        raw = json.loads(path.read_bytes().decode("utf-8"))
     except FileNotFoundError:
         raise ConfigError(path, None, "file not found") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(path, None, f"not UTF-8 text (byte {e.start}: {e.reason})") from None
     except json.JSONDecodeError as e:
         raise ConfigError(path, None, f"malformed JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
     try:

@@ -14,7 +14,7 @@ from hpcbench.jobs.records import Launcher, Limits
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class Partition(Strict):
@@ -26,10 +26,10 @@ class Partition(Strict):
     submit_as: str | None = None
     account: str = ""  # never written in a shared file: comes from --account/HPCBENCH_ACCOUNT
     qos: str = ""
-    gpus_per_node: int = 0
-    cores_per_node: int = 0
+    gpus_per_node: int = Field(0, ge=0)
+    cores_per_node: int = Field(0, ge=0)  # 0: not declared
     constraint: str = ""  # Slurm --constraint (Perlmutter: cpu | gpu)
-    max_walltime_min: int = 60
+    max_walltime_min: int = Field(60, ge=1)
     directives: list[str] = []  # extra options for jobs on this partition only
 
     @property
@@ -41,13 +41,13 @@ class BatchConfig(Strict):
     """How jobs go to a batch scheduler (Slurm, PBS Pro)."""
 
     account_required: bool = True  # real machines charge an allocation: refuse to submit without one
-    max_array_size: int = 1000  # tasks per array (Slurm MaxArraySize - 1, PBS max_array_size)
-    array_parallelism: int = 64  # tasks of one array running at once
-    walltime_min: int = 0  # 0: estimated from the problems' time limits (capped by the partition's)
-    signal_margin_s: int = 60  # Slurm: USR2 this long before the walltime, time to write the record
-    retries: int = 2  # resubmissions after a node failure, preemption or boot failure
-    poll_s: float = 15.0  # between scheduler polls in `wait`
-    max_wait_h: float = 72.0  # `wait` gives up (and says so) after this long
+    max_array_size: int = Field(1000, ge=1)  # tasks per array (Slurm MaxArraySize - 1, PBS max_array_size)
+    array_parallelism: int = Field(64, ge=1)  # tasks of one array running at once
+    walltime_min: int = Field(0, ge=0)  # 0: estimated from the problems' time limits (capped by the partition's)
+    signal_margin_s: int = Field(60, ge=0)  # Slurm: USR2 this long before the walltime, time to write the record
+    retries: int = Field(2, ge=0, le=100)  # resubmissions after a node failure, preemption or boot failure
+    poll_s: float = Field(15.0, gt=0)  # between scheduler polls in `wait`
+    max_wait_h: float = Field(72.0, gt=0)  # `wait` gives up (and says so) after this long
     python: str = ""  # Python on the compute nodes ("": the driver's own, on the shared file system)
     directives: list[str] = []  # extra scheduler options for every job
     filesystems: str = ""  # PBS Pro -l filesystems=... (ALCF: home:eagle)
@@ -81,8 +81,8 @@ class SiteConfig(Strict):
     variants: list[VariantConfig] = Field(default_factory=lambda: [VariantConfig(name="cpu")])
     limits: Limits = Limits()
     storage_root: str = "./campaigns"
-    cores: int = 0  # 0: os.cpu_count()
-    timing_repeats: int = 3
+    cores: int = Field(0, ge=0)  # 0: os.cpu_count()
+    timing_repeats: int = Field(3, ge=1, le=100)
     valgrind: bool = True
     batch: BatchConfig = BatchConfig()
 
@@ -133,7 +133,9 @@ def load_site(name_or_path: str) -> SiteConfig:
     if not path.is_file():
         raise ConfigError(path, None, f"no such site config; bundled sites: {', '.join(list_sites())}")
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = yaml.safe_load(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise ConfigError(path, None, f"not UTF-8 text (byte {e.start}: {e.reason})") from None
     except yaml.YAMLError as e:
         raise ConfigError(path, None, f"malformed YAML: {e}") from None
     if not isinstance(raw, dict):

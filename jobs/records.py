@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 RECORD_SCHEMA = 1
 
@@ -25,21 +25,28 @@ class Model(BaseModel):
 
 
 class Limits(Model):
-    """Per-run limits applied to the launcher and everything it starts."""
+    """Per-run limits applied to the launcher and everything it starts. Zero or negative
+    values are refused: rlimits would fail in preexec_fn or stop every run, silently."""
 
-    cpu_s: int = 600
-    memory_mb: int = 4096  # address space per process
-    file_size_mb: int = 256
-    processes: int = 256
-    output_bytes: int = 1 << 20  # kept per stream; the rest is counted and dropped
-    flood_bytes: int = 64 << 20  # a run printing more than this is stopped
+    cpu_s: int = Field(600, ge=1, le=7 * 86400)
+    memory_mb: int = Field(4096, ge=64)  # address space per process; below ~64 MB mpiexec cannot start
+    file_size_mb: int = Field(256, ge=1)
+    processes: int = Field(256, ge=8)  # mpiexec and its helpers need several
+    output_bytes: int = Field(1 << 20, ge=1)  # kept per stream; the rest is counted and dropped
+    flood_bytes: int = Field(64 << 20, ge=1)  # a run printing more than this is stopped
+
+    @model_validator(mode="after")
+    def _flood_above_cap(self) -> Limits:
+        if self.flood_bytes < self.output_bytes:
+            raise ValueError(f"flood_bytes ({self.flood_bytes}) must be at least output_bytes ({self.output_bytes})")
+        return self
 
 
 class Launcher(Model):
     """How ranks are started. `template` is split into argv after formatting with
     {ranks}, {ppn}, {depth}; the program and its args are appended."""
 
-    template: str = "mpiexec -n {ranks}"
+    template: str = Field("mpiexec -n {ranks}", min_length=1)
     oversubscribe_flag: str = "--oversubscribe"  # added when ranks exceed the cores
     env: dict[str, str] = {}
 
@@ -57,8 +64,8 @@ class Variant(Model):
 class CaseRun(Model):
     case: str
     args: list[str]
-    ranks: int
-    time_limit_s: float
+    ranks: int = Field(ge=1)
+    time_limit_s: float = Field(gt=0)
 
 
 class JobSpec(Model):
@@ -74,12 +81,12 @@ class JobSpec(Model):
     variant: Variant
     launcher: Launcher = Launcher()
     limits: Limits = Limits()
-    timing_repeats: int = 3
+    timing_repeats: int = Field(3, ge=1, le=100)
     valgrind: bool = True
-    build_timeout_s: float = 300.0
+    build_timeout_s: float = Field(300.0, gt=0)
     work_dir: str
     record_path: str
-    cores: int = 1  # cores the executor gave this job (oversubscription is flagged against it)
+    cores: int = Field(1, ge=1)  # cores the executor gave this job (oversubscription is flagged against it)
     null_program_dir: str = ""  # where the launcher-overhead calibration program is cached
 
     @property
