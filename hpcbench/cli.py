@@ -179,18 +179,30 @@ def with_common(f):
     return f
 
 
+wait_lock_opt = click.option("--wait-lock", is_flag=True,
+                             help="if another run/submit is writing this campaign, wait for it (default: refuse)")
+
+
+def _lock(out: str, wait: bool):
+    from hpcbench.locking import campaign_lock
+
+    return campaign_lock(Path(out), wait, notify=lambda m: click.echo(f"hpcbench: {m}", err=True))
+
+
 @main.command()
 @with_common
+@wait_lock_opt
 @judge_options
-def run(agents, site, submissions, problem_ids, out, **judge) -> None:
+def run(agents, site, submissions, problem_ids, out, wait_lock, **judge) -> None:
     """Plan, run, collect, score and report in one go (default: local site,
     the reference and the bundled sample agents, every supported problem)."""
     agents = list(agents) or ["reference", "samples"]
     out = out or _default_out(site)
     judge_cfg = judge_config(**judge)  # a bad judge option fails before any job runs
-    s, campaign, plan = _plan(out, site, agents, submissions, problem_ids)
-    _submit(s, campaign, plan)
-    md, scores = _collect_score_report(campaign, judge_cfg)
+    with _lock(out, wait_lock):
+        s, campaign, plan = _plan(out, site, agents, submissions, problem_ids)
+        _submit(s, campaign, plan)
+        md, scores = _collect_score_report(campaign, judge_cfg)
     click.echo(md)
     click.echo(f"campaign: {campaign.root}\nreport:   {campaign.report_dir / 'report.md'} (and report.html)")
     _exit_if_unscored(scores)
@@ -202,7 +214,8 @@ def run(agents, site, submissions, problem_ids, out, **judge) -> None:
 @click.option("--account", help="allocation to charge (default: $HPCBENCH_ACCOUNT)")
 @click.option("--dry-run", is_flag=True, help="plan and print the batch scripts; submit nothing")
 @click.option("--wait/--no-wait", "block", default=False, help="batch sites: follow the jobs until they end")
-def submit(agents, site, submissions, problem_ids, out, resume, account, dry_run, block) -> None:
+@wait_lock_opt
+def submit(agents, site, submissions, problem_ids, out, resume, account, dry_run, block, wait_lock) -> None:
     """Plan jobs and hand them to the site's executor (Slurm/PBS: queue them and return)."""
     agents = list(agents) or ([] if submissions else ["reference"])
     out = out or _default_out(site)
@@ -211,8 +224,9 @@ def submit(agents, site, submissions, problem_ids, out, resume, account, dry_run
 
         show(out, site, agents, submissions, problem_ids, account)
         return
-    s, campaign, plan = _plan(out, site, agents, submissions, problem_ids)
-    _submit(s, campaign, plan, resume, account, block)
+    with _lock(out, wait_lock):
+        s, campaign, plan = _plan(out, site, agents, submissions, problem_ids)
+        _submit(s, campaign, plan, resume, account, block)
     click.echo(f"campaign: {campaign.root}")
 
 

@@ -12,8 +12,9 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from hpcbench.errors import format_validation_error
 
@@ -80,11 +81,11 @@ class Generation(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    latency_s: float = 0.0
-    turns: int = 0
+    prompt_tokens: int = Field(0, ge=0)
+    completion_tokens: int = Field(0, ge=0)
+    cost_usd: float = Field(0.0, ge=0, allow_inf_nan=False)
+    latency_s: float = Field(0.0, ge=0, allow_inf_nan=False)
+    turns: int = Field(0, ge=0)
 
 
 class Submission(BaseModel):
@@ -96,7 +97,7 @@ class Submission(BaseModel):
     attempt: str = "1"
     entry: str = ""
     files: list[str] = []  # empty only for a refusal or a failed generation
-    ranks: list[int] = []
+    ranks: list[Annotated[int, Field(ge=1, le=65536)]] = []
     args: list[str] = []
     refused: bool = False
     refusal_reason: str = ""
