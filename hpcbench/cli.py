@@ -153,6 +153,10 @@ class Main(click.Group):
             return super().invoke(ctx)
         except (HpcbenchError, FileNotFoundError, FileExistsError, LookupError, NotImplementedError) as e:
             _fail(str(e))
+        except KeyboardInterrupt:
+            # The local executor has stopped its jobs by now; nothing unfinished was recorded as done.
+            click.echo("\nhpcbench: interrupted; jobs stopped. Rerun the same command to resume.", err=True)
+            sys.exit(130)
 
 
 @click.group(cls=Main)

@@ -7,18 +7,29 @@ through its one-rank build and runs, and runs never oversubscribe each other.
 A run wider than the machine still runs, alone, oversubscribed, and its
 timings say so. submitit's LocalExecutor starts every job at once with no such
 packing, so this executor drives the same job entry point
-(`python -m hpcbench.jobs.job`) itself."""
+(`python -m hpcbench.jobs.job`) itself.
+
+Each started job has a lease (hpcbench.executors.lease): a rerun after the driver was
+killed waits for jobs still running instead of starting them twice. Ctrl-C stops every
+job this driver started or adopted (SIGTERM to its process group, SIGKILL after a grace
+period) and records none of them as finished."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
 from collections import Counter
 from pathlib import Path
 
+import psutil
+
+from hpcbench.errors import HpcbenchError
+from hpcbench.executors import lease
 from hpcbench.executors.base import Executor, JobState, Progress, register_executor
 from hpcbench.jobs import slots
 from hpcbench.jobs.records import JobResult, JobSpec, save_model
@@ -27,41 +38,94 @@ from hpcbench.jobs.records import JobResult, JobSpec, save_model
 @register_executor("local")
 class LocalExecutor(Executor):
     poll_s = 0.2
-
-    def _pid_file(self, job: JobSpec) -> Path:
-        return Path(job.work_dir) / "pid"
+    heartbeat_s = 5.0
+    stop_grace_s = 10.0  # after SIGTERM a job writes what it has (jobs/interrupt.py), then SIGKILL
 
     def submit(self, jobs: list[JobSpec], progress: Progress | None = None) -> None:
         cores = self.site.total_cores()
         queue = sorted(jobs, key=lambda j: -j.width)  # widest first: their runs wait least at the end
-        running: dict[str, tuple[subprocess.Popen, JobSpec]] = {}
+        running: dict[str, tuple[subprocess.Popen, JobSpec, lease.Lease]] = {}
+        adopted = self._adopt(queue)  # still running from a driver that died: wait for them, never restart
+        queue = [j for j in queue if j.job_id not in adopted]
         done = 0
         counts = Counter()
+        last_beat = time.monotonic()
         try:
-            while queue or running:
+            while queue or running or adopted:
                 # Admission only (the slots share the cores between runs): twice as many
                 # jobs as cores, so one-rank work fills the gaps around wide runs.
-                while queue and len(running) < 2 * cores:
+                while queue and len(running) + len(adopted) < 2 * cores:
                     job = queue.pop(0)
-                    running[job.job_id] = (self._start(job), job)
-                for jid, (proc, job) in list(running.items()):
+                    proc = self._start(job)
+                    running[job.job_id] = (proc, job, self._lease(job, proc))
+                for jid, (proc, job, _) in list(running.items()):
                     if proc.poll() is not None:
                         del running[jid]
-                        self._pid_file(job).unlink(missing_ok=True)
+                        lease.release(Path(job.work_dir))
                         if not self.campaign.finished(jid) and not (Path(job.work_dir) / "cancelled.json").is_file():
                             # The job process itself died (killed, out of memory): record why.
                             save_model(Path(job.record_path), JobResult(
                                 job_id=jid, agent=job.agent, problem=job.problem, attempt=job.attempt,
                                 status="error", reason=f"job process exited {proc.returncode} without a record"))
                         done += 1
-                counts = Counter(pending=len(queue), running=len(running), done=done)
+                for jid, (ps, job) in list(adopted.items()):
+                    if ps.is_running() and ps.status() != psutil.STATUS_ZOMBIE:
+                        continue
+                    del adopted[jid]
+                    lease.release(Path(job.work_dir))
+                    if self.campaign.finished(jid):
+                        done += 1
+                    else:  # it died without a record (its exit status is not ours to read): run it again
+                        queue.append(job)
+                if time.monotonic() - last_beat >= self.heartbeat_s:
+                    last_beat = time.monotonic()
+                    for _, job, ls in running.values():
+                        ls.beat(Path(job.work_dir))
+                counts = Counter(pending=len(queue), running=len(running) + len(adopted), done=done)
                 if progress:
                     progress(counts)
                 time.sleep(self.poll_s)
         except KeyboardInterrupt:
-            for proc, _ in running.values():
-                os.killpg(proc.pid, signal.SIGTERM)
+            # Ctrl-C: stop every job this driver started or adopted; none is recorded as
+            # finished (a job stopped by SIGTERM sets its partial result aside as cancelled.json).
+            self._stop([(proc.pid, job) for proc, job, _ in running.values()]
+                       + [(ps.pid, job) for ps, job in adopted.values()])
             raise
+
+    def _adopt(self, jobs: list[JobSpec]) -> dict[str, tuple[psutil.Process, JobSpec]]:
+        adopted = {}
+        for job in jobs:
+            ls = lease.read(Path(job.work_dir))
+            if ls is None:
+                continue
+            if ls.host != socket.gethostname():
+                raise HpcbenchError(f"job {job.job_id} is leased to host {ls.host} (pid {ls.pid}, heartbeat "
+                                    f"{ls.heartbeat}); rerun there, or remove {Path(job.work_dir) / lease.NAME} "
+                                    "if that host is gone")
+            ps = ls.process()
+            if ps is None:
+                lease.release(Path(job.work_dir))  # its process is gone: the job is rerun
+            else:
+                adopted[job.job_id] = (ps, job)
+        if adopted:
+            print(f"hpcbench: {len(adopted)} job(s) still running from an earlier driver: waiting for them "
+                  f"instead of starting them again ({', '.join(sorted(adopted))})", file=sys.stderr)
+        return adopted
+
+    def _stop(self, procs: list[tuple[int, JobSpec]]) -> None:
+        for pid, _ in procs:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGTERM)
+        deadline = time.monotonic() + self.stop_grace_s
+        alive = list(procs)
+        while alive and time.monotonic() < deadline:
+            time.sleep(0.1)
+            alive = [(pid, job) for pid, job in alive if _running(pid)]
+        for pid, _ in alive:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+        for _, job in procs:
+            lease.release(Path(job.work_dir))
 
     def _start(self, job: JobSpec) -> subprocess.Popen:
         Path(job.work_dir).mkdir(parents=True, exist_ok=True)
@@ -71,25 +135,26 @@ class LocalExecutor(Executor):
         proc = subprocess.Popen([sys.executable, "-m", "hpcbench.jobs.job", str(spec)], stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True, env=env)
         log.close()
-        self._pid_file(job).write_text(str(proc.pid))
         return proc
+
+    def _lease(self, job: JobSpec, proc: subprocess.Popen) -> lease.Lease:
+        try:
+            ls = lease.Lease.for_process(proc.pid)
+        except psutil.Error:  # it already ended: a lease with no start time, never adopted
+            ls = lease.Lease(proc.pid, 0.0, socket.gethostname(), "", "", os.getpid())
+        ls.write(Path(job.work_dir))
+        return ls
 
     def _slots_dir(self) -> Path:
         return Path(self.campaign.work_dir) / ".core-slots"
 
-    def _alive(self, job: JobSpec) -> bool:
-        try:
-            os.kill(int(self._pid_file(job).read_text()), 0)
-            return True
-        except (OSError, ValueError):
-            return False
-
     def states(self, jobs: list[JobSpec]) -> dict[str, JobState]:
         out: dict[str, JobState] = {}
         for j in jobs:
+            ls = lease.read(Path(j.work_dir))
             if self.campaign.finished(j.job_id):
                 out[j.job_id] = "done"
-            elif self._pid_file(j).is_file() and self._alive(j):
+            elif ls is not None and ls.process() is not None:
                 out[j.job_id] = "running"
             else:
                 out[j.job_id] = "pending"
@@ -98,7 +163,17 @@ class LocalExecutor(Executor):
     def cancel(self, jobs: list[JobSpec]) -> int:
         n = 0
         for j in jobs:
-            if self._pid_file(j).is_file() and self._alive(j):
-                os.killpg(int(self._pid_file(j).read_text()), signal.SIGTERM)
-                n += 1
+            ls = lease.read(Path(j.work_dir))
+            if ls is not None and ls.process() is not None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(ls.pid, signal.SIGTERM)
+                    n += 1
         return n
+
+
+def _running(pid: int) -> bool:
+    try:
+        p = psutil.Process(pid)
+        return p.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
