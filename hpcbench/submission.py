@@ -119,6 +119,16 @@ class Submission(BaseModel):
             raise ValueError(f"{v!r} must be letters, digits, '.', '_', '+' or '-' (at most 128)")
         return v
 
+    @field_validator("args")
+    @classmethod
+    def _args(cls, v: list[str]) -> list[str]:
+        if len(v) > 256:
+            raise ValueError("at most 256 arguments")
+        for a in v:
+            if "\x00" in a or len(a) > 4096:
+                raise ValueError(f"argument {a[:40]!r} holds a NUL byte or is longer than 4096 characters")
+        return v
+
     @field_validator("files")
     @classmethod
     def _files(cls, v: list[str]) -> list[str]:
@@ -196,6 +206,11 @@ def load_submission(folder: Path, agent: str | None = None, problem: str | None 
         return Rejected(meta_path, None, f"malformed JSON at line {e.lineno} column {e.colno}: {e.msg}")
     if not isinstance(raw, dict):
         return Rejected(meta_path, None, "must be a JSON object")
+    try:  # "\udcff" is valid JSON but no UTF-8: it would stop campaign.json and the specs being written
+        json.dumps(raw, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as e:
+        return Rejected(meta_path, None, f"holds an escaped lone surrogate ({e.object[e.start:e.end]!a}), "
+                                         "which is not text")
     # The tree's folder names are authoritative for agent and problem.
     if agent is not None:
         raw.setdefault("agent", agent)

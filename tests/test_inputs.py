@@ -104,6 +104,24 @@ def test_submission_json_linked_to_dev_zero_is_rejected_without_reading_it(tmp_p
     assert res.path == d / "submission.json" and "symbolic link" in res.reason
 
 
+@pytest.mark.parametrize("extra,field,words", [
+    ({"args": ["\udcff"]}, None, "lone surrogate"),
+    ({"model": "gpt\udc80"}, None, "lone surrogate"),
+    ({"args": ["-n\u0000"]}, "args", "NUL"),
+    ({"ranks": [0]}, "ranks.0", "greater than or equal to 1"),
+    ({"generation": {"cost_usd": -1}}, "generation.cost_usd", "greater than or equal to 0"),
+])
+def test_submission_json_text_that_would_stop_the_plan_is_rejected(tmp_path, extra, field, words):
+    """Before: a lone-surrogate escape loaded fine and then killed the whole plan when the
+    staged submission.json was serialised."""
+    d = _attempt(tmp_path)
+    meta = json.loads((d / "submission.json").read_text())
+    (d / "submission.json").write_text(json.dumps({**meta, **extra}))  # json.dumps keeps \udcff escaped
+    res = load_submission(d, "me", "vec-scatter", PROBLEMS, "1")
+    assert not hasattr(res, "meta") and res.field == field and words in res.reason, res
+    json.dumps(res.as_dict())
+
+
 def test_a_source_that_is_a_device_or_too_large_is_rejected(tmp_path):
     d = _attempt(tmp_path, files={"main.c": GOOD_C, "big.h": b"x" * ((1 << 20) + 1)})
     res = load_submission(d, "me", "vec-scatter", PROBLEMS, "1")
