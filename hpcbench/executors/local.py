@@ -122,8 +122,17 @@ class LocalExecutor(Executor):
             time.sleep(0.1)
             alive = [(pid, job) for pid, job in alive if _running(pid)]
         for pid, _ in alive:
+            # Its runs are sessions of their own (jobs/capture.py): kill the descendants too,
+            # or a job killed before it could stop its run would leave the run behind.
+            try:
+                descendants = psutil.Process(pid).children(recursive=True)
+            except psutil.Error:
+                descendants = []
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
+            for d in descendants:
+                with contextlib.suppress(psutil.Error):
+                    d.kill()
         for _, job in procs:
             lease.release(Path(job.work_dir))
 
