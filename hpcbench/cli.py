@@ -307,7 +307,9 @@ def problems() -> None:
               help="work folder (reruns reuse finished jobs)")
 @click.option("--markdown", "md_file", type=click.Path(dir_okay=False), help="also write a table per problem")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="also write every outcome as JSON")
-def validate_checks(problem_ids, only, out, md_file, json_file) -> None:
+@click.option("--retry-time-factor", type=float, default=4.0, show_default=True,
+              help="rerun jobs with a timed-out run once with time limits this many times longer (1: never)")
+def validate_checks(problem_ids, only, out, md_file, json_file, retry_time_factor) -> None:
     """Measure the hidden checks by mutation testing: per problem the kill rate of wrong
     programs (accuracy < 0.5) and the acceptance rate of valid variants (accuracy >= 0.95);
     exit 1 when a problem misses kill >= 95% or acceptance 100%."""
@@ -317,7 +319,7 @@ def validate_checks(problem_ids, only, out, md_file, json_file) -> None:
 
     ids = [p.strip() for p in problem_ids.split(",") if p.strip()] if problem_ids else None
     names = {n.strip() for n in only.split(",") if n.strip()} if only else None
-    reports = vc.run(ids, Path(out), names, progress=_progress)
+    reports = vc.run(ids, Path(out), names, progress=_progress, retry_time_factor=retry_time_factor)
     click.echo(vc.summary(reports))
     if md_file:
         Path(md_file).write_text(vc.markdown(reports))
