@@ -106,3 +106,25 @@ def test_every_case_of_the_problem_matches_the_independent_solve(binary):
         q = quantities(run(binary, case.args, ranks=max(case.ranks)))
         assert q["energy"][0] == pytest.approx(ind["energy"], rel=1e-8), case.name
         assert abs(ind["energy"] - 1.0) > 0.05, "the inclusion changes the flux"
+
+
+def test_reference_leaves_the_options_database_alone_and_fails_loudly(binary):
+    """The mesh size must not be written into the global options (it overrode a user's
+    -dm_plex_box_faces and showed up in -options_view); a solve that did not converge must
+    not print a result."""
+    import os
+    import subprocess
+
+    from hpcbench.jobs.launch import mpi_env
+
+    env = {**os.environ, **mpi_env()}
+    out = subprocess.run(["mpiexec", "-n", "1", "--oversubscribe", str(binary), "-n", "8", "-options_view"],
+                         capture_output=True, text=True, timeout=60, env=env).stdout
+    assert "energy:" in out and "dm_plex_box_faces" not in out and "dm_plex_simplex" not in out
+    src = (PROBLEM.reference_dir / "main.c").read_text()
+    assert "PetscOptionsSetValue" not in src
+    assert "KSPSetTolerances(ksp, 1e-12, 1e-14, PETSC_CURRENT" in src  # not the deprecated PETSC_DEFAULT
+    proc = subprocess.run(["mpiexec", "-n", "1", "--oversubscribe", str(binary), "-n", "16", "-ksp_max_it", "2"],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode != 0 and "did not converge" in proc.stdout + proc.stderr
+    assert "energy:" not in proc.stdout

@@ -21,10 +21,25 @@ def binaries(tmp_path_factory):
     return out
 
 
+def run_fails(binary, args: list[str], ranks: int = 1) -> str:
+    """Run a reference that must refuse to print a result; return its stderr."""
+    import os
+    import subprocess
+
+    from hpcbench.jobs.launch import mpi_env
+
+    cmd = ["mpiexec", "-n", str(ranks), "--oversubscribe", str(binary), *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=binary.parent,
+                          env={**os.environ, **mpi_env()})
+    assert proc.returncode != 0, f"{cmd} printed a result it must refuse:\n{proc.stdout}"
+    assert not quantities(proc.stdout), f"{cmd} failed but still printed quantities:\n{proc.stdout}"
+    return proc.stdout + proc.stderr
+
+
 def test_rosenbrock_reaches_the_known_minimiser_and_agrees_with_scipy(binaries):
     for n, alpha in ((6, 50.0), (20, 80.0)):
         q = quantities(run(binaries["rosenbrock"], ["-n", str(n), "-alpha", str(alpha)]))
-        x0 = np.array([-1.2 if i % 2 == 0 else 1.0 for i in range(n)])
+        x0 = np.zeros(n)  # the task's start point
 
         def f(x, a=alpha):
             return float(np.sum(a * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2))
@@ -33,6 +48,40 @@ def test_rosenbrock_reaches_the_known_minimiser_and_agrees_with_scipy(binaries):
         np.testing.assert_allclose(q["solution"], np.ones(n), atol=1e-6)
         np.testing.assert_allclose(q["solution"], sp, atol=1e-4)
         assert abs(q["objective"][0]) < 1e-10
+
+
+@pytest.mark.parametrize("tao_type", ["nls", "bnls", "bntr", "tron", "lmvm", "cg"])
+def test_rosenbrock_every_kind_of_method_reaches_the_global_minimiser(binaries, tao_type):
+    """Newton line search, trust region, quasi-Newton and CG from the task's start point: the
+    old start (-1.2, 1, ...) sent Newton methods to the local minimiser (f = 3.96) or stalled them."""
+    for n, alpha in ((6, 50.0), (20, 80.0)):
+        q = quantities(run(binaries["rosenbrock"], ["-n", str(n), "-alpha", str(alpha), "-tao_type", tao_type]))
+        np.testing.assert_allclose(q["solution"], np.ones(n), atol=1e-6, err_msg=tao_type)
+
+
+def test_chained_rosenbrock_has_the_local_minimum_the_task_warns_of():
+    """The task tells solvers a local minimiser exists near x_0 = -1 with f close to 4: check it."""
+    for n, alpha, fmin in ((6, 50.0, 3.9605), (20, 80.0, 3.9833)):
+        def f(x, a=alpha):
+            return float(np.sum(a * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2))
+
+        x0 = np.array([-1.0] + [1.0] * (n - 1))
+        local = minimize(f, x0, method="BFGS", options={"gtol": 1e-10}).x
+        assert local[0] < -0.9 and f(local) == pytest.approx(fmin, abs=1e-3)
+        assert f(minimize(f, np.zeros(n), method="BFGS", options={"gtol": 1e-10}).x) < 1e-10
+
+
+def test_references_fail_loudly_instead_of_printing_an_unconverged_result(binaries, tmp_path):
+    err = run_fails(binaries["rosenbrock"], ["-n", "20", "-alpha", "80", "-tao_max_it", "3"])
+    assert "did not converge" in err
+    err = run_fails(binaries["robertson"], ["-tfinal", "40", "-ts_max_steps", "10"])
+    assert "not at -tfinal" in err
+    err = run_fails(binaries["vec-scatter"], ["-n", "30"], ranks=2)
+    assert "exactly 3 MPI ranks" in err
+    adv = build(PROBLEMS["advection1d"].reference_dir, tmp_path / "adv")
+    # the issue's case: an adaptive explicit RK runs out of steps at t = 0.794 and printed a result 4% off
+    err = run_fails(adv, ["-n", "200", "-ts_type", "rk"])
+    assert "not at -tfinal" in err
 
 
 def _robertson(t, y):
@@ -84,18 +133,25 @@ def _upwind_ssp3(n, a, tfinal):
         u1 = u + dt * rhs(u)
         u2 = 0.75 * u + 0.25 * (u1 + dt * rhs(u1))
         u = u / 3 + 2 / 3 * (u2 + dt * rhs(u2))
-    return h * u.sum(), np.sqrt(h * (u**2).sum()), u.max()
+    return {"mass": h * u.sum(), "l2_norm": np.sqrt(h * (u**2).sum()), "max_value": u.max(),
+            "moment": h * (x * u).sum(), "u_quarters": u[[n // 4, n // 2, 3 * n // 4]]}
 
 
 def test_advection_matches_numpy_and_converges_to_the_exact_profile(tmp_path):
     binary = build(PROBLEMS["advection1d"].reference_dir, tmp_path / "adv")
-    for args, (n, a, tf) in ((["-n", "200"], (200, 1.0, 1.0)), (["-n", "400", "-a", "-0.5", "-tfinal", "0.6"],
-                                                                   (400, -0.5, 0.6))):
-        q = quantities(run(binary, args, ranks=2))
-        mass, l2, umax = _upwind_ssp3(n, a, tf)
-        assert q["mass"][0] == pytest.approx(mass, abs=1e-10)
-        assert q["l2_norm"][0] == pytest.approx(l2, rel=1e-4)
-        assert q["max_value"][0] == pytest.approx(umax, rel=1e-4)
+    for case in PROBLEMS["advection1d"].problem.cases:
+        opts = dict(zip(case.args[::2], case.args[1::2]))
+        n, a, tf = int(opts.get("-n", 200)), float(opts.get("-a", 1.0)), float(opts.get("-tfinal", 1.0))
+        q = quantities(run(binary, case.args, ranks=2))
+        want = _upwind_ssp3(n, a, tf)
+        assert q["mass"][0] == pytest.approx(want["mass"], abs=1e-10)
+        for name in ("l2_norm", "max_value", "moment"):
+            assert q[name][0] == pytest.approx(want[name], rel=1e-8), (case.name, name)
+        np.testing.assert_allclose(q["u_quarters"], want["u_quarters"], rtol=1e-8, atol=1e-12)
+        # the direction of travel shows in the position-dependent quantities, not in the others
+        back = _upwind_ssp3(n, -a, tf)
+        assert back["l2_norm"] == pytest.approx(want["l2_norm"], rel=1e-12)
+        assert abs(back["moment"] - want["moment"]) > 20 * 1e-3 * abs(want["moment"]), case.name
     # After one period the exact solution is the initial profile; upwind's error is
     # first order, so the gap in the L2 norm halves when the grid is refined.
     gaps = []

@@ -2,7 +2,12 @@
 
 Compare checks give full marks inside tolerance and decay linearly to zero at
 `fail_factor` times the tolerance; sanity checks test physics (conservation,
-divergence, ranges); refinement checks need successive differences to shrink."""
+divergence, ranges); refinement checks need successive differences to shrink,
+and to exist: a quantity that does not change with the grid did not converge.
+
+A check's score is the mean over its cases of each case's worst rank count: the
+answer must be right at every rank count, so a program right on one rank and
+wrong on two is wrong, not half right."""
 
 from __future__ import annotations
 
@@ -64,6 +69,25 @@ def _norm(v: list[float]) -> float:
     return math.sqrt(sum(x * x for x in v))
 
 
+# A difference below this fraction of the values is round-off: the "refined" results are the same.
+SAME_BELOW = 1e-9
+
+
+def refinement_score(seq: list[list[float]], chk: RefinementCheck) -> tuple[float, str]:
+    """Successive differences must be real (above round-off) and shrink by `min_ratio` each."""
+    diffs = [_norm([a - b for a, b in zip(x, y, strict=False)]) for x, y in zip(seq, seq[1:])]
+    shown = f"successive differences {[f'{d:.3g}' for d in diffs]}"
+    if any(len(x) != len(seq[0]) for x in seq):
+        return 0.0, f"different numbers of values across cases ({[len(x) for x in seq]})"
+    scale = max(_norm(x) for x in seq)
+    if not all(math.isfinite(d) for d in diffs):
+        return 0.0, f"{shown}: not finite"
+    if any(d <= SAME_BELOW * scale for d in diffs):
+        return 0.0, f"{shown}: the result does not change under refinement (is the grid size used?)"
+    ok = all(d1 >= chk.min_ratio * d2 for d1, d2 in zip(diffs, diffs[1:]))
+    return float(ok), shown + ("" if ok else f": they do not shrink by {chk.min_ratio}x")
+
+
 @register
 class NumericalAccuracy(Evaluator):
     name = "numerical_accuracy"
@@ -92,12 +116,11 @@ class NumericalAccuracy(Evaluator):
                     scores.append(0.0)
                     details.append({"check": label, "score": 0.0, "why": f"'{chk.quantity}' missing in a case"})
                 else:
-                    diffs = [_norm([a - b for a, b in zip(x, y, strict=False)]) for x, y in zip(seq, seq[1:])]
-                    ok = all(d1 >= chk.min_ratio * d2 for d1, d2 in zip(diffs, diffs[1:]))
-                    scores.append(float(ok))
-                    details.append({"check": label, "score": float(ok),
-                                    "why": f"successive differences {[f'{d:.3g}' for d in diffs]}"})
+                    s, why = refinement_score(seq, chk)
+                    scores.append(s)
+                    details.append({"check": label, "score": s, "why": why})
             else:
+                worst: dict[str, float] = {}
                 for (case, ranks), q in sorted(mine.items()):
                     if cases and case not in cases:
                         continue
@@ -117,9 +140,10 @@ class NumericalAccuracy(Evaluator):
                             unscored.append(f"{label} ({where}): no reference value in this campaign")
                             continue
                         s, why = compare_score(value, target, chk)
-                    scores.append(s)
+                    worst[case] = min(s, worst.get(case, 1.0))
                     details.append({"check": label, "case": case, "ranks": ranks, "score": round(s, 4),
                                     "why": why})
+                scores.extend(worst.values())
             if scores:
                 w = chk.weight
                 total += w * sum(scores) / len(scores)

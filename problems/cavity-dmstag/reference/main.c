@@ -64,13 +64,13 @@ static PetscErrorCode FormIFunction(TS ts, PetscReal t, Vec X, Vec Xdot, Vec F, 
   Vec                 xl, xdotl, fl;
   const PetscScalar ***x, ***xd;
   PetscScalar      ***f;
-  PetscInt            xs, ys, nx, ny, ex, ey, N = ctx->n, iu = ctx->iu, iv = ctx->iv, ip = ctx->ip;
+  PetscInt            xs, ys, nx, ny, ex, ey, ex_extra, ey_extra, N = ctx->n, iu = ctx->iu, iv = ctx->iv, ip = ctx->ip;
   const PetscReal     h = ctx->h, nu = 1.0 / ctx->re;
 
   PetscFunctionBeginUser;
   (void)t;
   PetscCall(TSGetDM(ts, &dm));
-  PetscCall(DMStagGetCorners(dm, &xs, &ys, NULL, &nx, &ny, NULL, NULL, NULL, NULL));
+  PetscCall(DMStagGetCorners(dm, &xs, &ys, NULL, &nx, &ny, NULL, &ex_extra, &ey_extra, NULL));
   PetscCall(DMGetLocalVector(dm, &xl));
   PetscCall(DMGetLocalVector(dm, &xdotl));
   PetscCall(DMGetLocalVector(dm, &fl));
@@ -82,9 +82,9 @@ static PetscErrorCode FormIFunction(TS ts, PetscReal t, Vec X, Vec Xdot, Vec F, 
   PetscCall(DMStagVecGetArray(dm, fl, &f));
 
   /* The last rank in each direction also owns the boundary faces at x = 1 (resp. y = 1),
-     stored in the extra layer of elements ex = N (resp. ey = N). */
-  for (ey = ys; ey < ys + ny + (ys + ny == N ? 1 : 0); ++ey) {
-    for (ex = xs; ex < xs + nx + (xs + nx == N ? 1 : 0); ++ex) {
+     stored in the extra layer of elements ex = N (resp. ey = N): DMStagGetCorners' nExtra. */
+  for (ey = ys; ey < ys + ny + ey_extra; ++ey) {
+    for (ex = xs; ex < xs + nx + ex_extra; ++ex) {
       /* x-momentum on the left face of element (ex, ey), at (ex h, (ey + 1/2) h) */
       if (ey < N) {
         if (ex == 0 || ex == N) {
@@ -154,7 +154,7 @@ static PetscErrorCode FormIJacobian(TS ts, PetscReal t, Vec X, Vec Xdot, PetscRe
   DM                  dm;
   Vec                 xl;
   const PetscScalar ***x;
-  PetscInt            xs, ys, nx, ny, ex, ey, N = ctx->n, iu = ctx->iu, iv = ctx->iv;
+  PetscInt            xs, ys, nx, ny, ex, ey, ex_extra, ey_extra, N = ctx->n, iu = ctx->iu, iv = ctx->iv;
   const PetscReal     h = ctx->h, nu = 1.0 / ctx->re, d = nu / (h * h);
   DMStagStencil       row, col[16];
   PetscScalar         val[16];
@@ -164,7 +164,7 @@ static PetscErrorCode FormIJacobian(TS ts, PetscReal t, Vec X, Vec Xdot, PetscRe
   (void)t;
   (void)Xdot;
   PetscCall(TSGetDM(ts, &dm));
-  PetscCall(DMStagGetCorners(dm, &xs, &ys, NULL, &nx, &ny, NULL, NULL, NULL, NULL));
+  PetscCall(DMStagGetCorners(dm, &xs, &ys, NULL, &nx, &ny, NULL, &ex_extra, &ey_extra, NULL));
   PetscCall(DMGetLocalVector(dm, &xl));
   PetscCall(DMGlobalToLocal(dm, X, INSERT_VALUES, xl));
   PetscCall(DMStagVecGetArrayRead(dm, xl, &x));
@@ -180,8 +180,8 @@ static PetscErrorCode FormIJacobian(TS ts, PetscReal t, Vec X, Vec Xdot, PetscRe
     val[nc++] = (V); \
   } while (0)
 
-  for (ey = ys; ey < ys + ny + (ys + ny == N ? 1 : 0); ++ey) {
-    for (ex = xs; ex < xs + nx + (xs + nx == N ? 1 : 0); ++ex) {
+  for (ey = ys; ey < ys + ny + ey_extra; ++ey) {
+    for (ex = xs; ex < xs + nx + ex_extra; ++ex) {
       row.i = ex;
       row.j = ey;
       row.k = 0;
@@ -288,18 +288,18 @@ static PetscErrorCode Diagnostics(DM dm, Vec X, AppCtx *ctx, PetscReal ucl[9], P
 {
   Vec                 xl;
   const PetscScalar ***x;
-  PetscInt            xs, ys, nx, ny, ex, ey, k, N = ctx->n, c = ctx->n / 2, iu = ctx->iu, iv = ctx->iv;
+  PetscInt            xs, ys, nx, ny, ex, ey, ex_extra, ey_extra, k, N = ctx->n, c = ctx->n / 2, iu = ctx->iu, iv = ctx->iv;
   const PetscReal     h = ctx->h;
   PetscReal           loc[20] = {0}, glob[20], dloc = 0.0, ekin = 0.0;
 
   PetscFunctionBeginUser;
-  PetscCall(DMStagGetCorners(dm, &xs, &ys, NULL, &nx, &ny, NULL, NULL, NULL, NULL));
+  PetscCall(DMStagGetCorners(dm, &xs, &ys, NULL, &nx, &ny, NULL, &ex_extra, &ey_extra, NULL));
   PetscCall(DMGetLocalVector(dm, &xl));
   PetscCall(DMGlobalToLocal(dm, X, INSERT_VALUES, xl));
   PetscCall(DMStagVecGetArrayRead(dm, xl, &x));
 
-  for (ey = ys; ey < ys + ny + (ys + ny == N ? 1 : 0); ++ey) {
-    for (ex = xs; ex < xs + nx + (xs + nx == N ? 1 : 0); ++ex) {
+  for (ey = ys; ey < ys + ny + ey_extra; ++ey) {
+    for (ex = xs; ex < xs + nx + ex_extra; ++ex) {
       if (ey < N) ekin += PetscRealPart(x[ey][ex][iu] * x[ey][ex][iu]);
       if (ex < N) ekin += PetscRealPart(x[ey][ex][iv] * x[ey][ex][iv]);
       if (ex < N && ey < N) {
@@ -357,7 +357,7 @@ int main(int argc, char **argv)
   Vec                X;
   PetscMPIInt        size;
   TSConvergedReason  reason;
-  PetscReal          ucl[9], vcl[9], divmax = 0.0, ke = 0.0;
+  PetscReal          ucl[9], vcl[9], divmax = 0.0, ke = 0.0, steady_tol = 1e-8;
   PetscInt           k;
 
   PetscFunctionBeginUser;
@@ -369,6 +369,7 @@ int main(int argc, char **argv)
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "Lid-driven cavity options", NULL);
   PetscCall(PetscOptionsInt("-n", "cells per side (even)", NULL, ctx.n, &ctx.n, NULL));
   PetscCall(PetscOptionsReal("-re", "Reynolds number", NULL, ctx.re, &ctx.re, NULL));
+  PetscCall(PetscOptionsReal("-steady_tol", "largest steady residual (max norm) accepted at the end", NULL, steady_tol, &steady_tol, NULL));
   PetscOptionsEnd();
   PetscCheck(ctx.n >= 4 && ctx.n % 2 == 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-n must be even and at least 4");
   PetscCheck(ctx.re > 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-re must be positive");
@@ -409,6 +410,19 @@ int main(int argc, char **argv)
   PetscCall(TSSolve(ts, X));
   PetscCall(TSGetConvergedReason(ts, &reason));
   PetscCheck(reason > 0, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "TS did not reach a steady state: %s", TSConvergedReasons[reason]);
+  { /* whatever stopped the integrator (step limit, final time), the printed state must be steady */
+    Vec       zero, res;
+    PetscReal rnorm;
+
+    PetscCall(VecDuplicate(X, &zero));
+    PetscCall(VecDuplicate(X, &res));
+    PetscCall(VecZeroEntries(zero));
+    PetscCall(FormIFunction(ts, 0.0, X, zero, res, &ctx));
+    PetscCall(VecNorm(res, NORM_INFINITY, &rnorm));
+    PetscCheck(rnorm <= steady_tol, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "not steady: the residual with U_t = 0 is %g > -steady_tol %g", (double)rnorm, (double)steady_tol);
+    PetscCall(VecDestroy(&res));
+    PetscCall(VecDestroy(&zero));
+  }
 
   PetscCall(Diagnostics(dm, X, &ctx, ucl, vcl, &divmax, &ke));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "u_centerline:"));

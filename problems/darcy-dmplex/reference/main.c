@@ -22,6 +22,10 @@
 #if PETSC_VERSION_LT(3, 19, 0)
   #define PETSC_SUCCESS 0
 #endif
+/* PETSc < 3.22 says PETSC_DEFAULT where PETSC_CURRENT (keep the current value) is meant now */
+#if PETSC_VERSION_LT(3, 22, 0)
+  #define PETSC_CURRENT PETSC_DEFAULT
+#endif
 
 /* constants[0] = permeability inside the inclusion; constants[1..4] = its box */
 enum {
@@ -79,19 +83,23 @@ static PetscErrorCode InflowOutflow(PetscInt dim, PetscReal time, const PetscRea
 
 static PetscErrorCode CreateMesh(MPI_Comm comm, PetscInt n, DM *dm)
 {
-  char      faces[64];
-  PetscBool set;
+  const PetscInt faces[2] = {n, n};
+  DM             dist;
 
   PetscFunctionBeginUser;
-  /* Defaults for the box mesh; -dm_plex_* options given by the user win */
-  PetscCall(PetscSNPrintf(faces, sizeof(faces), "%" PetscInt_FMT ",%" PetscInt_FMT, n, n));
-  PetscCall(PetscOptionsHasName(NULL, NULL, "-dm_plex_simplex", &set));
-  if (!set) PetscCall(PetscOptionsSetValue(NULL, "-dm_plex_simplex", "0"));
-  PetscCall(PetscOptionsHasName(NULL, NULL, "-dm_plex_box_faces", &set));
-  if (!set) PetscCall(PetscOptionsSetValue(NULL, "-dm_plex_box_faces", faces));
-  PetscCall(DMCreate(comm, dm));
-  PetscCall(DMSetType(*dm, DMPLEX));
-  PetscCall(DMSetFromOptions(*dm)); /* builds the box mesh and distributes it */
+  /* The n x n quadrilateral box is made here, not through -dm_plex_* options written into the
+     global options database, which would override what the user gave and outlive this mesh */
+#if PETSC_VERSION_LT(3, 22, 0)
+  PetscCall(DMPlexCreateBoxMesh(comm, 2, PETSC_FALSE, faces, NULL, NULL, NULL, PETSC_TRUE, dm));
+#else
+  PetscCall(DMPlexCreateBoxMesh(comm, 2, PETSC_FALSE, faces, NULL, NULL, NULL, PETSC_TRUE, 0, PETSC_FALSE, dm));
+#endif
+  PetscCall(DMPlexDistribute(*dm, 0, NULL, &dist));
+  if (dist) {
+    PetscCall(DMDestroy(dm));
+    *dm = dist;
+  }
+  PetscCall(DMSetFromOptions(*dm)); /* refinement, viewing and the like from the command line */
   PetscCall(DMViewFromOptions(*dm, NULL, "-dm_view"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -105,7 +113,7 @@ static PetscErrorCode SetupDiscretization(DM dm, const PetscScalar constants[])
   const PetscInt sides[] = {2, 4}; /* box "Face Sets": 1 bottom, 2 right, 3 top, 4 left */
 
   PetscFunctionBeginUser;
-  PetscCall(DMPlexIsSimplex(dm, &simplex)); /* Q1 on the default quads; P1 if -dm_plex_simplex 1 */
+  PetscCall(DMPlexIsSimplex(dm, &simplex)); /* Q1 on quadrilaterals */
   PetscCall(PetscFECreateLagrange(PetscObjectComm((PetscObject)dm), 2, 1, simplex, 1, PETSC_DETERMINE, &fe));
   PetscCall(PetscObjectSetName((PetscObject)fe, "pressure"));
   PetscCall(DMSetField(dm, 0, NULL, (PetscObject)fe));
@@ -197,7 +205,7 @@ int main(int argc, char **argv)
     PetscCall(KSPGetPC(ksp, &pc));
     PetscCall(PCSetType(pc, PCGAMG));
   }
-  PetscCall(KSPSetTolerances(ksp, 1e-12, 1e-14, PETSC_DEFAULT, 1000));
+  PetscCall(KSPSetTolerances(ksp, 1e-12, 1e-14, PETSC_CURRENT, 1000));
   PetscCall(KSPSetFromOptions(ksp));
   PetscCall(KSPSolve(ksp, r, dp));
   {

@@ -3,7 +3,9 @@
   The rate constants span nine orders of magnitude, so the problem is stiff: an
   L-stable implicit integrator (Rosenbrock-W, TSROSW) with the analytic Jacobian
   and adaptive steps at tight tolerances. Any integrator can be chosen with
-  -ts_type; tolerances with -ts_rtol/-ts_atol.
+  -ts_type; tolerances with -ts_rtol/-ts_atol. A run that did not reach
+  -tfinal (a fixed-step or explicit method that ran out of steps) is an
+  error, never a printed result.
 */
 #include <petscts.h>
 
@@ -67,6 +69,8 @@ int main(int argc, char **argv)
   PetscScalar       *ya;
   const PetscScalar *yr;
   PetscMPIInt        size;
+  PetscReal          tend;
+  TSConvergedReason  reason;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, "Robertson stiff kinetics"));
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
@@ -95,6 +99,9 @@ int main(int argc, char **argv)
   PetscCall(TSSetTolerances(ts, 1e-12, NULL, 1e-8, NULL));
   PetscCall(TSSetFromOptions(ts));
   PetscCall(TSSolve(ts, y));
+  PetscCall(TSGetConvergedReason(ts, &reason));
+  PetscCall(TSGetSolveTime(ts, &tend));
+  PetscCheck(reason > 0 && PetscAbsReal(tend - tfinal) <= 1e-10 * tfinal, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "TS stopped at t = %g, not at -tfinal %g (%s)", (double)tend, (double)tfinal, TSConvergedReasons[reason]);
 
   PetscCall(VecGetArrayRead(y, &yr));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "y_final: %.10e %.10e %.10e\n", (double)PetscRealPart(yr[0]), (double)PetscRealPart(yr[1]), (double)PetscRealPart(yr[2])));

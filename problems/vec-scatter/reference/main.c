@@ -13,10 +13,12 @@ int main(int argc, char **argv)
   VecScatter  toZero;
   PetscInt    n = 30, rstart, rend;
   PetscScalar alpha = 2.5, *xa;
-  PetscMPIInt rank;
+  PetscMPIInt rank, size;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, "Fill, scale and gather a distributed vector"));
   PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCheck(size == 3, PETSC_COMM_WORLD, PETSC_ERR_WRONG_MPI_SIZE, "The task asks for exactly 3 MPI ranks, not %d", (int)size);
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "Vec scatter options", NULL);
   PetscCall(PetscOptionsInt("-n", "global vector length", NULL, n, &n, NULL));
   PetscCall(PetscOptionsScalar("-alpha", "scale factor", NULL, alpha, &alpha, NULL));

@@ -1,0 +1,306 @@
+"""`hpcbench validate-checks`: measure the hidden checks by mutation testing.
+
+Every problem brings, in `problems/<id>/mutants/mutants.json` (hidden, like
+checks.json), wrong programs (mutants of the reference: small edits of its C
+source, each with a one-line reason) and valid variants (other solvers,
+tolerances, options the task allows). They run through the same pipeline as
+`hpcbench run` (plan, local executor, collect, score) beside the reference, and
+the numerical-accuracy score of each decides:
+
+- a wrong program is *killed* when its accuracy is below `KILL_BELOW` (or a
+  gate stops it: it would score 0 on the leaderboard), else it *survives*;
+- a valid variant is *accepted* when its accuracy is at least `ACCEPT_AT`,
+  else it is *rejected* (a check that punishes a correct program).
+
+Valgrind and the timing repeats are switched off: accuracy reads only the
+instrumented run, and they would triple the time taken."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from hpcbench.errors import ConfigError
+from hpcbench.problem import ProblemBundle, Strict, _load_json_model
+
+KILL_BELOW = 0.5
+ACCEPT_AT = 0.95
+KILL_TARGET = 0.95
+ACCEPT_TARGET = 1.0
+MUTANTS_FILE = "mutants/mutants.json"
+
+Name = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")]
+
+
+class Edit(Strict):
+    """Replace the one occurrence of `find` in `file` by `replace` (a C diff that
+    reads as what it changes and survives unrelated edits of the reference)."""
+
+    file: str = "main.c"
+    find: Annotated[str, Field(min_length=1)]
+    replace: str
+
+
+class Program(Strict):
+    name: Name
+    reason: Annotated[str, Field(min_length=10)]
+    edits: list[Edit] = []
+    args: list[str] = []  # options added before each case's own (submission.json `args`)
+
+
+class MutantLibrary(Strict):
+    wrong: Annotated[list[Program], Field(min_length=1)]
+    valid: Annotated[list[Program], Field(min_length=1)]
+
+
+@dataclass
+class Outcome:
+    kind: Literal["wrong", "valid"]
+    name: str
+    reason: str
+    accuracy: float | None  # None: a gate stopped it, or nothing was scored
+    failed_gate: str = ""
+    why: str = ""  # the numerical-accuracy rationale (or the gate's)
+
+    @property
+    def broken(self) -> bool:
+        """A mutant that does not compile tests nothing: it is reported, never counted as killed."""
+        return self.failed_gate == "compilation"
+
+    @property
+    def killed(self) -> bool:
+        if self.broken:
+            return False
+        return bool(self.failed_gate) or (self.accuracy is not None and self.accuracy < KILL_BELOW)
+
+    @property
+    def accepted(self) -> bool:
+        return not self.failed_gate and self.accuracy is not None and self.accuracy >= ACCEPT_AT
+
+
+@dataclass
+class ProblemReport:
+    problem: str
+    outcomes: list[Outcome] = field(default_factory=list)
+    error: str = ""  # the reference itself did not run: nothing here can be judged
+
+    def of(self, kind: str) -> list[Outcome]:
+        return [o for o in self.outcomes if o.kind == kind]
+
+    @property
+    def kill_rate(self) -> float | None:
+        w = self.of("wrong")
+        return sum(o.killed for o in w) / len(w) if w else None
+
+    @property
+    def acceptance_rate(self) -> float | None:
+        v = self.of("valid")
+        return sum(o.accepted for o in v) / len(v) if v else None
+
+    @property
+    def meets_targets(self) -> bool:
+        k, a = self.kill_rate, self.acceptance_rate
+        return not self.error and k is not None and a is not None and k >= KILL_TARGET and a >= ACCEPT_TARGET
+
+
+def library_path(bundle: ProblemBundle) -> Path:
+    return bundle.folder / MUTANTS_FILE
+
+
+def load_library(bundle: ProblemBundle) -> MutantLibrary | None:
+    """The problem's mutants and variants; None where it has none (refusal set, GPU-only)."""
+    path = library_path(bundle)
+    if not path.is_file():
+        return None
+    lib = _load_json_model(path, MutantLibrary)
+    assert isinstance(lib, MutantLibrary)
+    seen: set[str] = set()
+    for kind in ("wrong", "valid"):
+        for i, prog in enumerate(getattr(lib, kind)):
+            if prog.name in seen:
+                raise ConfigError(path, f"{kind}[{i}].name", f"{prog.name!r} is used twice")
+            seen.add(prog.name)
+    return lib
+
+
+def apply_edits(bundle: ProblemBundle, prog: Program, kind: str, index: int) -> dict[str, str]:
+    """The reference's files with the program's edits applied; each `find` must occur exactly once."""
+    meta = json.loads((bundle.reference_dir / "submission.json").read_text())
+    files = {name: (bundle.reference_dir / name).read_text() for name in meta["files"]}
+    for j, e in enumerate(prog.edits):
+        where = f"{kind}[{index}].edits[{j}]"
+        if e.file not in files:
+            raise ConfigError(library_path(bundle), f"{where}.file", f"{e.file!r} is not a file of the reference")
+        n = files[e.file].count(e.find)
+        if n != 1:
+            raise ConfigError(library_path(bundle), f"{where}.find",
+                              f"occurs {n} times in reference/{e.file} (must be exactly once): {e.find[:60]!r}")
+        files[e.file] = files[e.file].replace(e.find, e.replace)
+    return files
+
+
+def write_programs(bundles: dict[str, ProblemBundle], root: Path, only: set[str] | None = None
+                   ) -> dict[str, MutantLibrary]:
+    """Submission trees `root/<wrong|valid>/<problem>/<name>/` for every library (all checked first)."""
+    libs = {pid: lib for pid, b in bundles.items() if (lib := load_library(b)) is not None}
+    trees: list[tuple[Path, dict[str, str], dict]] = []
+    for pid, lib in libs.items():
+        b = bundles[pid]
+        ref_meta = json.loads((b.reference_dir / "submission.json").read_text())
+        for kind in ("wrong", "valid"):
+            for i, prog in enumerate(getattr(lib, kind)):
+                if only and prog.name not in only:
+                    continue
+                files = apply_edits(b, prog, kind, i)
+                meta = {**ref_meta, "agent": kind, "attempt": prog.name, "args": prog.args}
+                trees.append((root / kind / pid / prog.name, files, meta))
+    for folder, files, meta in trees:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            if not (folder / name).is_file() or (folder / name).read_text() != text:
+                (folder / name).write_text(text)  # unchanged files keep their job records valid
+        (folder / "submission.json").write_text(json.dumps(meta, indent=1))
+    return libs
+
+
+def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
+        site_name: str = "local", progress=None, retry_time_factor: float = 4.0) -> list[ProblemReport]:
+    """Run every library (or the programs named in `only`) with the references and score them."""
+    from hpcbench import scoring, store
+    from hpcbench.campaign import create_campaign, pending
+    from hpcbench.executors import executor_for
+    from hpcbench.problem import load_problems
+    from hpcbench.site import load_site
+    from hpcbench.submission import load_tree, reference_submission
+
+    bundles = load_problems(None, problem_ids)
+    out = Path(out)
+    libs = write_programs(bundles, out / "programs", only)
+    bundles = {pid: b for pid, b in bundles.items() if pid in libs}
+    if not bundles:
+        raise ConfigError(out, "--problems", "none of these problems has a mutants/mutants.json library")
+    site = load_site(site_name).model_copy(update={"valgrind": False, "timing_repeats": 0})
+    subs, bad = load_tree(out / "programs", set(bundles))
+    if bad:
+        raise ConfigError(bad[0].path, bad[0].field, bad[0].reason)
+    for pid, b in bundles.items():
+        ref = reference_submission(b.folder, pid)
+        if not hasattr(ref, "meta"):
+            raise ConfigError(ref.path, ref.field, ref.reason)
+        subs.append(ref)
+    campaign, plan = create_campaign(out / "campaign", site, bundles, subs, [])
+    reports = {pid: ProblemReport(pid) for pid in bundles}
+    for s in plan.skipped:
+        reports[s.problem].error = f"skipped: {s.reason}"
+    todo = pending(campaign, plan.jobs)
+    if todo:
+        executor_for(site, campaign).submit(todo, progress=progress)
+    retry = _timed_out(campaign, plan.jobs)
+    if retry and retry_time_factor > 1:
+        # A run killed at its time limit says nothing about accuracy, and on a loaded machine
+        # (two-rank runs of other users' jobs competing for the cores) correct programs hit
+        # limits meant for an idle one: such jobs run once more with longer limits. Their spec
+        # differs from the plan's, so the next invocation runs them afresh.
+        for spec in retry:
+            spec.runs = [r.model_copy(update={"time_limit_s": r.time_limit_s * retry_time_factor}) for r in spec.runs]
+            (campaign.specs_dir / f"{spec.job_id}.json").write_text(spec.model_dump_json(indent=1))
+            campaign.record_path(spec.job_id).unlink()
+        executor_for(site, campaign).submit(retry, progress=progress)
+    store.collect(campaign)
+    _, scores = scoring.score(campaign.h5_path)
+    reasons = {(kind, pid, p.name): p.reason for pid, lib in libs.items()
+               for kind in ("wrong", "valid") for p in getattr(lib, kind)}
+    for sc in scores:
+        if sc.problem not in reports:
+            continue
+        acc = next((r for r in sc.results if r.evaluator == "numerical_accuracy"), None)
+        if sc.agent == "reference":
+            if sc.failed_gate or acc is None or acc.score is None or acc.score < ACCEPT_AT:
+                reports[sc.problem].error = (f"the reference itself failed ({sc.failed_gate or 'accuracy'}: "
+                                             f"{_why(sc, acc)})")
+            continue
+        reports[sc.problem].outcomes.append(Outcome(
+            kind=sc.agent, name=sc.attempt, reason=reasons[(sc.agent, sc.problem, sc.attempt)],
+            accuracy=None if sc.failed_gate or acc is None else acc.score,
+            failed_gate=sc.failed_gate, why=_why(sc, acc)))
+    for r in reports.values():
+        r.outcomes.sort(key=lambda o: (o.kind != "wrong", o.name))
+    return [reports[p] for p in sorted(reports)]
+
+
+def _timed_out(campaign, jobs: list) -> list:
+    from hpcbench.jobs.records import JobResult
+
+    out = []
+    for spec in jobs:
+        path = campaign.record_path(spec.job_id)
+        if path.is_file() and any(r.timed_out for r in JobResult.model_validate_json(path.read_text()).runs):
+            out.append(spec)
+    return out
+
+
+def _why(sc, acc) -> str:
+    if sc.failed_gate:
+        gate = next((r for r in sc.results if r.evaluator == sc.failed_gate), None)
+        return gate.rationale if gate else sc.failed_gate
+    return acc.rationale if acc else "not scored"
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.0f}%"
+
+
+def _score(o: Outcome) -> str:
+    return f"gate {o.failed_gate}" if o.failed_gate else ("unscored" if o.accuracy is None else f"{o.accuracy:.3f}")
+
+
+def summary(reports: list[ProblemReport]) -> str:
+    """Per problem: kill and acceptance rates, each survivor and each rejected variant by name."""
+    lines = []
+    for r in reports:
+        if r.error:
+            lines.append(f"{r.problem}: NOT MEASURED: {r.error}")
+            continue
+        w, v = r.of("wrong"), r.of("valid")
+        mark = "ok" if r.meets_targets else "BELOW TARGET"
+        lines.append(f"{r.problem}: kill rate {_pct(r.kill_rate)} ({sum(o.killed for o in w)}/{len(w)}), "
+                     f"acceptance {_pct(r.acceptance_rate)} ({sum(o.accepted for o in v)}/{len(v)}): {mark}")
+        for o in w:
+            if o.broken:
+                lines.append(f"  BROKEN mutant {o.name} (does not compile: fix its edits): {o.why}")
+            elif not o.killed:
+                lines.append(f"  survivor {o.name} (accuracy {_score(o)}): {o.reason}")
+        for o in v:
+            if not o.accepted:
+                lines.append(f"  rejected variant {o.name} (accuracy {_score(o)}): {o.reason}; {o.why}")
+    return "\n".join(lines)
+
+
+def markdown(reports: list[ProblemReport]) -> str:
+    """A table per problem with a line per program (docs/problems.md)."""
+    parts = []
+    for r in reports:
+        parts.append(f"### {r.problem}\n")
+        if r.error:
+            parts.append(f"Not measured: {r.error}\n")
+            continue
+        parts.append(f"Kill rate {_pct(r.kill_rate)}, acceptance {_pct(r.acceptance_rate)}.\n")
+        parts.append("| program | kind | accuracy | verdict | reason |\n|---|---|---|---|---|")
+        for o in r.outcomes:
+            verdict = ("killed" if o.killed else "SURVIVES") if o.kind == "wrong" else \
+                ("accepted" if o.accepted else "REJECTED")
+            parts.append(f"| {o.name} | {o.kind} | {_score(o)} | {verdict} | {o.reason} |")
+        parts.append("")
+    return "\n".join(parts)
+
+
+def as_json(reports: list[ProblemReport]) -> list[dict]:
+    return [{"problem": r.problem, "error": r.error, "kill_rate": r.kill_rate,
+             "acceptance_rate": r.acceptance_rate, "meets_targets": r.meets_targets,
+             "outcomes": [{"kind": o.kind, "name": o.name, "reason": o.reason, "accuracy": o.accuracy,
+                           "failed_gate": o.failed_gate, "killed": o.killed, "accepted": o.accepted,
+                           "why": o.why} for o in r.outcomes]} for r in reports]
