@@ -1,21 +1,19 @@
 """Score a collected campaign: evaluators in stage order, gates that end a
 submission at zero, confidence-weighted category means, a weighted composite.
 
-Runs from campaign.h5 alone (no PETSc, no scheduler) and writes a new
-/scores/<scoring-id>/ group; earlier scorings are never touched."""
+Runs from campaign.h5 alone (no PETSc, no scheduler, no checkout: problems and
+PETSc API facts come from the plan-time snapshot in it) and writes a new
+scores/<scoring-id>.h5 beside it; campaign.h5 and earlier scorings are never touched."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import os
-import shutil
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import h5py
-import numpy as np
 
 from hpcbench import __version__
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, all_evaluators
@@ -23,6 +21,7 @@ from hpcbench.judge.cache import JudgeCache
 from hpcbench.judge.config import JudgeConfig
 from hpcbench.judge.task import JudgeTask
 from hpcbench.store import StoredCampaign, StoredSubmission, read_campaign
+from hpcbench.store.scorings import scoring_path, write_scoring
 
 WEIGHTS: dict[str, float] = {"correctness": 0.35, "performance": 0.15, "code": 0.15,
                              "appropriateness": 0.15, "library": 0.20}
@@ -192,55 +191,30 @@ def new_scoring_id() -> str:
     return "s" + dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
 
 
-def write_scores(h5_path: Path, scoring_id: str, scores: list[SubmissionScore], config: dict,
-                 cache: JudgeCache | None = None) -> str:
-    """Add /scores/<scoring_id> (and new judge-cache entries) to campaign.h5 via a
-    copy that replaces the file."""
+def write_scores(h5_path: Path, scoring_id: str, scores: list[SubmissionScore], config: dict) -> str:
+    """Write scores/<scoring_id>.h5 beside campaign.h5 (which is never rewritten),
+    with the scorer's version and git commit."""
+    from hpcbench.campaign import git_commit
+
     h5_path = Path(h5_path)
-    tmp = h5_path.with_name(f".campaign.h5.score.{os.getpid()}.tmp")
-    shutil.copyfile(h5_path, tmp)
-    try:
-        with h5py.File(tmp, "a") as f:
-            root = f.require_group("scores")
-            if scoring_id in root:
-                raise FileExistsError(f"{h5_path}: scoring {scoring_id!r} exists; scorings are never overwritten")
-            g = root.create_group(scoring_id)
-            g.attrs.update(created=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                           hpcbench_version=__version__, config=json.dumps(config), weights=json.dumps(WEIGHTS))
-            for sc in scores:
-                sg = g.create_group(f"{sc.agent}/{sc.problem}/{sc.attempt}")
-                sg.attrs.update(composite=np.nan if sc.composite is None else sc.composite,
-                                tier=tier(sc.composite), gates_passed=sc.gates_passed,
-                                failed_gate=sc.failed_gate, partial=sc.partial, left_out=json.dumps(sc.left_out),
-                                categories=json.dumps(sc.categories), refused=sc.refused, status=sc.status,
-                                refusal_set=sc.refusal_set, submission=sc.h5_path, unscored=json.dumps(sc.unscored))
-                for r in sc.results:
-                    eg = sg.create_group(f"evaluators/{r.evaluator}")
-                    eg.attrs.update(score=np.nan if r.score is None else r.score, confidence=r.confidence,
-                                    status=r.status, stage=r.stage, category=r.category, method=r.method,
-                                    rationale=r.rationale, judge_model=r.judge_model,
-                                    prompt_version=r.prompt_version, prompt_tokens=r.prompt_tokens,
-                                    completion_tokens=r.completion_tokens, cost_usd=r.cost_usd,
-                                    passed=-1 if r.passed is None else int(r.passed))
-                    eg.create_dataset("evidence", data=json.dumps(r.evidence, default=str),
-                                      dtype=h5py.string_dtype("utf-8"))
-            if cache is not None:
-                cache.write_into(f)
-        os.replace(tmp, h5_path)
-        if cache is not None:
-            cache.committed()
-    finally:
-        tmp.unlink(missing_ok=True)
+    collected = ""
+    if h5_path.is_file():
+        with h5py.File(h5_path, "r") as f:
+            collected = str(f.attrs.get("collected", ""))
+    write_scoring(h5_path.parent, scoring_id, scores, {
+        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds"),
+        "hpcbench_version": __version__, "git_commit": git_commit(), "config": json.dumps(config),
+        "weights": json.dumps(WEIGHTS), "campaign_collected": collected})
     return scoring_id
 
 
 def score(h5_path: Path, scoring_id: str | None = None,
           judge: JudgeConfig | None = None) -> tuple[str, list[SubmissionScore]]:
+    h5_path = Path(h5_path)
     sid = scoring_id or new_scoring_id()
-    with h5py.File(h5_path, "r") as f:  # before any judge call is paid for
-        if "scores" in f and sid in f["scores"]:
-            raise FileExistsError(f"{h5_path}: scoring {sid!r} exists; scorings are never overwritten")
-    stored = read_campaign(h5_path)
+    if scoring_path(h5_path.parent, sid).exists():  # before any judge call is paid for
+        raise FileExistsError(f"{h5_path.parent}: scoring {sid!r} exists; scorings are never overwritten")
+    stored = read_campaign(h5_path, events=judge is not None)  # -log_view events: judge evidence only
     cache = JudgeCache(h5_path) if judge is not None else None
     stats: dict = {}
     scores = score_campaign(stored, judge, cache, stats)
@@ -248,5 +222,5 @@ def score(h5_path: Path, scoring_id: str | None = None,
     config = {"evaluators": [e.name for e in evs],
               "prompt_versions": {e.name: e.prompt_version for e in evs if hasattr(e, "prompt_version")},
               "judge": judge.describe() if judge else None, "judge_stats": stats}
-    write_scores(h5_path, sid, scores, config, cache)
+    write_scores(h5_path, sid, scores, config)
     return sid, scores

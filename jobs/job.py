@@ -25,7 +25,7 @@ from hpcbench.jobs.capture import run_captured
 from hpcbench.jobs.launch import launch_argv, run_env
 from hpcbench.jobs.logview import parse_log_view_xml, parse_options_left
 from hpcbench.jobs.malloc_dump import parse_malloc_dump
-from hpcbench.jobs.records import CaseRun, JobResult, JobSpec, RunResult, TimingSummary, save_model
+from hpcbench.jobs.records import CaseRun, JobResult, JobSpec, RunResult, TimingSummary, compact, save_model
 from hpcbench.jobs.valgrind import parse_valgrind_xml, valgrind_path, valgrind_prefix
 from hpcbench.petsc_env import PetscInstall, find_petsc
 
@@ -253,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
                            status="error", reason=f"{type(e).__name__}: {e}", finished=now())
     # A cancelled job has no result: its partial record stays beside the job, and
     # `submit --resume` reruns it because records/ has nothing for it.
-    save_model(aside if result.status == "cancelled" else Path(spec.record_path), result)
+    save_model(aside if result.status == "cancelled" else Path(spec.record_path), compact(result))
     return 0
 
 
