@@ -29,8 +29,11 @@ class JudgeCache:
         self.path = journal_path(h5_path)
         self._entries: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
+        self._cut = False  # the file ends in a line cut short: the next write starts a new line
         if self.path.is_file():
-            for line in self.path.read_text(errors="replace").splitlines():
+            text = self.path.read_text(errors="replace")
+            self._cut = bool(text) and not text.endswith("\n")
+            for line in text.splitlines():
                 try:
                     rec = json.loads(line)
                     self._entries[rec["key"]] = rec["entry"]
@@ -47,6 +50,8 @@ class JudgeCache:
     def put(self, key: str, entry: dict[str, Any]) -> None:
         line = (json.dumps({"key": key, "entry": entry}, sort_keys=True) + "\n").encode()
         with self._lock:
+            if self._cut:
+                line, self._cut = b"\n" + line, False
             self._entries[key] = entry
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
