@@ -13,8 +13,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import h5py
-
 from hpcbench import __version__
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, all_evaluators
 from hpcbench.judge.cache import JudgeCache
@@ -191,16 +189,13 @@ def new_scoring_id() -> str:
     return "s" + dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
 
 
-def write_scores(h5_path: Path, scoring_id: str, scores: list[SubmissionScore], config: dict) -> str:
+def write_scores(h5_path: Path, scoring_id: str, scores: list[SubmissionScore], config: dict,
+                 collected: str = "") -> str:
     """Write scores/<scoring_id>.h5 beside campaign.h5 (which is never rewritten),
-    with the scorer's version and git commit."""
+    with the scorer's version and git commit and the collect time of the campaign scored."""
     from hpcbench.campaign import git_commit
 
     h5_path = Path(h5_path)
-    collected = ""
-    if h5_path.is_file():
-        with h5py.File(h5_path, "r") as f:
-            collected = str(f.attrs.get("collected", ""))
     write_scoring(h5_path.parent, scoring_id, scores, {
         "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds"),
         "hpcbench_version": __version__, "git_commit": git_commit(), "config": json.dumps(config),
@@ -222,5 +217,5 @@ def score(h5_path: Path, scoring_id: str | None = None,
     config = {"evaluators": [e.name for e in evs],
               "prompt_versions": {e.name: e.prompt_version for e in evs if hasattr(e, "prompt_version")},
               "judge": judge.describe() if judge else None, "judge_stats": stats}
-    write_scores(h5_path, sid, scores, config)
+    write_scores(h5_path, sid, scores, config, str(stored.attrs.get("collected", "")))
     return sid, scores
