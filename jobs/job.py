@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from hpcbench.jobs import interrupt, slots
+from hpcbench.jobs.api_snapshot import ensure_petsc_api
 from hpcbench.jobs.build import BINARY_NAME, build_submission
 from hpcbench.jobs.capture import run_captured
 from hpcbench.jobs.launch import launch_argv, run_env
@@ -191,6 +192,7 @@ def run_job(spec: JobSpec) -> JobResult:
         result.status, result.reason = "error", str(e)
         return _finish(result, t0)
     result.petsc_version, result.petsc_configure_options = petsc.version, petsc.configure_options
+    ensure_petsc_api(spec.record_path, spec.variant.name, petsc.petsc_dir, petsc.petsc_arch)  # if planning could not
     result.mpi_version = first_line(["mpiexec", "--version"])
     result.compilers = {"mpicc": first_line(["mpicc", "--version"])}
     stage_sources(spec, build_dir)

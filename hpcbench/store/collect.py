@@ -191,13 +191,12 @@ def _provenance(f: h5py.File, m, rec: JobResult | None) -> None:
                        mpi=rec.mpi_version if rec else "", compilers=json.dumps(rec.compilers if rec else {}))
 
 
-def _write_static(f: h5py.File, root: Path, m) -> None:
+def _write_static(f: h5py.File, root: Path, m, probs: dict) -> None:
     """Manifest, the snapshot's problems and PETSc API facts: small, rewritten every collect."""
     for name in ("manifest", "problems", "petsc"):
         if name in f:
             del f[name]
     f.create_dataset("manifest", data=m.model_dump_json(), dtype=layout.STR)
-    probs = snapshot.read_problems(root)
     rows = [(pid, p.model_dump_json(), c.model_dump_json(), e.get("problem_sha256", ""), e.get("checks_sha256", ""))
             for pid, (p, c, e) in sorted(probs.items())]
     f.create_dataset("problems", data=np.array(rows, dtype=np.dtype(
@@ -233,6 +232,7 @@ def collect(campaign: Campaign, problems_root: Path | None = None, lock_timeout:
     del problems_root  # problems come from the plan-time snapshot only
     m = campaign.manifest()
     root = campaign.root
+    probs = snapshot.read_problems(root)  # before any work: a campaign without its snapshot is refused
     with store_lock(root, "collect", lock_timeout):
         for stale in root.glob(".campaign.h5.*.tmp"):  # left by a killed collect or score
             stale.unlink(missing_ok=True)
@@ -251,7 +251,7 @@ def collect(campaign: Campaign, problems_root: Path | None = None, lock_timeout:
         rebuild = not (h5.is_file() and _usable(h5))
         target = h5.with_name(f".campaign.h5.{os.getpid()}.tmp") if rebuild else h5
         try:
-            counts = _collect_into(target, rebuild, campaign, m)
+            counts = _collect_into(target, rebuild, campaign, m, probs)
             if rebuild:
                 os.replace(target, h5)
         finally:
@@ -260,7 +260,7 @@ def collect(campaign: Campaign, problems_root: Path | None = None, lock_timeout:
     return counts
 
 
-def _collect_into(target: Path, new: bool, campaign: Campaign, m) -> dict:
+def _collect_into(target: Path, new: bool, campaign: Campaign, m, probs: dict) -> dict:
     counts: dict = {"submissions": 0, "records": 0, "missing": 0, "added": 0, "replaced": 0, "unchanged": 0,
                     "unreadable": []}
     with h5py.File(target, "w" if new else "a") as f:
@@ -325,7 +325,7 @@ def _collect_into(target: Path, new: bool, campaign: Campaign, m) -> dict:
             row = subs[i]
             row["live"] = False
             subs[i] = row
-        _write_static(f, campaign.root, m)
+        _write_static(f, campaign.root, m, probs)
         _provenance(f, m, first_rec)
         f.attrs["writing"] = ""
     return counts
