@@ -22,11 +22,12 @@ from pathlib import Path
 
 import h5py
 import numpy as np
+import pydantic_core
 from pydantic import ValidationError
 
 from hpcbench.campaign import Campaign
 from hpcbench.errors import HpcbenchError
-from hpcbench.jobs.records import JobResult, compact
+from hpcbench.jobs.records import JobResult, LogEvent, compact
 from hpcbench.store import layout, snapshot
 from hpcbench.store.lock import store_lock
 from hpcbench.submission import Submission
@@ -113,8 +114,8 @@ class _Writer:
 
     # ------------------------------------------------------------------ one submission
 
-    def submission(self, sub: Submission, sub_dir: Path, rec: JobResult | None, status: str, reason: str,
-                   fingerprint: str) -> None:
+    def submission(self, sub: Submission, sub_dir: Path, rec: JobResult | None, events: dict[int, list[tuple]],
+                   status: str, reason: str, fingerprint: str) -> None:
         sid = self.next_sub_id
         self.next_sub_id += 1
         sources = {}
@@ -124,7 +125,7 @@ class _Writer:
                 sources[name] = p.read_text(errors="replace")
         start = {t: self.n[t] for t in layout.CHILDREN}
         if rec is not None:
-            self._record(sid, rec)
+            self._record(sid, rec, events)
         skeleton = rec.model_dump_json(exclude=_SKELETON_EXCLUDE) if rec is not None else ""  # type: ignore[arg-type]
         r = rec
         row = (sid, True, sub.agent, sub.problem, sub.attempt, r.job_id if r else "", status, reason,
@@ -136,7 +137,7 @@ class _Writer:
             row += (start[t], self.n[t] - start[t])
         self.add("submissions", row)
 
-    def _record(self, sid: int, rec: JobResult) -> None:
+    def _record(self, sid: int, rec: JobResult, events: dict[int, list[tuple]]) -> None:
         b = rec.build
         if b is not None:
             self.add("builds", (sid, b.exit_code, b.timed_out, b.wall_s, b.stdout_truncated, b.stderr_truncated,
@@ -153,14 +154,13 @@ class _Writer:
                               np.nan if lv is None or lv.max_memory_bytes is None else lv.max_memory_bytes,
                               run.malloc_dump_seen, code(",".join(run.hostnames)),
                               *self.text(run.stdout), *self.text(run.stderr)))
-            for e in lv.events if lv is not None else ():
-                self.add("log_view", (sid, i, code(e.path), code(e.name), e.time_s, e.time_pct, e.time_max_ratio,
-                                      e.calls_per_parent, e.mflops, e.mbps, e.reductions_per_s))
+            for path, name, *nums in events.get(i, ()):
+                self.add("log_view", (sid, i, code(path), code(name), *nums))
             for lk in run.leaks:
                 self.add("leaks", (sid, i, lk.rank, lk.bytes, code(lk.function), code(lk.file), lk.line))
             for ve in run.valgrind.errors if run.valgrind is not None else ():
                 self.add("valgrind", (sid, i, code(ve.kind), ve.bytes, ve.blocks, ve.in_submission,
-                                      *self.text(ve.what), *self.text(json.dumps(ve.frames))))
+                                      *self.text(ve.what), *self.text("\n".join(ve.frames))))
         for t in rec.timings:
             self.add("timings", (sid, code(t.case), t.ranks, t.repeats, t.wall_median_s, t.null_median_s, t.exec_s,
                                  np.nan if t.petsc_time_median_s is None else t.petsc_time_median_s,
@@ -215,14 +215,39 @@ def _write_static(f: h5py.File, root: Path, m, probs: dict) -> None:
                                                      dtype=np.dtype([("name", layout.STR), ("note", layout.STR)])))
 
 
-def _load_record(path: Path) -> tuple[JobResult | None, str]:
+_EVENT_FIELDS = ("time_s", "time_pct", "time_max_ratio", "calls_per_parent", "mflops", "mbps", "reductions_per_s")
+_EVENT_DEFAULTS = {f: LogEvent.model_fields[f].default for f in _EVENT_FIELDS}
+
+
+def _event_rows(events: list) -> list[tuple]:
+    """-log_view events as (path, name, numbers...), checked as LogEvent would be: the
+    bulk of a record, so converted directly rather than through pydantic."""
+    out = []
+    for e in events:
+        path, name = e.get("path", ""), e["name"]
+        if not (isinstance(path, str) and isinstance(name, str)):
+            raise ValueError(f"log_view event {name!r}: path and name must be strings")
+        out.append((path, name, *(float(e.get(f, _EVENT_DEFAULTS[f])) for f in _EVENT_FIELDS)))
+    return out
+
+
+def _load_record(path: Path) -> tuple[JobResult | None, dict[int, list[tuple]], str]:
+    """(the compacted record without its -log_view events, {run index: event rows}, why unreadable)."""
     if not path.is_file():
-        return None, ""
+        return None, {}, ""
     try:
-        return compact(JobResult.model_validate_json(path.read_bytes())), ""
-    except (ValidationError, ValueError, OSError) as e:
+        d = pydantic_core.from_json(path.read_bytes())
+        events: dict[int, list[tuple]] = {}
+        for i, run in enumerate(d.get("runs") or []):
+            lv = run.get("log_view") if isinstance(run, dict) else None
+            if isinstance(lv, dict) and lv.get("events"):
+                if run.get("kind") == "instrumented":  # what compact() keeps
+                    events[i] = _event_rows(lv["events"])
+                lv["events"] = []
+        return compact(JobResult.model_validate(d)), events, ""
+    except (ValidationError, ValueError, TypeError, KeyError, AttributeError, OSError) as e:
         first = str(e).splitlines()
-        return None, f"{path}: unreadable record ({type(e).__name__}: {' '.join(first[:3])[:300]})"
+        return None, {}, f"{path}: unreadable record ({type(e).__name__}: {' '.join(first[:3])[:300]})"
 
 
 def collect(campaign: Campaign, problems_root: Path | None = None, lock_timeout: float | None = None) -> dict:
@@ -296,7 +321,7 @@ def _collect_into(target: Path, new: bool, campaign: Campaign, m, probs: dict) -
             except (ValidationError, ValueError, OSError) as e:
                 counts["unreadable"].append(f"{meta_path}: unreadable submission.json ({type(e).__name__})")
                 continue
-            rec, why = _load_record(rec_path)
+            rec, events, why = _load_record(rec_path)
             # extend here: a staging check (sha256 of the staged files) would run on `meta_path.parent`
             if rec is None:
                 status = "record unreadable" if why else (
@@ -310,7 +335,7 @@ def _collect_into(target: Path, new: bool, campaign: Campaign, m, probs: dict) -
                     first_rec = rec
             if not (sub.refused or sub.generation_error):
                 counts["records" if rec else "missing"] += 1
-            w.submission(sub, meta_path.parent, rec, status, reason, fp)
+            w.submission(sub, meta_path.parent, rec, events, status, reason, fp)
             if old is not None:
                 dead.append(old[0])
                 counts["replaced"] += 1

@@ -123,7 +123,7 @@ def rebuild_record(row: np.void, t: dict[str, np.ndarray], texts: Texts, codes: 
         runs[v["run"]]["valgrind"].setdefault("errors", []).append(
             {"kind": codes[v["kind"]], "bytes": int(v["bytes"]), "blocks": int(v["blocks"]),
              "in_submission": bool(v["in_submission"]), "what": texts.get(v["what_off"], v["what_len"]),
-             "frames": json.loads(texts.get(v["frames_off"], v["frames_len"]) or "[]")})
+             "frames": [x for x in texts.get(v["frames_off"], v["frames_len"]).split("\n") if x]})
     if events:
         for e in _rows(t["log_view"], row["log_view_start"], row["log_view_n"]):
             runs[e["run"]]["log_view"].setdefault("events", []).append(
