@@ -110,6 +110,15 @@ def _merge_held(dst: Path) -> None:
         shutil.copyfile(rec, dst / "records" / rec.name)
 
 
+def compact_seed(seed: Path, dst: Path) -> Path:
+    from hpcbench.jobs.records import JobResult, compact, save_model
+
+    shutil.copytree(seed, dst, ignore=shutil.ignore_patterns("work", "report", "campaign.h5", "scores"))
+    for rec in (dst / "records").glob("*.json"):
+        save_model(rec, compact(JobResult.model_validate_json(rec.read_bytes())))
+    return dst
+
+
 def timed(cmd: list[str]) -> tuple[float, float, str]:
     """(wall s, peak RSS MiB, stdout tail) of one CLI process."""
     t0 = time.perf_counter()
@@ -168,16 +177,23 @@ def main() -> int:
     ap.add_argument("--hpcbench", default=f"{sys.executable} -c 'from hpcbench.cli import main; main()'",
                     help="command that runs the hpcbench CLI (default: this interpreter's hpcbench)")
     ap.add_argument("--keep", type=Path, help="build the campaigns here and keep them")
+    ap.add_argument("--compact-seed", action="store_true",
+                    help="first rewrite the seed's records as jobs of this version write them "
+                         "(hpcbench.jobs.records.compact: -log_view events of instrumented runs only)")
     args = ap.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="hpcbench-store-"))
     work.mkdir(parents=True, exist_ok=True)
     cli = shlex.split(args.hpcbench)
     ver = subprocess.run([*cli, "--version"], capture_output=True, text=True).stdout.strip()
     print(f"SYNTHETIC campaigns replicated from the real records of {args.seed}; CLI: {args.hpcbench} ({ver})")
+    seed = args.seed.resolve()
+    if args.compact_seed:
+        seed = compact_seed(seed, work / "seed-compact")
+        print(f"seed records compacted into {seed} (as jobs now write them)")
     out = []
     try:
         for n in args.sizes:
-            out += run_size(args.seed.resolve(), work, n, cli)
+            out += run_size(seed, work, n, cli)
             if not args.keep:
                 shutil.rmtree(work / f"c{n}", ignore_errors=True)
                 shutil.rmtree(work / f"c{n}-held", ignore_errors=True)
