@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import multiprocessing
+import os
 from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -155,29 +158,66 @@ def contexts(stored: StoredCampaign) -> list[tuple[StoredSubmission, EvalContext
     return out
 
 
+def _evaluate(s: StoredSubmission, ctx: EvalContext, evaluators: list[Evaluator], refusal: list[Evaluator],
+              judge: JudgeConfig | None) -> SubmissionScore:
+    key = (s.meta.agent, s.meta.problem, s.meta.attempt)
+    if s.meta.refused or ctx.checks.expect == "refuse":
+        # Refusals and the refusal set: only the refusal evaluator, never the composite.
+        sc = SubmissionScore(*key, h5_path=s.path, refused=s.meta.refused,
+                             refusal_set=ctx.checks.expect == "refuse",
+                             status="refused" if s.meta.refused else s.status)
+        sc.results = [ev.evaluate(ctx) for ev in refusal]
+        if not sc.refusal_set:
+            # Declining a solvable problem is no answer: like a failed gate it counts as 0 on
+            # the leaderboard, or an agent that refuses everything hard would never be penalised.
+            sc.failed_gate = "refused"
+        return sc
+    ctx.extra["judge"] = judge
+    sc = run_evaluators(ctx, evaluators, key, s.path)
+    sc.status = s.status
+    return sc
+
+
+_FORKED: tuple = ()  # what forked scoring workers read (inherited, never pickled)
+
+
+def _evaluate_range(bounds: tuple[int, int]) -> list[SubmissionScore]:
+    items, evaluators, refusal, judge = _FORKED
+    out = [_evaluate(s, ctx, evaluators, refusal, judge) for s, ctx in items[bounds[0]:bounds[1]]]
+    for sc in out:  # evaluators travel back by name: the parent's instances answer the judge tasks
+        sc.pending = [(i, ev.name, task) for i, ev, task in sc.pending]  # type: ignore[misc]
+    return out
+
+
+def score_workers() -> int:
+    """Processes for the deterministic evaluators: HPCBENCH_SCORE_WORKERS, else the cores."""
+    return max(1, int(os.environ.get("HPCBENCH_SCORE_WORKERS", "0")) or len(os.sched_getaffinity(0)))
+
+
 def score_campaign(stored: StoredCampaign, judge: JudgeConfig | None = None,
-                   cache: JudgeCache | None = None, stats: dict | None = None) -> list[SubmissionScore]:
+                   cache: JudgeCache | None = None, stats: dict | None = None,
+                   workers: int | None = None) -> list[SubmissionScore]:
+    """Every submission's evaluators (in `workers` forked processes for large campaigns:
+    the deterministic evaluators are CPU-bound Python), then the judge calls of all."""
+    global _FORKED
     evaluators = [e for e in all_evaluators() if e.category != "refusal"]
     refusal = [e for e in all_evaluators() if e.category == "refusal"]
-    scores = []
-    for s, ctx in contexts(stored):
-        key = (s.meta.agent, s.meta.problem, s.meta.attempt)
-        if s.meta.refused or ctx.checks.expect == "refuse":
-            # Refusals and the refusal set: only the refusal evaluator, never the composite.
-            sc = SubmissionScore(*key, h5_path=s.path, refused=s.meta.refused,
-                                 refusal_set=ctx.checks.expect == "refuse",
-                                 status="refused" if s.meta.refused else s.status)
-            sc.results = [ev.evaluate(ctx) for ev in refusal]
-            if not sc.refusal_set:
-                # Declining a solvable problem is no answer: like a failed gate it counts as 0 on
-                # the leaderboard, or an agent that refuses everything hard would never be penalised.
-                sc.failed_gate = "refused"
-            scores.append(sc)
-            continue
-        ctx.extra["judge"] = judge
-        sc = run_evaluators(ctx, evaluators, key, s.path)
-        sc.status = s.status
-        scores.append(sc)
+    items = contexts(stored)
+    workers = min(workers or score_workers(), max(1, len(items) // 50))
+    if workers <= 1:
+        scores = [_evaluate(s, ctx, evaluators, refusal, judge) for s, ctx in items]
+    else:
+        by_name = {e.name: e for e in evaluators}
+        _FORKED = (items, evaluators, refusal, judge)
+        step = -(-len(items) // (workers * 4))
+        try:
+            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+                scores = [sc for part in pool.map(_evaluate_range, [(i, i + step) for i in range(0, len(items), step)])
+                          for sc in part]
+        finally:
+            _FORKED = ()
+        for sc in scores:
+            sc.pending = [(i, by_name[name], task) for i, name, task in sc.pending]  # type: ignore[index]
     # Judge calls of every submission go out together, up to the judge's concurrency.
     got = resolve_judged(scores, judge, cache)
     if stats is not None:
