@@ -288,7 +288,12 @@ def collect(campaign: Campaign, problems_root: Path | None = None, lock_timeout:
 def _collect_into(target: Path, new: bool, campaign: Campaign, m, probs: dict) -> dict:
     counts: dict = {"submissions": 0, "records": 0, "missing": 0, "added": 0, "replaced": 0, "unchanged": 0,
                     "unreadable": []}
-    with h5py.File(target, "w" if new else "a") as f:
+    try:
+        f = h5py.File(target, "w" if new else "a")
+    except OSError as e:  # HDF5's own lock: a program outside hpcbench has the file open
+        raise HpcbenchError(f"{target}: cannot be opened for writing ({e}); is it open in another program "
+                            "(an h5py or pandas session)? Close it and collect again") from None
+    with f:
         if new:
             layout.create(f)
         subs = f["submissions"]
