@@ -12,6 +12,7 @@ import json
 import multiprocessing
 import os
 from collections import Counter
+from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,8 @@ from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, all_eva
 from hpcbench.judge.cache import JudgeCache
 from hpcbench.judge.config import JudgeConfig
 from hpcbench.judge.task import JudgeTask
-from hpcbench.store import StoredCampaign, StoredSubmission, read_campaign
+from hpcbench.store import StoredCampaign, StoredSubmission
+from hpcbench.store.read import read_campaign_batches
 from hpcbench.store.scorings import scoring_path, write_scoring
 
 WEIGHTS: dict[str, float] = {"correctness": 0.35, "performance": 0.15, "code": 0.15,
@@ -148,7 +150,8 @@ def score_one(ctx: EvalContext, evaluators: list[Evaluator], key: tuple[str, str
 
 
 def contexts(stored: StoredCampaign) -> list[tuple[StoredSubmission, EvalContext]]:
-    refs = {s.meta.problem: s.record for s in stored.submissions if s.meta.agent == "reference"}
+    refs = stored.references if stored.references is not None else {
+        s.meta.problem: s.record for s in stored.submissions if s.meta.agent == "reference"}
     out = []
     for s in stored.submissions:
         problem, checks = stored.problems[s.meta.problem]
@@ -196,9 +199,25 @@ def score_workers() -> int:
 
 def score_campaign(stored: StoredCampaign, judge: JudgeConfig | None = None,
                    cache: JudgeCache | None = None, stats: dict | None = None,
-                   workers: int | None = None) -> list[SubmissionScore]:
-    """Every submission's evaluators (in `workers` forked processes for large campaigns:
-    the deterministic evaluators are CPU-bound Python), then the judge calls of all."""
+                   workers: int | None = None, batches: Iterable[list[StoredSubmission]] | None = None
+                   ) -> list[SubmissionScore]:
+    """Every submission's evaluators, then the judge calls of all. `batches` (else
+    stored.submissions at once) bounds the records held in memory."""
+    scores = []
+    for part in batches if batches is not None else [stored.submissions]:
+        stored.submissions = part
+        scores += evaluate_all(stored, judge, workers)
+    # Judge calls of every submission go out together, up to the judge's concurrency.
+    got = resolve_judged(scores, judge, cache)
+    if stats is not None:
+        stats.update(got)
+    return [sc if sc.refusal_set else finish(sc) for sc in scores]
+
+
+def evaluate_all(stored: StoredCampaign, judge: JudgeConfig | None = None,
+                 workers: int | None = None) -> list[SubmissionScore]:
+    """Every submission's evaluators, judge tasks left pending (in `workers` forked
+    processes for large campaigns: the deterministic evaluators are CPU-bound Python)."""
     global _FORKED
     evaluators = [e for e in all_evaluators() if e.category != "refusal"]
     refusal = [e for e in all_evaluators() if e.category == "refusal"]
@@ -218,11 +237,7 @@ def score_campaign(stored: StoredCampaign, judge: JudgeConfig | None = None,
             _FORKED = ()
         for sc in scores:
             sc.pending = [(i, by_name[name], task) for i, name, task in sc.pending]  # type: ignore[index]
-    # Judge calls of every submission go out together, up to the judge's concurrency.
-    got = resolve_judged(scores, judge, cache)
-    if stats is not None:
-        stats.update(got)
-    return [sc if sc.refusal_set else finish(sc) for sc in scores]
+    return scores
 
 
 def new_scoring_id() -> str:
@@ -249,10 +264,11 @@ def score(h5_path: Path, scoring_id: str | None = None,
     sid = scoring_id or new_scoring_id()
     if scoring_path(h5_path.parent, sid).exists():  # before any judge call is paid for
         raise FileExistsError(f"{h5_path.parent}: scoring {sid!r} exists; scorings are never overwritten")
-    stored = read_campaign(h5_path, events=judge is not None)  # -log_view events: judge evidence only
+    # -log_view events: judge evidence only
+    stored, batches = read_campaign_batches(h5_path, events=judge is not None)
     cache = JudgeCache(h5_path) if judge is not None else None
     stats: dict = {}
-    scores = score_campaign(stored, judge, cache, stats)
+    scores = score_campaign(stored, judge, cache, stats, batches=batches)
     evs = all_evaluators()
     config = {"evaluators": [e.name for e in evs],
               "prompt_versions": {e.name: e.prompt_version for e in evs if hasattr(e, "prompt_version")},

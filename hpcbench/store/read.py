@@ -85,6 +85,7 @@ class StoredCampaign:
     problems: dict[str, tuple[Problem, Checks]]
     submissions: list[StoredSubmission]
     petsc_api: PetscApi | None = None
+    references: dict[str, JobResult | None] | None = None  # problem -> its reference's record
 
 
 def read_petsc_api(f: h5py.File) -> PetscApi | None:
@@ -142,9 +143,13 @@ def rebuild_record(row: np.void, t: dict[str, np.ndarray], texts: Texts, codes: 
     return JobResult.model_validate(d)
 
 
-def read_campaign(h5_path: Path, events: bool = True) -> StoredCampaign:
-    """Everything scoring needs, records rebuilt. `events=False` skips the -log_view
-    event rows (only the judges' evidence reads them)."""
+def read_campaign_batches(h5_path: Path, events: bool = True, batch: int = 500
+                          ) -> tuple[StoredCampaign, Iterator[list[StoredSubmission]]]:
+    """The campaign (its `references`: each problem's reference record, filled) and an
+    iterator of its submissions, `batch` at a time, records rebuilt as they are
+    needed so memory stays bounded at any campaign size. The file is read (tables
+    and texts) under the store lock at once; a collect may append once this returns.
+    `events=False` skips the -log_view event rows (only the judges' evidence reads them)."""
     with open_store(h5_path, "score") as f:
         attrs = {k: (v.item() if hasattr(v, "item") else v) for k, v in f.attrs.items()}
         manifest = json.loads(f["manifest"][()].decode())
@@ -156,15 +161,31 @@ def read_campaign(h5_path: Path, events: bool = True) -> StoredCampaign:
         texts = Texts(f)
         codes = strings(f)
         api = read_petsc_api(f)
-    out = []
-    for row in subs:
+    order = sorted(range(len(subs)), key=lambda i: (_s(subs[i]["agent"]), _s(subs[i]["problem"]),
+                                                     _s(subs[i]["attempt"])))
+
+    def one(row: np.void) -> StoredSubmission:
         meta = Submission.model_validate_json(texts.get(row["submission_json_off"], row["submission_json_len"]))
         sources = json.loads(texts.get(row["sources_off"], row["sources_len"]) or "{}")
         rec = rebuild_record(row, t, texts, codes, events) if row["record_len"] else None
-        out.append(StoredSubmission(f"/submissions/{meta.agent}/{meta.problem}/{meta.attempt}", meta, sources, rec,
-                                    _s(row["status"])))
-    out.sort(key=lambda s: (s.meta.agent, s.meta.problem, s.meta.attempt))
-    return StoredCampaign(attrs, manifest, problems, out, api)
+        return StoredSubmission(f"/submissions/{meta.agent}/{meta.problem}/{meta.attempt}", meta, sources, rec,
+                                _s(row["status"]))
+
+    refs = {_s(r["problem"]): one(r).record for r in subs if _s(r["agent"]) == "reference"}
+    head = StoredCampaign(attrs, manifest, problems, [], api, refs)
+
+    def batches() -> Iterator[list[StoredSubmission]]:
+        for lo in range(0, len(order), batch):
+            yield [one(subs[i]) for i in order[lo:lo + batch]]
+
+    return head, batches()
+
+
+def read_campaign(h5_path: Path, events: bool = True) -> StoredCampaign:
+    """Everything scoring needs, every record rebuilt (read_campaign_batches bounds memory)."""
+    head, batches = read_campaign_batches(h5_path, events)
+    head.submissions = [s for b in batches for s in b]
+    return head
 
 
 # ----------------------------------------------------------------------------- pandas
