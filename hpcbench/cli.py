@@ -238,7 +238,7 @@ def collect(campaign_dir) -> None:
         click.echo(f"skipped: {line}", err=True)
     click.echo(f"{c.h5_path}: {counts['submissions']} submissions, {counts['records']} with records, "
                f"{counts['missing']} still without; {counts['added']} added, {counts['replaced']} replaced, "
-               f"{counts['unchanged']} unchanged")
+               f"{counts['unchanged']} unchanged" + (f", {counts['removed']} removed" if counts["removed"] else ""))
 
 
 @main.command()

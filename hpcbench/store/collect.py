@@ -287,7 +287,7 @@ def collect(campaign: Campaign, problems_root: Path | None = None, lock_timeout:
 
 def _collect_into(target: Path, new: bool, campaign: Campaign, m, probs: dict) -> dict:
     counts: dict = {"submissions": 0, "records": 0, "missing": 0, "added": 0, "replaced": 0, "unchanged": 0,
-                    "unreadable": []}
+                    "removed": 0, "unreadable": []}
     try:
         f = h5py.File(target, "w" if new else "a")
     except OSError as e:  # HDF5's own lock: a program outside hpcbench has the file open
@@ -309,9 +309,11 @@ def _collect_into(target: Path, new: bool, campaign: Campaign, m, probs: dict) -
         dead: list[int] = []
         first_rec = None
         pending = 0
+        seen = set()
         for meta_path in sorted(campaign.submissions_dir.glob("*/*/*/submission.json")):
             agent, problem, attempt = meta_path.parent.parts[-3:]
             key = (agent, problem, attempt)
+            seen.add(key)
             rec_path = campaign.record_path(f"{agent}__{problem}__{attempt}")
             fp = _fingerprint(meta_path, rec_path)
             counts["submissions"] += 1
@@ -351,6 +353,9 @@ def _collect_into(target: Path, new: bool, campaign: Campaign, m, probs: dict) -
                 w.flush()
                 pending = 0
         w.flush()
+        gone = [row for key, (row, _) in stored.items() if key not in seen]  # submission folder removed
+        counts["removed"] = len(gone)
+        dead += gone
         for i in sorted(dead):
             row = subs[i]
             row["live"] = False
