@@ -17,7 +17,8 @@ For each size N it builds N submissions plus 100 held back, then runs the CLI
   report json        `hpcbench report --format json`
 
 and the sizes of the campaign's store files (campaign.h5 and scorings) and of
-records/. Timings on a shared machine are noisy: compare figures from one run.
+records/. Wall times on a shared machine are noisy (the CPU seconds of the
+process, user + system, much less so): compare figures from one run.
 
 Usage: python bench/store_scale.py SEED_CAMPAIGN [--sizes 1000 10000]
        [--hpcbench "python -m hpcbench.cli"] [--keep DIR]
@@ -119,8 +120,8 @@ def compact_seed(seed: Path, dst: Path) -> Path:
     return dst
 
 
-def timed(cmd: list[str]) -> tuple[float, float, str]:
-    """(wall s, peak RSS MiB, stdout tail) of one CLI process."""
+def timed(cmd: list[str]) -> tuple[float, float, float, str]:
+    """(wall s, CPU s (user + system), peak RSS MiB, stdout tail) of one CLI process."""
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     out = p.stdout.read() if p.stdout else ""
@@ -129,7 +130,8 @@ def timed(cmd: list[str]) -> tuple[float, float, str]:
     p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode:
         raise SystemExit(f"{' '.join(cmd)} failed ({p.returncode}):\n{out[-3000:]}")
-    return wall, usage.ru_maxrss / 1024, out.strip().splitlines()[-1] if out.strip() else ""
+    cpu = usage.ru_utime + usage.ru_stime  # its worker processes (score) are included
+    return wall, cpu, usage.ru_maxrss / 1024, out.strip().splitlines()[-1] if out.strip() else ""
 
 
 def _size(p: Path) -> int:
@@ -153,8 +155,8 @@ def run_size(seed: Path, work: Path, n: int, cli: list[str]) -> list[str]:
              f"records/ {_size(camp / 'records') / 2**20:.0f} MiB)"]
 
     def step(name: str, args: list[str]) -> None:
-        wall, rss, tail = timed([*cli, *args])
-        lines.append(f"  {name:14s} {wall:8.2f} s  peak RSS {rss:7.0f} MiB   {tail[:110]}")
+        wall, cpu, rss, tail = timed([*cli, *args])
+        lines.append(f"  {name:14s} {wall:8.2f} s wall {cpu:8.2f} s CPU  peak RSS {rss:7.0f} MiB   {tail[:90]}")
         print(lines[-1], flush=True)
 
     print(lines[0], flush=True)

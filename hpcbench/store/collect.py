@@ -299,10 +299,10 @@ def _collect_into(target: Path, new: bool, campaign: Campaign, m, probs: dict) -
         subs = f["submissions"]
         stored = {}
         if subs.shape[0]:
-            tab = subs.fields(["agent", "problem", "attempt", "fingerprint", "live"])[()]
-            for i, (a, p, t, fp, live) in enumerate(tab):
+            tab = subs.fields(["agent", "problem", "attempt", "fingerprint", "live", "status"])[()]
+            for i, (a, p, t, fp, live, st) in enumerate(tab):
                 if live:
-                    stored[(_s(a), _s(p), _s(t))] = (i, _s(fp))
+                    stored[(_s(a), _s(p), _s(t))] = (i, _s(fp), _s(st) in ("refused", "generation failed"))
         f.attrs["writing"] = f"{socket.gethostname()}:{os.getpid()}"
         f.flush()
         w = _Writer(f)
@@ -310,7 +310,7 @@ def _collect_into(target: Path, new: bool, campaign: Campaign, m, probs: dict) -
         first_rec = None
         pending = 0
         seen = set()
-        for meta_path in sorted(campaign.submissions_dir.glob("*/*/*/submission.json")):
+        for meta_path in _submission_files(campaign.submissions_dir):
             agent, problem, attempt = meta_path.parent.parts[-3:]
             key = (agent, problem, attempt)
             seen.add(key)
@@ -321,7 +321,7 @@ def _collect_into(target: Path, new: bool, campaign: Campaign, m, probs: dict) -
             has_rec = rec_path.is_file()
             if old is not None and old[1] == fp:
                 counts["unchanged"] += 1
-                counts["records" if has_rec else "missing"] += 0 if not has_rec and _no_job(meta_path) else 1
+                counts["records" if has_rec else "missing"] += 0 if not has_rec and old[2] else 1
                 continue
             try:
                 sub = Submission.model_validate_json(meta_path.read_bytes())
@@ -353,7 +353,7 @@ def _collect_into(target: Path, new: bool, campaign: Campaign, m, probs: dict) -
                 w.flush()
                 pending = 0
         w.flush()
-        gone = [row for key, (row, _) in stored.items() if key not in seen]  # submission folder removed
+        gone = [row for key, (row, *_) in stored.items() if key not in seen]  # submission folder removed
         counts["removed"] = len(gone)
         dead += gone
         for i in sorted(dead):
@@ -366,10 +366,17 @@ def _collect_into(target: Path, new: bool, campaign: Campaign, m, probs: dict) -
     return counts
 
 
-def _no_job(meta_path: Path) -> bool:
-    """A refusal or failed generation: no job, so no record is expected."""
-    d = json.loads(meta_path.read_bytes())
-    return bool(d.get("refused") or d.get("generation_error"))
+def _submission_files(root: Path) -> list[Path]:
+    """<root>/<agent>/<problem>/<attempt>/submission.json, sorted (scandir: a re-collect of
+    10,000 submissions is mostly this walk and their stat() calls)."""
+    def dirs(p: Path | str) -> list[str]:
+        try:
+            return sorted(e.path for e in os.scandir(p) if e.is_dir())
+        except FileNotFoundError:
+            return []
+
+    out = [Path(t) / "submission.json" for a in dirs(root) for p in dirs(a) for t in dirs(p)]
+    return [p for p in out if os.path.isfile(p)]
 
 
 __all__ = ["collect", "HpcbenchError"]
