@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hpcbench.store.scorings import Scoring, list_scorings, read_scoring
+from hpcbench.store.scorings import Scoring, list_scorings, read_scoring, scoring_config
 
 
 @dataclass
@@ -28,7 +28,7 @@ class Row:
 
 
 def judge_of(root: Path, sid: str) -> str:
-    return ((read_scoring(root, sid).config.get("judge") or {}).get("model")) or ""
+    return ((scoring_config(root, sid).get("judge") or {}).get("model")) or ""
 
 
 def _values(sc: Scoring) -> tuple[dict[str, dict[str, float | None]], dict[str, str]]:

@@ -181,8 +181,10 @@ def _mean(xs: list[float]) -> float | None:
 def leaderboard(rep: Report) -> list[dict]:
     """One row per agent over its scored attempts; a failed gate counts as its 0."""
     out = []
-    for agent in sorted({r["agent"] for r in rep.scored}):
-        mine = [r for r in rep.scored if r["agent"] == agent]
+    by_agent: dict[str, list[dict]] = {}
+    for r in rep.scored:  # grouped once: campaigns have thousands of agents x attempts
+        by_agent.setdefault(r["agent"], []).append(r)
+    for agent, mine in sorted(by_agent.items()):
         comps = [r["composite"] for r in mine if r["composite"] is not None]
         row = {"agent": agent, "submissions": len(mine), "composite_mean": _mean(comps),
                "composite_std": statistics.stdev(comps) if len(comps) > 1 else None,
@@ -199,18 +201,18 @@ def leaderboard(rep: Report) -> list[dict]:
 
 
 def per_problem(rep: Report) -> tuple[list[str], list[str], dict[tuple[str, str], dict]]:
-    agents = sorted({r["agent"] for r in rep.scored})
-    problems = sorted({r["problem"] for r in rep.scored})
+    scored = rep.scored
+    agents = sorted({r["agent"] for r in scored})
+    problems = sorted({r["problem"] for r in scored})
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for r in scored:
+        groups.setdefault((r["agent"], r["problem"]), []).append(r)
     cells = {}
-    for a in agents:
-        for p in problems:
-            mine = [r for r in rep.scored if r["agent"] == a and r["problem"] == p]
-            if not mine:
-                continue
-            comps = [r["composite"] for r in mine if r["composite"] is not None]
-            cells[(a, p)] = {"mean": _mean(comps), "n": len(mine), "partial": any(r["partial"] for r in mine),
-                             "passed": sum(r["gates_passed"] for r in mine),
-                             "source": f"/scores/{rep.sid}/{a}/{p}"}
+    for (a, p), mine in sorted(groups.items()):
+        comps = [r["composite"] for r in mine if r["composite"] is not None]
+        cells[(a, p)] = {"mean": _mean(comps), "n": len(mine), "partial": any(r["partial"] for r in mine),
+                         "passed": sum(r["gates_passed"] for r in mine),
+                         "source": f"/scores/{rep.sid}/{a}/{p}"}
     return agents, problems, cells
 
 

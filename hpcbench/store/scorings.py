@@ -127,6 +127,12 @@ def write_scoring(root: Path, sid: str, scores: list, attrs: dict) -> Path:
     return final
 
 
+def scoring_config(root: Path, sid: str) -> dict:
+    """A scoring's config attribute alone (which judge), without reading its tables."""
+    with h5py.File(scoring_path(root, sid), "r") as f:
+        return json.loads(_s(f.attrs.get("config", "{}")) or "{}")
+
+
 @dataclass
 class Scoring:
     sid: str
