@@ -213,15 +213,20 @@ def test_a_second_collect_waits_then_is_refused_with_the_lock_named(small, tmp_p
 def test_a_killed_collect_leaves_no_temporary_file_and_the_next_one_recovers(small, tmp_path):
     camp = _replicated(small, tmp_path / "c", 400)
     exe = Path(sys.executable).parent / "hpcbench"
+    (camp / ".campaign.h5.4242.tmp").write_bytes(b"left by an older hpcbench's killed collect")
     p = subprocess.Popen([str(exe), "collect", str(camp)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
-    while not list(camp.glob(".campaign.h5.*.tmp")) and time.monotonic() < deadline and p.poll() is None:
-        time.sleep(0.02)
+    while not (camp / "campaign.h5").is_file() and time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.01)
     time.sleep(0.3)
     p.send_signal(signal.SIGKILL)
-    p.wait()
+    assert p.wait() == -signal.SIGKILL, "collect finished before it could be killed: make the campaign larger"
+    assert [x.name for x in camp.glob(".campaign.h5*")] == [".campaign.h5.4242.tmp"]  # none of its own
+    refused = hpcbench("report", str(camp), "--format", "json", check=False)
+    assert refused.returncode != 0 and ("half-written" in refused.stderr or "cannot be read" in refused.stderr)
+    assert "Traceback" not in refused.stderr
     hpcbench("collect", str(camp))
-    assert not list(camp.glob(".campaign.h5.*")), list(camp.iterdir())
+    assert not list(camp.glob(".campaign.h5*")) and not (camp / "campaign.v1.h5").exists()
     assert len(tables(camp / "campaign.h5")["submissions"]) == 400
     # and one killed while appending in place: the file is marked, readers refuse it, collect rebuilds it
     with h5py.File(camp / "campaign.h5", "a") as f:

@@ -8,8 +8,8 @@ the stat() calls. Appends happen in place under the store lock; the root attr
 `writing` is set while they do, so a collect killed half-way is noticed by the
 next one, which rebuilds the file from the records (campaign.h5 holds nothing
 that is not in records/, submissions/ and snapshot/). A new or rebuilt file is
-written to `.campaign.h5.<pid>.tmp` and renamed; a collect finding such a file
-(its writer killed) removes it. A record that cannot be read is stored as
+written in place the same way, marker first, so no temporary file exists to be
+left behind (one left by an older version is removed). A record that cannot be read is stored as
 status "record unreadable" with the file and the reason, and the rest goes on."""
 
 from __future__ import annotations
@@ -265,7 +265,8 @@ def collect(campaign: Campaign, problems_root: Path | None = None, lock_timeout:
         if h5.is_file() and not _usable(h5):
             try:
                 with h5py.File(h5, "r") as f:
-                    version = int(f.attrs.get("schema_version", 1))
+                    # a marked file is ours, left by a killed collect, whatever else it lacks
+                    version = -1 if "writing" in f.attrs else int(f.attrs.get("schema_version", 1))
             except OSError:
                 version = -1
             if version not in (-1, layout.SCHEMA_VERSION):
@@ -273,16 +274,8 @@ def collect(campaign: Campaign, problems_root: Path | None = None, lock_timeout:
                 os.replace(h5, aside)  # its scorings stay readable there with the version that wrote them
                 print(f"collect: {h5} has store schema {version}; moved to {aside} and collecting anew",
                       flush=True)
-        rebuild = not (h5.is_file() and _usable(h5))
-        target = h5.with_name(f".campaign.h5.{os.getpid()}.tmp") if rebuild else h5
-        try:
-            counts = _collect_into(target, rebuild, campaign, m, probs)
-            if rebuild:
-                os.replace(target, h5)
-        finally:
-            if rebuild:
-                target.unlink(missing_ok=True)
-    return counts
+        rebuild = not (h5.is_file() and _usable(h5))  # none yet, or one a killed collect left marked
+        return _collect_into(h5, rebuild, campaign, m, probs)
 
 
 def _collect_into(target: Path, new: bool, campaign: Campaign, m, probs: dict) -> dict:
@@ -294,6 +287,8 @@ def _collect_into(target: Path, new: bool, campaign: Campaign, m, probs: dict) -
         raise HpcbenchError(f"{target}: cannot be opened for writing ({e}); is it open in another program "
                             "(an h5py or pandas session)? Close it and collect again") from None
     with f:
+        f.attrs["writing"] = f"{socket.gethostname()}:{os.getpid()}"  # first: any state before is marked
+        f.flush()
         if new:
             layout.create(f)
         subs = f["submissions"]
@@ -303,8 +298,6 @@ def _collect_into(target: Path, new: bool, campaign: Campaign, m, probs: dict) -
             for i, (a, p, t, fp, live, st) in enumerate(tab):
                 if live:
                     stored[(_s(a), _s(p), _s(t))] = (i, _s(fp), _s(st) in ("refused", "generation failed"))
-        f.attrs["writing"] = f"{socket.gethostname()}:{os.getpid()}"
-        f.flush()
         w = _Writer(f)
         dead: list[int] = []
         first_rec = None

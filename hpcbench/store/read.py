@@ -42,9 +42,15 @@ def open_store(h5_path: Path, what: str = "read") -> Iterator[h5py.File]:
     h5_path = Path(h5_path)
     if not h5_path.is_file():
         raise HpcbenchError(f"{h5_path}: not collected yet; run `hpcbench collect {h5_path.parent}`")
-    with store_lock(h5_path.parent, what), h5py.File(h5_path, "r") as f:
-        check_schema(f)
-        yield f
+    with store_lock(h5_path.parent, what):
+        try:
+            f = h5py.File(h5_path, "r")
+        except OSError as e:  # cut short by a collect killed while creating it
+            raise HpcbenchError(f"{h5_path}: cannot be read ({e}); run `hpcbench collect {h5_path.parent}` "
+                                "to rebuild it from the records") from None
+        with f:
+            check_schema(f)
+            yield f
 
 
 class Texts:
