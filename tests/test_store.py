@@ -221,7 +221,7 @@ def test_a_killed_collect_leaves_no_temporary_file_and_the_next_one_recovers(sma
     time.sleep(0.3)
     p.send_signal(signal.SIGKILL)
     assert p.wait() == -signal.SIGKILL, "collect finished before it could be killed: make the campaign larger"
-    assert [x.name for x in camp.glob(".campaign.h5*")] == [".campaign.h5.4242.tmp"]  # none of its own
+    assert {x.name for x in camp.glob(".campaign.h5*")} <= {".campaign.h5.4242.tmp"}  # none of its own
     refused = hpcbench("score", str(camp), check=False)
     assert refused.returncode != 0 and ("half-written" in refused.stderr or "cannot be read" in refused.stderr)
     assert "Traceback" not in refused.stderr
