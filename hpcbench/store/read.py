@@ -26,14 +26,14 @@ def _s(x: object) -> str:
 
 
 def check_schema(f: h5py.File) -> None:
+    if _s(f.attrs.get("writing", "")):  # first: a file a killed collect was creating has no version yet
+        raise HpcbenchError(f"{f.filename}: left half-written by a collect that did not finish "
+                            f"({_s(f.attrs['writing'])}); run `hpcbench collect {Path(f.filename).parent}` again")
     version = int(f.attrs.get("schema_version", 1))
     if version != layout.SCHEMA_VERSION:
         raise HpcbenchError(f"{f.filename}: campaign store schema {version}, this hpcbench reads schema "
                             f"{layout.SCHEMA_VERSION}; run `hpcbench collect {Path(f.filename).parent}` to rebuild it "
                             f"from the records (the old file is kept as campaign.v{version}.h5)")
-    if _s(f.attrs.get("writing", "")):
-        raise HpcbenchError(f"{f.filename}: left half-written by a collect that did not finish "
-                            f"({_s(f.attrs['writing'])}); run `hpcbench collect {Path(f.filename).parent}` again")
 
 
 @contextlib.contextmanager
