@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import h5py
+from hpcbench.store import tables
 
 
 def main() -> int:
@@ -29,20 +29,19 @@ def main() -> int:
     cores = os.cpu_count() or 1
     busy = core_s = 0.0
     rows = []
-    with h5py.File(out / "campaign.h5") as f:
-        for pid, g in f["submissions/reference"].items():
-            s = g["1"]
-            if "build" not in s:
-                continue  # refusal problems: nothing built or run
-            build_s = float(s["build"].attrs["wall_s"])
-            runs = [(float(r.attrs["wall_s"]), int(r.attrs["ranks"])) for r in s["runs"].values()]
-            busy += build_s + sum(w for w, _ in runs)
-            # a run of r ranks keeps min(r, cores) cores busy; a build keeps one
-            core_s += build_s + sum(w * min(n, cores) for w, n in runs)
-            for t in s["timings"][()] if "timings" in s else []:
-                rows.append((pid, t["case"].decode(), int(t["ranks"]), float(t["exec_s"]),
-                             float(t["petsc_time_median_s"]), float(t["wall_minus_null_s"]),
-                             t["exec_source"].decode()))
+    t = tables(out / "campaign.h5")
+    subs = t["submissions"]
+    for sub in subs[(subs.agent == "reference") & (subs.builds_n > 0)].itertuples():
+        pid = sub.problem  # refusal problems have no build: nothing built or run
+        build_s = float(t["builds"][t["builds"].sub_id == sub.sub_id].wall_s.iloc[0])
+        mine = t["runs"][t["runs"].sub_id == sub.sub_id]
+        runs = list(zip(mine.wall_s.astype(float), mine.ranks.astype(int), strict=True))
+        busy += build_s + sum(w for w, _ in runs)
+        # a run of r ranks keeps min(r, cores) cores busy; a build keeps one
+        core_s += build_s + sum(w * min(n, cores) for w, n in runs)
+        for tm in t["timings"][t["timings"].sub_id == sub.sub_id].itertuples():
+            rows.append((pid, tm.case, int(tm.ranks), float(tm.exec_s), float(tm.petsc_time_median_s),
+                         float(tm.wall_minus_null_s), tm.exec_source))
     print(f"wall {wall:.1f} s; build+run seconds in store {busy:.1f} s, core-seconds {core_s:.1f}, {cores} cores")
     print(f"ratio wall / (busy/cores)       = {wall / (busy / cores):.2f}  (target <= 1.15)")
     print(f"ratio wall / (core-seconds/cores) = {wall / (core_s / cores):.2f}  (runs weighted by the cores they hold)")

@@ -2,9 +2,9 @@
 
 `hpcbench score` runs on a login node over a whole campaign, so its cost per
 submission matters once campaigns hold thousands of attempts. This builds a
-SYNTHETIC campaign.h5 of at least --min-submissions stored submissions by
-replicating the submission groups of a real collected campaign (agents renamed
-`<agent>-rNNN`), then scores it with every deterministic evaluator (no judge
+SYNTHETIC campaign of at least --min-submissions submissions by replicating
+the staged submissions and real job records of a campaign folder (agents renamed
+`<agent>-rNNNN`, bench/store_scale.py), collects it, then scores it with every deterministic evaluator (no judge
 configured: the LLM evaluators return unscored at once) and prints:
 
 - submissions/s for reading campaign.h5, for evaluating, for writing /scores,
@@ -22,7 +22,6 @@ into a temporary folder (a few minutes) to have real records to replicate."""
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import subprocess
 import sys
@@ -31,37 +30,20 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-import h5py
 
+def replicate(src: Path, dst: Path, min_subs: int) -> int:
+    """A campaign folder of >= min_subs submissions replicated from `src`'s staged
+    submissions and real records (bench/store_scale.py's replication), collected."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from store_scale import build
 
-def replicate(src_h5: Path, dst_h5: Path, min_subs: int) -> int:
-    shutil.copyfile(src_h5, dst_h5)
-    with h5py.File(dst_h5, "a") as f:
-        if "scores" in f:
-            del f["scores"]  # a fresh file to score; the real campaign is not touched
-        originals = []
-        for agent, ag in f["submissions"].items():
-            for prob, pg in ag.items():
-                for att in pg:
-                    originals.append((agent, prob, att))
-        if not originals:
-            raise SystemExit(f"{src_h5}: no stored submissions to replicate")
-        copies = max(0, -(-min_subs // len(originals)) - 1)
-        for k in range(1, copies + 1):
-            for agent, prob, att in originals:
-                new_agent = f"{agent}-r{k:03d}"
-                dst = f"submissions/{new_agent}/{prob}/{att}"
-                f.copy(f[f"submissions/{agent}/{prob}/{att}"], dst)
-                g = f[dst]
-                meta = json.loads(g.attrs["submission_json"])
-                meta["agent"] = new_agent
-                g.attrs["submission_json"] = json.dumps(meta)
-                for name, ds in list(g["sources"].items()) if "sources" in g else []:
-                    if isinstance(ds, h5py.Dataset) and name.endswith((".c", ".h")):
-                        text = ds[()].decode() + f"\n/* replica {k} */\n"
-                        del g["sources"][name]
-                        g["sources"].create_dataset(name, data=text, dtype=h5py.string_dtype("utf-8"))
-        return len(originals) * (copies + 1)
+    from hpcbench.campaign import Campaign
+    from hpcbench.store import collect
+
+    dst.mkdir(parents=True)
+    n, _ = build(src, dst, min_subs)
+    collect(Campaign(dst))
+    return n
 
 
 def main() -> int:
@@ -71,17 +53,16 @@ def main() -> int:
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="hpcbench-throughput-"))
     if args.campaign:
-        src = Path(args.campaign) / "campaign.h5"
+        src = Path(args.campaign)
     else:
         exe = Path(sys.executable).parent / "hpcbench"
         subprocess.run([str(exe), "run", "--agent", "reference", "--agent", "samples", "--out", str(tmp / "real")],
                        check=True, stdout=subprocess.DEVNULL)
-        src = tmp / "real" / "campaign.h5"
-    if not src.is_file():
-        raise SystemExit(f"{src}: not found (collect the campaign first)")
+        src = tmp / "real"
+    if not (src / "records").is_dir():
+        raise SystemExit(f"{src}: not a campaign folder with records")
+    n = replicate(src, tmp / "synthetic", args.min_submissions)
     synth = tmp / "synthetic" / "campaign.h5"
-    synth.parent.mkdir()
-    n = replicate(src, synth, args.min_submissions)
     print(f"synthetic campaign: {n} submissions replicated from the stored records of {src} into {synth}")
 
     from hpcbench import scoring
@@ -114,14 +95,14 @@ def main() -> int:
         cls.evaluate = orig
     t0 = time.perf_counter()
     scoring.write_scores(synth, "bench-write", scores, {"bench": True})
-    t_write = time.perf_counter() - t0
+    t_write = time.perf_counter() - t0  # scores/bench-write.h5 beside campaign.h5
     t0 = time.perf_counter()
     scoring.score(synth, "bench-end-to-end")
     t_all = time.perf_counter() - t0
 
     print(f"read campaign.h5   {t_read:7.2f} s  {n / t_read:8.1f} submissions/s")
     print(f"evaluate           {t_eval:7.2f} s  {n / t_eval:8.1f} submissions/s  (deterministic evaluators, no judge)")
-    print(f"write /scores      {t_write:7.2f} s  {n / t_write:8.1f} submissions/s")
+    print(f"write scoring     {t_write:7.2f} s  {n / t_write:8.1f} submissions/s")
     print(f"hpcbench score     {t_all:7.2f} s  {n / t_all:8.1f} submissions/s  (end to end, one process)")
     print("per evaluator (ms per call, slowest first):")
     for name, s in sorted(spent.items(), key=lambda kv: -kv[1]):

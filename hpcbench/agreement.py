@@ -4,16 +4,16 @@ submissions both scored (the paper's judge-robustness table). Composites are
 compared where both scorings have judged results (not for a failed gate).
 
 Two scorings by different judges see byte-identical prompts (both render from
-the same campaign.h5), so their differences are the judges' alone."""
+the same campaign.h5); each scoring is a scores/<id>.h5 file), so their differences are the judges' alone."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import h5py
 import numpy as np
+
+from hpcbench.store.scorings import Scoring, list_scorings, read_scoring, scoring_config
 
 
 @dataclass
@@ -27,37 +27,27 @@ class Row:
     only_one: int  # scored by one scoring only (unscored or missing in the other)
 
 
-def _num(x: object) -> float | None:
-    v = float(x)  # type: ignore[arg-type]
-    return None if np.isnan(v) else v
+def judge_of(root: Path, sid: str) -> str:
+    return ((scoring_config(root, sid).get("judge") or {}).get("model")) or ""
 
 
-def judge_of(f: h5py.File, sid: str) -> str:
-    cfg = json.loads(f["scores"][sid].attrs.get("config", "{}") or "{}")
-    return ((cfg.get("judge") or {}).get("model")) or ""
-
-
-def _values(g: h5py.Group) -> tuple[dict[str, dict[str, float | None]], dict[str, str]]:
+def _values(sc: Scoring) -> tuple[dict[str, dict[str, float | None]], dict[str, str]]:
     """{submission: {evaluator or 'composite': value}} and the judged evaluators' methods."""
     vals: dict[str, dict[str, float | None]] = {}
     judged: dict[str, str] = {}
-
-    def visit(name: str, obj: object) -> None:
-        if isinstance(obj, h5py.Group) and "composite" in obj.attrs:
-            row: dict[str, float | None] = {}
-            any_judged = False
-            for ev, eg in (obj["evaluators"].items() if "evaluators" in obj else ()):
-                ok = eg.attrs["status"] == "scored"
-                row[ev] = _num(eg.attrs["score"]) if ok else None
-                if eg.attrs["method"] != "deterministic":
-                    judged[ev] = str(eg.attrs["method"])
-                    any_judged = any_judged or ok
-            # Only composites a judge contributed to: a failed gate is 0 for every judge and
-            # would only dilute the differences.
-            row["composite"] = _num(obj.attrs["composite"]) if any_judged else None
-            vals[name] = row
-
-    g.visititems(visit)
+    for r in sc.rows:
+        row: dict[str, float | None] = {}
+        any_judged = False
+        for ev, e in r["evaluators"].items():
+            ok = e["status"] == "scored"
+            row[ev] = e["score"] if ok else None
+            if e["method"] != "deterministic":
+                judged[ev] = e["method"]
+                any_judged = any_judged or ok
+        # Only composites a judge contributed to: a failed gate is 0 for every judge and
+        # would only dilute the differences.
+        row["composite"] = r["composite"] if any_judged else None
+        vals[f"{r['agent']}/{r['problem']}/{r['attempt']}"] = row
     return vals, judged
 
 
@@ -72,13 +62,11 @@ def _row(name: str, pairs: list[tuple[float | None, float | None]]) -> Row:
 
 
 def agreement(h5_path: Path, a: str, b: str) -> dict:
-    with h5py.File(h5_path, "r") as f:
-        for sid in (a, b):
-            if "scores" not in f or sid not in f["scores"]:
-                raise LookupError(f"{h5_path}: no scoring {sid!r} (have: {', '.join(f.get('scores', {}))})")
-        va, ja = _values(f["scores"][a])
-        vb, jb = _values(f["scores"][b])
-        judges = (judge_of(f, a), judge_of(f, b))
+    root = Path(h5_path).parent
+    sa, sb = read_scoring(root, a), read_scoring(root, b)
+    va, ja = _values(sa)
+    vb, jb = _values(sb)
+    judges = [((s.config.get("judge") or {}).get("model")) or "" for s in (sa, sb)]
     keys = sorted(set(va) | set(vb))
     rows = []
     for ev in sorted(set(ja) | set(jb)):
@@ -90,13 +78,14 @@ def agreement(h5_path: Path, a: str, b: str) -> dict:
 
 def partner(h5_path: Path, sid: str) -> str | None:
     """The latest scoring before `sid` (else after it) whose judge is another model than sid's."""
-    with h5py.File(h5_path, "r") as f:
-        if "scores" not in f or sid not in f["scores"]:
-            return None
-        mine = judge_of(f, sid)
-        if not mine:
-            return None
-        others = [s for s in sorted(f["scores"]) if s != sid and judge_of(f, s) not in ("", mine)]
+    root = Path(h5_path).parent
+    have = list_scorings(root)
+    if sid not in have:
+        return None
+    mine = judge_of(root, sid)
+    if not mine:
+        return None
+    others = [s for s in sorted(have) if s != sid and judge_of(root, s) not in ("", mine)]
     before = [s for s in others if s < sid]
     return before[-1] if before else (others[-1] if others else None)
 

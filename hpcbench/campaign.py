@@ -7,8 +7,10 @@
       specs/<job>.json         one JobSpec per job
       work/<job>/              build and run folders of a job
       records/<job>.json       one JobResult per finished job (written by the job)
-      campaign.h5              written only by collect and score
+      snapshot/                problems and PETSc API facts as planned (hpcbench.store.snapshot)
       .hpcbench.lock           held by run/submit while they plan and run (hpcbench.locking)
+      campaign.h5              written only by collect (columnar tables, docs/store.md)
+      scores/<id>.h5           one file per scoring; judge_cache.jsonl: judge answers
       report/                  written by report
 """
 
@@ -241,6 +243,9 @@ def create_campaign(root: Path, site: SiteConfig, problems: dict[str, ProblemBun
         petsc=petsc, staging=staging.SCHEMA,
     )
     campaign.save_manifest(manifest)
+    from hpcbench.store.snapshot import write_snapshot  # here: hpcbench.store imports this module
+
+    write_snapshot(campaign.root, problems, petsc)  # what collect and score read instead of the checkout
     return campaign, plan
 
 

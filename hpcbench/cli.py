@@ -259,26 +259,25 @@ def status(campaign_dir) -> None:
 @main.command()
 @click.argument("campaign_dir", type=click.Path(exists=True, file_okay=False))
 def collect(campaign_dir) -> None:
-    """Merge job records into campaign.h5 (atomic, idempotent)."""
+    """Add new and changed job records to campaign.h5 (incremental, idempotent)."""
     from hpcbench import store
     from hpcbench.campaign import Campaign
 
     c = Campaign(Path(campaign_dir))
     counts = store.collect(c)
+    for line in counts["unreadable"]:
+        click.echo(f"skipped: {line}", err=True)
     click.echo(f"{c.h5_path}: {counts['submissions']} submissions, {counts['records']} with records, "
-               f"{counts['missing']} still without")
+               f"{counts['missing']} still without; {counts['added']} added, {counts['replaced']} replaced, "
+               f"{counts['unchanged']} unchanged" + (f", {counts['removed']} removed" if counts["removed"] else ""))
 
 
 @main.command()
 @click.argument("campaign_dir", type=click.Path(exists=True, file_okay=False))
-@click.option("--scoring-id", help="name of the new /scores group (default: a timestamp)")
+@click.option("--scoring-id", help="name of the new scoring, scores/<id>.h5 (default: a timestamp)")
 @judge_options
 def score(campaign_dir, scoring_id, **judge) -> None:
-    """Score campaign.h5 offline into a new /scores/<id> group (LLM judges with --judge)."""
-    import json
-
-    import h5py
-
+    """Score campaign.h5 offline into a new scores/<id>.h5 (LLM judges with --judge)."""
     from hpcbench import scoring
     from hpcbench.campaign import Campaign
 
@@ -286,9 +285,10 @@ def score(campaign_dir, scoring_id, **judge) -> None:
     if not c.h5_path.is_file():
         _fail(f"{c.h5_path}: not collected yet; run `hpcbench collect {campaign_dir}`")
     sid, scores = scoring.score(c.h5_path, scoring_id, judge_config(**judge))
-    click.echo(f"scoring {sid}: {len(scores)} submissions scored into {c.h5_path}")
-    with h5py.File(c.h5_path, "r") as f:
-        click.echo(judge_summary(json.loads(f["scores"][sid].attrs["config"])))
+    from hpcbench.store.scorings import read_scoring, scoring_path
+
+    click.echo(f"scoring {sid}: {len(scores)} submissions scored into {scoring_path(c.root, sid)}")
+    click.echo(judge_summary(read_scoring(c.root, sid).config))
     _exit_if_unscored(scores)
 
 

@@ -63,15 +63,12 @@ def judge_summary(config: dict) -> str:
 def agreement(campaign_dir, scoring_a, scoring_b, fmt) -> None:
     """Agreement of two judges' scorings: per evaluator and composite, mean and
     largest absolute difference."""
-    import h5py
-
     from hpcbench import agreement as ag
     from hpcbench.campaign import Campaign
     from hpcbench.report import latest_scoring
 
     h5 = Campaign(Path(campaign_dir)).h5_path
-    with h5py.File(h5, "r") as f:
-        a = scoring_a or latest_scoring(f)
+    a = scoring_a or latest_scoring(h5.parent)
     b = scoring_b or ag.partner(h5, a)
     if b is None:
         raise LookupError(f"{h5}: no other scoring with a different judge than {a!r} to compare with; "

@@ -1,10 +1,18 @@
-"""`hpcbench explain CAMPAIGN H5PATH`: the value stored at a path of campaign.h5
+"""`hpcbench explain CAMPAIGN PATH`: the value at a logical path of the campaign
 and how it was derived, so any number in a report can be traced and re-derived.
 
-Paths are those the reports print: a group or dataset (`/scores/<id>/<agent>/
-<problem>/<attempt>`), optionally `@attr` for one attribute and `.key` into a
-JSON attribute (`<submission>@submission_json.generation`); `*` matches one
-path component (`/scores/<id>/*/rosenbrock/*@composite`).
+Paths are those the reports print; they name rows of the store's tables
+(docs/store.md) as if they were groups:
+
+- `/scores/<id>/<agent>/<problem>/<attempt>[/evaluators/<name>]`: a row of the
+  scoring file scores/<id>.h5 (its submissions or evaluators table)
+- `/submissions/<agent>/<problem>/<attempt>[/build|/runs/<NNN>|/sources/<file>|
+  /timings][/stdout|/stderr|...]`: rows of campaign.h5's tables and their texts
+- `/tables/<name>`, `/manifest`, `/problems`, `/petsc`: campaign.h5's datasets as stored
+
+optionally `@attr` for one field and `.key` into a JSON field
+(`<submission>@submission_json.generation`); `*` matches one path component
+(`/scores/<id>/*/rosenbrock/*@composite`).
 
 - a scoring, an agent or a problem under /scores: the aggregate the leaderboard
   and per-problem tables show, recomputed from the submissions it averages
@@ -13,7 +21,7 @@ path component (`/scores/<id>/*/rosenbrock/*@composite`).
   compared with the stored value
 - an evaluator: score, confidence, method, judge model and prompt version,
   rationale and the evidence it used
-- anything else: attributes, members, or the dataset's value"""
+- anything else: fields, members, or the value"""
 
 from __future__ import annotations
 
@@ -21,10 +29,16 @@ import fnmatch
 import json
 import math
 import statistics
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import h5py
 import numpy as np
+
+from hpcbench.store import layout
+from hpcbench.store.lock import store_lock
+from hpcbench.store.read import check_schema
+from hpcbench.store.scorings import Scoring, list_scorings, read_scoring
 
 MAX_TEXT = 4000
 
@@ -63,45 +77,220 @@ def split(path: str) -> tuple[str, str, str]:
     return "/" + obj.strip("/"), attr, key
 
 
-def expand(f: h5py.File, pattern: str) -> list[str]:
-    """Paths matching a pattern with `*` components (in file order)."""
-    parts = [p for p in pattern.strip("/").split("/") if p]
-    found = ["/"]
-    for part in parts:
-        nxt = []
-        for base in found:
-            g = f[base]
-            if not isinstance(g, h5py.Group):
-                continue
-            names = [n for n in g if fnmatch.fnmatchcase(n, part)] if any(c in part for c in "*?[") else (
-                [part] if part in g else [])
-            nxt += [f"{base.rstrip('/')}/{n}" for n in names]
-        found = nxt
-    return found
+@dataclass
+class Node:
+    """A group-like view of a table row (or a stored object): fields, members, a value."""
+
+    path: str
+    attrs: dict = field(default_factory=dict)
+    children: list[str] = field(default_factory=list)
+    value: str | None = None
+    kind: str = "generic"  # scoring-aggregate | score | evaluator | generic
+    data: object = None
 
 
-def _evaluator_results(g: h5py.Group) -> list:
-    from hpcbench.evaluators.base import EvalResult
-
-    out = []
-    for n, e in (g["evaluators"].items() if "evaluators" in g else []):
-        a = e.attrs
-        passed = int(a.get("passed", -1))
-        out.append(EvalResult(evaluator=n, stage=_s(a["stage"]), category=_s(a["category"]), status=_s(a["status"]),
-                              score=_num(a["score"]), passed=None if passed < 0 else bool(passed),
-                              confidence=float(a["confidence"]), method=_s(a.get("method", "")),
-                              rationale=_s(a.get("rationale", ""))))
+def _row_attrs(row: np.void, cols: list[tuple[str, str]], text, codes: list[str]) -> dict:
+    out: dict = {}
+    for name, kind in cols:
+        if kind == "text":
+            out[name] = text(row[f"{name}_off"], row[f"{name}_len"])
+        elif kind == "code":
+            out[name] = codes[row[name]]
+        elif kind == "str":
+            out[name] = _s(row[name])
+        else:
+            out[name] = row[name].item()
     return out
 
 
-def explain_submission_score(f: h5py.File, g: h5py.Group) -> list[str]:
+class Tree:
+    """Logical paths over campaign.h5 (open `f`) and the scorings beside it."""
+
+    def __init__(self, f: h5py.File) -> None:
+        self.f = f
+        self.root = Path(f.filename).parent
+        self._scorings: dict[str, Scoring] = {}
+        self._subs: np.ndarray | None = None
+        self._codes: list[str] | None = None
+
+    def scoring(self, sid: str) -> Scoring | None:
+        if sid not in self._scorings:
+            if sid not in list_scorings(self.root):
+                return None
+            self._scorings[sid] = read_scoring(self.root, sid, evidence=True)
+        return self._scorings[sid]
+
+    def text(self, off: int, n: int) -> str:
+        return self.f["texts"][int(off):int(off) + int(n)].tobytes().decode("utf-8", errors="replace") if n else ""
+
+    @property
+    def codes(self) -> list[str]:
+        if self._codes is None:
+            self._codes = [_s(x) for x in self.f["strings"][()]]
+        return self._codes
+
+    def sub_row(self, agent: str, problem: str, attempt: str) -> np.void | None:
+        if self._subs is None:
+            s = self.f["submissions"][()]
+            self._subs = s[s["live"]]
+        for r in self._subs:
+            if (_s(r["agent"]), _s(r["problem"]), _s(r["attempt"])) == (agent, problem, attempt):
+                return r
+        return None
+
+    def _children_rows(self, table: str, row: np.void) -> np.ndarray:
+        start, n = int(row[f"{table}_start"]), int(row[f"{table}_n"])
+        return self.f[table][start:start + n] if n else self.f[table][0:0]
+
+    # ------------------------------------------------------------------ nodes
+
+    def node(self, path: str) -> Node | None:
+        parts = [p for p in path.strip("/").split("/") if p]
+        if not parts:
+            return Node("/", {k: _s(v) for k, v in self.f.attrs.items()},
+                        ["manifest", "problems", "petsc", "tables", "submissions", "scores"])
+        head = parts[0]
+        if head == "scores":
+            return self._score_node(path, parts[1:])
+        if head == "submissions":
+            return self._sub_node(path, parts[1:])
+        if head == "tables":
+            if len(parts) == 1:
+                return Node(path, children=list(layout.TABLES) + ["texts", "strings"])
+            return self._h5(parts[1]) if len(parts) == 2 else None
+        return self._h5("/".join(parts))
+
+    def _h5(self, p: str) -> Node | None:
+        if p not in self.f:
+            return None
+        obj = self.f[p]
+        if isinstance(obj, h5py.Dataset):
+            head = f"dataset /{p}: shape {obj.shape} dtype {obj.dtype}"
+            v = obj[()] if obj.size < 100000 else obj[:20]
+            return Node("/" + p, {k: _s(x) for k, x in obj.attrs.items()}, value=head + "\n" + _s(v))
+        return Node("/" + p, {k: _s(x) for k, x in obj.attrs.items()}, list(obj))
+
+    def _score_node(self, path: str, rest: list[str]) -> Node | None:
+        if not rest:
+            return Node(path, children=sorted(list_scorings(self.root)))
+        sc = self.scoring(rest[0])
+        if sc is None:
+            return None
+        key = rest[1:4]
+        rows = [r for r in sc.rows if [r["agent"], r["problem"], r["attempt"]][:len(key)] == key]
+        if not rows:
+            return None
+        if len(rest) < 4:
+            kids = sorted({[r["agent"], r["problem"], r["attempt"]][len(key)] for r in rows})
+            return Node(path, dict(sc.attrs) if len(rest) == 1 else {}, kids, kind="aggregate", data=(sc, rows))
+        row = rows[0]
+        attrs = {k: v for k, v in row.items() if k not in ("evaluators", "source")}
+        for k in ("left_out", "categories", "unscored"):
+            attrs[k] = json.dumps(attrs[k])
+        if len(rest) == 4:
+            return Node(path, attrs, ["evaluators"], kind="score", data=(sc, row))
+        if rest[4] != "evaluators":
+            return None
+        if len(rest) == 5:
+            return Node(path, children=list(row["evaluators"]))
+        e = row["evaluators"].get(rest[5])
+        if e is None:
+            return None
+        if len(rest) == 6:
+            return Node(path, {k: v for k, v in e.items() if k not in ("evidence", "source")}, ["evidence"],
+                        kind="evaluator", data=e)
+        if rest[6:] == ["evidence"]:
+            return Node(path, value=json.dumps(e.get("evidence"), indent=1, default=str))
+        return None
+
+    def _sub_node(self, path: str, rest: list[str]) -> Node | None:
+        if not rest:
+            return Node(path, children=sorted({_s(a) for a in self.f["submissions"]["agent"]}))
+        if len(rest) < 3:
+            s = self.f["submissions"].fields(["agent", "problem", "attempt", "live"])[()]
+            kids = sorted({_s(r[len(rest)]) for r in s if r["live"] and [_s(x) for x in r][:len(rest)] == rest})
+            return Node(path, children=kids) if kids else None
+        row = self.sub_row(*rest[:3])
+        if row is None:
+            return None
+        codes, text = self.codes, self.text
+        if len(rest) == 3:
+            attrs = _row_attrs(row, [c for c in layout.TABLES["submissions"] if c[0] not in ("sources", "record")],
+                               text, codes)
+            return Node(path, attrs, ["sources", "build", "runs", "timings", "record"])
+        what, more = rest[3], rest[4:]
+        if what == "record":
+            return Node(path, value=text(row["record_off"], row["record_len"])) if not more else None
+        if what == "sources":
+            src = json.loads(text(row["sources_off"], row["sources_len"]) or "{}")
+            if not more:
+                return Node(path, children=list(src))
+            name = "/".join(more)
+            return Node(path, value=src[name]) if name in src else None
+        if what == "timings":
+            rows = self._children_rows("timings", row)
+            return Node(path, value="\n".join(json.dumps(_row_attrs(r, layout.TABLES["timings"], text, codes))
+                                              for r in rows)) if not more else None
+        if what == "build":
+            rows = self._children_rows("builds", row)
+            if not len(rows):
+                return None
+            attrs = _row_attrs(rows[0], layout.TABLES["builds"], text, codes)
+            return self._leaf(path, attrs, more, ("command", "stdout", "stderr", "makefile"))
+        if what == "runs":
+            rows = self._children_rows("runs", row)
+            if not more:
+                return Node(path, children=[f"{int(r['run']):03d}" for r in rows])
+            got = [r for r in rows if f"{int(r['run']):03d}" == more[0]]
+            if not got:
+                return None
+            attrs = _row_attrs(got[0], layout.TABLES["runs"], text, codes)
+            if more[1:] == ["log_view"]:
+                lv = [r for r in self._children_rows("log_view", row) if r["run"] == got[0]["run"]]
+                return Node(path, value="\n".join(json.dumps(_row_attrs(r, layout.TABLES["log_view"], text, codes))
+                                                  for r in lv))
+            return self._leaf(path, attrs, more[1:], ("stdout", "stderr", "log_view"))
+        return None
+
+    @staticmethod
+    def _leaf(path: str, attrs: dict, more: list[str], texts: tuple[str, ...]) -> Node | None:
+        if not more:
+            return Node(path, {k: v for k, v in attrs.items() if k not in texts}, list(texts))
+        if len(more) == 1 and more[0] in attrs:
+            return Node(path, value=str(attrs[more[0]]))
+        return None
+
+    def expand(self, pattern: str) -> list[str]:
+        """Paths matching a pattern with `*` components."""
+        parts = [p for p in pattern.strip("/").split("/") if p]
+        found = ["/"]
+        for part in parts:
+            nxt = []
+            for base in found:
+                n = self.node(base)
+                if n is None:
+                    continue
+                names = [c for c in n.children if fnmatch.fnmatchcase(c, part)] if any(
+                    c in part for c in "*?[") else [part]
+                nxt += [f"{base.rstrip('/')}/{c}" for c in names]
+            found = [p for p in nxt if self.node(p) is not None]
+        return found
+
+
+def _evaluator_results(row: dict) -> list:
+    from hpcbench.evaluators.base import EvalResult
+
+    return [EvalResult(evaluator=n, stage=e["stage"], category=e["category"], status=e["status"], score=e["score"],
+                       passed=e["passed"], confidence=e["confidence"], method=e["method"], rationale=e["rationale"])
+            for n, e in row["evaluators"].items()]
+
+
+def explain_submission_score(sc: Scoring, a: dict) -> list[str]:
     from hpcbench.scoring import aggregate
 
-    a = g.attrs
-    sid = g.name.split("/")[2]
-    weights = json.loads(f["scores"][sid].attrs.get("weights", "{}") or "{}")
-    results = _evaluator_results(g)
-    stored = _num(a["composite"])
+    weights = sc.weights
+    results = _evaluator_results(a)
+    stored = a["composite"]
     lines = [f"composite: {_fmt(stored, 2)}  tier: {_s(a.get('tier', ''))}  submission: {_s(a.get('submission', ''))}",
              f"status: {_s(a.get('status', ''))}  refused: {bool(a.get('refused', False))}"]
     if bool(a.get("refused", False)) or bool(a.get("refusal_set", False)):
@@ -141,80 +330,67 @@ def explain_submission_score(f: h5py.File, g: h5py.Group) -> list[str]:
     return lines
 
 
-def explain_evaluator(g: h5py.Group, full: bool) -> list[str]:
-    a = g.attrs
-    lines = [f"evaluator {g.name.rsplit('/', 1)[1]}: score {_fmt(_num(a['score']))}  confidence "
-             f"{float(a['confidence']):.2f}  status {_s(a['status'])}",
-             f"stage {_s(a['stage'])}  category {_s(a['category'])}  method {_s(a.get('method', ''))}"]
-    if _s(a.get("judge_model", "")):
-        lines.append(f"judge {_s(a['judge_model'])}  prompt version {_s(a.get('prompt_version', ''))}  tokens "
-                     f"{int(a.get('prompt_tokens', 0))}+{int(a.get('completion_tokens', 0))}  cost "
-                     f"{float(a.get('cost_usd', 0.0)):.4f} USD")
-    lines += ["", "rationale:", "  " + _s(a.get("rationale", ""))]
-    if "evidence" in g:
-        ev = json.loads(g["evidence"][()])
-        lines += ["", "evidence:", _clip(json.dumps(ev, indent=1, default=str), full)]
+def explain_evaluator(name: str, a: dict, full: bool) -> list[str]:
+    lines = [f"evaluator {name}: score {_fmt(a['score'])}  confidence {a['confidence']:.2f}  status {a['status']}",
+             f"stage {a['stage']}  category {a['category']}  method {a['method']}"]
+    if a.get("judge_model"):
+        lines.append(f"judge {a['judge_model']}  prompt version {a['prompt_version']}  tokens "
+                     f"{a['prompt_tokens']}+{a['completion_tokens']}  cost {a['cost_usd']:.4f} USD")
+    lines += ["", "rationale:", "  " + a.get("rationale", "")]
+    if a.get("evidence") is not None:
+        lines += ["", "evidence:", _clip(json.dumps(a["evidence"], indent=1, default=str), full)]
     return lines
 
 
-def explain_aggregate(f: h5py.File, g: h5py.Group) -> list[str]:
+def explain_aggregate(path: str, sc: Scoring, leaves: list[dict]) -> list[str]:
     """A scoring, an agent or a problem of an agent: the mean the report shows."""
-    leaves = []
-    g.visititems(lambda n, o: leaves.append(o) if isinstance(o, h5py.Group) and "composite" in o.attrs else None)
     # as the leaderboard counts: every attempt at a solvable problem (a refusal of one at 0);
     # the refusal set (problems to decline) is outside the composite
-    rows = [o for o in leaves if not bool(o.attrs.get("refusal_set", False))]
-    comps = [c for c in (_num(o.attrs["composite"]) for o in rows) if c is not None]
-    sid = g.name.split("/")[2]
-    weights = json.loads(f["scores"][sid].attrs.get("weights", "{}") or "{}")
-    lines = [f"{len(rows)} scored submissions under {g.name} (refusal-set problems excluded: "
+    rows = [o for o in leaves if not o["refusal_set"]]
+    comps = [o["composite"] for o in rows if o["composite"] is not None]
+    lines = [f"{len(rows)} scored submissions under {path} (refusal-set problems excluded: "
              f"{len(leaves) - len(rows)}); a failed gate or a refusal counts as its composite 0", ""]
     for o in rows:
-        name = o.name[len(g.name):].strip("/") or o.name
-        lines.append(f"  {name:40s} composite {_fmt(_num(o.attrs['composite']), 2)}"
-                     f"  gates {'pass' if o.attrs['gates_passed'] else 'FAIL ' + _s(o.attrs['failed_gate'])}"
-                     + ("  partial" if o.attrs.get("partial", False) else ""))
+        name = o["source"][len(path):].strip("/") or o["source"]
+        lines.append(f"  {name:40s} composite {_fmt(o['composite'], 2)}"
+                     f"  gates {'pass' if o['gates_passed'] else 'FAIL ' + o['failed_gate']}"
+                     + ("  partial" if o["partial"] else ""))
     if comps:
         lines += ["", f"composite_mean = mean of {len(comps)} = {statistics.fmean(comps):.4f}",
                   f"composite_std  = sample standard deviation = "
                   f"{statistics.stdev(comps):.4f}" if len(comps) > 1 else "composite_std  = — (one attempt)"]
     if rows:
-        rate = sum(bool(o.attrs["gates_passed"]) for o in rows) / len(rows)
-        lines.append(f"gate_pass_rate = {sum(bool(o.attrs['gates_passed']) for o in rows)}/{len(rows)} = {rate:.4f}")
-        for cat in weights:
-            vals = [json.loads(o.attrs["categories"]).get(cat) for o in rows]
-            vals = [v for v in vals if v is not None]
+        passed = sum(o["gates_passed"] for o in rows)
+        lines.append(f"gate_pass_rate = {passed}/{len(rows)} = {passed / len(rows):.4f}")
+        for cat in sc.weights:
+            vals = [v for v in (o["categories"].get(cat) for o in rows) if v is not None]
             lines.append(f"{cat:15s}= mean over {len(vals)} scored = "
                          + (f"{statistics.fmean(vals):.4f}" if vals else "— (none scored)"))
     return lines
 
 
-def _generic(obj: h5py.HLObject, attr: str, key: str, full: bool) -> list[str]:
+def _generic(node: Node, attr: str, key: str, full: bool) -> list[str]:
     if attr:
-        if attr not in obj.attrs:
-            raise LookupError(f"{obj.name}: no attribute {attr!r}; it has {sorted(obj.attrs)}")
-        value = obj.attrs[attr]
-        text = _s(value)
+        if attr not in node.attrs:
+            raise LookupError(f"{node.path}: no field {attr!r}; it has {sorted(node.attrs)}")
+        text = _s(node.attrs[attr])
         if key:
             try:
                 data = json.loads(text)
             except json.JSONDecodeError:
-                raise LookupError(f"{obj.name}@{attr} is not JSON; cannot take .{key}") from None
+                raise LookupError(f"{node.path}@{attr} is not JSON; cannot take .{key}") from None
             for k in key.split("."):
                 if not isinstance(data, dict) or k not in data:
-                    raise LookupError(f"{obj.name}@{attr}: no key {key!r}")
+                    raise LookupError(f"{node.path}@{attr}: no key {key!r}")
                 data = data[k]
             text = json.dumps(data, indent=1, default=str)
-        return [f"{obj.name}@{attr}{'.' + key if key else ''} = {_clip(text, full)}"]
-    if isinstance(obj, h5py.Dataset):
-        v = obj[()]
-        return [f"dataset {obj.name}: shape {obj.shape} dtype {obj.dtype}", _clip(_s(v), full)]
-    lines = [f"group {obj.name}"]
-    for k, v in sorted(obj.attrs.items()):
+        return [f"{node.path}@{attr}{'.' + key if key else ''} = {_clip(text, full)}"]
+    if node.value is not None:
+        return [node.path, _clip(node.value, full)]
+    lines = [f"group {node.path}"]
+    for k, v in sorted(node.attrs.items()):
         lines.append(f"  @{k} = {_s(v)[:200]}")
-    for n, child in obj.items():
-        kind = "group" if isinstance(child, h5py.Group) else f"dataset {child.shape}"
-        lines.append(f"  {n}/ ({kind})" if isinstance(child, h5py.Group) else f"  {n} ({kind})")
+    lines += [f"  {c}" for c in node.children]
     return lines
 
 
@@ -222,27 +398,32 @@ def explain(h5_path: Path, path: str, full: bool = False) -> str:
     h5_path = Path(h5_path)
     obj_path, attr, key = split(path)
     out: list[str] = []
-    with h5py.File(h5_path, "r") as f:
-        targets = expand(f, obj_path) if any(c in obj_path for c in "*?[") else (
-            [obj_path] if obj_path in f or obj_path == "/" else [])
+    with store_lock(h5_path.parent, "explain"), h5py.File(h5_path, "r") as f:
+        check_schema(f)
+        tree = Tree(f)
+        targets = tree.expand(obj_path) if any(c in obj_path for c in "*?[") else (
+            [obj_path] if tree.node(obj_path) is not None else [])
         if not targets:
-            raise LookupError(f"{h5_path}: nothing at {obj_path!r}")
+            raise LookupError(f"{h5_path.parent}: nothing at {obj_path!r}")
         for t in targets:
-            obj = f[t]
-            parts = t.strip("/").split("/")
+            node = tree.node(t)
+            assert node is not None
             if len(targets) > 1:
                 out.append(f"== {t}")
-            if parts[0] == "scores" and len(parts) >= 3 and isinstance(obj, h5py.Group):
-                if attr and attr in obj.attrs:
-                    out += _generic(obj, attr, key, full) + [""]
-                if len(parts) >= 7 and parts[5] == "evaluators":
-                    out += explain_evaluator(obj, full)
-                elif "composite" in obj.attrs:
-                    out += explain_submission_score(f, obj)
-                else:
-                    out += explain_aggregate(f, obj)  # leaderboard and per-problem means: computed, not stored
-            else:
-                out += _generic(obj, attr, key, full)
+            if attr:
+                out += _generic(node, attr, key, full) + [""]
+                if node.kind == "generic":
+                    continue
+            if node.kind == "evaluator":
+                out += explain_evaluator(t.rsplit("/", 1)[1], node.data, full)  # type: ignore[arg-type]
+            elif node.kind == "score":
+                sc, row = node.data  # type: ignore[misc]
+                out += explain_submission_score(sc, row)
+            elif node.kind == "aggregate":
+                sc, rows = node.data  # type: ignore[misc]
+                out += explain_aggregate(t, sc, rows)  # leaderboard and per-problem means: computed, not stored
+            elif not attr:
+                out += _generic(node, "", "", full)
             if len(targets) > 1:
                 out.append("")
     return "\n".join(out).rstrip() + "\n"

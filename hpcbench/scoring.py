@@ -1,21 +1,21 @@
 """Score a collected campaign: evaluators in stage order, gates that end a
 submission at zero, confidence-weighted category means, a weighted composite.
 
-Runs from campaign.h5 alone (no PETSc, no scheduler) and writes a new
-/scores/<scoring-id>/ group; earlier scorings are never touched."""
+Runs from campaign.h5 alone (no PETSc, no scheduler, no checkout: problems and
+PETSc API facts come from the plan-time snapshot in it) and writes a new
+scores/<scoring-id>.h5 beside it; campaign.h5 and earlier scorings are never touched."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import multiprocessing
 import os
-import shutil
 from collections import Counter
+from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import h5py
-import numpy as np
 
 from hpcbench import __version__
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, all_evaluators
@@ -23,7 +23,9 @@ from hpcbench.judge.cache import JudgeCache
 from hpcbench.judge.config import JudgeConfig
 from hpcbench.judge.task import JudgeTask
 from hpcbench.reference_status import NOT_SCORED, problems_without_reference
-from hpcbench.store import StoredCampaign, StoredSubmission, read_campaign
+from hpcbench.store import StoredCampaign, StoredSubmission
+from hpcbench.store.read import read_campaign_batches
+from hpcbench.store.scorings import scoring_path, write_scoring
 
 WEIGHTS: dict[str, float] = {"correctness": 0.35, "performance": 0.15, "code": 0.15,
                              "appropriateness": 0.15, "library": 0.20}
@@ -149,7 +151,8 @@ def score_one(ctx: EvalContext, evaluators: list[Evaluator], key: tuple[str, str
 
 
 def contexts(stored: StoredCampaign) -> list[tuple[StoredSubmission, EvalContext]]:
-    refs = {s.meta.problem: s.record for s in stored.submissions if s.meta.agent == "reference"}
+    refs = stored.references if stored.references is not None else {
+        s.meta.problem: s.record for s in stored.submissions if s.meta.agent == "reference"}
     out = []
     for s in stored.submissions:
         problem, checks = stored.problems[s.meta.problem]
@@ -159,36 +162,62 @@ def contexts(stored: StoredCampaign) -> list[tuple[StoredSubmission, EvalContext
     return out
 
 
+def _evaluate(s: StoredSubmission, ctx: EvalContext, evaluators: list[Evaluator], refusal: list[Evaluator],
+              judge: JudgeConfig | None) -> SubmissionScore:
+    key = (s.meta.agent, s.meta.problem, s.meta.attempt)
+    if s.meta.refused or ctx.checks.expect == "refuse":
+        # Refusals and the refusal set: only the refusal evaluator, never the composite.
+        sc = SubmissionScore(*key, h5_path=s.path, refused=s.meta.refused,
+                             refusal_set=ctx.checks.expect == "refuse",
+                             status="refused" if s.meta.refused else s.status)
+        sc.results = [ev.evaluate(ctx) for ev in refusal]
+        if not sc.refusal_set:
+            # Declining a solvable problem is no answer: like a failed gate it counts as 0 on
+            # the leaderboard, or an agent that refuses everything hard would never be penalised.
+            sc.failed_gate = "refused"
+        return sc
+    ctx.extra["judge"] = judge
+    sc = run_evaluators(ctx, evaluators, key, s.path)
+    sc.status = s.status
+    return sc
+
+
+_FORKED: tuple = ()  # what forked scoring workers read (inherited, never pickled)
+
+
+def _evaluate_range(bounds: tuple[int, int]) -> list[SubmissionScore]:
+    items, evaluators, refusal, judge = _FORKED
+    out = [_evaluate(s, ctx, evaluators, refusal, judge) for s, ctx in items[bounds[0]:bounds[1]]]
+    for sc in out:  # evaluators travel back by name: the parent's instances answer the judge tasks
+        sc.pending = [(i, ev.name, task) for i, ev, task in sc.pending]  # type: ignore[misc]
+    return out
+
+
+def score_workers() -> int:
+    """Processes for the deterministic evaluators: HPCBENCH_SCORE_WORKERS, else the cores."""
+    return max(1, int(os.environ.get("HPCBENCH_SCORE_WORKERS", "0")) or len(os.sched_getaffinity(0)))
+
+
 def score_campaign(stored: StoredCampaign, judge: JudgeConfig | None = None,
-                   cache: JudgeCache | None = None, stats: dict | None = None) -> list[SubmissionScore]:
-    evaluators = [e for e in all_evaluators() if e.category != "refusal"]
-    refusal = [e for e in all_evaluators() if e.category == "refusal"]
+                   cache: JudgeCache | None = None, stats: dict | None = None,
+                   workers: int | None = None, batches: Iterable[list[StoredSubmission]] | None = None
+                   ) -> list[SubmissionScore]:
+    """Every submission's evaluators, then the judge calls of all. `batches` (else
+    stored.submissions at once) bounds the records held in memory."""
     scores = []
-    refs = {s.meta.problem: s.record for s in stored.submissions if s.meta.agent == "reference"}
-    used = {pid: stored.problems[pid] for pid in {s.meta.problem for s in stored.submissions}}
-    no_ref = problems_without_reference(used, refs)
-    for s, ctx in contexts(stored):
-        key = (s.meta.agent, s.meta.problem, s.meta.attempt)
-        if s.meta.problem in no_ref:  # never scored on the checks that remain
-            scores.append(SubmissionScore(*key, h5_path=s.path, status=f"{NOT_SCORED}: {no_ref[s.meta.problem]}",
-                                          left_out=list(WEIGHTS)))
-            continue
-        if s.meta.refused or ctx.checks.expect == "refuse":
-            # Refusals and the refusal set: only the refusal evaluator, never the composite.
-            sc = SubmissionScore(*key, h5_path=s.path, refused=s.meta.refused,
-                                 refusal_set=ctx.checks.expect == "refuse",
-                                 status="refused" if s.meta.refused else s.status)
-            sc.results = [ev.evaluate(ctx) for ev in refusal]
-            if not sc.refusal_set:
-                # Declining a solvable problem is no answer: like a failed gate it counts as 0 on
-                # the leaderboard, or an agent that refuses everything hard would never be penalised.
-                sc.failed_gate = "refused"
-            scores.append(sc)
-            continue
-        ctx.extra["judge"] = judge
-        sc = run_evaluators(ctx, evaluators, key, s.path)
-        sc.status = s.status
-        scores.append(sc)
+    for part in batches if batches is not None else [stored.submissions]:
+        refs = stored.references if stored.references is not None else {
+            s.meta.problem: s.record for s in part if s.meta.agent == "reference"}
+        used = {pid: stored.problems[pid] for pid in {s.meta.problem for s in part}}
+        no_ref = problems_without_reference(used, refs)
+        # A problem without a usable reference run is never scored on the checks that remain.
+        for s in part:
+            if s.meta.problem in no_ref:
+                scores.append(SubmissionScore(s.meta.agent, s.meta.problem, s.meta.attempt, h5_path=s.path,
+                                              status=f"{NOT_SCORED}: {no_ref[s.meta.problem]}",
+                                              left_out=list(WEIGHTS)))
+        stored.submissions = [s for s in part if s.meta.problem not in no_ref]
+        scores += evaluate_all(stored, judge, workers)
     # Judge calls of every submission go out together, up to the judge's concurrency.
     got = resolve_judged(scores, judge, cache)
     if stats is not None:
@@ -196,65 +225,64 @@ def score_campaign(stored: StoredCampaign, judge: JudgeConfig | None = None,
     return [sc if sc.refusal_set or sc.status.startswith(NOT_SCORED) else finish(sc) for sc in scores]
 
 
+def evaluate_all(stored: StoredCampaign, judge: JudgeConfig | None = None,
+                 workers: int | None = None) -> list[SubmissionScore]:
+    """Every submission's evaluators, judge tasks left pending (in `workers` forked
+    processes for large campaigns: the deterministic evaluators are CPU-bound Python)."""
+    global _FORKED
+    evaluators = [e for e in all_evaluators() if e.category != "refusal"]
+    refusal = [e for e in all_evaluators() if e.category == "refusal"]
+    items = contexts(stored)
+    workers = min(workers or score_workers(), max(1, len(items) // 50))
+    if workers <= 1:
+        scores = [_evaluate(s, ctx, evaluators, refusal, judge) for s, ctx in items]
+    else:
+        by_name = {e.name: e for e in evaluators}
+        _FORKED = (items, evaluators, refusal, judge)
+        step = -(-len(items) // (workers * 4))
+        try:
+            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+                scores = [sc for part in pool.map(_evaluate_range, [(i, i + step) for i in range(0, len(items), step)])
+                          for sc in part]
+        finally:
+            _FORKED = ()
+        for sc in scores:
+            sc.pending = [(i, by_name[name], task) for i, name, task in sc.pending]  # type: ignore[index]
+    return scores
+
+
 def new_scoring_id() -> str:
     return "s" + dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
 
 
 def write_scores(h5_path: Path, scoring_id: str, scores: list[SubmissionScore], config: dict,
-                 cache: JudgeCache | None = None) -> str:
-    """Add /scores/<scoring_id> (and new judge-cache entries) to campaign.h5 via a
-    copy that replaces the file."""
+                 collected: str = "") -> str:
+    """Write scores/<scoring_id>.h5 beside campaign.h5 (which is never rewritten),
+    with the scorer's version and git commit and the collect time of the campaign scored."""
+    from hpcbench.campaign import git_commit
+
     h5_path = Path(h5_path)
-    tmp = h5_path.with_name(f".campaign.h5.score.{os.getpid()}.tmp")
-    shutil.copyfile(h5_path, tmp)
-    try:
-        with h5py.File(tmp, "a") as f:
-            root = f.require_group("scores")
-            if scoring_id in root:
-                raise FileExistsError(f"{h5_path}: scoring {scoring_id!r} exists; scorings are never overwritten")
-            g = root.create_group(scoring_id)
-            g.attrs.update(created=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                           hpcbench_version=__version__, config=json.dumps(config), weights=json.dumps(WEIGHTS))
-            for sc in scores:
-                sg = g.create_group(f"{sc.agent}/{sc.problem}/{sc.attempt}")
-                sg.attrs.update(composite=np.nan if sc.composite is None else sc.composite,
-                                tier=tier(sc.composite), gates_passed=sc.gates_passed,
-                                failed_gate=sc.failed_gate, partial=sc.partial, left_out=json.dumps(sc.left_out),
-                                categories=json.dumps(sc.categories), refused=sc.refused, status=sc.status,
-                                refusal_set=sc.refusal_set, submission=sc.h5_path, unscored=json.dumps(sc.unscored))
-                for r in sc.results:
-                    eg = sg.create_group(f"evaluators/{r.evaluator}")
-                    eg.attrs.update(score=np.nan if r.score is None else r.score, confidence=r.confidence,
-                                    status=r.status, stage=r.stage, category=r.category, method=r.method,
-                                    rationale=r.rationale, judge_model=r.judge_model,
-                                    prompt_version=r.prompt_version, prompt_tokens=r.prompt_tokens,
-                                    completion_tokens=r.completion_tokens, cost_usd=r.cost_usd,
-                                    passed=-1 if r.passed is None else int(r.passed))
-                    eg.create_dataset("evidence", data=json.dumps(r.evidence, default=str),
-                                      dtype=h5py.string_dtype("utf-8"))
-            if cache is not None:
-                cache.write_into(f)
-        os.replace(tmp, h5_path)
-        if cache is not None:
-            cache.committed()
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_scoring(h5_path.parent, scoring_id, scores, {
+        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds"),
+        "hpcbench_version": __version__, "git_commit": git_commit(), "config": json.dumps(config),
+        "weights": json.dumps(WEIGHTS), "campaign_collected": collected})
     return scoring_id
 
 
 def score(h5_path: Path, scoring_id: str | None = None,
           judge: JudgeConfig | None = None) -> tuple[str, list[SubmissionScore]]:
+    h5_path = Path(h5_path)
     sid = scoring_id or new_scoring_id()
-    with h5py.File(h5_path, "r") as f:  # before any judge call is paid for
-        if "scores" in f and sid in f["scores"]:
-            raise FileExistsError(f"{h5_path}: scoring {sid!r} exists; scorings are never overwritten")
-    stored = read_campaign(h5_path)
+    if scoring_path(h5_path.parent, sid).exists():  # before any judge call is paid for
+        raise FileExistsError(f"{h5_path.parent}: scoring {sid!r} exists; scorings are never overwritten")
+    # -log_view events: judge evidence only
+    stored, batches = read_campaign_batches(h5_path, events=judge is not None)
     cache = JudgeCache(h5_path) if judge is not None else None
     stats: dict = {}
-    scores = score_campaign(stored, judge, cache, stats)
+    scores = score_campaign(stored, judge, cache, stats, batches=batches)
     evs = all_evaluators()
     config = {"evaluators": [e.name for e in evs],
               "prompt_versions": {e.name: e.prompt_version for e in evs if hasattr(e, "prompt_version")},
               "judge": judge.describe() if judge else None, "judge_stats": stats}
-    write_scores(h5_path, sid, scores, config, cache)
+    write_scores(h5_path, sid, scores, config, str(stored.attrs.get("collected", "")))
     return sid, scores

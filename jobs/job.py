@@ -20,12 +20,13 @@ import time
 from pathlib import Path
 
 from hpcbench.jobs import interrupt, slots
+from hpcbench.jobs.api_snapshot import ensure_petsc_api
 from hpcbench.jobs.build import BINARY_NAME, build_submission
 from hpcbench.jobs.capture import run_captured
 from hpcbench.jobs.launch import launch_argv, run_env
 from hpcbench.jobs.logview import parse_log_view_xml, parse_options_left
 from hpcbench.jobs.malloc_dump import parse_malloc_dump
-from hpcbench.jobs.records import CaseRun, JobResult, JobSpec, RunResult, TimingSummary, save_model
+from hpcbench.jobs.records import CaseRun, JobResult, JobSpec, RunResult, TimingSummary, compact, save_model
 from hpcbench.jobs.valgrind import parse_valgrind_xml, valgrind_path, valgrind_prefix
 from hpcbench.petsc_env import PetscInstall, find_petsc
 
@@ -191,6 +192,7 @@ def run_job(spec: JobSpec) -> JobResult:
         result.status, result.reason = "error", str(e)
         return _finish(result, t0)
     result.petsc_version, result.petsc_configure_options = petsc.version, petsc.configure_options
+    ensure_petsc_api(spec.record_path, spec.variant.name, petsc.petsc_dir, petsc.petsc_arch)  # if planning could not
     result.mpi_version = first_line(["mpiexec", "--version"])
     result.compilers = {"mpicc": first_line(["mpicc", "--version"])}
     stage_sources(spec, build_dir)
@@ -253,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
                            status="error", reason=f"{type(e).__name__}: {e}", finished=now())
     # A cancelled job has no result: its partial record stays beside the job, and
     # `submit --resume` reruns it because records/ has nothing for it.
-    save_model(aside if result.status == "cancelled" else Path(spec.record_path), result)
+    save_model(aside if result.status == "cancelled" else Path(spec.record_path), compact(result))
     return 0
 
 

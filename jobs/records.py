@@ -239,6 +239,17 @@ class JobResult(Model):
     extra: dict[str, str] = Field(default_factory=dict)
 
 
+def compact(result: JobResult) -> JobResult:
+    """The record as stored: -log_view events (the bulk of a record) only for the
+    instrumented runs, which the judges' evidence reads; timing and null runs keep
+    their total time and memory, which the timings summary already uses."""
+    for run in result.runs:
+        if run.kind != "instrumented" and run.log_view is not None:
+            run.log_view.events = []
+            run.log_view.objects = {}
+    return result
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write via a temporary file in the same folder and rename: readers never see
     half a record, even on a shared file system."""

@@ -7,6 +7,8 @@ import h5py
 import pytest
 
 from hpcbench.problem import load_problems
+from hpcbench.store import tables
+from hpcbench.store.scorings import list_scorings, read_scoring
 from tests.conftest import hpcbench
 
 pytestmark = pytest.mark.slow
@@ -41,14 +43,15 @@ def test_every_reference_passes_every_gate_and_check(sample_campaign, sample_row
 
 def test_reference_ran_every_case_at_every_rank_count(sample_campaign):
     problems = _runnable(sample_campaign)
-    with h5py.File(sample_campaign / "campaign.h5") as f:
-        for pid, b in problems.items():
-            runs = f[f"submissions/reference/{pid}/1/runs"]
-            seen = {(r.attrs["case"], int(r.attrs["ranks"])) for r in runs.values()
-                    if r.attrs["kind"] == "instrumented" and r.attrs["exit_code"] == 0}
-            want = {(c.name, r) for c in b.problem.cases for r in c.ranks}
-            assert seen == want, pid
-            assert len(f[f"submissions/reference/{pid}/1/runs/000/log_view"]) > 0
+    t = tables(sample_campaign / "campaign.h5")
+    subs, runs, lv = t["submissions"], t["runs"], t["log_view"]
+    for pid, b in problems.items():
+        sid = int(subs[(subs.agent == "reference") & (subs.problem == pid)].sub_id.iloc[0])
+        mine = runs[(runs.sub_id == sid) & (runs.kind == "instrumented") & (runs.exit_code == 0)]
+        seen = set(zip(mine["case"], mine["ranks"].astype(int), strict=True))
+        want = {(c.name, r) for c in b.problem.cases for r in c.ranks}
+        assert seen == want, pid
+        assert len(lv[(lv.sub_id == sid) & (lv.run == 0)]) > 0
 
 
 @pytest.mark.parametrize("key,gate,words", [
@@ -89,10 +92,9 @@ def test_a_misplaced_inclusion_keeps_the_energy_but_fails_the_mean_pressure(samp
     row = sample_rows[("sloppy-coder", "darcy-dmplex", "1")]
     assert row["gates_passed"], row["why"]
     acc = row["evaluators"]["numerical_accuracy"]
-    with h5py.File(sample_campaign / "campaign.h5") as f:
-        scoring = sorted(f["scores"].values(), key=lambda g: g.attrs["created"])[0]
-        ev = scoring["sloppy-coder/darcy-dmplex/1/evaluators/numerical_accuracy/evidence"][()]
-    details = json.loads(ev)["details"]
+    first = min(list_scorings(sample_campaign).items(), key=lambda kv: kv[1])[0]
+    row = read_scoring(sample_campaign, first, evidence=True).row("sloppy-coder", "darcy-dmplex", "1")
+    details = row["evaluators"]["numerical_accuracy"]["evidence"]["details"]
     by_check = {}
     for d in details:
         by_check.setdefault(d["check"], []).append(d["score"])
@@ -106,7 +108,8 @@ def test_campaign_provenance_and_reports(sample_campaign):
     with h5py.File(sample_campaign / "campaign.h5") as f:
         assert f.attrs["petsc_version"].startswith("3.")
         assert f.attrs["mpi"]
-        assert "scores" in f and len(f["scores"]) == 1
+        assert "scores" not in f  # scorings live beside the campaign, never in it
+    assert len(list_scorings(sample_campaign)) == 1
     csv = hpcbench("report", str(sample_campaign), "--format", "csv").stdout
     assert csv.splitlines()[0].startswith("agent,problem,attempt")
     rows = json.loads(hpcbench("report", str(sample_campaign), "--format", "json").stdout)["submissions"]
@@ -121,7 +124,6 @@ def test_rerun_is_resumable_and_rescoring_keeps_old_scores(sample_campaign):
     assert m and int(m.group(1)) > 0 and m.group(1) == m.group(2), out.stderr
     hpcbench("collect", str(sample_campaign))
     hpcbench("score", str(sample_campaign), "--scoring-id", "second")
-    with h5py.File(sample_campaign / "campaign.h5") as f:
-        assert len(f["scores"]) == 2 and "second" in f["scores"]
+    assert len(list_scorings(sample_campaign)) == 2 and "second" in list_scorings(sample_campaign)
     again = hpcbench("score", str(sample_campaign), "--scoring-id", "second", check=False)
     assert again.returncode != 0 and "never overwritten" in again.stderr

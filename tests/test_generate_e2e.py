@@ -7,10 +7,10 @@ import json
 import threading
 from collections import Counter
 
-import h5py
 import pytest
 
 from hpcbench.resources import data_path
+from hpcbench.store import tables
 from tests.a2a_servers import PurpleServer, purple_message, purple_success
 from tests.conftest import hpcbench
 
@@ -72,9 +72,10 @@ def test_generate_submit_collect_score_report_from_an_a2a_agent(tmp_path):
 
     assert failed["failed_gate"] == "generation" and failed["composite"] == 0.0
     assert failed["status"] == "generation failed" and failed["generation"]["prompt_tokens"] == 2002
-    with h5py.File(camp / "campaign.h5") as f:  # the reason and taxonomy key the report's taxonomy reads
-        attrs = f[f"submissions/purple_agent/vec-scatter/{failed['attempt']}"].attrs
-        assert attrs["generation_error_kind"] == "malformed_answer" and "not JSON" in attrs["reason"]
+    subs = tables(camp / "campaign.h5")["submissions"]  # the reason and taxonomy key the report's taxonomy reads
+    attrs = subs[(subs.agent == "purple_agent") & (subs.problem == "vec-scatter")
+                 & (subs.attempt == failed["attempt"])].iloc[0]
+    assert attrs["generation_error_kind"] == "malformed_answer" and "not JSON" in attrs["reason"]
     assert failed["stage"] == "not generated" and failed["stop_reason"] == "generation failed: malformed_answer"
     reasons = json.loads(hpcbench("report", str(camp), "--format", "json").stdout)["taxonomy"]["stop_reasons"]
     assert reasons["purple_agent"]["generation failed: malformed_answer"] == 1

@@ -53,23 +53,18 @@ def test_header_scan_knows_errorcode_functions_macros_and_deprecations(api):
     assert "PetscCall" in api.deprecated["CHKERRQ"] and "SETERRQ1" in api.deprecated
 
 
-def test_collect_stores_the_header_facts_for_offline_scoring(tmp_path, api):
-    import h5py
-
-    from hpcbench.store import read_petsc_api, write_petsc_api
+def test_planning_snapshots_the_header_facts_for_offline_scoring(tmp_path, api):
+    from hpcbench.store.snapshot import read_petsc_api, write_snapshot
 
     inst = find_petsc()
-    with h5py.File(tmp_path / "c.h5", "w") as f:
-        write_petsc_api(f, {"cpu": {"petsc_dir": str(inst.petsc_dir), "petsc_arch": inst.petsc_arch},
-                            "cuda": {"error": "not installed"}})
-    with h5py.File(tmp_path / "c.h5", "r") as f:
-        back = read_petsc_api(f)
-        assert f["petsc"].attrs["version"] == inst.version
+    write_snapshot(tmp_path, {}, {"cpu": {"petsc_dir": str(inst.petsc_dir), "petsc_arch": inst.petsc_arch},
+                                  "cuda": {"error": "not installed"}})
+    back, error = read_petsc_api(tmp_path)
+    assert back.version == inst.version and "not installed" in error
     assert back.errorcode_functions == api.errorcode_functions and back.deprecated == api.deprecated
-    with h5py.File(tmp_path / "d.h5", "w") as f:
-        write_petsc_api(f, {"cpu": {"petsc_dir": str(tmp_path / "nowhere")}})
-    with h5py.File(tmp_path / "d.h5", "r") as f:
-        assert "nowhere" in f["petsc"].attrs["error"] and read_petsc_api(f) is None
+    write_snapshot(tmp_path / "d", {}, {"cpu": {"petsc_dir": str(tmp_path / "nowhere")}})
+    none, error = read_petsc_api(tmp_path / "d")
+    assert none is None and "nowhere" in error
 
 
 # ----------------------------------------------------------------------------- classification

@@ -94,6 +94,8 @@ def test_every_number_names_its_source_and_explain_rederives_it(sample_campaign,
     assert missing.returncode == 2 and "nothing at" in missing.stderr
     with h5py.File(sample_campaign / "campaign.h5") as f:  # the header facts scoring used are in the file
         assert len(f["petsc/errorcode_functions"]) > 5000
+    api = hpcbench("explain", camp, "/petsc").stdout
+    assert "errorcode_functions" in api and "scanned at planning" in api
 
 
 def test_markdown_and_csv_carry_the_sections_and_sources(sample_campaign, report_json):

@@ -1,5 +1,6 @@
-"""The report's data: one scoring of a campaign.h5 read into rows (every
-number with the HDF5 path it came from), and the tables built from them."""
+"""The report's data: one scoring (scores/<id>.h5) and the campaign's tables
+read into rows (every number with the logical path it came from, which
+`hpcbench explain` resolves), and the tables built from them."""
 
 from __future__ import annotations
 
@@ -9,18 +10,17 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import h5py
 import numpy as np
+
+from hpcbench.store import scorings
+from hpcbench.store.read import Texts, live_submissions, open_store, strings
 
 CATEGORIES = ["correctness", "performance", "code", "appropriateness", "library"]
 STAGES = ["generated", "compiled", "ran", "passed checks"]
 
 
-def latest_scoring(f: h5py.File) -> str:
-    if "scores" not in f or not len(f["scores"]):
-        raise LookupError(f"{f.filename}: no scoring yet; run `hpcbench score {Path(f.filename).parent}`")
-    # by creation time, not by name: `--scoring-id` names need not sort like timestamps
-    return max(f["scores"].keys(), key=lambda k: (str(f["scores"][k].attrs.get("created", "")), k))
+def latest_scoring(root: Path) -> str:
+    return scorings.latest(root)
 
 
 def _nan(x: object) -> float | None:
@@ -64,34 +64,33 @@ class Report:
 # ----------------------------------------------------------------------------- reading
 
 
-def _stage_and_reason(a: h5py.AttributeManager, evs: dict, sub: h5py.Group | None) -> tuple[str, str]:
+def _stage_and_reason(a: dict, evs: dict, sub: dict | None) -> tuple[str, str]:
     """How far an attempt got and why it stopped, from its scores and its record."""
-    status = _s(a.get("status", ""))
+    status = a.get("status", "")
     if a.get("refused", False):
         return "refused", "refused"
     if status == "generation failed":
         # the taxonomy counts failed generations by kind (no_code, truncated, timeout, ...)
-        kind = _s(sub.attrs.get("generation_error_kind", "")) if sub is not None else ""
+        kind = sub["generation_error_kind"] if sub is not None else ""
         return "not generated", f"generation failed: {kind}" if kind else "generation failed"
     if status.startswith("no reference"):  # hpcbench.reference_status: the problem could not be scored
         return "not scored", status
-    if status in ("not run", "skipped") or (sub is not None and "record" not in sub):
+    if status in ("not run", "skipped") or (sub is not None and not sub["has_record"]):
         return "generated", status or "not run"
-    failed = _s(a.get("failed_gate", ""))
+    failed = a.get("failed_gate", "")
     if failed == "compilation":
         return "generated", "build failed"
     if failed == "execution":
         why, text = "nonzero exit", evs.get("execution", {}).get("rationale", "").lower()
-        runs = [r.attrs for r in sub["runs"].values() if _s(r.attrs.get("kind", "")) == "instrumented"] \
-            if sub is not None and "runs" in sub else []
-        codes = [int(r.get("exit_code", 0)) for r in runs]
-        if any(bool(r.get("timed_out", False)) for r in runs) or "timed out" in text or "timeout" in text:
+        runs = [r for r in sub["runs"] if r["kind"] == "instrumented"] if sub is not None else []
+        codes = [r["exit_code"] for r in runs]
+        if any(r["timed_out"] for r in runs) or "timed out" in text or "timeout" in text:
             why = "timeout"
-        elif any(int(r.get("signal", 0) or 0) for r in runs) or any(c > 128 for c in codes) or \
+        elif any(r["signal"] for r in runs) or any(c > 128 for c in codes) or \
                 "segmentation" in text or "signal" in text:
             why = "crash (signal)"
-        elif any(_s(r.get("stopped_reason", "")) for r in runs):
-            why = next(_s(r.get("stopped_reason", "")) for r in runs if _s(r.get("stopped_reason", "")))
+        elif any(r["stopped_reason"] for r in runs):
+            why = next(r["stopped_reason"] for r in runs if r["stopped_reason"])
         elif "petsc:" in text or "petsc error" in text:
             why = "PETSc error"
         return "compiled", why
@@ -109,61 +108,64 @@ def _stage_and_reason(a: h5py.AttributeManager, evs: dict, sub: h5py.Group | Non
     return "passed checks", "complete"
 
 
-def _generation(sub: h5py.Group | None) -> dict:
-    if sub is None or "submission_json" not in sub.attrs:
-        return {}
-    gen = json.loads(sub.attrs["submission_json"]).get("generation") or {}
+def _generation(submission_json: str) -> dict:
+    gen = json.loads(submission_json).get("generation") or {} if submission_json else {}
     return {k: gen.get(k) for k in ("prompt_tokens", "completion_tokens", "cost_usd", "latency_s", "turns")}
+
+
+def campaign_facts(h5_path: Path) -> tuple[dict, dict[str, dict]]:
+    """(provenance, {logical submission path: facts}) from campaign.h5's tables."""
+    with open_store(h5_path, "report") as f:
+        prov = {k: _s(f.attrs[k]) for k in ("site", "petsc_version", "mpi", "hpcbench_version", "git_commit",
+                                            "campaign_id", "collected") if k in f.attrs}
+        subs = live_submissions(f)
+        builds = f["builds"].fields(["wall_s"])[()]
+        runs = f["runs"].fields(["kind", "exit_code", "signal", "timed_out", "stopped_reason", "wall_s"])[()]
+        codes = strings(f)
+        texts = Texts(f)
+    out = {}
+    for s in subs:
+        rs, rn, bs, bn = int(s["runs_start"]), int(s["runs_n"]), int(s["builds_start"]), int(s["builds_n"])
+        mine = runs[rs:rs + rn]
+        path = f"/submissions/{_s(s['agent'])}/{_s(s['problem'])}/{_s(s['attempt'])}"
+        out[path] = {
+            "has_record": bool(s["record_len"]), "generation_error_kind": _s(s["generation_error_kind"]),
+            "build_s": float(builds[bs]["wall_s"]) if bn else None,
+            "run_s": float(mine["wall_s"].sum()) if s["record_len"] else None,
+            "runs": [{"kind": codes[r["kind"]], "exit_code": int(r["exit_code"]), "signal": int(r["signal"]),
+                      "timed_out": bool(r["timed_out"]), "stopped_reason": codes[r["stopped_reason"]]}
+                     for r in mine],
+            "generation": _generation(texts.get(s["submission_json_off"], s["submission_json_len"])),
+        }
+    return prov, out
 
 
 def load(h5_path: Path, scoring_id: str | None = None) -> Report:
     h5_path = Path(h5_path)
+    sc = scorings.read_scoring(h5_path.parent, scoring_id)
+    prov, facts = campaign_facts(h5_path)
     rows: list[dict] = []
-    with h5py.File(h5_path, "r") as f:
-        sid = scoring_id or latest_scoring(f)
-        if "scores" not in f or sid not in f["scores"]:
-            raise LookupError(f"{h5_path}: no scoring {sid!r}; have {sorted(f.get('scores', {}).keys())}")
-        root = f["scores"][sid]
-        weights = json.loads(root.attrs.get("weights", "{}") or "{}")
-        scoring = {"created": _s(root.attrs.get("created", "")), "config": json.loads(root.attrs.get("config", "{}"))}
-        prov = {k: _s(f.attrs[k]) for k in ("site", "petsc_version", "mpi", "hpcbench_version", "git_commit",
-                                            "campaign_id", "collected") if k in f.attrs}
-        for agent, ag in root.items():
-            for prob, pg in ag.items():
-                for att, g in pg.items():
-                    a = g.attrs
-                    spath = _s(a.get("submission", ""))
-                    sub = f[spath] if spath and spath in f else None
-                    build_s = float(sub["build"].attrs["wall_s"]) if sub is not None and "build" in sub else None
-                    run_s = float(sum(r.attrs["wall_s"] for r in sub["runs"].values())) \
-                        if sub is not None and "runs" in sub else None
-                    evs = {}
-                    judge = {"prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0}
-                    for n, e in (g["evaluators"].items() if "evaluators" in g else []):
-                        evs[n] = {"score": _nan(e.attrs["score"]), "confidence": float(e.attrs["confidence"]),
-                                  "status": _s(e.attrs["status"]), "rationale": _s(e.attrs["rationale"]),
-                                  "method": _s(e.attrs.get("method", "")), "category": _s(e.attrs.get("category", "")),
-                                  "source": f"{g.name}/evaluators/{n}"}
-                        for k in judge:
-                            judge[k] += float(e.attrs.get(k, 0) or 0)
-                    stage, reason = _stage_and_reason(a, evs, sub)
-                    src = f"/scores/{sid}/{agent}/{prob}/{att}"
-                    rows.append({
-                        "agent": agent, "problem": prob, "attempt": att,
-                        "status": _s(a.get("status", "")), "refused": bool(a.get("refused", False)),
-                        "refusal_set": bool(a.get("refusal_set", False)),
-                        "gates_passed": bool(a["gates_passed"]), "failed_gate": _s(a["failed_gate"]),
-                        "composite": _nan(a["composite"]), "tier": _s(a["tier"]), "partial": bool(a["partial"]),
-                        "left_out": json.loads(a["left_out"]), "categories": json.loads(a["categories"]),
-                        "unscored": json.loads(a.get("unscored", "[]")),
-                        "build_s": build_s, "run_s": run_s, "evaluators": evs,
-                        "stage": stage, "stop_reason": reason,
-                        "generation": _generation(sub), "judge_cost": judge,
-                        "source": src, "submission": spath, "explain": f"hpcbench explain {h5_path.parent} {src}",
-                        "why": evs.get(_s(a["failed_gate"]), {}).get("rationale", "") if a["failed_gate"] else "",
-                    })
+    for r in sc.rows:
+        sub = facts.get(r["submission"])
+        evs = {n: {k: e[k] for k in ("score", "confidence", "status", "rationale", "method", "category", "source")}
+               for n, e in r["evaluators"].items()}
+        judge = {k: float(sum(e[k] for e in r["evaluators"].values()))
+                 for k in ("prompt_tokens", "completion_tokens", "cost_usd")}
+        stage, reason = _stage_and_reason(r, evs, sub)
+        rows.append({
+            **{k: r[k] for k in ("agent", "problem", "attempt", "status", "refused", "refusal_set", "gates_passed",
+                                 "failed_gate", "composite", "tier", "partial", "left_out", "categories", "unscored")},
+            "build_s": sub["build_s"] if sub else None, "run_s": sub["run_s"] if sub else None, "evaluators": evs,
+            "stage": stage, "stop_reason": reason, "generation": sub["generation"] if sub else {},
+            "judge_cost": judge, "source": r["source"], "submission": r["submission"],
+            "explain": f"hpcbench explain {h5_path.parent} {r['source']}",
+            "why": evs.get(r["failed_gate"], {}).get("rationale", "") if r["failed_gate"] else "",
+        })
     rows.sort(key=lambda r: (r["agent"], r["problem"], r["attempt"]))
-    return Report(h5_path, sid, rows, prov, weights, scoring)
+    scoring = {"created": sc.attrs.get("created", ""), "config": sc.config,
+               "scorer_version": sc.attrs.get("hpcbench_version", ""),
+               "scorer_git_commit": sc.attrs.get("git_commit", "")}
+    return Report(h5_path, sc.sid, rows, prov, sc.weights, scoring)
 
 
 def submission_rows(h5_path: Path, scoring_id: str | None = None) -> tuple[str, list[dict]]:
@@ -181,8 +183,10 @@ def _mean(xs: list[float]) -> float | None:
 def leaderboard(rep: Report) -> list[dict]:
     """One row per agent over its scored attempts; a failed gate counts as its 0."""
     out = []
-    for agent in sorted({r["agent"] for r in rep.scored}):
-        mine = [r for r in rep.scored if r["agent"] == agent]
+    by_agent: dict[str, list[dict]] = {}
+    for r in rep.scored:  # grouped once: campaigns have thousands of agents x attempts
+        by_agent.setdefault(r["agent"], []).append(r)
+    for agent, mine in sorted(by_agent.items()):
         comps = [r["composite"] for r in mine if r["composite"] is not None]
         row = {"agent": agent, "submissions": len(mine), "composite_mean": _mean(comps),
                "composite_std": statistics.stdev(comps) if len(comps) > 1 else None,
@@ -199,18 +203,18 @@ def leaderboard(rep: Report) -> list[dict]:
 
 
 def per_problem(rep: Report) -> tuple[list[str], list[str], dict[tuple[str, str], dict]]:
-    agents = sorted({r["agent"] for r in rep.scored})
-    problems = sorted({r["problem"] for r in rep.scored})
+    scored = rep.scored
+    agents = sorted({r["agent"] for r in scored})
+    problems = sorted({r["problem"] for r in scored})
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for r in scored:
+        groups.setdefault((r["agent"], r["problem"]), []).append(r)
     cells = {}
-    for a in agents:
-        for p in problems:
-            mine = [r for r in rep.scored if r["agent"] == a and r["problem"] == p]
-            if not mine:
-                continue
-            comps = [r["composite"] for r in mine if r["composite"] is not None]
-            cells[(a, p)] = {"mean": _mean(comps), "n": len(mine), "partial": any(r["partial"] for r in mine),
-                             "passed": sum(r["gates_passed"] for r in mine),
-                             "source": f"/scores/{rep.sid}/{a}/{p}"}
+    for (a, p), mine in sorted(groups.items()):
+        comps = [r["composite"] for r in mine if r["composite"] is not None]
+        cells[(a, p)] = {"mean": _mean(comps), "n": len(mine), "partial": any(r["partial"] for r in mine),
+                         "passed": sum(r["gates_passed"] for r in mine),
+                         "source": f"/scores/{rep.sid}/{a}/{p}"}
     return agents, problems, cells
 
 

@@ -12,7 +12,8 @@ def markdown(h5_path: Path, scoring_id: str | None = None, plot_file: str | None
     rep = load(h5_path, scoring_id)
     sid = rep.sid
     lines = [f"# hpcbench report: {Path(h5_path).parent.name}", "",
-             f"Scoring `{sid}` of `{h5_path}`. Every number below names its source, an HDF5 path in that file; "
+             f"Scoring `{sid}` of `{h5_path}`. Every number below names its source, a path into the campaign's "
+             f"tables or scores/{sid}.h5 (docs/store.md); "
              f"`hpcbench explain {rep.campaign} PATH` prints the value there and how it was derived.", ""]
     lines += [f"- {k}: {v}" for k, v in rep.provenance.items()] + [""]
     lb = leaderboard(rep)

@@ -1,0 +1,225 @@
+"""Reading campaign.h5 (store schema 2) back: for scoring (JobResult records
+rebuilt from the tables) and for people and tools (`tables()` -> pandas)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from hpcbench.errors import HpcbenchError
+from hpcbench.jobs.records import JobResult
+from hpcbench.petsc_headers import PetscApi
+from hpcbench.problem import Checks, Problem
+from hpcbench.store import layout
+from hpcbench.store.lock import store_lock
+from hpcbench.submission import Submission
+
+
+def _s(x: object) -> str:
+    return x.decode() if isinstance(x, bytes) else str(x)
+
+
+def check_schema(f: h5py.File) -> None:
+    if _s(f.attrs.get("writing", "")):  # first: a file a killed collect was creating has no version yet
+        raise HpcbenchError(f"{f.filename}: left half-written by a collect that did not finish "
+                            f"({_s(f.attrs['writing'])}); run `hpcbench collect {Path(f.filename).parent}` again")
+    version = int(f.attrs.get("schema_version", 1))
+    if version != layout.SCHEMA_VERSION:
+        raise HpcbenchError(f"{f.filename}: campaign store schema {version}, this hpcbench reads schema "
+                            f"{layout.SCHEMA_VERSION}; run `hpcbench collect {Path(f.filename).parent}` to rebuild it "
+                            f"from the records (the old file is kept as campaign.v{version}.h5)")
+
+
+@contextlib.contextmanager
+def open_store(h5_path: Path, what: str = "read") -> Iterator[h5py.File]:
+    """campaign.h5 opened for reading under the store lock (no collect appends meanwhile)."""
+    h5_path = Path(h5_path)
+    if not h5_path.is_file():
+        raise HpcbenchError(f"{h5_path}: not collected yet; run `hpcbench collect {h5_path.parent}`")
+    with store_lock(h5_path.parent, what):
+        try:
+            f = h5py.File(h5_path, "r")
+        except OSError as e:  # cut short by a collect killed while creating it
+            raise HpcbenchError(f"{h5_path}: cannot be read ({e}); run `hpcbench collect {h5_path.parent}` "
+                                "to rebuild it from the records") from None
+        with f:
+            check_schema(f)
+            yield f
+
+
+class Texts:
+    """The /texts byte array read once; `get(off, n)` decodes one text."""
+
+    def __init__(self, f: h5py.File) -> None:
+        self.buf = f["texts"][()].tobytes()
+
+    def get(self, off: int, n: int) -> str:
+        return self.buf[off:off + n].decode("utf-8", errors="replace") if n else ""
+
+
+def live_submissions(f: h5py.File) -> np.ndarray:
+    subs = f["submissions"][()]
+    return subs[subs["live"]]
+
+
+def strings(f: h5py.File) -> list[str]:
+    return [_s(s) for s in f["strings"][()]]
+
+
+# ----------------------------------------------------------------------------- scoring
+
+
+@dataclass
+class StoredSubmission:
+    path: str  # logical path /submissions/<agent>/<problem>/<attempt> (a row of the submissions table)
+    meta: Submission
+    sources: dict[str, str]
+    record: JobResult | None
+    status: str
+
+
+@dataclass
+class StoredCampaign:
+    attrs: dict
+    manifest: dict
+    problems: dict[str, tuple[Problem, Checks]]
+    submissions: list[StoredSubmission]
+    petsc_api: PetscApi | None = None
+    references: dict[str, JobResult | None] | None = None  # problem -> its reference's record
+
+
+def read_petsc_api(f: h5py.File) -> PetscApi | None:
+    g = f.get("petsc")
+    if g is None or "errorcode_functions" not in g:
+        return None
+    api = PetscApi(version=_s(g.attrs.get("version", "")), source=f"{f.filename}:/petsc")
+    api.errorcode_functions = {_s(x) for x in g["errorcode_functions"][()]}
+    for name, note in g["deprecated"][()] if "deprecated" in g else ():
+        api.deprecated[_s(name)] = _s(note)
+    return api
+
+
+def _rows(tab: np.ndarray, start: int, n: int) -> np.ndarray:
+    return tab[start:start + n]
+
+
+def rebuild_record(row: np.void, t: dict[str, np.ndarray], texts: Texts, codes: list[str],
+                   events: bool) -> JobResult:
+    """A JobResult from its skeleton and its rows (log_view events only if `events`)."""
+    d = json.loads(texts.get(row["record_off"], row["record_len"]))
+    for b in _rows(t["builds"], row["builds_start"], row["builds_n"]):
+        d["build"].update(command=texts.get(b["command_off"], b["command_len"]),
+                          stdout=texts.get(b["stdout_off"], b["stdout_len"]),
+                          stderr=texts.get(b["stderr_off"], b["stderr_len"]),
+                          makefile=texts.get(b["makefile_off"], b["makefile_len"]))
+    runs = d["runs"]
+    for r in _rows(t["runs"], row["runs_start"], row["runs_n"]):
+        runs[r["run"]].update(stdout=texts.get(r["stdout_off"], r["stdout_len"]),
+                              stderr=texts.get(r["stderr_off"], r["stderr_len"]), leaks=[])
+    for lk in _rows(t["leaks"], row["leaks_start"], row["leaks_n"]):
+        runs[lk["run"]]["leaks"].append({"rank": int(lk["rank"]), "bytes": int(lk["bytes"]),
+                                         "function": codes[lk["function"]], "file": codes[lk["file"]],
+                                         "line": int(lk["line"])})
+    for v in _rows(t["valgrind"], row["valgrind_start"], row["valgrind_n"]):
+        runs[v["run"]]["valgrind"].setdefault("errors", []).append(
+            {"kind": codes[v["kind"]], "bytes": int(v["bytes"]), "blocks": int(v["blocks"]),
+             "in_submission": bool(v["in_submission"]), "what": texts.get(v["what_off"], v["what_len"]),
+             "frames": [x for x in texts.get(v["frames_off"], v["frames_len"]).split("\n") if x]})
+    if events:
+        for e in _rows(t["log_view"], row["log_view_start"], row["log_view_n"]):
+            runs[e["run"]]["log_view"].setdefault("events", []).append(
+                {"path": codes[e["stage"]], "name": codes[e["event"]], "time_s": float(e["time_s"]),
+                 "time_pct": float(e["time_pct"]), "time_max_ratio": float(e["time_max_ratio"]),
+                 "calls_per_parent": float(e["calls_per_parent"]), "mflops": float(e["mflops"]),
+                 "mbps": float(e["mbps"]), "reductions_per_s": float(e["reductions_per_s"])})
+    d["timings"] = [
+        {"case": codes[x["case"]], "ranks": int(x["ranks"]), "repeats": int(x["repeats"]),
+         "wall_median_s": float(x["wall_median_s"]), "null_median_s": float(x["null_median_s"]),
+         "exec_s": float(x["exec_s"]),
+         "petsc_time_median_s": None if np.isnan(x["petsc_time_median_s"]) else float(x["petsc_time_median_s"]),
+         "wall_minus_null_s": float(x["wall_minus_null_s"]), "exec_source": codes[x["exec_source"]],
+         "oversubscribed": bool(x["oversubscribed"])}
+        for x in _rows(t["timings"], row["timings_start"], row["timings_n"])]
+    return JobResult.model_validate(d)
+
+
+def read_campaign_batches(h5_path: Path, events: bool = True, batch: int = 500
+                          ) -> tuple[StoredCampaign, Iterator[list[StoredSubmission]]]:
+    """The campaign (its `references`: each problem's reference record, filled) and an
+    iterator of its submissions, `batch` at a time, records rebuilt as they are
+    needed so memory stays bounded at any campaign size. The file is read (tables
+    and texts) under the store lock at once; a collect may append once this returns.
+    `events=False` skips the -log_view event rows (only the judges' evidence reads them)."""
+    with open_store(h5_path, "score") as f:
+        attrs = {k: (v.item() if hasattr(v, "item") else v) for k, v in f.attrs.items()}
+        manifest = json.loads(f["manifest"][()].decode())
+        problems = {_s(r["id"]): (Problem.model_validate_json(_s(r["problem_json"])),
+                                  Checks.model_validate_json(_s(r["checks_json"])))
+                    for r in f["problems"][()]}
+        subs = live_submissions(f)
+        t = {name: f[name][()] for name in layout.CHILDREN if name != "log_view" or events}
+        texts = Texts(f)
+        codes = strings(f)
+        api = read_petsc_api(f)
+    order = sorted(range(len(subs)), key=lambda i: (_s(subs[i]["agent"]), _s(subs[i]["problem"]),
+                                                     _s(subs[i]["attempt"])))
+
+    def one(row: np.void) -> StoredSubmission:
+        meta = Submission.model_validate_json(texts.get(row["submission_json_off"], row["submission_json_len"]))
+        sources = json.loads(texts.get(row["sources_off"], row["sources_len"]) or "{}")
+        rec = rebuild_record(row, t, texts, codes, events) if row["record_len"] else None
+        return StoredSubmission(f"/submissions/{meta.agent}/{meta.problem}/{meta.attempt}", meta, sources, rec,
+                                _s(row["status"]))
+
+    refs = {_s(r["problem"]): one(r).record for r in subs if _s(r["agent"]) == "reference"}
+    head = StoredCampaign(attrs, manifest, problems, [], api, refs)
+
+    def batches() -> Iterator[list[StoredSubmission]]:
+        for lo in range(0, len(order), batch):
+            yield [one(subs[i]) for i in order[lo:lo + batch]]
+
+    return head, batches()
+
+
+def read_campaign(h5_path: Path, events: bool = True) -> StoredCampaign:
+    """Everything scoring needs, every record rebuilt (read_campaign_batches bounds memory)."""
+    head, batches = read_campaign_batches(h5_path, events)
+    head.submissions = [s for b in batches for s in b]
+    return head
+
+
+# ----------------------------------------------------------------------------- pandas
+
+
+def tables(h5_path: Path, live_only: bool = True) -> dict:
+    """Every table of campaign.h5 as a pandas DataFrame: `code` columns resolved to
+    their strings, `text` columns to their text, only live submissions' rows."""
+    import pandas as pd
+
+    out = {}
+    with open_store(h5_path, "read tables") as f:
+        codes = np.array(strings(f) or [""], dtype=object)
+        texts = Texts(f)
+        subs = f["submissions"][()]
+        keep = set(subs["sub_id"][subs["live"]].tolist()) if live_only else None
+        for name, cols in layout.TABLES.items():
+            arr = f[name][()]
+            df = pd.DataFrame({c: arr[c] for c in arr.dtype.names if not c.endswith(("_off", "_len"))})
+            for col, kind in cols:
+                if kind == "code":
+                    df[col] = codes[arr[col]] if len(arr) else pd.Series([], dtype=object)
+                elif kind == "text":
+                    df[col] = [texts.get(o, n) for o, n in zip(arr[f"{col}_off"], arr[f"{col}_len"], strict=True)]
+                elif kind == "str":
+                    df[col] = [_s(x) for x in arr[col]]
+            df = df[[c for c, _ in cols]]
+            if keep is not None:
+                df = df[df["sub_id"].isin(keep)].reset_index(drop=True)
+            out[name] = df
+    return out

@@ -1,0 +1,193 @@
+"""Scorings beside the campaign, never inside it: `<campaign>/scores/<id>.h5`,
+one small file per scoring, written to a temporary file and linked into place
+(link fails if the name exists, so two scorings never overwrite each other and
+a killed one leaves no half file). campaign.h5 is not touched by scoring.
+
+A scoring file has attrs (created, hpcbench_version, git_commit of the scorer,
+config, weights, store schema) and two tables (docs/store.md):
+`submissions` (one row per scored submission, `ev_start`/`ev_n` into
+`evaluators`) and `evaluators` (one row per evaluator result), long texts
+(rationale, evidence JSON) in the compressed byte array `texts`.
+
+Logical paths keep the report's sources addressable: `/scores/<id>/<agent>/
+<problem>/<attempt>` is a row of `submissions`, `.../evaluators/<name>` a row
+of `evaluators`."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from hpcbench.errors import HpcbenchError
+from hpcbench.store import layout
+
+SCORE_SCHEMA = 2
+_SUB = [("agent", "str"), ("problem", "str"), ("attempt", "str"), ("submission", "str"), ("status", "str"),
+        ("failed_gate", "str"), ("tier", "str"), ("left_out", "str"), ("categories", "str"), ("unscored", "str"),
+        ("composite", "f8"), ("gates_passed", "?"), ("partial", "?"), ("refused", "?"), ("refusal_set", "?"),
+        ("ev_start", "i8"), ("ev_n", "i4")]
+_EV = [("row", "i8"), ("evaluator", "str"), ("stage", "str"), ("category", "str"), ("status", "str"),
+       ("method", "str"), ("judge_model", "str"), ("prompt_version", "str"), ("score", "f8"), ("confidence", "f8"),
+       ("passed", "i1"), ("prompt_tokens", "i8"), ("completion_tokens", "i8"), ("cost_usd", "f8"),
+       ("rationale", "text"), ("evidence", "text")]
+SCORING_TABLES = {"submissions": _SUB, "evaluators": _EV}
+
+
+def _dtype(cols: list[tuple[str, str]]) -> np.dtype:
+    out: list[tuple[str, object]] = []
+    for n, k in cols:
+        out += [(f"{n}_off", "i8"), (f"{n}_len", "i8")] if k == "text" else [(n, layout.STR if k == "str" else k)]
+    return np.dtype(out)
+
+
+def _s(x: object) -> str:
+    return x.decode() if isinstance(x, bytes) else str(x)
+
+
+def _nan(x: float) -> float | None:
+    return None if np.isnan(x) else float(x)
+
+
+def scores_dir(root: Path) -> Path:
+    return Path(root) / "scores"
+
+
+def scoring_path(root: Path, sid: str) -> Path:
+    if not sid or "/" in sid or sid.startswith("."):
+        raise HpcbenchError(f"scoring id {sid!r}: must be a plain name (no '/', not starting with '.')")
+    return scores_dir(root) / f"{sid}.h5"
+
+
+def list_scorings(root: Path) -> dict[str, str]:
+    """{scoring id: created}"""
+    out = {}
+    for p in sorted(scores_dir(root).glob("*.h5")):
+        try:
+            with h5py.File(p, "r") as f:
+                out[p.stem] = _s(f.attrs.get("created", ""))
+        except OSError:
+            continue  # not a scoring file (a copy being written elsewhere)
+    return out
+
+
+def latest(root: Path) -> str:
+    have = list_scorings(root)
+    if not have:
+        raise LookupError(f"{root}: no scoring yet; run `hpcbench score {root}`")
+    # by creation time, not by name: `--scoring-id` names need not sort like timestamps
+    return max(have, key=lambda k: (have[k], k))
+
+
+def write_scoring(root: Path, sid: str, scores: list, attrs: dict) -> Path:
+    """scores: hpcbench.scoring.SubmissionScore list. Returns the file written."""
+    from hpcbench.scoring import tier
+
+    final = scoring_path(root, sid)
+    if final.exists():
+        raise FileExistsError(f"{final}: scoring {sid!r} exists; scorings are never overwritten")
+    final.parent.mkdir(parents=True, exist_ok=True)
+    parts: list[bytes] = []
+    pos = 0
+
+    def text(s: str) -> tuple[int, int]:
+        nonlocal pos
+        b = s.encode("utf-8", errors="replace")
+        parts.append(b)
+        pos += len(b)
+        return pos - len(b), len(b)
+
+    subs, evs = [], []
+    for i, sc in enumerate(scores):
+        subs.append((sc.agent, sc.problem, sc.attempt, sc.h5_path, sc.status, sc.failed_gate, tier(sc.composite),
+                     json.dumps(sc.left_out), json.dumps(sc.categories), json.dumps(sc.unscored),
+                     np.nan if sc.composite is None else sc.composite, sc.gates_passed, sc.partial, sc.refused,
+                     sc.refusal_set, len(evs), len(sc.results)))
+        for r in sc.results:
+            evs.append((i, r.evaluator, r.stage, r.category, r.status, r.method, r.judge_model or "",
+                        r.prompt_version or "", np.nan if r.score is None else r.score, r.confidence,
+                        -1 if r.passed is None else int(r.passed), r.prompt_tokens or 0, r.completion_tokens or 0,
+                        r.cost_usd or 0.0, *text(r.rationale or ""), *text(json.dumps(r.evidence, default=str))))
+    tmp = final.with_name(f".{sid}.{os.getpid()}.tmp")
+    try:
+        with h5py.File(tmp, "w") as f:
+            f.attrs.update(score_schema=SCORE_SCHEMA, store_schema=layout.SCHEMA_VERSION, **attrs)
+            for name, rows, cols in (("submissions", subs, _SUB), ("evaluators", evs, _EV)):
+                f.create_dataset(name, data=np.array(rows, dtype=_dtype(cols)), chunks=True, **layout.COMPRESSION)
+            f.create_dataset("texts", data=np.frombuffer(b"".join(parts) or b"\0", dtype="u1"), chunks=True,
+                             **layout.COMPRESSION)
+        os.link(tmp, final)  # fails if another scoring took the name meanwhile: nothing is overwritten
+    finally:
+        tmp.unlink(missing_ok=True)
+    return final
+
+
+def scoring_config(root: Path, sid: str) -> dict:
+    """A scoring's config attribute alone (which judge), without reading its tables."""
+    with h5py.File(scoring_path(root, sid), "r") as f:
+        return json.loads(_s(f.attrs.get("config", "{}")) or "{}")
+
+
+@dataclass
+class Scoring:
+    sid: str
+    path: Path
+    attrs: dict
+    rows: list[dict] = field(default_factory=list)
+
+    @property
+    def config(self) -> dict:
+        return json.loads(self.attrs.get("config", "{}") or "{}")
+
+    @property
+    def weights(self) -> dict[str, float]:
+        return json.loads(self.attrs.get("weights", "{}") or "{}")
+
+    def row(self, agent: str, problem: str, attempt: str) -> dict | None:
+        return next((r for r in self.rows if (r["agent"], r["problem"], r["attempt"]) == (agent, problem, attempt)),
+                    None)
+
+
+def read_scoring(root: Path, sid: str | None = None, evidence: bool = False) -> Scoring:
+    """One scoring as rows: submission fields plus `evaluators` {name: fields}."""
+    sid = sid or latest(root)
+    path = scoring_path(root, sid)
+    if not path.is_file():
+        raise LookupError(f"{root}: no scoring {sid!r}; have {sorted(list_scorings(root))}")
+    with h5py.File(path, "r") as f:
+        attrs = {k: _s(v) if isinstance(v, (bytes, str)) else v.item() if hasattr(v, "item") else v
+                 for k, v in f.attrs.items()}
+        subs = f["submissions"][()]
+        evs = f["evaluators"][()]
+        buf = f["texts"][()].tobytes()
+    def text(o: int, n: int) -> str:
+        return buf[o:o + n].decode("utf-8", errors="replace") if n else ""
+
+    out = Scoring(sid, path, attrs)
+    for s in subs:
+        base = f"/scores/{sid}/{_s(s['agent'])}/{_s(s['problem'])}/{_s(s['attempt'])}"
+        row = {k: _s(s[k]) for k in ("agent", "problem", "attempt", "submission", "status", "failed_gate", "tier")}
+        row.update({k: json.loads(_s(s[k])) for k in ("left_out", "categories", "unscored")})
+        row.update(composite=_nan(s["composite"]), gates_passed=bool(s["gates_passed"]), partial=bool(s["partial"]),
+                   refused=bool(s["refused"]), refusal_set=bool(s["refusal_set"]), source=base, evaluators={})
+        for e in evs[s["ev_start"]:s["ev_start"] + s["ev_n"]]:
+            name = _s(e["evaluator"])
+            d = {k: _s(e[k]) for k in ("stage", "category", "status", "method", "judge_model", "prompt_version")}
+            d.update(score=_nan(e["score"]), confidence=float(e["confidence"]),
+                     passed=None if e["passed"] < 0 else bool(e["passed"]), prompt_tokens=int(e["prompt_tokens"]),
+                     completion_tokens=int(e["completion_tokens"]), cost_usd=float(e["cost_usd"]),
+                     rationale=text(e["rationale_off"], e["rationale_len"]), source=f"{base}/evaluators/{name}")
+            if evidence:
+                d["evidence"] = json.loads(text(e["evidence_off"], e["evidence_len"]) or "null")
+            row["evaluators"][name] = d
+        out.rows.append(row)
+    return out
+
+
+def created_now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
