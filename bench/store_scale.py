@@ -39,6 +39,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from hpcbench import staging
+
 HELD_BACK = 100
 _SKIP = {"submissions", "records", "specs", "work", "report", "campaign.h5", "scores", "generated"}
 
@@ -60,6 +62,17 @@ def _first(text: str, field: str, value: str) -> str:
     return re.sub(rf'"{field}": "[^"]*"', f'"{field}": {json.dumps(value)}', text, count=1)
 
 
+def _restage(folder: Path) -> None:
+    """New sha256s for an edited replica (as planning would have taken them), so that
+    collect's staging check passes it like the submission it stands for."""
+    path = folder / staging.MANIFEST
+    if not path.is_file():
+        return
+    man = json.loads(path.read_text())
+    man["sha256"] = {name: staging.sha256((folder / name).read_bytes()) for name in man["sha256"]}
+    path.write_text(json.dumps(man, indent=1))
+
+
 def build(seed: Path, dst: Path, n: int) -> tuple[int, list[tuple[Path, Path | None]]]:
     """A campaign folder of >= n replicated submissions; returns (count, held-back units)."""
     units = _seed_units(seed)
@@ -75,6 +88,15 @@ def build(seed: Path, dst: Path, n: int) -> tuple[int, list[tuple[Path, Path | N
     total = n + HELD_BACK
     agents = set()
     k = made = 0
+    # Each problem's reference stays as it is, once: without it every problem of the replica
+    # is "no reference: not scored" and scoring would measure nothing.
+    for sub, rec in units:
+        if sub.parts[-3] == "reference":
+            shutil.copytree(sub, dst / "submissions" / Path(*sub.parts[-3:]))
+            if rec is not None:
+                shutil.copyfile(rec, dst / "records" / rec.name)
+            agents.add("reference")
+            made += 1
     while made < total:
         k += 1
         for sub, rec in units:
@@ -92,6 +114,7 @@ def build(seed: Path, dst: Path, n: int) -> tuple[int, list[tuple[Path, Path | N
             for c in out.rglob("*"):
                 if c.suffix in (".c", ".h") and c.is_file():
                     c.write_text(c.read_text(errors="replace") + f"\n/* replica {k} */\n")
+            _restage(out)
             if rec is not None:
                 text = rec.read_text()
                 text = _first(_first(text, "job_id", f"{new_agent}__{problem}__{attempt}"), "agent", new_agent)
