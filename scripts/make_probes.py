@@ -291,7 +291,8 @@ def robertson_explicit(src: str) -> str:
          "  f[2] = 3e7 * y[1] * y[1];\n"),
         ("  Mat                J;\n", ""),
         ("  PetscCall(MatCreateSeqDense(PETSC_COMM_SELF, 3, 3, NULL, &J));\n", ""),
-        ("  PetscCall(TSSetType(ts, TSROSW));\n", "  PetscCall(TSSetType(ts, TSRK));\n  PetscCall(TSRKSetType(ts, TSRK5DP));\n"),
+        ("  PetscCall(TSSetType(ts, TSROSW));\n",
+         "  PetscCall(TSSetType(ts, TSRK));\n  PetscCall(TSRKSetType(ts, TSRK5DP));\n"),
         ("  PetscCall(TSSetIFunction(ts, NULL, IFunction, NULL));\n"
          "  PetscCall(TSSetIJacobian(ts, J, J, IJacobian, NULL));\n",
          "  PetscCall(TSSetRHSFunction(ts, NULL, RHSFunction, NULL));\n"),
