@@ -16,6 +16,7 @@ dimensions measured below the judge's threshold (hpcbench.judge.trust)."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -114,7 +115,7 @@ def run(judge: JudgeConfig, root: Path | None = None, repeats: int = 1, version:
     scorings = []
     by_key = {p.key: p for p in probes.probes}
     for k in range(repeats):
-        cfg = JudgeConfig(**{**judge.__dict__, "sample": k, "calibration": None})
+        cfg = dataclasses.replace(judge, sample=k, calibration=None)  # never lowered by an older calibration
         sid = f"calibrate-{_slug(judge.model)}-r{k}-{stamp.strftime('%Y%m%dT%H%M%S%fZ')}"
         sid, scores = scoring.score(h5, sid, cfg)
         scorings.append(sid)

@@ -113,5 +113,13 @@ def calibrate(repeats, root, min_accuracy, flag_below, version, site, fmt, **jud
     cfg = judge_config(**judge)
     if cfg is None:
         raise click.UsageError("calibrate needs --judge MODEL")
-    doc, path = cal.run(cfg, root, repeats, version, min_accuracy, flag_below, site)
+    last: list[str] = []
+
+    def progress(counts) -> None:  # the probe campaign's first build: one line per change
+        msg = f"probe jobs: {counts['pending']} queued, {counts['running']} running, {counts['done']} done"
+        if last != [msg]:
+            last[:] = [msg]
+            click.echo(msg, err=True)
+
+    doc, path = cal.run(cfg, root, repeats, version, min_accuracy, flag_below, site, progress)
     click.echo(json.dumps({**doc, "file": str(path)}, indent=1) if fmt == "json" else cal.markdown(doc, path))

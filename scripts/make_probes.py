@@ -162,17 +162,16 @@ def probes_v1() -> list[dict]:
                  "  VecAssemblyBegin(a);\n  VecAssemblyEnd(a);\n  */\n"
                  "  // PetscCall(VecView(a, PETSC_VIEWER_STDOUT_WORLD));\n"
                  "  // PetscCall(VecView(b, PETSC_VIEWER_STDOUT_SELF));\n")))
-    add("darcy-dmplex", ref("darcy-dmplex"), "identifiers renamed to single letters and numbered names", [R],
-        [A, C, B],
-        rename(darcy, {"CreateMesh": "M1", "SetupDiscretization": "M2", "Integrate": "M3", "Permeability": "P",
-                       "dm": "d", "p": "y", "r": "b", "dp": "e", "ksp": "k", "kin": "q", "energy": "e1",
-                       "l2sq": "e2", "incl": "e3", "locP": "v1", "locR": "v2", "faces": "s1", "set": "s2",
-                       "sides": "s3", "label": "l", "simplex": "s4", "integrand": "g", "integral": "w",
-                       "value": "z", "obj_energy": "o1", "obj_l2": "o2", "obj_inclusion": "o3", "f1_p": "r1",
-                       "g3_pp": "r2", "InflowOutflow": "bc"}))
+    add("rosenbrock", ref("rosenbrock"), "global variables instead of the application context", [R], [A, C],
+        replace(rosen.replace("user->n", "nvar").replace("user.n", "nvar").replace("user->alpha", "coef")
+                .replace("user.alpha", "coef").replace(", &user)", ", NULL)"),
+                ("typedef struct {\n  PetscInt  n;\n  PetscReal alpha;\n} AppCtx;\n",
+                 "PetscInt  nvar = 6;\nPetscReal coef = 50.0;\n"),
+                ("  AppCtx            *user = (AppCtx *)ptr;\n", ""),
+                ("  AppCtx             user = {6, 50.0};\n", "")))
 
     # ---- documentation: nothing says what is solved, or it says something false
-    for problem, src in (("rosenbrock", rosen), ("robertson", robert), ("darcy-dmplex", darcy)):
+    for problem, src in (("rosenbrock", rosen), ("robertson", robert), ("advection1d", advect)):
         add(problem, ref(problem), "every comment removed", [D], [S, A, C, B], strip_comments(src))
     add("advection1d", ref("advection1d"), "header comment replaced by a misleading one (wrong equation, "
         "scheme, integrator and options)", [D], [R, S, A, C, B],
@@ -194,7 +193,7 @@ def probes_v1() -> list[dict]:
 
     # ---- code style: the look of plain C, not of a PETSc tutorial
     for seed, (problem, src) in enumerate((("rosenbrock", rosen), ("advection1d", advect),
-                                           ("darcy-dmplex", darcy)), start=11):
+                                           ("vec-scatter", scatter)), start=11):
         add(problem, ref(problem), "inconsistent indentation and brace placement", [S], [D, A, C, B],
             scramble(src, seed))
     add("robertson", ref("robertson"), "raw C types (double, int) for PETSc types, printf, callbacks without "
