@@ -26,6 +26,7 @@ from typing import Any
 
 from hpcbench import __version__
 from hpcbench.calibration_metrics import FLAG_BELOW, Judgement, summarise
+from hpcbench.errors import HpcbenchError
 from hpcbench.judge.config import JudgeConfig
 from hpcbench.probes import DEFAULT_VERSION, ProbeSet, load_probes
 
@@ -63,16 +64,16 @@ def probe_campaign(root: Path, probes: ProbeSet, site_name: str = "local",
     problems = load_problems(None, probes.problems)
     subs, rejected = load_tree(probes.submissions_dir, set(problems))
     if rejected:
-        raise ValueError(f"{probes.submissions_dir}: probe submissions rejected: "
+        raise HpcbenchError(f"{probes.submissions_dir}: probe submissions rejected: "
                          + "; ".join(str(r) for r in rejected))
     for pid, bundle in problems.items():
         ref = reference_submission(bundle.folder, pid)
         if not hasattr(ref, "meta"):
-            raise ValueError(f"{bundle.folder}: the reference (a clean control) is unusable: {ref}")
+            raise HpcbenchError(f"{bundle.folder}: the reference (a clean control) is unusable: {ref}")
         subs.append(ref)
     campaign, plan = create_campaign(Path(root), site, problems, subs, [])
     if plan.skipped:
-        raise ValueError(f"{root}: probe problems this PETSc cannot run: "
+        raise HpcbenchError(f"{root}: probe problems this PETSc cannot run: "
                          + "; ".join(f"{s.problem}: {s.reason}" for s in plan.skipped))
     todo = pending(campaign, plan.jobs)
     if todo:
@@ -103,7 +104,7 @@ def run(judge: JudgeConfig, root: Path | None = None, repeats: int = 1, version:
     from hpcbench import scoring
 
     if repeats < 1:
-        raise ValueError(f"--repeats: {repeats} (must be at least 1)")
+        raise HpcbenchError(f"--repeats: {repeats} (must be at least 1)")
     root = calibration_dir(root)
     probes = load_probes(version)
     h5 = probe_campaign(root / f"campaign-{version}", probes, site_name, progress)
@@ -168,7 +169,7 @@ def results(root: Path | None = None, model: str | None = None) -> list[tuple[Pa
         try:
             doc = json.loads(path.read_text())
         except ValueError as e:
-            raise ValueError(f"{path}: not a calibration result ({e})") from None
+            raise HpcbenchError(f"{path}: not a calibration result ({e}); remove or repair it") from None
         if model is None or doc.get("model") == model:
             out.append((path, doc))
     return sorted(out, key=lambda pd: pd[1].get("created", ""))

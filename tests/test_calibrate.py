@@ -102,6 +102,39 @@ def test_metrics_follow_the_llm4vv_definitions():
     assert gaps["dimensions"]["readability"]["low_confidence"]
 
 
+def test_trust_lowers_confidence_below_the_threshold_and_says_so():
+    from hpcbench.evaluators.base import EvalResult
+    from hpcbench.judge import trust
+
+    res = EvalResult(evaluator="readability", stage="quality", category="code", score=0.8, confidence=0.9,
+                     rationale="clear", method="llm_judge", prompt_version="readability.v1")
+    cal = {"file": "f.json", "probe_set": "v1", "created": "t", "threshold": 0.8,
+           "dimensions": {"readability": {"prompt_version": "readability.v1", "accuracy": 0.65}}}
+    low = trust.apply(res, cal)
+    assert low.score == 0.8 and low.confidence == pytest.approx(0.9 * 0.5)
+    assert low.rationale.startswith("[low-confidence judge: accuracy 0.65 < 0.80 on probe set v1")
+    assert low.evidence["calibration"]["confidence_before"] == 0.9
+    chance = trust.apply(res, {**cal, "dimensions": {"readability": {"prompt_version": "readability.v1",
+                                                                      "accuracy": 0.4}}})
+    assert chance.confidence == 0.0
+    ok = trust.apply(res, {**cal, "threshold": 0.6})
+    assert ok.confidence == 0.9 and ok.rationale == "clear" and ok.evidence["calibration"]["low_confidence"] is False
+    other = trust.apply(res.model_copy(update={"prompt_version": "readability.v2"}), cal)
+    assert other.confidence == 0.9 and other.evidence["calibration"]["applies"] is False
+    assert trust.apply(res, None) is res
+
+
+def test_unreadable_calibration_result_is_named(tmp_path):
+    from hpcbench.calibrate import lookup
+    from hpcbench.errors import HpcbenchError
+
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "judge--x.json").write_text("{not json")
+    with pytest.raises(HpcbenchError, match=r"judge--x.json: not a calibration result"):
+        lookup("openai/judge", tmp_path)
+    assert lookup("openai/judge", tmp_path / "none") is None
+
+
 # ----------------------------------------------------------------------------- scripted judges
 
 

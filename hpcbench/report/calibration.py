@@ -19,10 +19,11 @@ def section(rep: Report) -> dict[str, Any] | None:
     if judge.get("calibration"):
         return {"applied": True, "model": judge["model"], **judge["calibration"]}
     from hpcbench.calibrate import lookup, trust_summary
+    from hpcbench.errors import HpcbenchError
 
     try:
         found = lookup(judge["model"])
-    except ValueError as e:  # an unreadable results file: say so in the report instead of failing it
+    except HpcbenchError as e:  # an unreadable results file: say so in the report instead of failing it
         return {"applied": False, "model": judge["model"], "error": str(e)}
     return {"applied": False, "model": judge["model"], **trust_summary(*found)} if found else None
 
