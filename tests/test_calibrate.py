@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 import re
 import shutil
@@ -175,10 +176,14 @@ class ScriptedJudge:
 
 @pytest.fixture(scope="session")
 def probe_dir(tmp_path_factory) -> Path:
-    """The probe campaign, built and run once (real builds and runs through the gates)."""
+    """The probe campaign, built and run once (real builds and runs through the gates).
+    $HPCBENCH_TEST_PROBE_CAMPAIGN may name one built earlier by this code (a copy is used,
+    its jobs are not rerun): for iterating on the judge side only, never for a full run."""
     from hpcbench.calibrate import probe_campaign
 
     root = tmp_path_factory.mktemp("calibration")
+    if os.environ.get("HPCBENCH_TEST_PROBE_CAMPAIGN"):
+        shutil.copytree(os.environ["HPCBENCH_TEST_PROBE_CAMPAIGN"], root / f"campaign-{PROBES.version}")
     probe_campaign(root / f"campaign-{PROBES.version}", PROBES)
     return root
 
