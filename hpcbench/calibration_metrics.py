@@ -82,7 +82,8 @@ def _metrics(c: dict[str, int]) -> dict[str, Any]:
 
 
 def _drops(probes: ProbeSet, js: list[Judgement], dims: list[str]) -> float | None:
-    control = {p.problem: p.id for p in probes.controls}
+    # The problem's reference is the pair of its probes (other clean controls are alternatives).
+    control = {p.problem: p.id for p in sorted(probes.controls, key=lambda p: p.agent == "reference")}
     score = {(j.probe, j.dimension, j.repeat): j.score for j in js if j.score is not None}
     out = []
     for j in js:

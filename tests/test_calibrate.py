@@ -177,13 +177,13 @@ class ScriptedJudge:
 @pytest.fixture(scope="session")
 def probe_dir(tmp_path_factory) -> Path:
     """The probe campaign, built and run once (real builds and runs through the gates).
-    $HPCBENCH_TEST_PROBE_CAMPAIGN may name one built earlier by this code (a copy is used,
-    its jobs are not rerun): for iterating on the judge side only, never for a full run."""
+    $HPCBENCH_TEST_PROBE_CAMPAIGN may name one built earlier by this code (linked, not copied:
+    its job specs hold its own paths): for iterating on the judge side only, never a full run."""
     from hpcbench.calibrate import probe_campaign
 
     root = tmp_path_factory.mktemp("calibration")
     if os.environ.get("HPCBENCH_TEST_PROBE_CAMPAIGN"):
-        shutil.copytree(os.environ["HPCBENCH_TEST_PROBE_CAMPAIGN"], root / f"campaign-{PROBES.version}")
+        (root / f"campaign-{PROBES.version}").symlink_to(Path(os.environ["HPCBENCH_TEST_PROBE_CAMPAIGN"]).resolve())
     probe_campaign(root / f"campaign-{PROBES.version}", PROBES)
     return root
 

@@ -1,15 +1,6 @@
-/*
-  Nonlinear Burgers equation u_t + (u^2/2)_x = 0 on [0, 2] with Dirichlet
-  boundaries, discretised with second-order Lax-Wendroff fluxes and integrated
-  with backward Euler; every step solves the nonlinear system with Newton and
-  GMRES + ILU.
-
-  Options: -nx <points> -cfl <number>.
-*/
 #include <petscdmda.h>
 #include <petscts.h>
 
-/* PETSc < 3.19 has no PETSC_SUCCESS; 0 is what it stands for */
 #if PETSC_VERSION_LT(3, 19, 0)
   #define PETSC_SUCCESS 0
 #endif

@@ -9,11 +9,6 @@
 */
 #include <petsctao.h>
 
-/* PETSc < 3.19 has no PETSC_SUCCESS; 0 is what it stands for */
-#if PETSC_VERSION_LT(3, 19, 0)
-  #define PETSC_SUCCESS 0
-#endif
-
 typedef struct {
   PetscInt  n;
   PetscReal alpha;
@@ -26,9 +21,11 @@ static PetscErrorCode FormFunctionGradient(Tao tao, Vec X, PetscReal *f, Vec G, 
   PetscScalar       *g;
   PetscReal          ff = 0.0;
 
+  PetscErrorCode ierr;
+
   PetscFunctionBeginUser;
-  VecGetArrayRead(X, &x);
-  VecGetArray(G, &g);
+  ierr = VecGetArrayRead(X, &x);CHKERRQ(ierr);
+  ierr = VecGetArray(G, &g);CHKERRQ(ierr);
   for (PetscInt i = 0; i < user->n; i++) g[i] = 0.0;
   for (PetscInt i = 0; i < user->n - 1; i++) {
     PetscReal t1 = PetscRealPart(x[i + 1] - x[i] * x[i]), t2 = PetscRealPart(1.0 - x[i]);
@@ -36,15 +33,16 @@ static PetscErrorCode FormFunctionGradient(Tao tao, Vec X, PetscReal *f, Vec G, 
     g[i] += -4.0 * user->alpha * t1 * x[i] - 2.0 * t2;
     g[i + 1] += 2.0 * user->alpha * t1;
   }
-  VecRestoreArray(G, &g);
-  VecRestoreArrayRead(X, &x);
+  ierr = VecRestoreArray(G, &g);CHKERRQ(ierr);
+  ierr = VecRestoreArrayRead(X, &x);CHKERRQ(ierr);
   *f = ff;
-  PetscLogFlops(15.0 * (user->n - 1));
-  PetscFunctionReturn(PETSC_SUCCESS);
+  ierr = PetscLogFlops(15.0 * (user->n - 1));CHKERRQ(ierr);
+  PetscFunctionReturn(0);
 }
 
 int main(int argc, char **argv)
 {
+  PetscErrorCode     ierr;
   AppCtx             user = {6, 50.0};
   Tao                tao;
   Vec                x;
@@ -53,37 +51,35 @@ int main(int argc, char **argv)
   PetscReal          f;
   PetscMPIInt        size;
 
-  PetscInitialize(&argc, &argv, NULL, "Chained Rosenbrock minimisation with Tao");
-  MPI_Comm_size(PETSC_COMM_WORLD, &size);
+  ierr = PetscInitialize(&argc, &argv, NULL, "Chained Rosenbrock minimisation with Tao"); if (ierr) return ierr;
+  ierr = MPI_Comm_size(PETSC_COMM_WORLD, &size);CHKERRQ(ierr);
   PetscCheck(size == 1, PETSC_COMM_WORLD, PETSC_ERR_WRONG_MPI_SIZE, "This is a serial problem: run on one rank");
-  PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "Rosenbrock options", NULL);
-  PetscOptionsInt("-n", "number of variables", NULL, user.n, &user.n, NULL);
-  PetscOptionsReal("-alpha", "coupling coefficient", NULL, user.alpha, &user.alpha, NULL);
-  PetscOptionsEnd();
+  ierr = PetscOptionsGetInt(NULL, NULL, "-n", &user.n, NULL);CHKERRQ(ierr);
+  ierr = PetscOptionsGetReal(NULL, NULL, "-alpha", &user.alpha, NULL);CHKERRQ(ierr);
   PetscCheck(user.n >= 2, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-n must be at least 2");
 
-  VecCreateSeq(PETSC_COMM_SELF, user.n, &x);
-  VecGetArray(x, &xa);
+  ierr = VecCreateSeq(PETSC_COMM_SELF, user.n, &x);CHKERRQ(ierr);
+  ierr = VecGetArray(x, &xa);CHKERRQ(ierr);
   for (PetscInt i = 0; i < user.n; i++) xa[i] = (i % 2 == 0) ? -1.2 : 1.0;
-  VecRestoreArray(x, &xa);
+  ierr = VecRestoreArray(x, &xa);CHKERRQ(ierr);
 
-  TaoCreate(PETSC_COMM_SELF, &tao);
-  TaoSetType(tao, TAOBQNLS);
-  TaoSetSolution(tao, x);
-  TaoSetObjectiveAndGradient(tao, NULL, FormFunctionGradient, &user);
-  TaoSetTolerances(tao, 1e-10, 0.0, 0.0);
-  TaoSetMaximumIterations(tao, 10000);
-  TaoSetFromOptions(tao);
-  TaoSolve(tao);
+  ierr = TaoCreate(PETSC_COMM_SELF, &tao);CHKERRQ(ierr);
+  ierr = TaoSetType(tao, TAOBQNLS);CHKERRQ(ierr);
+  ierr = TaoSetSolution(tao, x);CHKERRQ(ierr);
+  ierr = TaoSetObjectiveAndGradient(tao, NULL, FormFunctionGradient, &user);CHKERRQ(ierr);
+  ierr = TaoSetTolerances(tao, 1e-10, 0.0, 0.0);CHKERRQ(ierr);
+  ierr = TaoSetMaximumIterations(tao, 10000);CHKERRQ(ierr);
+  ierr = TaoSetFromOptions(tao);CHKERRQ(ierr);
+  ierr = TaoSolve(tao);CHKERRQ(ierr);
 
-  TaoGetSolutionStatus(tao, NULL, &f, NULL, NULL, NULL, NULL);
-  VecGetArrayRead(x, &xs);
-  PetscPrintf(PETSC_COMM_WORLD, "solution:");
-  for (PetscInt i = 0; i < user.n; i++) PetscPrintf(PETSC_COMM_WORLD, " %.10e", (double)PetscRealPart(xs[i]));
-  PetscPrintf(PETSC_COMM_WORLD, "\nobjective: %.10e\n", (double)f);
-  VecRestoreArrayRead(x, &xs);
-  TaoDestroy(&tao);
-  VecDestroy(&x);
-  PetscFinalize();
-  return 0;
+  ierr = TaoGetSolutionStatus(tao, NULL, &f, NULL, NULL, NULL, NULL);CHKERRQ(ierr);
+  ierr = VecGetArrayRead(x, &xs);CHKERRQ(ierr);
+  ierr = PetscPrintf(PETSC_COMM_WORLD, "solution:");CHKERRQ(ierr);
+  for (PetscInt i = 0; i < user.n; i++) ierr = PetscPrintf(PETSC_COMM_WORLD, " %.10e", (double)PetscRealPart(xs[i]));CHKERRQ(ierr);
+  ierr = PetscPrintf(PETSC_COMM_WORLD, "\nobjective: %.10e\n", (double)f);CHKERRQ(ierr);
+  ierr = VecRestoreArrayRead(x, &xs);CHKERRQ(ierr);
+  ierr = TaoDestroy(&tao);CHKERRQ(ierr);
+  ierr = VecDestroy(&x);CHKERRQ(ierr);
+  ierr = PetscFinalize();CHKERRQ(ierr);
+  return ierr;
 }
