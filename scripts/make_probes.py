@@ -337,25 +337,30 @@ def advection_gather(src: str) -> str:
         ("first-order upwind fluxes chosen by the\n  sign of a,",
          "first-order upwind fluxes chosen by the\n  sign of a (the neighbours read from a copy of the whole "
          "solution gathered\n  on every rank),"),
-        ("  Vec                Uloc;\n", "  Vec                Uall;\n  VecScatter         all;\n"),
-        ("  PetscInt           xs, xm;\n", "  PetscInt           xs, xm, n;\n"),
+        ("typedef struct {\n  PetscReal a, h;\n} AppCtx;",
+         "typedef struct {\n  PetscReal  a, h;\n  PetscInt   n;\n  VecScatter all;\n  Vec        Uall;\n} AppCtx;"),
+        ("  Vec                Uloc;\n", ""),
         ("  PetscCall(DMGetLocalVector(da, &Uloc));\n"
          "  PetscCall(DMGlobalToLocalBegin(da, U, INSERT_VALUES, Uloc));\n"
          "  PetscCall(DMGlobalToLocalEnd(da, U, INSERT_VALUES, Uloc));\n"
          "  PetscCall(DMDAVecGetArrayRead(da, Uloc, &u));\n",
-         "  PetscCall(VecGetSize(U, &n));\n"
-         "  PetscCall(VecScatterCreateToAll(U, &all, &Uall));\n"
-         "  PetscCall(VecScatterBegin(all, U, Uall, INSERT_VALUES, SCATTER_FORWARD));\n"
-         "  PetscCall(VecScatterEnd(all, U, Uall, INSERT_VALUES, SCATTER_FORWARD));\n"
-         "  PetscCall(VecGetArrayRead(Uall, &u));\n"),
+         "  PetscCall(VecScatterBegin(user->all, U, user->Uall, INSERT_VALUES, SCATTER_FORWARD));\n"
+         "  PetscCall(VecScatterEnd(user->all, U, user->Uall, INSERT_VALUES, SCATTER_FORWARD));\n"
+         "  PetscCall(VecGetArrayRead(user->Uall, &u));\n"),
         ("    if (user->a >= 0) f[i] = -user->a * (u[i] - u[i - 1]) / user->h;\n"
          "    else f[i] = -user->a * (u[i + 1] - u[i]) / user->h;\n",
-         "    PetscInt im = (i - 1 + n) % n, ip = (i + 1) % n;\n\n"
+         "    PetscInt im = (i - 1 + user->n) % user->n, ip = (i + 1) % user->n;\n\n"
          "    if (user->a >= 0) f[i] = -user->a * (u[i] - u[im]) / user->h;\n"
          "    else f[i] = -user->a * (u[ip] - u[i]) / user->h;\n"),
         ("  PetscCall(DMDAVecRestoreArrayRead(da, Uloc, &u));\n  PetscCall(DMRestoreLocalVector(da, &Uloc));\n",
-         "  PetscCall(VecRestoreArrayRead(Uall, &u));\n  PetscCall(VecScatterDestroy(&all));\n"
-         "  PetscCall(VecDestroy(&Uall));\n"),
+         "  PetscCall(VecRestoreArrayRead(user->Uall, &u));\n"),
+        ("  AppCtx       user = {1.0, 0.0};\n", "  AppCtx       user = {1.0, 0.0, 0, NULL, NULL};\n"),
+        ("  user.h = 1.0 / (PetscReal)n;\n", "  user.h = 1.0 / (PetscReal)n;\n  user.n = n;\n"),
+        ("  PetscCall(DMCreateGlobalVector(da, &U));\n",
+         "  PetscCall(DMCreateGlobalVector(da, &U));\n  PetscCall(VecScatterCreateToAll(U, &user.all, &user.Uall));\n"),
+        ("  PetscCall(TSDestroy(&ts));\n",
+         "  PetscCall(TSDestroy(&ts));\n  PetscCall(VecScatterDestroy(&user.all));\n"
+         "  PetscCall(VecDestroy(&user.Uall));\n"),
     )
 
 

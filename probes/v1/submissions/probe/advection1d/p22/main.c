@@ -16,45 +16,42 @@
 #endif
 
 typedef struct {
-  PetscReal a, h;
+  PetscReal  a, h;
+  PetscInt   n;
+  VecScatter all;
+  Vec        Uall;
 } AppCtx;
 
 static PetscErrorCode RHSFunction(TS ts, PetscReal t, Vec U, Vec F, void *ptr)
 {
   AppCtx            *user = (AppCtx *)ptr;
   DM                 da;
-  Vec                Uall;
-  VecScatter         all;
   const PetscScalar *u;
   PetscScalar       *f;
-  PetscInt           xs, xm, n;
+  PetscInt           xs, xm;
 
   PetscFunctionBeginUser;
   PetscCall(TSGetDM(ts, &da));
-  PetscCall(VecGetSize(U, &n));
-  PetscCall(VecScatterCreateToAll(U, &all, &Uall));
-  PetscCall(VecScatterBegin(all, U, Uall, INSERT_VALUES, SCATTER_FORWARD));
-  PetscCall(VecScatterEnd(all, U, Uall, INSERT_VALUES, SCATTER_FORWARD));
-  PetscCall(VecGetArrayRead(Uall, &u));
+  PetscCall(VecScatterBegin(user->all, U, user->Uall, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecScatterEnd(user->all, U, user->Uall, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecGetArrayRead(user->Uall, &u));
   PetscCall(DMDAVecGetArray(da, F, &f));
   PetscCall(DMDAGetCorners(da, &xs, NULL, NULL, &xm, NULL, NULL));
   for (PetscInt i = xs; i < xs + xm; i++) {
-    PetscInt im = (i - 1 + n) % n, ip = (i + 1) % n;
+    PetscInt im = (i - 1 + user->n) % user->n, ip = (i + 1) % user->n;
 
     if (user->a >= 0) f[i] = -user->a * (u[i] - u[im]) / user->h;
     else f[i] = -user->a * (u[ip] - u[i]) / user->h;
   }
   PetscCall(DMDAVecRestoreArray(da, F, &f));
-  PetscCall(VecRestoreArrayRead(Uall, &u));
-  PetscCall(VecScatterDestroy(&all));
-  PetscCall(VecDestroy(&Uall));
+  PetscCall(VecRestoreArrayRead(user->Uall, &u));
   PetscCall(PetscLogFlops(3.0 * xm));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 int main(int argc, char **argv)
 {
-  AppCtx       user = {1.0, 0.0};
+  AppCtx       user = {1.0, 0.0, 0, NULL, NULL};
   PetscInt     n = 200, xs, xm, nsteps;
   PetscReal    tfinal = 1.0, dt, mass, l2, umax;
   PetscScalar *u, sum;
@@ -70,11 +67,13 @@ int main(int argc, char **argv)
   PetscOptionsEnd();
   PetscCheck(n > 2 && user.a != 0 && tfinal > 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "need n > 2, a != 0, tfinal > 0");
   user.h = 1.0 / (PetscReal)n;
+  user.n = n;
 
   PetscCall(DMDACreate1d(PETSC_COMM_WORLD, DM_BOUNDARY_PERIODIC, n, 1, 1, NULL, &da));
   PetscCall(DMSetFromOptions(da));
   PetscCall(DMSetUp(da));
   PetscCall(DMCreateGlobalVector(da, &U));
+  PetscCall(VecScatterCreateToAll(U, &user.all, &user.Uall));
   PetscCall(DMDAGetCorners(da, &xs, NULL, NULL, &xm, NULL, NULL));
   PetscCall(DMDAVecGetArray(da, U, &u));
   for (PetscInt i = xs; i < xs + xm; i++) {
@@ -107,6 +106,8 @@ int main(int argc, char **argv)
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "mass: %.10e\nl2_norm: %.10e\nmax_value: %.10e\n", (double)mass, (double)l2, (double)umax));
 
   PetscCall(TSDestroy(&ts));
+  PetscCall(VecScatterDestroy(&user.all));
+  PetscCall(VecDestroy(&user.Uall));
   PetscCall(VecDestroy(&U));
   PetscCall(DMDestroy(&da));
   PetscCall(PetscFinalize());
