@@ -412,8 +412,8 @@ def robertson_lapses(src: str) -> str:
         src,
         (" Any integrator can be chosen with\n  -ts_type; tolerances with -ts_rtol/-ts_atol.\n", "\n"),
         ("  const PetscScalar *yr;\n", "  PetscScalar       *yr;\n"),
-        ("  PetscCall(VecCreateSeq(PETSC_COMM_SELF, 3, &y));\n", ""),
-        ("  PetscCall(MatCreateSeqDense(PETSC_COMM_SELF, 3, 3, NULL, &J));\n",
+        ("  PetscCall(MatCreateSeqDense(PETSC_COMM_SELF, 3, 3, NULL, &J));\n", ""),
+        ("  PetscCall(VecCreateSeq(PETSC_COMM_SELF, 3, &y));\n",
          "  PetscCall(MatCreateSeqDense(PETSC_COMM_SELF, 3, 3, NULL, &J));\n"
          "  PetscCall(MatGetVecs(J, &y, NULL));\n"),
         ("  PetscCall(TSSetFromOptions(ts));\n", ""),

@@ -74,13 +74,13 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsReal("-tfinal", "final time", NULL, tfinal, &tfinal, NULL));
   PetscOptionsEnd();
 
+  PetscCall(MatCreateSeqDense(PETSC_COMM_SELF, 3, 3, NULL, &J));
+  PetscCall(MatGetVecs(J, &y, NULL));
   PetscCall(VecGetArray(y, &ya));
   ya[0] = 1.0;
   ya[1] = 0.0;
   ya[2] = 0.0;
   PetscCall(VecRestoreArray(y, &ya));
-  PetscCall(MatCreateSeqDense(PETSC_COMM_SELF, 3, 3, NULL, &J));
-  PetscCall(MatGetVecs(J, &y, NULL));
 
   PetscCall(TSCreate(PETSC_COMM_SELF, &ts));
   PetscCall(TSSetProblemType(ts, TS_NONLINEAR));
