@@ -373,9 +373,10 @@ def doctor(site, account, no_launch) -> None:
     sys.exit(1 if doctor_report(site, account, run_launcher=not no_launch) else 0)
 
 
-from hpcbench.cli_judge import agreement  # noqa: E402
+from hpcbench.cli_judge import agreement, calibrate  # noqa: E402
 
 main.add_command(agreement)
+main.add_command(calibrate)
 
 from hpcbench.cli_agents import generate, mcp  # noqa: E402
 

@@ -38,8 +38,12 @@ def judge_config(judge_model: str | None, judge_base_url: str | None, judge_conc
         if judge_base_url:
             raise click.UsageError("--judge-base-url needs --judge MODEL")
         return None
+    from hpcbench.calibrate import lookup, trust_summary
+
+    found = lookup(judge_model)  # the judge's latest calibration, applied to its scorings (judge/trust.py)
     return JudgeConfig(model=judge_model, base_url=judge_base_url, concurrency=judge_concurrency,
-                       timeout_s=judge_timeout, max_retries=judge_retries)
+                       timeout_s=judge_timeout, max_retries=judge_retries,
+                       calibration=trust_summary(*found) if found else None)
 
 
 def judge_summary(config: dict) -> str:
@@ -49,6 +53,11 @@ def judge_summary(config: dict) -> str:
     text = (f"judge {config['judge']['model']}: {st.get('tasks', 0)} judgements, {st.get('cached', 0)} from cache, "
             f"{st.get('http_calls', 0)} HTTP calls, {st.get('unscored', 0)} unscored, "
             f"new cost ${st.get('new_cost_usd', 0.0):.4f}")
+    cal = config["judge"].get("calibration")
+    if cal:
+        low = sorted(d for d, m in cal["dimensions"].items() if m.get("low_confidence"))
+        text += (f"\n  calibration {cal['file']} (probe set {cal['probe_set']}, threshold {cal['threshold']:g}): "
+                 + (f"low confidence, confidence lowered: {', '.join(low)}" if low else "every dimension above it"))
     if st.get("unscored"):
         text += "\n  why: " + "\n  why: ".join(f"{n} x {r}" for r, n in (st.get("reasons") or {}).items())
         text += ("\n  the answers received are cached: the same command later asks only for the unscored ones")
@@ -77,3 +86,37 @@ def agreement(campaign_dir, scoring_a, scoring_b, fmt) -> None:
         click.echo(json.dumps(ag.agreement(h5, a, b), indent=1))
     else:
         click.echo("\n".join(ag.markdown_lines(h5, a, b)).lstrip("\n"))
+
+
+@click.command()
+@judge_options
+@click.option("--repeats", type=click.IntRange(1, 20), default=1, show_default=True,
+              help="ask the judge K times per probe (temperature 0) to measure its stability")
+@click.option("--dir", "root", type=click.Path(file_okay=False),
+              help="calibration folder: probe campaign and results (default: $HPCBENCH_CALIBRATION_DIR, "
+                   "else $XDG_DATA_HOME/hpcbench/calibration)")
+@click.option("--min-accuracy", type=click.FloatRange(0, 1), default=0.75, show_default=True,
+              help="this judge's threshold: a dimension below it is low-confidence in its scorings")
+@click.option("--flag-below", type=click.FloatRange(0, 1, min_open=True), default=0.625, show_default=True,
+              help="a judge score below this counts as 'defect found'")
+@click.option("--probes", "version", default="v1", show_default=True, help="probe-set version")
+@click.option("--site", default="local", show_default=True, help="site that builds and runs the probe campaign")
+@click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
+def calibrate(repeats, root, min_accuracy, flag_below, version, site, fmt, **judge) -> None:
+    """Measure a judge on programs with planted defects: per dimension detection and
+    false-alarm rates, accuracy, bias, leakage and stability; stored for `score` and `report`."""
+    from hpcbench import calibrate as cal
+
+    cfg = judge_config(**judge)
+    if cfg is None:
+        raise click.UsageError("calibrate needs --judge MODEL")
+    last: list[str] = []
+
+    def progress(counts) -> None:  # the probe campaign's first build: one line per change
+        msg = f"probe jobs: {counts['pending']} queued, {counts['running']} running, {counts['done']} done"
+        if last != [msg]:
+            last[:] = [msg]
+            click.echo(msg, err=True)
+
+    doc, path = cal.run(cfg, root, repeats, version, min_accuracy, flag_below, site, progress)
+    click.echo(json.dumps({**doc, "file": str(path)}, indent=1) if fmt == "json" else cal.markdown(doc, path))

@@ -9,11 +9,11 @@ from importlib import resources
 from pathlib import Path
 
 _REPO_ROOT = Path(__file__).resolve().parent.parent
-_NAMES = {"problems": "problems", "site_configs": "site-configs", "examples": "examples"}
+_NAMES = {"problems": "problems", "site_configs": "site-configs", "examples": "examples", "probes": "probes"}
 
 
 def data_path(name: str) -> Path:
-    """Folder of bundled data `name` (problems | site_configs | examples)."""
+    """Folder of bundled data `name` (problems | site_configs | examples | probes)."""
     folder = _REPO_ROOT / _NAMES[name]
     if folder.is_dir() and (_REPO_ROOT / "pyproject.toml").is_file():
         return folder

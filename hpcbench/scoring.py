@@ -115,11 +115,13 @@ def resolve_judged(scores: list[SubmissionScore], judge: JudgeConfig | None,
         sc.pending = []
     if not pending or judge is None:
         return {}
+    from hpcbench.judge import trust
     from hpcbench.judge.runner import run_tasks
 
     outcomes = run_tasks([p[3] for p in pending], judge, cache)
     for (sc, i, ev, _), o in zip(pending, outcomes, strict=True):
-        sc.results[i] = ev.from_outcome(o)  # type: ignore[attr-defined]
+        # A dimension the judge's calibration found unreliable: confidence lowered, said in the rationale.
+        sc.results[i] = trust.apply(ev.from_outcome(o), judge.calibration)  # type: ignore[attr-defined]
     return {"tasks": len(outcomes), "cached": sum(o.cached for o in outcomes),
             "answered": sum(o.answer is not None for o in outcomes),
             "unscored": sum(o.answer is None for o in outcomes),

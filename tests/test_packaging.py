@@ -25,5 +25,7 @@ def test_wheel_contains_mapped_packages_and_data(tmp_path):
                  "hpcbench/data/problems/darcy-dmplex/checks.json",
                  # validate-checks works from an installed package: the libraries travel with the problems
                  "hpcbench/data/problems/cavity-dmstag/mutants/mutants.json",
-                 "hpcbench/data/problems/rosenbrock/mutants/mutants.json"):
+                 "hpcbench/data/problems/rosenbrock/mutants/mutants.json",
+                 "hpcbench/data/probes/v1/probes.json", "hpcbench/calibrate.py", "hpcbench/judge/trust.py",
+                 "hpcbench/data/probes/v1/submissions/probe/robertson/p18/main.c"):
         assert must in names, must

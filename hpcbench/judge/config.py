@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict, dataclass
+from typing import Any
 
 # Read first; otherwise litellm looks up the provider's own variable (OPENAI_API_KEY ...).
 API_KEY_ENV = "HPCBENCH_JUDGE_API_KEY"
@@ -19,6 +20,12 @@ class JudgeConfig:
     backoff_s: float = 1.0  # first wait; doubles each retry
     backoff_max_s: float = 60.0
     max_tokens: int = 1024
+    # The n-th independent answer to the same prompt (calibration's stability repeats): part
+    # of the cache key when > 0, so each repeat is asked once and then cached like any answer.
+    sample: int = 0
+    # The judge's stored calibration (hpcbench.calibrate.trust_summary) that scorings apply
+    # (hpcbench.judge.trust): recorded with the scoring's config, never applied silently.
+    calibration: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if not self.model.strip():

@@ -51,7 +51,7 @@ def _from_cache(task: JudgeTask, model: str, entry: dict) -> JudgeOutcome:
 
 def ask(task: JudgeTask, cfg: JudgeConfig, cache: JudgeCache | None = None,
         breaker: _Breaker | None = None) -> JudgeOutcome:
-    key = task.cache_key(cfg.model)
+    key = task.cache_key(cfg.model, cfg.sample)
     entry = cache.get(key) if cache is not None else None
     if entry is not None:
         try:
@@ -97,7 +97,7 @@ def ask(task: JudgeTask, cfg: JudgeConfig, cache: JudgeCache | None = None,
                         "prompt_sha256": task.prompt_sha256, "answer": out.answer.model_dump(),
                         "raw": out.raw, "prompt_tokens": out.prompt_tokens,
                         "completion_tokens": out.completion_tokens, "cost_usd": out.cost_usd,
-                        "asked": out.asked,
+                        "asked": out.asked, "sample": cfg.sample,
                         "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")})
     return out
 

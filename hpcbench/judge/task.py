@@ -23,9 +23,10 @@ class JudgeTask:
         canon = json.dumps(self.messages, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(canon.encode()).hexdigest()
 
-    def cache_key(self, model: str) -> str:
-        """(model, prompt version, sha256 of the rendered prompt), as one name."""
-        return hashlib.sha256(f"{model}\n{self.prompt_version}\n{self.prompt_sha256}".encode()).hexdigest()
+    def cache_key(self, model: str, sample: int = 0) -> str:
+        """(model, prompt version, sha256 of the rendered prompt[, sample]), as one name."""
+        extra = f"\nsample {sample}" if sample else ""  # sample 0 keeps the keys of existing caches
+        return hashlib.sha256(f"{model}\n{self.prompt_version}\n{self.prompt_sha256}{extra}".encode()).hexdigest()
 
 
 @dataclass

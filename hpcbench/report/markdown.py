@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hpcbench import agreement
+from hpcbench.report import calibration
 from hpcbench.report.data import STAGES, _comp, _fmt, costs, leaderboard, load, per_problem, reached, refusals, taxonomy
 
 
@@ -103,5 +104,6 @@ def markdown(h5_path: Path, scoring_id: str | None = None, plot_file: str | None
         tot = sum(c["cost_usd"] for c in cost_rows)
         jt = sum(c["judge_cost_usd"] for c in cost_rows)
         lines += ["", f"Total: generation {tot:.4f} USD, judging {jt:.4f} USD."]
+    lines += calibration.markdown_lines(rep)  # empty unless an LLM judge scored it
     lines += agreement.markdown_lines(h5_path, sid)  # empty unless a scoring by another judge exists
     return "\n".join(lines) + "\n"

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from hpcbench import agreement
+from hpcbench.report import calibration
 from hpcbench.report.data import STAGES, costs, leaderboard, load, per_problem, reached, refusals, taxonomy
 
 
@@ -25,6 +26,7 @@ def to_json(h5_path: Path, scoring_id: str | None = None) -> str:
                      "stage_counts": stages, "stop_reasons": reasons},
         "costs": costs(rep), "refusals": refusals(rep), "submissions": rep.rows,
         "agreement": agreement.agreement(h5_path, rep.sid, other) if other else None,
+        "judge_calibration": calibration.section(rep),
     }, indent=1, default=str)
 
 

@@ -1,0 +1,209 @@
+"""`hpcbench calibrate`: measure an LLM judge on programs with planted defects
+(negative probing, after LLM4VV) before its scores are trusted.
+
+The probe set (hpcbench.probes) is built and run once as a small local campaign
+(`<dir>/campaign-<version>`, reused by every later calibration), so a judge sees
+the real build and run evidence. Each repeat is one ordinary scoring of that
+campaign (`scoring.score`: same prompts, evidence, retries and judge cache as
+`hpcbench score`); repeat k > 0 asks the judge again for the same prompts under
+its own cache key (JudgeConfig.sample), so stability is measured on real answers
+and a re-run of the whole calibration is answered from the cache. The labels
+are joined to the answers only here, after the judge has spoken.
+
+Results go to `<dir>/results/<model>--<time>.json`; `lookup` finds the latest
+for a model, which scorings by that judge use to lower the confidence of
+dimensions measured below the judge's threshold (hpcbench.judge.trust)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from hpcbench import __version__
+from hpcbench.calibration_metrics import FLAG_BELOW, Judgement, summarise
+from hpcbench.errors import HpcbenchError
+from hpcbench.judge.config import JudgeConfig
+from hpcbench.probes import DEFAULT_VERSION, ProbeSet, load_probes
+
+DIR_ENV = "HPCBENCH_CALIBRATION_DIR"
+DEFAULT_MIN_ACCURACY = 0.75
+
+
+def calibration_dir(given: str | Path | None = None) -> Path:
+    """--dir, else $HPCBENCH_CALIBRATION_DIR, else $XDG_DATA_HOME/hpcbench/calibration."""
+    if given:
+        return Path(given)
+    if os.environ.get(DIR_ENV):
+        return Path(os.environ[DIR_ENV])
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / "hpcbench" / "calibration"
+
+
+# ---------------------------------------------------------------- the probe campaign
+
+
+def probe_campaign(root: Path, probes: ProbeSet, site_name: str = "local",
+                   progress: Any = None) -> Path:
+    """Build, run and collect the probe campaign under `root` (resumable: jobs
+    with records are not run again); returns its campaign.h5."""
+    from hpcbench import store
+    from hpcbench.campaign import create_campaign, pending
+    from hpcbench.executors import executor_for
+    from hpcbench.problem import load_problems
+    from hpcbench.site import load_site
+    from hpcbench.submission import load_tree, reference_submission
+
+    # A judge reads the build, the runs, -log_view and the deterministic results;
+    # repeated timing runs and valgrind add nothing it reads and would triple the cost.
+    site = load_site(site_name).model_copy(update={"timing_repeats": 1, "valgrind": False})
+    problems = load_problems(None, probes.problems)
+    subs, rejected = load_tree(probes.submissions_dir, set(problems))
+    if rejected:
+        raise HpcbenchError(f"{probes.submissions_dir}: probe submissions rejected: "
+                         + "; ".join(str(r) for r in rejected))
+    for pid, bundle in problems.items():
+        ref = reference_submission(bundle.folder, pid)
+        if not hasattr(ref, "meta"):
+            raise HpcbenchError(f"{bundle.folder}: the reference (a clean control) is unusable: {ref}")
+        subs.append(ref)
+    campaign, plan = create_campaign(Path(root), site, problems, subs, [])
+    if plan.skipped:
+        raise HpcbenchError(f"{root}: probe problems this PETSc cannot run: "
+                         + "; ".join(f"{s.problem}: {s.reason}" for s in plan.skipped))
+    todo = pending(campaign, plan.jobs)
+    if todo:
+        ex = executor_for(site, campaign)
+        ex.submit(todo, progress=progress)
+    if todo or not campaign.h5_path.is_file():
+        store.collect(campaign)
+    return campaign.h5_path
+
+
+# ---------------------------------------------------------------- one calibration
+
+
+def _slug(model: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("_") or "judge"
+
+
+def judge_prompt_versions() -> dict[str, str]:
+    from hpcbench.evaluators.base import all_evaluators
+
+    return {e.name: e.prompt_version for e in all_evaluators() if hasattr(e, "prompt_version")}
+
+
+def run(judge: JudgeConfig, root: Path | None = None, repeats: int = 1, version: str = DEFAULT_VERSION,
+        min_accuracy: float = DEFAULT_MIN_ACCURACY, flag_below: float = FLAG_BELOW, site_name: str = "local",
+        progress: Any = None) -> tuple[dict[str, Any], Path]:
+    """Calibrate `judge` on probe set `version`; returns the stored result and its file."""
+    from hpcbench import scoring
+
+    if repeats < 1:
+        raise HpcbenchError(f"--repeats: {repeats} (must be at least 1)")
+    root = calibration_dir(root)
+    probes = load_probes(version)
+    h5 = probe_campaign(root / f"campaign-{version}", probes, site_name, progress)
+    stamp = dt.datetime.now(dt.timezone.utc)
+    versions = judge_prompt_versions()
+    judgements: list[Judgement] = []
+    stats = {"tasks": 0, "cached": 0, "http_calls": 0, "unscored": 0, "new_cost_usd": 0.0}
+    invalid: dict[str, str] = {}
+    scorings = []
+    by_key = {p.key: p for p in probes.probes}
+    for k in range(repeats):
+        cfg = dataclasses.replace(judge, sample=k, calibration=None)  # never lowered by an older calibration
+        sid = f"calibrate-{_slug(judge.model)}-r{k}-{stamp.strftime('%Y%m%dT%H%M%S%fZ')}"
+        sid, scores = scoring.score(h5, sid, cfg)
+        scorings.append(sid)
+        for sc in scores:
+            probe = by_key.get((sc.agent, sc.problem, sc.attempt))
+            if probe is None:
+                continue
+            if sc.failed_gate:  # measures nothing about a quality judge: said, never silently dropped
+                invalid[probe.id] = f"failed gate {sc.failed_gate}"
+                continue
+            for r in sc.results:
+                if r.evaluator in versions:
+                    judgements.append(Judgement(probe=probe.id, dimension=r.evaluator, repeat=k,
+                                                score=r.score if r.status == "scored" else None,
+                                                why_unscored="" if r.status == "scored" else r.rationale))
+        for sc in scores:  # what this repeat cost, from the judged results themselves
+            for r in sc.results:
+                if r.evaluator not in versions or r.method != "llm_judge":
+                    continue
+                stats["tasks"] += 1
+                stats["cached"] += bool(r.evidence.get("cached"))
+                stats["http_calls"] += int(r.evidence.get("http_calls", 0))
+                stats["unscored"] += r.status != "scored"
+                stats["new_cost_usd"] += 0.0 if r.evidence.get("cached") else r.cost_usd
+    result = {
+        "model": judge.model, "base_url": judge.base_url, "created": stamp.isoformat(timespec="seconds"),
+        "hpcbench_version": __version__, "prompt_versions": versions,
+        "probe_set": {"version": probes.version, "sha256": probes.sha256, "probes": len(probes.probes),
+                      "controls": len(probes.controls)},
+        "repeats": repeats, "flag_below": flag_below, "min_accuracy": min_accuracy,
+        "campaign": str(h5), "scorings": scorings, "judge_stats": stats, "invalid_probes": invalid,
+        **summarise(probes, judgements, flag_below, min_accuracy),
+    }
+    out = root / "results" / f"{_slug(judge.model)}--{stamp.strftime('%Y%m%dT%H%M%S%fZ')}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(result, indent=1))
+    tmp.replace(out)
+    return result, out
+
+
+# ---------------------------------------------------------------- stored results
+
+
+def results(root: Path | None = None, model: str | None = None) -> list[tuple[Path, dict[str, Any]]]:
+    """Stored calibrations, oldest first; an unreadable file is named, never skipped silently."""
+    folder = calibration_dir(root) / "results"
+    out = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            doc = json.loads(path.read_text())
+        except ValueError as e:
+            raise HpcbenchError(f"{path}: not a calibration result ({e}); remove or repair it") from None
+        if model is None or doc.get("model") == model:
+            out.append((path, doc))
+    return sorted(out, key=lambda pd: pd[1].get("created", ""))
+
+
+def lookup(model: str, root: Path | None = None) -> tuple[Path, dict[str, Any]] | None:
+    """The latest calibration of `model`, or None."""
+    found = results(root, model)
+    return found[-1] if found else None
+
+
+def trust_summary(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
+    """What a scoring by this judge records and applies (hpcbench.judge.trust)."""
+    return {"file": str(path), "created": doc["created"], "probe_set": doc["probe_set"]["version"],
+            "threshold": doc["min_accuracy"], "repeats": doc["repeats"],
+            "dimensions": {d: {"prompt_version": doc["prompt_versions"].get(d, ""),
+                               **{k: m.get(k) for k in ("accuracy", "detection_rate", "false_alarm_rate", "bias",
+                                                        "leakage_rate", "stability", "low_confidence")}}
+                           for d, m in doc["dimensions"].items()}}
+
+
+def markdown(doc: dict[str, Any], path: Path | None = None) -> str:
+    from hpcbench.calibration_metrics import table_lines
+
+    head = [f"# Judge calibration: {doc['model']}", "",
+            f"Probe set {doc['probe_set']['version']} ({doc['probe_set']['probes']} probes, "
+            f"{doc['probe_set']['controls']} clean controls), {doc['repeats']} repeat(s); a score below "
+            f"{doc['flag_below']:g} counts as a defect found; threshold (min accuracy) {doc['min_accuracy']:g}.", ""]
+    st = doc["judge_stats"]
+    tail = ["", f"Judge calls: {st['tasks']} judgements, {st['cached']} from cache, {st['http_calls']} HTTP calls, "
+                f"{st['unscored']} unscored, new cost ${st['new_cost_usd']:.4f}."]
+    if doc["invalid_probes"]:
+        tail.append("Probes that failed a gate (left out, they measure nothing about a judge): "
+                    + ", ".join(f"{k} ({v})" for k, v in sorted(doc["invalid_probes"].items())))
+    if path is not None:
+        tail.append(f"Stored: {path}")
+    return "\n".join(head + table_lines(doc) + tail) + "\n"
