@@ -28,8 +28,9 @@ class Limits(Model):
     """Per-run limits applied to the launcher and everything it starts."""
 
     cpu_s: int = 600
-    memory_mb: int = 4096  # address space per process
+    memory_mb: int = 4096  # per step (build, or run with all its ranks) in its cgroup; else per process
     file_size_mb: int = 256
+    disk_mb: int = 512  # bytes written into a step's own folder, all files together
     processes: int = 256
     output_bytes: int = 1 << 20  # kept per stream; the rest is counted and dropped
     flood_bytes: int = 64 << 20  # a run printing more than this is stopped
@@ -42,6 +43,18 @@ class Launcher(Model):
     template: str = "mpiexec -n {ranks}"
     oversubscribe_flag: str = "--oversubscribe"  # added when ranks exceed the cores
     env: dict[str, str] = {}
+
+
+IsolationLevel = Literal["bwrap", "apptainer", "none"]
+
+
+class Isolation(Model):
+    """The sandbox around every build and run (jobs/sandbox.py)."""
+
+    level: IsolationLevel = "bwrap"
+    per_rank: bool = False  # batch schedulers: the launcher (srun, PALS mpiexec) outside, each rank inside
+    binds: list[str] = []  # extra read-only paths the toolchain needs (a site's compilers, MPI, modules)
+    image: str = ""  # apptainer: the container image
 
 
 class Variant(Model):
@@ -74,6 +87,8 @@ class JobSpec(Model):
     variant: Variant
     launcher: Launcher = Launcher()
     limits: Limits = Limits()
+    isolation: Isolation = Isolation()
+    keep_work: bool = False  # work/<job> stays after the record is written
     timing_repeats: int = 3
     valgrind: bool = True
     build_timeout_s: float = 300.0
@@ -101,6 +116,8 @@ class BuildResult(Model):
     stdout_truncated: bool = False
     stderr_truncated: bool = False
     makefile: str = ""
+    stopped_reason: str = ""  # timeout | memory limit N MB | disk limit N MB | ...
+    isolation: str = ""  # the sandbox it ran in: bwrap | apptainer | none
 
 
 class LogEvent(Model):
@@ -180,6 +197,7 @@ class RunResult(Model):
     stdout_bytes: int = 0
     stderr_bytes: int = 0
     oversubscribed: bool = False
+    isolation: str = ""  # the sandbox it ran in: bwrap | apptainer | none
     log_view: LogView | None = None
     leaks: list[Leak] = []
     malloc_dump_seen: bool = False
@@ -229,6 +247,7 @@ class JobResult(Model):
     mpi_version: str = ""
     compilers: dict[str, str] = {}
     cores: int = 1
+    isolation: str = ""  # the job's sandbox level; each build and run records its own too
     extra: dict[str, str] = Field(default_factory=dict)
 
 
