@@ -220,9 +220,6 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, outpu
     err.join(5)
     rc = proc.returncode
     sig = -rc if rc is not None and rc < 0 else None
-    wrapped = step is not None and step.level == "bwrap" and not step.isolation.per_rank
-    if sig is None and wrapped and rc is not None and 128 < rc < 160:
-        sig = rc - 128  # bubblewrap exits with 128 + the signal that ended the program it ran
     reason = ""
     if timed_out:
         reason = f"timeout after {timeout_s:g} s"
@@ -232,7 +229,7 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, outpu
         reason = f"memory limit {limits.memory_mb} MB"
     elif flooded.is_set():
         reason = f"output flood: more than {flood_at} bytes"
-    elif sig == signal.SIGXCPU:
+    elif sig == signal.SIGXCPU or rc == 128 + signal.SIGXCPU:  # launchers and bwrap exit 128 + signal
         reason = "cpu time limit"
     elif sig == signal.SIGXFSZ or rc == 128 + signal.SIGXFSZ:
         reason = f"file size limit {limits.file_size_mb if limits else '?'} MB"

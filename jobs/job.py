@@ -210,8 +210,8 @@ def run_job(spec: JobSpec) -> JobResult:
     if result.build.exit_code != 0:
         return _finish(result, t0)
     binary = build_dir / BINARY_NAME
+    null_bin = null_program(spec, petsc)  # before the runner: its sandbox shows the null program's folder
     runner = Runner(spec, petsc, build_dir, log_dir)
-    null_bin = null_program(spec, petsc)
     nulls: dict[int, list[RunResult]] = {}
     for case in spec.runs:
         first = runner.instrumented(binary, case)
