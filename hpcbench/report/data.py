@@ -54,6 +54,21 @@ class Report:
     def categories(self) -> list[str]:
         return list(self.weights) or CATEGORIES
 
+    def unisolated(self) -> list[dict]:
+        """Attempts built or run outside a sandbox (site `isolation: none`, or records
+        from before the sandbox existed): their programs could read what they should not."""
+        return [r for r in self.rows if r.get("isolation") and set(r["isolation"]) - {"bwrap", "apptainer"}]
+
+    def isolation_warning(self) -> str:
+        bad = self.unisolated()
+        if not bad:
+            return ""
+        levels = sorted({lv for r in bad for lv in r["isolation"]} - {"bwrap", "apptainer"})
+        return (f"Warning: {len(bad)} of {len(self.rows)} attempts were built or run without isolation "
+                f"({', '.join(levels)}): their programs could read the hidden checks, other jobs' outputs and "
+                f"keys, so their scores are not trustworthy (docs/security.md; source: each record's "
+                f"`isolation`).")
+
     @property
     def scored(self) -> list[dict]:
         """Rows that count towards the composite: every solvable problem's attempt,
@@ -107,6 +122,18 @@ def _stage_and_reason(a: h5py.AttributeManager, evs: dict, sub: h5py.Group | Non
     return "passed checks", "complete"
 
 
+def _isolation(sub: h5py.Group | None) -> list[str]:
+    """Sandbox levels the attempt's build and runs recorded ("none" where a record has none)."""
+    if sub is None or "record" not in sub:
+        return []
+    try:
+        rec = json.loads(sub["record"][()])
+    except (ValueError, TypeError):
+        return []
+    steps = ([rec["build"]] if rec.get("build") else []) + list(rec.get("runs") or [])
+    return sorted({(s.get("isolation") or "none") for s in steps})
+
+
 def _generation(sub: h5py.Group | None) -> dict:
     if sub is None or "submission_json" not in sub.attrs:
         return {}
@@ -156,7 +183,7 @@ def load(h5_path: Path, scoring_id: str | None = None) -> Report:
                         "unscored": json.loads(a.get("unscored", "[]")),
                         "build_s": build_s, "run_s": run_s, "evaluators": evs,
                         "stage": stage, "stop_reason": reason,
-                        "generation": _generation(sub), "judge_cost": judge,
+                        "generation": _generation(sub), "judge_cost": judge, "isolation": _isolation(sub),
                         "source": src, "submission": spath, "explain": f"hpcbench explain {h5_path.parent} {src}",
                         "why": evs.get(_s(a["failed_gate"]), {}).get("rationale", "") if a["failed_gate"] else "",
                     })
