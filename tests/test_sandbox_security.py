@@ -290,7 +290,7 @@ def _snoop_output(out: Path) -> str:
 
 def _assert_nothing_seen(out: Path) -> None:
     stdout = _snoop_output(out)
-    leaks = [ln for ln in stdout.splitlines() if ln.startswith(("READ /", "WRITABLE", "LEAK"))]
+    leaks = [ln for ln in stdout.splitlines() if ln.startswith(("READ /", "WRITABLE /", "LEAK"))]
     assert not leaks, "\n".join(leaks)
     assert "NETWORK none" in stdout
     listed = {ln.rsplit("/", 1)[-1] for ln in stdout.splitlines() if ln.startswith("LIST ")}
