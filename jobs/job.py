@@ -109,6 +109,7 @@ class Runner:
         self.step = Step(spec.isolation, petsc, cwd=self.run_dir, writable=[self.run_dir, log_dir],
                          readonly=[p for p in readonly if p.is_dir()],
                          scratch=work / "tmp" if spec.isolation.per_rank else None)
+        self.env.update(self.step.rank_env())
 
     def _run(self, binary: Path, case: CaseRun, kind: str, repeat: int, extra: list[str],
              prefix: list[str] | None = None, ranks: int | None = None) -> RunResult:

@@ -110,6 +110,14 @@ class Step:
         extra = [Path(os.path.expandvars(b)) for b in self.isolation.binds]
         return [*petsc_paths(self.petsc), *extra, *self.readonly]
 
+    def rank_env(self) -> dict[str, str]:
+        """Variables ranks wrapped one by one need: each is in its own user namespace, so
+        Open MPI's cross-memory attach cannot work and PMIx's shared-memory store cannot be
+        locked; both have a plain fallback, chosen here rather than found by failing."""
+        if not self.isolation.per_rank or self.level == "none":
+            return {}
+        return {"OMPI_MCA_btl_vader_single_copy_mechanism": "none", "PMIX_MCA_gds": "hash"}
+
     def wrap(self, argv: list[str]) -> list[str]:
         """argv run inside this step's sandbox (unchanged at level `none`)."""
         if self.level == "bwrap":
@@ -127,8 +135,11 @@ def bwrap_prefix(step: Step) -> list[str]:
     bwrap = shutil.which("bwrap") or "bwrap"
     args = [bwrap, "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     if step.isolation.per_rank:
-        # The launcher outside starts ranks that must reach each other and its daemons.
-        args += ["--unshare-user-try", "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"]
+        # The launcher outside starts ranks that must reach each other and its daemons: the
+        # network stays, and so does the pid namespace (Open MPI's shared-memory transport
+        # tells ranks apart by pid: all of them pid 2 crash it). A rank's daemon is then left
+        # to the scheduler's process tracking (proctrack/cgroup) and cannot leave its cgroup.
+        args += ["--unshare-user-try", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     else:
         args += ["--unshare-all"]
     args += _bind("--ro-bind", Path("/usr"))

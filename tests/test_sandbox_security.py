@@ -102,6 +102,7 @@ DAEMON = r"""
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <fcntl.h>
 #include <sys/prctl.h>
 static void escape(const char *f) {
   FILE *fp = fopen(f, "w");
@@ -119,6 +120,8 @@ int main(void) {
     escape("/sys/fs/cgroup/unified/cgroup.procs");
     escape("/sys/fs/cgroup/cgroup.procs");
     fflush(stdout);
+    int null = open("/dev/null", O_RDWR);  /* as daemon(3) does: the launcher stops waiting for it */
+    dup2(null, 0); dup2(null, 1); dup2(null, 2);
     for (;;) sleep(1);
   }
   sleep(1);
@@ -143,7 +146,9 @@ int main(void) {
   char *p = malloc(n);
   if (!p) { printf("malloc failed\n"); return 3; }
   memset(p, 1, n);
-  printf("touched 2 GB\n");
+  long sum = 0;  /* read back, or the optimiser drops the allocation */
+  for (size_t i = 0; i < n; i += 4096) sum += p[i];
+  printf("touched 2 GB (%ld)\n", sum);
   sleep(5);
   while (wait(NULL) > 0) {}
   return 0;
@@ -215,8 +220,9 @@ def _listener() -> tuple[object, int]:
     return s, s.getsockname()[1]
 
 
-def _campaign(base: Path, user: str | None, agents: dict[str, str]) -> Path:
-    """Plant the secrets, write the adversarial tree and run it through `hpcbench run`."""
+def _campaign(base: Path, agents: dict[str, str]) -> Path:
+    """Plant the secrets, write the adversarial tree and run it through `hpcbench run`
+    (as root: the driver's Python lives under /root here), keeping the work folders."""
     out = base / "campaign"
     decoy = base.parent / f"{base.name}-other-campaign"
     decoy.mkdir()
@@ -236,20 +242,12 @@ def _campaign(base: Path, user: str | None, agents: dict[str, str]) -> Path:
     exe = Path(sys.executable).parent / "hpcbench"
     cmd = [str(exe), "run", "--agent", "reference", "--submissions", str(tree), "--problems", "vec-scatter",
            "--site", str(site_file), "--out", str(out), "--keep-work"]
-    env = {**os.environ, **CANARIES}
-    if user:
-        for p in (base, decoy, out):
-            shutil.chown(p, user)
-            for sub in p.rglob("*"):
-                shutil.chown(sub, user)
-        os.chmod(base, 0o755)
-        env["HOME"] = str(base)
-        cmd = ["setpriv", f"--reuid={user}", f"--regid={user if user != 'nobody' else 'nogroup'}",
-               "--clear-groups", "--", *cmd]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=base, env=env, timeout=1200)
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=base, env={**os.environ, **CANARIES},
+                              timeout=1200)
     finally:
         sock.close()
+    (base / "run.log").write_text(f"{proc.returncode}\n{proc.stdout}\n{proc.stderr}")
     assert (out / "campaign.json").is_file(), proc.stderr[-3000:]
     return out
 
@@ -259,24 +257,51 @@ def _record(out: Path, agent: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def root_campaign(tmp_path_factory) -> Path:
+def root_campaign() -> Path:
     if os.geteuid() != 0:
-        pytest.skip("the root campaign needs root (cgroups); the `nobody` one covers unprivileged users")
-    base = tmp_path_factory.mktemp("sbx-root")
-    return _campaign(base, None, {"daemon": DAEMON, "devzero": DEVZERO, "hog": HOG, "diskhog": DISKHOG})
-
-
-@pytest.fixture(scope="module")
-def nobody_campaign() -> Path:
-    if os.geteuid() != 0 or shutil.which("setpriv") is None:
-        pytest.skip("needs root to switch to `nobody` (setpriv)")
-    # Not under pytest's own folder: that one is private to root.
-    base = Path(tempfile.mkdtemp(prefix="sbx-nobody-"))
+        pytest.skip("runs as root (cgroups per step, and `nobody` through setpriv)")
+    # World-readable, not under pytest's private folder: `nobody` could read every planted
+    # file here without the sandbox (checked), so the sandbox is what hides them.
+    base = Path(tempfile.mkdtemp(prefix="sbx-"))
+    os.chmod(base, 0o755)
     try:
-        yield _campaign(base, "nobody", {"daemon": DAEMON})
+        yield _campaign(base, {"daemon": DAEMON, "devzero": DEVZERO, "hog": HOG, "diskhog": DISKHOG})
     finally:
         shutil.rmtree(base, ignore_errors=True)
         shutil.rmtree(base.parent / f"{base.name}-other-campaign", ignore_errors=True)
+
+
+NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
+
+
+def _as_nobody(out: Path, agent: str, sandboxed: bool = True, build: bool = False):
+    """Run a job's step again as the unprivileged user `nobody`: bubblewrap then makes its
+    namespaces without any privilege. Build: `make` in the job's build folder; run: the
+    built program under mpiexec in its run folder."""
+    from hpcbench.jobs.build import MAKEFILE_NAME
+    from hpcbench.jobs.capture import run_captured
+    from hpcbench.jobs.launch import launch_argv, run_env
+    from hpcbench.jobs.records import Isolation, Launcher, Limits
+    from hpcbench.jobs.sandbox import Step
+    from hpcbench.petsc_env import find_petsc
+
+    work = out / "work" / f"{agent}__vec-scatter__1"
+    petsc = find_petsc()
+    for d in (work / "build", work / "run", work / "logs"):
+        shutil.chown(d, "nobody")
+        for f in d.rglob("*"):
+            shutil.chown(f, "nobody")
+    if build:
+        step = Step(Isolation(), petsc, cwd=work / "build", writable=[work / "build"])
+        argv = ["make", "-f", MAKEFILE_NAME, "app", f"PETSC_DIR={petsc.petsc_dir}", f"PETSC_ARCH={petsc.petsc_arch}"]
+    else:
+        step = Step(Isolation(), petsc, cwd=work / "run", writable=[work / "run", work / "logs"],
+                    readonly=[work / "build"])
+        argv, _ = launch_argv(Launcher(), 3, 2, [str(work / "build" / "app")])
+    cmd = NOBODY + (step.wrap(argv) if sandboxed else argv)
+    env = run_env(petsc.env(), Launcher())
+    return run_captured(cmd, cwd=step.cwd, env={**env, **{k: v for k, v in os.environ.items() if k in CANARIES}},
+                        timeout_s=120, limits=Limits())
 
 
 def _snoop_output(out: Path) -> str:
@@ -308,24 +333,33 @@ def test_a_snooping_program_sees_no_file_of_the_campaign_no_answer_and_no_key(ro
     assert all(r["exit_code"] == 0 for r in ref["runs"]), [r["stderr"][-500:] for r in ref["runs"]]
 
 
-def test_as_nobody_too_a_snooping_program_sees_nothing(nobody_campaign):
-    _assert_nothing_seen(nobody_campaign)
+def _assert_nobody_sees_nothing(stdout: str) -> None:
+    assert "DONE" in stdout and "READ main.c" in stdout, stdout[-2000:]
+    leaks = [ln for ln in stdout.splitlines() if ln.startswith(("READ /", "WRITABLE /", "LEAK"))]
+    assert not leaks, "\n".join(leaks)
+    assert "NETWORK none" in stdout and not any(v in stdout for v in CANARIES.values())
 
 
-@pytest.mark.parametrize("campaign", ["root_campaign", "nobody_campaign"])
-def test_an_incbin_of_a_hidden_file_fails_the_build(campaign, request):
-    rec = _record(request.getfixturevalue(campaign), "incbin")
+def test_as_nobody_too_a_snooping_program_sees_nothing(root_campaign, monkeypatch):
+    for k, v in CANARIES.items():
+        monkeypatch.setenv(k, v)
+    # Without the sandbox `nobody` reads the campaign's files: the probe is not vacuous.
+    bare = _as_nobody(root_campaign, "snoop", sandboxed=False).stdout
+    assert f"READ {root_campaign / 'campaign.json'}" in bare and f"READ {ROOT / 'problems'}" in bare, bare[-3000:]
+    _assert_nobody_sees_nothing(_as_nobody(root_campaign, "snoop").stdout)
+
+
+def test_an_incbin_of_a_hidden_file_fails_the_build(root_campaign):
+    rec = _record(root_campaign, "incbin")
     assert rec["build"]["exit_code"] != 0 and not rec["runs"]
     assert "checks.json" in rec["build"]["stderr"] and rec["build"]["isolation"] == "bwrap"
+    # and as nobody (who could read checks.json outside the sandbox)
+    assert os.access(ROOT / "problems" / "vec-scatter" / "checks.json", os.R_OK)
+    cap = _as_nobody(root_campaign, "incbin", build=True)
+    assert cap.exit_code != 0 and "checks.json" in cap.stderr, cap.stderr[-2000:]
 
 
-@pytest.mark.parametrize("campaign", ["root_campaign", "nobody_campaign"])
-def test_a_daemon_that_moves_itself_to_another_cgroup_does_not_survive_its_run(campaign, request):
-    out = request.getfixturevalue(campaign)
-    rec = _record(out, "daemon")
-    assert rec["runs"] and "parent leaves" in rec["runs"][0]["stdout"]
-    assert "ESCAPED" not in rec["runs"][0]["stdout"]
-    time.sleep(1)
+def _daemons() -> list[str]:
     alive = []
     for comm in Path("/proc").glob("[0-9]*/comm"):
         try:
@@ -333,7 +367,20 @@ def test_a_daemon_that_moves_itself_to_another_cgroup_does_not_survive_its_run(c
                 alive.append(comm.parent.name)
         except OSError:
             continue
-    assert not alive, f"daemon processes still alive: {alive}"
+    return alive
+
+
+def test_a_daemon_that_moves_itself_to_another_cgroup_does_not_survive_its_run(root_campaign):
+    rec = _record(root_campaign, "daemon")
+    assert rec["runs"] and "parent leaves" in rec["runs"][0]["stdout"]
+    assert "ESCAPED" not in rec["runs"][0]["stdout"] and "could not write" in rec["runs"][0]["stdout"]
+    assert not rec["runs"][0]["timed_out"]  # it ended when its program did, the daemon with it
+    time.sleep(1)
+    assert not _daemons(), f"daemon processes still alive: {_daemons()}"
+    cap = _as_nobody(root_campaign, "daemon")
+    assert "parent leaves" in cap.stdout and "ESCAPED" not in cap.stdout, cap.stdout + cap.stderr[-1000:]
+    time.sleep(1)
+    assert not _daemons(), f"daemon processes of nobody still alive: {_daemons()}"
 
 
 def test_include_dev_zero_is_stopped_by_the_build_memory_limit_with_the_reason(root_campaign):

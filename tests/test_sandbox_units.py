@@ -69,7 +69,9 @@ def test_per_rank_keeps_the_launcher_outside_and_wraps_each_rank(tmp_path):
     step.scratch = tmp_path / "tmp"
     argv, _ = launch_argv(Launcher(template="srun --mpi=pmix -n {ranks}"), 4, 2, ["./app", "-x"], step)
     assert argv[:4] == ["srun", "--mpi=pmix", "-n", "4"] and Path(argv[5]).name == "bwrap"
-    assert "--unshare-all" not in argv and "--unshare-pid" in argv and "--unshare-net" not in argv
+    assert "--unshare-all" not in argv and "--unshare-ipc" in argv and "--unshare-net" not in argv
+    assert "--unshare-pid" not in argv  # Open MPI's shared memory tells ranks apart by pid
+    assert step.rank_env()["OMPI_MCA_btl_vader_single_copy_mechanism"] == "none"
     assert argv[-2:] == ["./app", "-x"] and ["--bind", str(step.scratch), "/dev/shm"] == \
         argv[argv.index("/dev/shm") - 2:argv.index("/dev/shm") + 1]
 
