@@ -221,12 +221,14 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, outpu
     rc = proc.returncode
     sig = -rc if rc is not None and rc < 0 else None
     reason = ""
-    if timed_out:
+    # The limit the step hit comes first: a run whose ranks were killed at the memory limit
+    # may still reach its timeout while the launcher waits for the rest.
+    hit = [f"disk limit {limits.disk_mb} MB"] if disk is not None and disk.full.is_set() else []
+    hit += [f"memory limit {limits.memory_mb} MB"] if oom else []
+    if hit:
+        reason = "; ".join(hit + ([f"timeout after {timeout_s:g} s"] if timed_out else []))
+    elif timed_out:
         reason = f"timeout after {timeout_s:g} s"
-    elif disk is not None and disk.full.is_set():
-        reason = f"disk limit {limits.disk_mb} MB"
-    elif oom:
-        reason = f"memory limit {limits.memory_mb} MB"
     elif flooded.is_set():
         reason = f"output flood: more than {flood_at} bytes"
     elif sig == signal.SIGXCPU or rc == 128 + signal.SIGXCPU:  # launchers and bwrap exit 128 + signal
