@@ -301,9 +301,8 @@ def _as_nobody(out: Path, agent: str, sandboxed: bool = True, build: bool = Fals
                     readonly=[work / "build"])
         argv, _ = launch_argv(Launcher(), 3, 2, [str(work / "build" / "app")])
     cmd = NOBODY + (step.wrap(argv) if sandboxed else argv)
-    env = run_env(petsc.env(), Launcher())
-    return run_captured(cmd, cwd=step.cwd, env={**env, **{k: v for k, v in os.environ.items() if k in CANARIES}},
-                        timeout_s=120, limits=Limits())
+    # What a job does: the allow-listed environment built from ours, canaries included in ours.
+    return run_captured(cmd, cwd=step.cwd, env=run_env(petsc.env(), Launcher()), timeout_s=120, limits=Limits())
 
 
 def _snoop_output(out: Path) -> str:
@@ -345,6 +344,7 @@ def _assert_nobody_sees_nothing(stdout: str) -> None:
 def test_as_nobody_too_a_snooping_program_sees_nothing(root_campaign, monkeypatch):
     for k, v in CANARIES.items():
         monkeypatch.setenv(k, v)
+    assert all(os.environ[k] == v for k, v in CANARIES.items())
     # Without the sandbox `nobody` reads the campaign's files: the probe is not vacuous.
     bare = _as_nobody(root_campaign, "snoop", sandboxed=False).stdout
     for readable in (root_campaign / "planted-secret.txt", ROOT / "problems" / "vec-scatter" / "checks.json",
