@@ -177,13 +177,17 @@ def bwrap_prefix(step: Step) -> list[str]:
 
 def apptainer_prefix(step: Step) -> list[str]:
     """`apptainer exec` with everything contained (own pid and ipc namespaces, no
-    home, a clean environment: the step's is passed with --env by the caller's
-    env mapping), only the step's folders and PETSc bound."""
+    home, a clean environment: the step's reaches it as APPTAINERENV_ variables,
+    see apptainer_env), only the step's folders and PETSc bound."""
     if not step.isolation.image:
         raise ValueError("isolation apptainer needs isolation_image (the site's container image)")
-    args = [shutil.which("apptainer") or "apptainer", "exec", "--containall", "--no-home", "--writable-tmpfs"]
-    if not step.isolation.per_rank:
-        args += ["--net", "--network", "none"]
+    args = [shutil.which("apptainer") or "apptainer", "exec", "--no-home", "--writable-tmpfs"]
+    if step.isolation.per_rank:
+        # Each rank inherits the launcher's environment (ours, allow-listed, with the PMI
+        # variables it needs): contained file systems and IPC, not a clean environment.
+        args += ["--contain", "--ipc"]
+    else:
+        args += ["--containall", "--net", "--network", "none"]
     for p in step.ro_paths():
         args += ["--bind", f"{p}:{p}:ro"]
     for p in step.writable:

@@ -90,6 +90,9 @@ def test_apptainer_command_shape(tmp_path):
     (tmp_path / "x").mkdir()
     with pytest.raises(ValueError, match="image"):
         _step(tmp_path / "x", level="apptainer").wrap(["true"])
+    (tmp_path / "y").mkdir()
+    ranks = _step(tmp_path / "y", level="apptainer", image="/i.sif", per_rank=True).wrap(["./app"])
+    assert "--containall" not in ranks and "--contain" in ranks and "--network" not in ranks
 
 
 def test_every_bundled_site_states_its_isolation_and_apptainer_needs_an_image(tmp_path):
