@@ -418,3 +418,20 @@ def test_work_folders_are_removed_after_the_record_unless_keep_work(root_campaig
     for job in ("plain__vec-scatter__1", "reference__vec-scatter__1"):
         assert (out / "records" / f"{job}.json").is_file()
         assert not any((out / "work" / job / sub).exists() for sub in ("build", "run", "logs")), job
+    assert "without isolation" not in (out / "report" / "report.md").read_text()
+
+
+def test_a_campaign_run_without_isolation_is_reported_with_a_warning(tmp_path):
+    tree = tmp_path / "tree"
+    _submission(tree, "plain", "#include <stdio.h>\nint main(void) { puts(\"x\"); return 0; }\n")
+    site_file = _site(tmp_path / "site.yaml")
+    site_file.write_text(site_file.read_text().replace('"isolation": "bwrap"', '"isolation": "none"'))
+    exe = Path(sys.executable).parent / "hpcbench"
+    out = tmp_path / "c"
+    subprocess.run([str(exe), "run", "--agent", "reference", "--submissions", str(tree), "--problems",
+                    "vec-scatter", "--site", str(site_file), "--out", str(out)], check=True,
+                   capture_output=True, cwd=tmp_path)
+    assert json.loads((out / "records" / "plain__vec-scatter__1.json").read_text())["isolation"] == "none"
+    md = (out / "report" / "report.md").read_text()
+    assert "Warning: 2 of 2 attempts were built or run without isolation (none)" in md, md[:2000]
+    assert "without isolation" in (out / "report" / "report.html").read_text()

@@ -149,3 +149,16 @@ def test_step_cgroup_limits_memory_of_all_processes_together(tmp_path):
     cap = run_captured([sys.executable, "-c", hog], cwd=tmp_path, env=dict(os.environ), timeout_s=60,
                        limits=Limits(memory_mb=256))
     assert cap.stopped_reason == "memory limit 256 MB", (cap.stopped_reason, cap.stdout, cap.stderr[-500:])
+
+
+@needs_bwrap
+def test_doctor_shows_the_isolation_level_and_that_it_starts():
+    exe = Path(sys.executable).parent / "hpcbench"
+    import subprocess
+
+    out = subprocess.run([str(exe), "doctor", "--no-launch"], capture_output=True, text=True).stdout
+    line = next(ln for ln in out.splitlines() if ln.startswith("isolation:"))
+    assert "bwrap" in line and " ok " in line and "one sandbox per step" in line, line
+    out = subprocess.run([str(exe), "doctor", "--site", "polaris", "--no-launch"], capture_output=True,
+                         text=True).stdout
+    assert any(ln.startswith("isolation: none") and "WARNING" in ln for ln in out.splitlines()), out
