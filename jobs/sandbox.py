@@ -50,7 +50,7 @@ DENIED = frozenset({"PETSC_OPTIONS"})  # options the submitting user left around
 # Not all of /etc: it holds keys (munge, ssh) and shadow files that root could read.
 ETC = ("alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "openmpi", "mpich", "passwd", "group",
        "hosts", "host.conf", "nsswitch.conf", "localtime", "hostname", "environment-modules", "lmod",
-       "valgrind", "gcc", "pmix", "slurm/plugstack.conf.d")
+       "valgrind", "gcc", "pmix")
 # Merged-/usr distributions make these symlinks; older ones have real folders.
 TOP = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 
@@ -165,12 +165,8 @@ def bwrap_prefix(step: Step) -> list[str]:
             args += _bind("--ro-bind", p)
     for p in step.writable:
         args += _bind("--bind", p)
-    if step.isolation.per_rank:
-        # PMI/PMIx servers' sockets (srun's slurmstepd, PALS): the folders their variables name.
-        for var in ("PMIX_SERVER_TMPDIR", "PMIX_SYSTEM_TMPDIR", "SLURM_PMIX_TMPDIR", "PALS_SPOOL_DIR"):
-            d = os.environ.get(var)
-            if d and Path(d).is_dir():
-                args += _bind("--bind", Path(d))
+    # Per rank, a rank reaches its PMI/PMIx server (slurmstepd, PALS) over the shared network;
+    # the server's folders are not bound (its variables are set per step, after this argv).
     args += ["--chdir", str(step.cwd), "--"]
     return args
 
