@@ -165,8 +165,9 @@ def bwrap_prefix(step: Step) -> list[str]:
             args += _bind("--ro-bind", p)
     for p in step.writable:
         args += _bind("--bind", p)
-    # Per rank, a rank reaches its PMI/PMIx server (slurmstepd, PALS) over the shared network;
-    # the server's folders are not bound (its variables are set per step, after this argv).
+    # Per rank, nothing of the PMI/PMIx server is bound (its variables are set per step, after
+    # this argv is built): with the network shared, srun --mpi=pmix ranks of Open MPI start
+    # (measured on the Slurm test cluster); a site whose PMI needs a folder adds it to binds.
     args += ["--chdir", str(step.cwd), "--"]
     return args
 
