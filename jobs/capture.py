@@ -65,7 +65,11 @@ class _Reader(threading.Thread):
         return self.kept.decode("utf-8", errors="replace")
 
 
-def _limit_preexec(limits: Limits | None, cgroup: StepCgroup | None = None):
+def _limit_preexec(limits: Limits | None, cgroup: StepCgroup | None = None, per_rank: bool = False):
+    # Ranks a batch launcher starts are its daemon's children, not ours: our cgroup does not
+    # hold them, but srun passes its rlimits on (PropagateResourceLimits), so they keep RLIMIT_AS.
+    memory_rlimit = cgroup is None or not cgroup.limits_memory or per_rank
+
     def apply() -> None:
         os.setsid()  # own process group: a timeout kills every rank and helper
         if cgroup is not None:
@@ -74,7 +78,7 @@ def _limit_preexec(limits: Limits | None, cgroup: StepCgroup | None = None):
             return
         mb = 1024 * 1024
         resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 5))
-        if cgroup is None or not cgroup.limits_memory:
+        if memory_rlimit:
             # Per process only; a step cgroup limits all of them together instead, and an
             # address-space limit would fail an allocation before the cgroup could say why.
             resource.setrlimit(resource.RLIMIT_AS, (limits.memory_mb * mb, limits.memory_mb * mb))
@@ -178,7 +182,8 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, outpu
     try:
         proc = subprocess.Popen(
             cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, preexec_fn=_limit_preexec(limits, cgroup),
+            stderr=subprocess.PIPE,
+            preexec_fn=_limit_preexec(limits, cgroup, step is not None and step.isolation.per_rank),
         )
     except OSError as e:
         return Captured(127, None, False, f"could not start: {e}", 0.0, "", str(e), False, False, 0, 0)
