@@ -155,7 +155,7 @@ def stage_submission(campaign: Campaign, sub: LoadedSubmission) -> tuple[Path, b
 
 def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemBundle],
               submissions: list[LoadedSubmission],
-              installs: dict[str, PetscInstall | Exception] | None = None) -> Plan:
+              installs: dict[str, PetscInstall | Exception] | None = None, keep_work: bool = False) -> Plan:
     """`installs` overrides looking PETSc up here (a dry run for a cluster's PETSc)."""
     installs = dict(installs or {})
     for v in site.variants:
@@ -197,7 +197,8 @@ def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemB
         plan.jobs.append(JobSpec(
             job_id=jid, agent=m.agent, problem=m.problem, attempt=m.attempt, source_dir=str(staged),
             entry=m.entry, files=m.files, runs=runs, variant=variant, launcher=vcfg.launcher or site.launcher,
-            limits=site.limits, timing_repeats=site.timing_repeats, valgrind=site.valgrind,
+            limits=site.limits, isolation=site.sandbox(), keep_work=keep_work,
+            timing_repeats=site.timing_repeats, valgrind=site.valgrind,
             work_dir=str(campaign.work_dir / jid), record_path=str(campaign.record_path(jid)),
             cores=min(width, cores), null_program_dir=str(campaign.work_dir / f"_null_{vcfg.name}"),
         ))
@@ -206,18 +207,19 @@ def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemB
 
 def create_campaign(root: Path, site: SiteConfig, problems: dict[str, ProblemBundle],
                     submissions: list[LoadedSubmission], rejected: list[Rejected],
-                    installs: dict[str, PetscInstall | Exception] | None = None) -> tuple[Campaign, Plan]:
+                    installs: dict[str, PetscInstall | Exception] | None = None,
+                    keep_work: bool = False) -> tuple[Campaign, Plan]:
     """Create (or extend, resumably) a campaign folder and write its plan."""
     campaign = Campaign(root)
     campaign.root.mkdir(parents=True, exist_ok=True)
     for d in (campaign.specs_dir, campaign.records_dir, campaign.work_dir, campaign.submissions_dir):
         d.mkdir(exist_ok=True)
-    plan = plan_jobs(campaign, site, problems, submissions, installs)
+    plan = plan_jobs(campaign, site, problems, submissions, installs, keep_work)
     for spec in plan.jobs:
         path = campaign.specs_dir / f"{spec.job_id}.json"
         text = spec.model_dump_json(indent=1)
         if campaign.finished(spec.job_id) and (
-                spec.job_id in plan.restaged or (path.is_file() and path.read_text() != text)):
+                spec.job_id in plan.restaged or (path.is_file() and _spec_changed(path, spec))):
             # The submission's sources or the site changed since it ran: its record is stale.
             campaign.record_path(spec.job_id).unlink()
         write_atomic(path, text)
@@ -247,6 +249,16 @@ def create_campaign(root: Path, site: SiteConfig, problems: dict[str, ProblemBun
 
     write_snapshot(campaign.root, problems, petsc)  # what collect and score read instead of the checkout
     return campaign, plan
+
+
+def _spec_changed(path: Path, spec: JobSpec) -> bool:
+    """Whether what the job computes changed (keeping its work folder or not does not)."""
+    try:
+        old = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return True
+    old.pop("keep_work", None)
+    return old != json.loads(spec.model_dump_json(exclude={"keep_work"}))
 
 
 def pending(campaign: Campaign, jobs: list[JobSpec]) -> list[JobSpec]:

@@ -79,7 +79,7 @@ def _gather(agents: list[str], submissions: str | None, problems: dict,
 
 
 def _plan(out: str, site_name: str, agents: list[str], submissions: str | None, problem_ids: str | None,
-          installs: dict | None = None):
+          installs: dict | None = None, keep_work: bool = False):
     from hpcbench.campaign import create_campaign
     from hpcbench.problem import load_problems
     from hpcbench.site import load_site
@@ -90,7 +90,7 @@ def _plan(out: str, site_name: str, agents: list[str], submissions: str | None, 
     subs, rejected = _gather(agents, submissions, problems, Path(out) / "generated")
     for r in rejected:
         click.echo(f"rejected: {r}", err=True)
-    campaign, plan = create_campaign(Path(out), site, problems, subs, rejected, installs)
+    campaign, plan = create_campaign(Path(out), site, problems, subs, rejected, installs, keep_work)
     for s in plan.skipped:
         click.echo(f"skipped {s.problem}: {s.reason}", err=True)
     return site, campaign, plan
@@ -193,18 +193,23 @@ def _lock(out: str, wait: bool):
     return campaign_lock(Path(out), wait, notify=lambda m: click.echo(f"hpcbench: {m}", err=True))
 
 
+keep_work_opt = click.option("--keep-work", is_flag=True,
+                             help="keep work/<job> (sources, objects, binary, logs) after its record is written")
+
+
 @main.command()
 @with_common
 @wait_lock_opt
+@keep_work_opt
 @judge_options
-def run(agents, site, submissions, problem_ids, out, wait_lock, **judge) -> None:
+def run(agents, site, submissions, problem_ids, out, wait_lock, keep_work, **judge) -> None:
     """Plan, run, collect, score and report in one go (default: local site,
     the reference and the bundled sample agents, every supported problem)."""
     agents = list(agents) or ["reference", "samples"]
     out = out or _default_out(site)
     judge_cfg = judge_config(**judge)  # a bad judge option fails before any job runs
     with _lock(out, wait_lock):
-        s, campaign, plan = _plan(out, site, agents, submissions, problem_ids)
+        s, campaign, plan = _plan(out, site, agents, submissions, problem_ids, keep_work=keep_work)
         _submit(s, campaign, plan)
         md, scores = _collect_score_report(campaign, judge_cfg)
     click.echo(md)
@@ -219,7 +224,9 @@ def run(agents, site, submissions, problem_ids, out, wait_lock, **judge) -> None
 @click.option("--dry-run", is_flag=True, help="plan and print the batch scripts; submit nothing")
 @click.option("--wait/--no-wait", "block", default=False, help="batch sites: follow the jobs until they end")
 @wait_lock_opt
-def submit(agents, site, submissions, problem_ids, out, resume, account, dry_run, block, wait_lock) -> None:
+@keep_work_opt
+def submit(agents, site, submissions, problem_ids, out, resume, account, dry_run, block, wait_lock,
+           keep_work) -> None:
     """Plan jobs and hand them to the site's executor (Slurm/PBS: queue them and return)."""
     agents = list(agents) or ([] if submissions else ["reference"])
     out = out or _default_out(site)
@@ -229,7 +236,7 @@ def submit(agents, site, submissions, problem_ids, out, resume, account, dry_run
         show(out, site, agents, submissions, problem_ids, account)
         return
     with _lock(out, wait_lock):
-        s, campaign, plan = _plan(out, site, agents, submissions, problem_ids)
+        s, campaign, plan = _plan(out, site, agents, submissions, problem_ids, keep_work=keep_work)
         _submit(s, campaign, plan, resume, account, block)
     click.echo(f"campaign: {campaign.root}")
 

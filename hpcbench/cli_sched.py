@@ -204,6 +204,27 @@ def launcher_check(site, account: str) -> tuple[str, str]:
         return "FAILED", f"{' '.join(argv[:-1])}: exit {p.returncode}: {(p.stderr or p.stdout).strip()[-300:]}"
 
 
+def isolation_check(site) -> tuple[str, str]:
+    """The sandbox every build and run gets (docs/security.md), and whether it starts here."""
+    from hpcbench.jobs.cgroup import StepCgroup
+    from hpcbench.jobs.sandbox import bwrap_works
+
+    cg = StepCgroup.create(8, 64)
+    limits = ("memory, pids per step (cgroup)" if cg and cg.limits_memory else
+              "pids per step (cgroup), memory per process (rlimit)" if cg else "rlimits per process (no cgroup)")
+    if cg:
+        cg.remove()
+    if site.isolation == "none":
+        return "WARNING", f"none: untrusted programs run with your rights, reports warn; limits: {limits}"
+    if site.isolation == "apptainer":
+        exe = shutil.which("apptainer")
+        where = exe or "not on this node (compute nodes may have it: module load apptainer)"
+        return ("ok" if exe else "not run"), f"image {site.isolation_image}; apptainer: {where}; limits: {limits}"
+    ok, detail = bwrap_works()
+    per = "each rank wrapped (launcher outside)" if site.sandbox().per_rank else "one sandbox per step"
+    return ("ok" if ok else "FAILED"), f"{detail}: {per}; limits: {limits}" if ok else detail
+
+
 def doctor_report(site_name: str, account: str | None, run_launcher: bool = True) -> int:
     """Print what is present and missing for a site and which problems that rules out."""
     from hpcbench.campaign import choose_variant, resolve_variant
@@ -254,6 +275,8 @@ def doctor_report(site_name: str, account: str | None, run_launcher: bool = True
     if run_launcher:
         status, detail = launcher_check(site, acct)
         row("launcher", status, detail)
+    status, detail = isolation_check(site)
+    row(f"isolation: {site.isolation}", status, detail)
     ruled_out = []
     for pid, b in load_problems().items():
         got = choose_variant(b, site, installs)

@@ -4,9 +4,12 @@ The MCP server's `compile` and `run` tools and the repair agent's local build
 both come here. It is built on the jobs code (hpcbench.jobs.build for PETSc's
 makefiles, jobs.launch for the site's launcher, jobs.capture for the limits):
 each build is a fresh folder holding only the given files, names checked like a
-submission's; each run has the site's rlimits, output cap, flood stop and a
-wall-clock limit, its process group killed at the end. Nothing hidden (problems'
-references or checks) is reachable from here: callers pass sources, not problems."""
+submission's; each build and run happens in the site's sandbox (jobs/sandbox.py:
+only its build folder writable, PETSc and the toolchain read-only, no network, no
+key in its environment) with the site's limits per step, output cap, flood stop
+and a wall-clock limit, its process group killed at the end. Nothing hidden
+(problems' references or checks) is reachable from here: callers pass sources,
+not problems, and the sandbox shows no other folder."""
 
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from typing import Any
 from hpcbench.jobs.build import BINARY_NAME, build_submission
 from hpcbench.jobs.capture import run_captured
 from hpcbench.jobs.launch import launch_argv, run_env
+from hpcbench.jobs.sandbox import Step
 from hpcbench.petsc_env import PetscInstall
 from hpcbench.site import SiteConfig
 from hpcbench.submission import MAX_FILE_BYTES, MAX_FILES, check_file_name
@@ -72,7 +76,7 @@ class Sandbox:
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_text(text)
         res = build_submission(folder, list(files), entry, self.petsc, timeout_s=BUILD_TIMEOUT_S,
-                               output_cap=256 * 1024)
+                               output_cap=256 * 1024, isolation=self._isolation(), limits=self.site.limits)
         ok = res.exit_code == 0 and (folder / BINARY_NAME).is_file()
         self._remember(build_id) if ok else shutil.rmtree(folder, ignore_errors=True)
         diags = _DIAG.findall(res.stderr + "\n" + res.stdout)
@@ -96,16 +100,22 @@ class Sandbox:
             return {"ok": False, "error": "time_limit_s must be positive"}
         folder = self.root / build_id
         program = [str(folder / BINARY_NAME), *(args or []), *self.runtime_options]
+        # The launcher runs inside the sandbox here, with its ranks, as in a local job.
+        step = Step(self._isolation(), self.petsc, cwd=folder, writable=[folder])
         argv, over = launch_argv(self.site.launcher, int(ranks), self.site.total_cores(), program)
         env = run_env(self.petsc.env(), self.site.launcher)  # as in a job
         cap = run_captured(argv, cwd=folder, env=env, timeout_s=limit, output_cap=self.site.limits.output_bytes,
-                           limits=self.site.limits)
+                           limits=self.site.limits, step=step)
         return {"ok": cap.exit_code == 0, "exit_code": cap.exit_code, "signal": cap.signal,
                 "timed_out": cap.timed_out, "stopped_reason": cap.stopped_reason, "wall_s": round(cap.wall_s, 3),
-                "ranks": int(ranks), "oversubscribed": over, "command": argv,
+                "ranks": int(ranks), "oversubscribed": over, "command": argv, "isolation": step.level,
                 "stdout": cap.stdout[-64000:], "stderr": cap.stderr[-16000:],
                 "stdout_truncated": cap.stdout_truncated or len(cap.stdout) > 64000,
                 "stderr_truncated": cap.stderr_truncated or len(cap.stderr) > 16000}
+
+    def _isolation(self):
+        """The site's sandbox, around the whole launch: tools run on this machine, not in a batch job."""
+        return self.site.sandbox().model_copy(update={"per_rank": False})
 
     def _check_files(self, files: dict[str, str], entry: str) -> str:
         if not isinstance(files, dict) or not files:

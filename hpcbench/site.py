@@ -10,7 +10,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from hpcbench.errors import ConfigError, format_validation_error
-from hpcbench.jobs.records import Launcher, Limits
+from hpcbench.jobs.records import Isolation, IsolationLevel, Launcher, Limits
 
 
 class Strict(BaseModel):
@@ -85,6 +85,11 @@ class SiteConfig(Strict):
     timing_repeats: int = Field(3, ge=1, le=100)
     valgrind: bool = True
     batch: BatchConfig = BatchConfig()
+    # The sandbox around every build and run (docs/security.md): bwrap | apptainer | none.
+    # `none` runs untrusted programs with the user's rights; reports warn about it.
+    isolation: IsolationLevel = "bwrap"
+    isolation_binds: list[str] = []  # read-only paths the toolchain needs besides /usr and PETSc
+    isolation_image: str = ""  # apptainer: the image the steps run in
 
     @model_validator(mode="after")
     def _partitions_known(self) -> SiteConfig:
@@ -94,9 +99,16 @@ class SiteConfig(Strict):
             if v.partition and v.partition not in names:
                 raise ValueError(f"variants.{i}.partition: {v.partition!r} is not one of the site's partitions "
                                  f"({', '.join(names) or 'none defined'})")
+        if self.isolation == "apptainer" and not self.isolation_image:
+            raise ValueError("isolation_image: isolation apptainer needs the image the steps run in")
         if self.scheduler in ("slurm", "pbs") and not self.partitions:
             raise ValueError(f"partitions: a {self.scheduler} site needs at least one partition or queue")
         return self
+
+    def sandbox(self) -> Isolation:
+        """The isolation of this site's steps; on a batch scheduler each rank is wrapped."""
+        return Isolation(level=self.isolation, per_rank=self.scheduler in ("slurm", "pbs"),
+                         binds=self.isolation_binds, image=self.isolation_image)
 
     def variant(self, name: str) -> VariantConfig:
         for v in self.variants:

@@ -7,7 +7,8 @@ import time
 from pathlib import Path
 
 from hpcbench.jobs.capture import run_captured
-from hpcbench.jobs.records import BuildResult
+from hpcbench.jobs.records import BuildResult, Isolation, Limits
+from hpcbench.jobs.sandbox import Step, step_env
 from hpcbench.petsc_env import PetscInstall
 
 MAKEFILE_NAME = "hpcbench.mk"
@@ -47,8 +48,11 @@ def build_submission(
     timeout_s: float = 300.0,
     output_cap: int = 256 * 1024,
     extra_env: dict[str, str] | None = None,
+    isolation: Isolation | None = None,
+    limits: Limits | None = None,
 ) -> BuildResult:
-    """Run `make` in `folder` (which holds only the submission's files)."""
+    """Run `make` in `folder` (which holds only the submission's files), sandboxed
+    (`isolation`, default bwrap) with the step's limits (memory, processes, disk)."""
     folder = Path(folder)
     if entry not in sources:
         sources = [entry, *sources]
@@ -56,9 +60,13 @@ def build_submission(
     jobs = str(max(1, min(4, os.cpu_count() or 1)))
     cmd = ["make", "-f", MAKEFILE_NAME, f"-j{jobs}", BINARY_NAME,
            f"PETSC_DIR={petsc.petsc_dir}", f"PETSC_ARCH={petsc.petsc_arch}"]
-    env = {**os.environ, **petsc.env(), **(extra_env or {})}
+    env = step_env({**petsc.env(), **(extra_env or {})})
+    # The compiler runs where the program will (per-rank wrapping is a launch matter).
+    iso = (isolation or Isolation()).model_copy(update={"per_rank": False})
+    step = Step(iso, petsc, cwd=folder, writable=[folder])
     t0 = time.perf_counter()
-    out = run_captured(cmd, cwd=folder, env=env, timeout_s=timeout_s, output_cap=output_cap)
+    out = run_captured(cmd, cwd=folder, env=env, timeout_s=timeout_s, output_cap=output_cap,
+                       limits=limits or Limits(), step=step)
     wall = time.perf_counter() - t0
     ok = out.exit_code == 0 and (folder / BINARY_NAME).is_file()
     return BuildResult(
@@ -71,4 +79,6 @@ def build_submission(
         stdout_truncated=out.stdout_truncated,
         stderr_truncated=out.stderr_truncated,
         makefile=render_makefile(sources),
+        stopped_reason=out.stopped_reason,
+        isolation=iso.level,
     )

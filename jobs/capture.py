@@ -1,5 +1,8 @@
-"""Run an untrusted command: its own session, resource limits, capped output,
-a wall-clock limit, and the whole process group killed when it must stop."""
+"""Run an untrusted command: in its sandbox (jobs/sandbox.py), its own session,
+limits for the whole step (jobs/cgroup.py; rlimits where no cgroup can be had),
+a cap on bytes written into its folders, capped output, a wall-clock limit, and
+the whole process group killed when it must stop. Why it stopped is recorded in
+words ("memory limit 4096 MB", "disk limit 512 MB")."""
 
 from __future__ import annotations
 
@@ -12,8 +15,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hpcbench.jobs.pids_cgroup import PidsCgroup
+from hpcbench.jobs.cgroup import StepCgroup
 from hpcbench.jobs.records import Limits
+from hpcbench.jobs.sandbox import Step, apptainer_env
 
 
 @dataclass
@@ -61,7 +65,11 @@ class _Reader(threading.Thread):
         return self.kept.decode("utf-8", errors="replace")
 
 
-def _limit_preexec(limits: Limits | None, cgroup: PidsCgroup | None = None):
+def _limit_preexec(limits: Limits | None, cgroup: StepCgroup | None = None, per_rank: bool = False):
+    # Ranks a batch launcher starts are its daemon's children, not ours: our cgroup does not
+    # hold them, but srun passes its rlimits on (PropagateResourceLimits), so they keep RLIMIT_AS.
+    memory_rlimit = cgroup is None or not cgroup.limits_memory or per_rank
+
     def apply() -> None:
         os.setsid()  # own process group: a timeout kills every rank and helper
         if cgroup is not None:
@@ -70,7 +78,10 @@ def _limit_preexec(limits: Limits | None, cgroup: PidsCgroup | None = None):
             return
         mb = 1024 * 1024
         resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 5))
-        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_mb * mb, limits.memory_mb * mb))
+        if memory_rlimit:
+            # Per process only; a step cgroup limits all of them together instead, and an
+            # address-space limit would fail an allocation before the cgroup could say why.
+            resource.setrlimit(resource.RLIMIT_AS, (limits.memory_mb * mb, limits.memory_mb * mb))
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_size_mb * mb, limits.file_size_mb * mb))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         # Counts every process of this user; root is exempt, which is why the run
@@ -90,6 +101,56 @@ def kill_group(pgid: int) -> None:
             time.sleep(0.5)
 
 
+def folder_bytes(folders: list[Path]) -> int:
+    """Bytes of the regular files under `folders` (allocated blocks: sparse files count as written)."""
+    total = 0
+    stack = [str(f) for f in folders]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as it:
+                for e in it:
+                    try:
+                        if e.is_dir(follow_symlinks=False):
+                            stack.append(e.path)
+                        elif e.is_file(follow_symlinks=False):
+                            total += e.stat(follow_symlinks=False).st_blocks * 512
+                    except OSError:
+                        continue
+        except OSError:
+            continue
+    return total
+
+
+class _DiskWatch(threading.Thread):
+    """Stops a step whose folders grow past the disk limit. A quota-checked folder:
+    the files must outlive the sandbox (logs, the binary), so they are on the job's
+    file system, not a tmpfs; RLIMIT_FSIZE bounds each file between two checks."""
+
+    PERIOD_S = 0.2
+
+    def __init__(self, folders: list[Path], limit_bytes: int, on_full):
+        super().__init__(daemon=True)
+        self.folders, self.limit, self.on_full = folders, limit_bytes, on_full
+        self.start_bytes = folder_bytes(folders)
+        self.full = threading.Event()
+        self.done = threading.Event()
+
+    def written(self) -> int:
+        return folder_bytes(self.folders) - self.start_bytes
+
+    def run(self) -> None:
+        while not self.done.wait(self.PERIOD_S):
+            if self.written() > self.limit:
+                self.full.set()
+                self.on_full()
+                return
+
+    def check_final(self) -> None:
+        self.done.set()
+        if not self.full.is_set() and self.written() > self.limit:
+            self.full.set()
+
+
 def run_captured(
     cmd: list[str],
     cwd: Path,
@@ -98,23 +159,31 @@ def run_captured(
     output_cap: int = 1 << 20,
     limits: Limits | None = None,
     stdin_data: bytes | None = None,
+    step: Step | None = None,
 ) -> Captured:
+    """Run `cmd` inside `step`'s sandbox where given (per rank: `cmd` already wraps
+    each rank, see launch.launch_argv), its folders under the disk limit."""
     flood_at = limits.flood_bytes if limits else 1 << 30
-    cgroup = PidsCgroup.create(limits.processes) if limits else None
+    if step is not None and not step.isolation.per_rank:
+        cmd, cwd = step.wrap(cmd), step.cwd
+        if step.level == "apptainer":
+            env = apptainer_env(env)
+    cgroup = StepCgroup.create(limits.processes, limits.memory_mb) if limits else None
     try:
-        return _run(cmd, cwd, env, timeout_s, output_cap, limits, flood_at, cgroup)
+        return _run(cmd, cwd, env, timeout_s, output_cap, limits, flood_at, cgroup, step)
     finally:
         if cgroup is not None:
             cgroup.remove()
 
 
 def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, output_cap: int,
-         limits: Limits | None, flood_at: int, cgroup: PidsCgroup | None) -> Captured:
+         limits: Limits | None, flood_at: int, cgroup: StepCgroup | None, step: Step | None) -> Captured:
     t0 = time.perf_counter()
     try:
         proc = subprocess.Popen(
             cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, preexec_fn=_limit_preexec(limits, cgroup),
+            stderr=subprocess.PIPE,
+            preexec_fn=_limit_preexec(limits, cgroup, step is not None and step.isolation.per_rank),
         )
     except OSError as e:
         return Captured(127, None, False, f"could not start: {e}", 0.0, "", str(e), False, False, 0, 0)
@@ -128,6 +197,10 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, outpu
     err = _Reader(proc.stderr, output_cap, flood_at, on_flood)
     out.start()
     err.start()
+    disk = None
+    if limits is not None and step is not None and step.writable:
+        disk = _DiskWatch(step.writable, limits.disk_mb * 1024 * 1024, lambda: kill_group(proc.pid))
+        disk.start()
     timed_out = False
     try:
         proc.wait(timeout=timeout_s)
@@ -140,25 +213,33 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, outpu
         kill_group(proc.pid)
         raise
     wall = time.perf_counter() - t0
+    if disk is not None:
+        disk.check_final()
     # Orphans that left the launcher behind (a fork bomb, a daemonised child) die too.
     kill_group(proc.pid)
-    refused = 0
+    refused = oom = 0
     if cgroup is not None:  # and what left the group with setsid, before it can hold our pipes open
-        refused = cgroup.refused_forks()
+        refused, oom = cgroup.refused_forks(), cgroup.oom_kills()
         cgroup.kill_all()
     out.join(5)
     err.join(5)
     rc = proc.returncode
     sig = -rc if rc is not None and rc < 0 else None
     reason = ""
-    if timed_out:
+    # The limit the step hit comes first: a run whose ranks were killed at the memory limit
+    # may still reach its timeout while the launcher waits for the rest.
+    hit = [f"disk limit {limits.disk_mb} MB"] if disk is not None and disk.full.is_set() else []
+    hit += [f"memory limit {limits.memory_mb} MB"] if oom else []
+    if hit:
+        reason = "; ".join(hit + ([f"timeout after {timeout_s:g} s"] if timed_out else []))
+    elif timed_out:
         reason = f"timeout after {timeout_s:g} s"
     elif flooded.is_set():
         reason = f"output flood: more than {flood_at} bytes"
-    elif sig == signal.SIGXCPU:
+    elif sig == signal.SIGXCPU or rc == 128 + signal.SIGXCPU:  # launchers and bwrap exit 128 + signal
         reason = "cpu time limit"
-    elif sig == signal.SIGXFSZ:
-        reason = "file size limit"
+    elif sig == signal.SIGXFSZ or rc == 128 + signal.SIGXFSZ:
+        reason = f"file size limit {limits.file_size_mb if limits else '?'} MB"
     elif sig is not None:
         reason = f"killed by signal {signal.Signals(sig).name}"
     if refused:

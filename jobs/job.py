@@ -27,6 +27,7 @@ from hpcbench.jobs.launch import launch_argv, run_env
 from hpcbench.jobs.logview import parse_log_view_xml, parse_options_left
 from hpcbench.jobs.malloc_dump import parse_malloc_dump
 from hpcbench.jobs.records import CaseRun, JobResult, JobSpec, RunResult, TimingSummary, compact, save_model
+from hpcbench.jobs.sandbox import Step
 from hpcbench.jobs.valgrind import parse_valgrind_xml, valgrind_path, valgrind_prefix
 from hpcbench.petsc_env import PetscInstall, find_petsc
 
@@ -81,7 +82,8 @@ def null_program(spec: JobSpec, petsc: PetscInstall) -> Path | None:
     tmp.mkdir(parents=True)
     (tmp / "null.c").write_text(NULL_PROGRAM)
     with slots.hold(1):
-        res = build_submission(tmp, ["null.c"], "null.c", petsc, timeout_s=spec.build_timeout_s)
+        res = build_submission(tmp, ["null.c"], "null.c", petsc, timeout_s=spec.build_timeout_s,
+                               isolation=spec.isolation, limits=spec.limits)
     if res.exit_code != 0:
         shutil.rmtree(tmp, ignore_errors=True)
         return None
@@ -101,23 +103,31 @@ class Runner:
         stage_sources(spec, self.run_dir)
         self.env = run_env(petsc.env(), spec.launcher)
         self.own_sources = {Path(f).name for f in spec.files}
+        # The sandbox of every run: its run folder and logs writable, the binary (and the
+        # shared null program) read-only; nothing else of the campaign.
+        readonly = [build_dir] + ([Path(spec.null_program_dir)] if spec.null_program_dir else [])
+        work = build_dir.parent
+        self.step = Step(spec.isolation, petsc, cwd=self.run_dir, writable=[self.run_dir, log_dir],
+                         readonly=[p for p in readonly if p.is_dir()],
+                         scratch=work / "tmp" if spec.isolation.per_rank else None)
+        self.env.update(self.step.rank_env())
 
     def _run(self, binary: Path, case: CaseRun, kind: str, repeat: int, extra: list[str],
              prefix: list[str] | None = None, ranks: int | None = None) -> RunResult:
         ranks = ranks or case.ranks
         program = [*(prefix or []), str(binary), *case.args, *self.spec.variant.runtime_options, *extra]
-        argv, over = launch_argv(self.spec.launcher, ranks, self.spec.cores, program)
+        argv, over = launch_argv(self.spec.launcher, ranks, self.spec.cores, program, self.step)
         limit = case.time_limit_s * (30 if kind == "valgrind" else 1) + (10 if kind == "valgrind" else 0)
         with slots.hold(min(ranks, self.spec.cores)):
             cap = run_captured(argv, cwd=self.run_dir, env=self.env, timeout_s=limit,
-                               output_cap=self.spec.limits.output_bytes, limits=self.spec.limits)
+                               output_cap=self.spec.limits.output_bytes, limits=self.spec.limits, step=self.step)
         return RunResult(
             case=case.case, ranks=ranks, kind=kind, repeat=repeat, variant=self.spec.variant.name,
             command=argv, exit_code=cap.exit_code, signal=cap.signal, timed_out=cap.timed_out,
             stopped_reason=cap.stopped_reason, wall_s=cap.wall_s, stdout=cap.stdout, stderr=cap.stderr,
             stdout_truncated=cap.stdout_truncated, stderr_truncated=cap.stderr_truncated,
             stdout_bytes=cap.stdout_bytes, stderr_bytes=cap.stderr_bytes, oversubscribed=over,
-            hostnames=[socket.gethostname()],
+            hostnames=[socket.gethostname()], isolation=self.spec.isolation.level,
         )
 
     def log_file(self, case: CaseRun, kind: str, repeat: int) -> Path:
@@ -184,7 +194,8 @@ def run_job(spec: JobSpec) -> JobResult:
     log_dir.mkdir(parents=True)
     result = JobResult(job_id=spec.job_id, agent=spec.agent, problem=spec.problem, attempt=spec.attempt,
                        hostname=socket.gethostname(), started=now(), cores=spec.cores,
-                       scheduler_job_id=os.environ.get("SLURM_JOB_ID", os.environ.get("PBS_JOBID", "")))
+                       scheduler_job_id=os.environ.get("SLURM_JOB_ID", os.environ.get("PBS_JOBID", "")),
+                       isolation=spec.isolation.level)
     interrupt.track(result)
     try:
         petsc = find_petsc(spec.variant.petsc_dir, spec.variant.petsc_arch)
@@ -197,12 +208,13 @@ def run_job(spec: JobSpec) -> JobResult:
     result.compilers = {"mpicc": first_line(["mpicc", "--version"])}
     stage_sources(spec, build_dir)
     with slots.hold(1):
-        result.build = build_submission(build_dir, spec.files, spec.entry, petsc, timeout_s=spec.build_timeout_s)
+        result.build = build_submission(build_dir, spec.files, spec.entry, petsc, timeout_s=spec.build_timeout_s,
+                                        isolation=spec.isolation, limits=spec.limits)
     if result.build.exit_code != 0:
         return _finish(result, t0)
     binary = build_dir / BINARY_NAME
+    null_bin = null_program(spec, petsc)  # before the runner: its sandbox shows the null program's folder
     runner = Runner(spec, petsc, build_dir, log_dir)
-    null_bin = null_program(spec, petsc)
     nulls: dict[int, list[RunResult]] = {}
     for case in spec.runs:
         first = runner.instrumented(binary, case)
@@ -256,7 +268,18 @@ def main(argv: list[str] | None = None) -> int:
     # A cancelled job has no result: its partial record stays beside the job, and
     # `submit --resume` reruns it because records/ has nothing for it.
     save_model(aside if result.status == "cancelled" else Path(spec.record_path), compact(result))
+    if result.status != "cancelled" and not spec.keep_work:
+        remove_work(spec)
     return 0
+
+
+def remove_work(spec: JobSpec) -> None:
+    """The record holds all a job's results: its folders (sources, objects, binary,
+    logs, whatever the program wrote) go, unless --keep-work. job.log is the
+    executor's, a few kilobytes, and stays for debugging."""
+    work = Path(spec.work_dir)
+    for sub in ("build", "run", "logs", "tmp"):
+        shutil.rmtree(work / sub, ignore_errors=True)
 
 
 def cancelled_path(spec: JobSpec) -> Path:

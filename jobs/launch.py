@@ -6,6 +6,7 @@ import os
 import shlex
 
 from hpcbench.jobs.records import Launcher
+from hpcbench.jobs.sandbox import Step, step_env
 
 
 def mpi_env() -> dict[str, str]:
@@ -18,17 +19,21 @@ def mpi_env() -> dict[str, str]:
 
 
 def run_env(petsc_env: dict[str, str], launcher: Launcher) -> dict[str, str]:
-    """The environment an untrusted program runs in: ours, PETSc's, MPI's and the
-    launcher's, without PETSC_OPTIONS (no options the submitting user left around)."""
-    env = {**os.environ, **petsc_env, **mpi_env(), **launcher.env}
-    env.pop("PETSC_OPTIONS", None)
-    return env
+    """The environment an untrusted program runs in: the allow-listed part of ours
+    (never a key), PETSc's, MPI's and the launcher's, without PETSC_OPTIONS (no
+    options the submitting user left around)."""
+    return step_env({**petsc_env, **mpi_env(), **launcher.env})
 
 
-def launch_argv(launcher: Launcher, ranks: int, cores: int, program: list[str]) -> tuple[list[str], bool]:
-    """argv for `program` at `ranks` ranks, and whether that oversubscribes `cores`."""
+def launch_argv(launcher: Launcher, ranks: int, cores: int, program: list[str],
+                step: Step | None = None) -> tuple[list[str], bool]:
+    """argv for `program` at `ranks` ranks, and whether that oversubscribes `cores`.
+    With a per-rank `step` (batch schedulers) each rank is wrapped in its sandbox
+    here; otherwise the caller wraps the whole launch (capture.run_captured)."""
     over = ranks > cores
     argv = shlex.split(launcher.template.format(ranks=ranks, ppn=ranks, depth=1))
     if over and launcher.oversubscribe_flag:
         argv.append(launcher.oversubscribe_flag)
+    if step is not None and step.isolation.per_rank:
+        program = step.wrap(program)
     return argv + program, over

@@ -29,8 +29,11 @@ class Limits(Model):
     values are refused: rlimits would fail in preexec_fn or stop every run, silently."""
 
     cpu_s: int = Field(600, ge=1, le=7 * 86400)
-    memory_mb: int = Field(4096, ge=64)  # address space per process; below ~64 MB mpiexec cannot start
+    # per step (build, or run with all its ranks) in its cgroup, else per process; below ~64 MB
+    # mpiexec cannot start
+    memory_mb: int = Field(4096, ge=64)
     file_size_mb: int = Field(256, ge=1)
+    disk_mb: int = Field(512, ge=1)  # bytes written into a step's own folder, all files together
     processes: int = Field(256, ge=8)  # mpiexec and its helpers need several
     output_bytes: int = Field(1 << 20, ge=1)  # kept per stream; the rest is counted and dropped
     flood_bytes: int = Field(64 << 20, ge=1)  # a run printing more than this is stopped
@@ -49,6 +52,18 @@ class Launcher(Model):
     template: str = Field("mpiexec -n {ranks}", min_length=1)
     oversubscribe_flag: str = "--oversubscribe"  # added when ranks exceed the cores
     env: dict[str, str] = {}
+
+
+IsolationLevel = Literal["bwrap", "apptainer", "none"]
+
+
+class Isolation(Model):
+    """The sandbox around every build and run (jobs/sandbox.py)."""
+
+    level: IsolationLevel = "bwrap"
+    per_rank: bool = False  # batch schedulers: the launcher (srun, PALS mpiexec) outside, each rank inside
+    binds: list[str] = []  # extra read-only paths the toolchain needs (a site's compilers, MPI, modules)
+    image: str = ""  # apptainer: the container image
 
 
 class Variant(Model):
@@ -81,6 +96,8 @@ class JobSpec(Model):
     variant: Variant
     launcher: Launcher = Launcher()
     limits: Limits = Limits()
+    isolation: Isolation = Isolation()
+    keep_work: bool = False  # work/<job> stays after the record is written
     timing_repeats: int = Field(3, ge=1, le=100)
     valgrind: bool = True
     build_timeout_s: float = Field(300.0, gt=0)
@@ -108,6 +125,8 @@ class BuildResult(Model):
     stdout_truncated: bool = False
     stderr_truncated: bool = False
     makefile: str = ""
+    stopped_reason: str = ""  # timeout | memory limit N MB | disk limit N MB | ...
+    isolation: str = ""  # the sandbox it ran in: bwrap | apptainer | none
 
 
 class LogEvent(Model):
@@ -187,6 +206,7 @@ class RunResult(Model):
     stdout_bytes: int = 0
     stderr_bytes: int = 0
     oversubscribed: bool = False
+    isolation: str = ""  # the sandbox it ran in: bwrap | apptainer | none
     log_view: LogView | None = None
     leaks: list[Leak] = []
     malloc_dump_seen: bool = False
@@ -236,6 +256,7 @@ class JobResult(Model):
     mpi_version: str = ""
     compilers: dict[str, str] = {}
     cores: int = 1
+    isolation: str = ""  # the job's sandbox level; each build and run records its own too
     extra: dict[str, str] = Field(default_factory=dict)
 
 

@@ -26,6 +26,10 @@ command -v cc >/dev/null || missing+=(build-essential)
 command -v make >/dev/null || missing+=(make)
 command -v mpicc >/dev/null || missing+=(libopenmpi-dev openmpi-bin)
 command -v valgrind >/dev/null || missing+=(valgrind)
+# the sandbox around every build and run of an untrusted program (docs/security.md)
+command -v bwrap >/dev/null || missing+=(bubblewrap)
+# the security tests run a sandboxed step as `nobody` through setpriv
+command -v setpriv >/dev/null || missing+=(util-linux)
 # headless Chromium: the tests render the HTML report in it
 command -v chromium >/dev/null || command -v chromium-browser >/dev/null || missing+=(chromium)
 command -v pkg-config >/dev/null || missing+=(pkg-config)

@@ -119,6 +119,12 @@ def test_reference_campaign_through_sbatch_arrays_and_sacct(slurm_cluster, sampl
         rec = json.loads((out / "records" / f"{jid}.json").read_text())
         assert rec["status"] == "done" and rec["scheduler_job_id"] == e["sched_id"].split("_")[0]
         assert rec["runs"][0]["command"][:2] == ["srun", "--mpi=pmix"]
+        # srun outside, each rank in its own bubblewrap sandbox; the build sandboxed whole
+        cmd = rec["runs"][0]["command"]
+        assert any(Path(a).name == "bwrap" for a in cmd) and cmd.index("--") > cmd.index("srun")
+        assert rec["isolation"] == rec["build"]["isolation"] == "bwrap"
+        assert all(r["isolation"] == "bwrap" for r in rec["runs"])
+        assert not (out / "work" / jid / "build").exists()  # removed once the record was written
     rows = _report(out)
     local = json.loads(hpcbench("report", str(sample_campaign), "--format", "json").stdout)["submissions"]
     local = {(r["agent"], r["problem"]): r for r in local}

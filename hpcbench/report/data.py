@@ -54,6 +54,21 @@ class Report:
     def categories(self) -> list[str]:
         return list(self.weights) or CATEGORIES
 
+    def unisolated(self) -> list[dict]:
+        """Attempts built or run outside a sandbox (site `isolation: none`, or records
+        from before the sandbox existed): their programs could read what they should not."""
+        return [r for r in self.rows if r.get("isolation") and set(r["isolation"]) - {"bwrap", "apptainer"}]
+
+    def isolation_warning(self) -> str:
+        bad = self.unisolated()
+        if not bad:
+            return ""
+        levels = sorted({lv for r in bad for lv in r["isolation"]} - {"bwrap", "apptainer"})
+        return (f"Warning: {len(bad)} of {len(self.rows)} attempts were built or run without isolation "
+                f"({', '.join(levels)}): their programs could read the hidden checks, other jobs' outputs and "
+                f"keys, so their scores are not trustworthy (docs/security.md; source: each record's "
+                f"`isolation`).")
+
     @property
     def scored(self) -> list[dict]:
         """Rows that count towards the composite: every solvable problem's attempt,
@@ -120,7 +135,9 @@ def campaign_facts(h5_path: Path) -> tuple[dict, dict[str, dict]]:
                                             "campaign_id", "collected") if k in f.attrs}
         subs = live_submissions(f)
         builds = f["builds"].fields(["wall_s"])[()]
-        runs = f["runs"].fields(["kind", "exit_code", "signal", "timed_out", "stopped_reason", "wall_s"])[()]
+        builds_iso = f["builds"].fields(["isolation"])[()]
+        runs = f["runs"].fields(["kind", "exit_code", "signal", "timed_out", "stopped_reason", "wall_s",
+                                 "isolation"])[()]
         codes = strings(f)
         texts = Texts(f)
     out = {}
@@ -136,6 +153,8 @@ def campaign_facts(h5_path: Path) -> tuple[dict, dict[str, dict]]:
                       "timed_out": bool(r["timed_out"]), "stopped_reason": codes[r["stopped_reason"]]}
                      for r in mine],
             "generation": _generation(texts.get(s["submission_json_off"], s["submission_json_len"])),
+            # sandbox levels of the build and runs ("none" where a record predates the sandbox)
+            "isolation": sorted({codes[x["isolation"]] or "none" for x in [*builds_iso[bs:bs + bn], *mine]}),
         }
     return prov, out
 
@@ -157,7 +176,8 @@ def load(h5_path: Path, scoring_id: str | None = None) -> Report:
                                  "failed_gate", "composite", "tier", "partial", "left_out", "categories", "unscored")},
             "build_s": sub["build_s"] if sub else None, "run_s": sub["run_s"] if sub else None, "evaluators": evs,
             "stage": stage, "stop_reason": reason, "generation": sub["generation"] if sub else {},
-            "judge_cost": judge, "source": r["source"], "submission": r["submission"],
+            "judge_cost": judge, "isolation": sub["isolation"] if sub else [],
+            "source": r["source"], "submission": r["submission"],
             "explain": f"hpcbench explain {h5_path.parent} {r['source']}",
             "why": evs.get(r["failed_gate"], {}).get("rationale", "") if r["failed_gate"] else "",
         })

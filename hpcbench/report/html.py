@@ -59,6 +59,8 @@ def to_html(h5_path: Path, scoring_id: str | None = None) -> str:
              f"a cell for the HDF5 path and the command that re-derives it "
              f"(<code>hpcbench explain {_e(rep.campaign)} PATH</code>).</p>",
              "<ul>" + "".join(f"<li>{_e(k)}: {_e(v)}</li>" for k, v in rep.provenance.items()) + "</ul>"]
+    if rep.isolation_warning():
+        parts.append(f"<p class='warning'><strong>{_e(rep.isolation_warning())}</strong></p>")
     lb = leaderboard(rep)
     body = []
     for r in lb:

@@ -17,6 +17,8 @@ def markdown(h5_path: Path, scoring_id: str | None = None, plot_file: str | None
              f"tables or scores/{sid}.h5 (docs/store.md); "
              f"`hpcbench explain {rep.campaign} PATH` prints the value there and how it was derived.", ""]
     lines += [f"- {k}: {v}" for k, v in rep.provenance.items()] + [""]
+    if rep.isolation_warning():
+        lines += [f"**{rep.isolation_warning()}**", ""]
     lb = leaderboard(rep)
     cats = rep.categories
     lines += ["## Leaderboard", "",

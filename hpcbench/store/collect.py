@@ -142,8 +142,8 @@ class _Writer:
         b = rec.build
         if b is not None:
             self.add("builds", (sid, b.exit_code, b.timed_out, b.wall_s, b.stdout_truncated, b.stderr_truncated,
-                                *self.text(b.command), *self.text(b.stdout), *self.text(b.stderr),
-                                *self.text(b.makefile)))
+                                self.code(b.isolation), *self.text(b.command), *self.text(b.stdout),
+                                *self.text(b.stderr), *self.text(b.makefile)))
         code = self.code
         for i, run in enumerate(rec.runs):
             lv = run.log_view
@@ -153,7 +153,7 @@ class _Writer:
                               run.stderr_truncated, run.stdout_bytes, run.stderr_bytes,
                               np.nan if lv is None or lv.total_time_s is None else lv.total_time_s,
                               np.nan if lv is None or lv.max_memory_bytes is None else lv.max_memory_bytes,
-                              run.malloc_dump_seen, code(",".join(run.hostnames)),
+                              run.malloc_dump_seen, code(",".join(run.hostnames)), code(run.isolation),
                               *self.text(run.stdout), *self.text(run.stderr)))
             for path, name, *nums in events.get(i, ()):
                 self.add("log_view", (sid, i, code(path), code(name), *nums))

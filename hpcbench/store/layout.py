@@ -33,16 +33,16 @@ TABLES: dict[str, list[tuple[str, str]]] = {
     ],
     "builds": [
         ("sub_id", "i8"), ("exit_code", "i4"), ("timed_out", "?"), ("wall_s", "f8"),
-        ("stdout_truncated", "?"), ("stderr_truncated", "?"), ("command", "text"), ("stdout", "text"),
-        ("stderr", "text"), ("makefile", "text"),
+        ("stdout_truncated", "?"), ("stderr_truncated", "?"), ("isolation", "code"),
+        ("command", "text"), ("stdout", "text"), ("stderr", "text"), ("makefile", "text"),
     ],
     "runs": [
         ("sub_id", "i8"), ("run", "i4"), ("case", "code"), ("ranks", "i4"), ("kind", "code"), ("repeat", "i4"),
         ("variant", "code"), ("exit_code", "i4"), ("signal", "i4"), ("timed_out", "?"),
         ("stopped_reason", "code"), ("wall_s", "f8"), ("oversubscribed", "?"), ("stdout_truncated", "?"),
         ("stderr_truncated", "?"), ("stdout_bytes", "i8"), ("stderr_bytes", "i8"), ("petsc_time_s", "f8"),
-        ("max_memory_bytes", "f8"), ("malloc_dump_seen", "?"), ("hostnames", "code"), ("stdout", "text"),
-        ("stderr", "text"),
+        ("max_memory_bytes", "f8"), ("malloc_dump_seen", "?"), ("hostnames", "code"), ("isolation", "code"),
+        ("stdout", "text"), ("stderr", "text"),
     ],
     "timings": [
         ("sub_id", "i8"), ("case", "code"), ("ranks", "i4"), ("repeats", "i4"), ("wall_median_s", "f8"),

@@ -1,0 +1,223 @@
+"""The sandbox around every untrusted step: a build, or a run of a submission.
+
+A step sees only its own folders read-write, the system's programs and libraries
+(/usr, the parts of /etc that compilers, MPI and the C library read, /sys
+read-only for hwloc) and PETSc's installation read-only: PETSC_DIR[/PETSC_ARCH]
+alone, never the virtual environment that holds it (hpcbench's own package and
+problems/ live there too), plus the external libraries PETSc's makefiles name. It
+has a private /tmp and /dev/shm, its own /proc, no network and a pid namespace, so
+nothing it starts outlives it, whatever cgroup it writes itself into. Its
+environment is built from an allow-list (`step_env`), never the caller's.
+
+Levels (site config `isolation`): `bwrap` (bubblewrap, user namespaces; locally
+and on clusters that allow them), `apptainer` (a site's container runtime and
+image), `none` (nothing: reports warn). Locally the launcher runs inside the
+sandbox with its ranks (one sandbox per step); on Slurm and PBS the launcher
+stays outside (srun and PALS must reach their daemons) and each rank is wrapped
+(`per_rank`): then the network is shared (ranks on several nodes talk through it)
+and /tmp and /dev/shm are one folder of the step shared by its ranks on a node.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hpcbench.jobs.records import Isolation
+from hpcbench.petsc_env import PetscInstall
+
+# Caller's variables a step may see: toolchain and library paths, locale, and what
+# MPI launchers, PMI/PMIx, OpenMP, GPU runtimes and Cray's compiler wrappers read.
+ENV_NAMES = frozenset({
+    "PATH", "LD_LIBRARY_PATH", "LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH", "PKG_CONFIG_PATH",
+    "LANG", "LC_ALL", "LC_CTYPE", "TZ", "USER", "LOGNAME", "CC", "CXX", "MPICC",
+})
+ENV_PREFIXES = (
+    "OMPI_", "PMIX_", "PMI_", "SLURM_", "PALS_", "MPICH_", "I_MPI_", "FI_", "UCX_", "HWLOC_",
+    "OMP_", "KMP_", "GOMP_", "CUDA_", "NVIDIA_", "ROCR_", "HIP_", "HSA_", "ZE_", "SYCL_",
+    "ONEAPI_DEVICE_", "CRAY_", "PE_", "NCCL_",
+)
+# Whatever an allowed prefix lets through, these never pass: they name credentials.
+SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|COOKIE|AUTH", re.I)
+DENIED = frozenset({"PETSC_OPTIONS"})  # options the submitting user left around change the program
+
+# /etc: what compilers, Open MPI/MPICH, the dynamic linker and getpwuid read.
+# Not all of /etc: it holds keys (munge, ssh) and shadow files that root could read.
+ETC = ("alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "openmpi", "mpich", "passwd", "group",
+       "hosts", "host.conf", "nsswitch.conf", "localtime", "hostname", "environment-modules", "lmod",
+       "valgrind", "gcc", "pmix")
+# Merged-/usr distributions make these symlinks; older ones have real folders.
+TOP = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+
+
+def step_env(extra: Mapping[str, str], base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of an untrusted step: allowed variables of `base` (the
+    caller's), then `extra` (PETSc's, MPI's, the site launcher's: ours, trusted)."""
+    base = os.environ if base is None else base
+    env = {k: v for k, v in base.items()
+           if (k in ENV_NAMES or k.startswith(ENV_PREFIXES)) and not SECRET.search(k)}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.update(HOME="/tmp", TMPDIR="/tmp")
+    env.update(extra)
+    for k in DENIED:
+        env.pop(k, None)
+    return env
+
+
+_PATH_FLAG = re.compile(r"(?:-Wl,-rpath,|-rpath[ =]|-L|-I)(/[^\s,]+)")
+
+
+def petsc_paths(petsc: PetscInstall) -> list[Path]:
+    """PETSc's installation alone, and the external libraries and headers its
+    makefiles name (a site PETSc links hypre, MKL ... from other prefixes)."""
+    pd = Path(petsc.petsc_dir)
+    if petsc.petsc_arch:  # in-tree build: the arch folder, headers and the shared makefiles
+        paths = [pd / petsc.petsc_arch, pd / "include", pd / "lib" / "petsc", pd / "share" / "petsc"]
+    else:
+        paths = [pd]
+    try:
+        text = (petsc.conf_dir / "petscvariables").read_text(errors="replace")
+    except OSError:
+        text = ""
+    for m in _PATH_FLAG.finditer(text):
+        p = Path(m.group(1))
+        if p.is_dir() and not p.is_relative_to("/usr") and p not in paths:
+            paths.append(p)
+    return [p for p in paths if p.exists()]
+
+
+@dataclass
+class Step:
+    """What one untrusted step may see and where it starts."""
+
+    isolation: Isolation
+    petsc: PetscInstall
+    cwd: Path
+    writable: list[Path]
+    readonly: list[Path] = field(default_factory=list)
+    scratch: Path | None = None  # per_rank: the step's /tmp and /dev/shm, shared by its ranks
+
+    @property
+    def level(self) -> str:
+        return self.isolation.level
+
+    def ro_paths(self) -> list[Path]:
+        extra = [Path(os.path.expandvars(b)) for b in self.isolation.binds]
+        return [*petsc_paths(self.petsc), *extra, *self.readonly]
+
+    def rank_env(self) -> dict[str, str]:
+        """Variables ranks wrapped one by one need: each is in its own user namespace, so
+        Open MPI's cross-memory attach cannot work and PMIx's shared-memory store cannot be
+        locked; both have a plain fallback, chosen here rather than found by failing."""
+        if not self.isolation.per_rank or self.level == "none":
+            return {}
+        return {"OMPI_MCA_btl_vader_single_copy_mechanism": "none", "PMIX_MCA_gds": "hash"}
+
+    def wrap(self, argv: list[str]) -> list[str]:
+        """argv run inside this step's sandbox (unchanged at level `none`)."""
+        if self.level == "bwrap":
+            return [*bwrap_prefix(self), *argv]
+        if self.level == "apptainer":
+            return [*apptainer_prefix(self), *argv]
+        return list(argv)
+
+
+def _bind(flag: str, p: Path) -> list[str]:
+    return [flag, str(p), str(p)]
+
+
+def bwrap_prefix(step: Step) -> list[str]:
+    bwrap = shutil.which("bwrap") or "bwrap"
+    args = [bwrap, "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    if step.isolation.per_rank:
+        # The launcher outside starts ranks that must reach each other and its daemons: the
+        # network stays, and so does the pid namespace (Open MPI's shared-memory transport
+        # tells ranks apart by pid: all of them pid 2 crash it). A rank's daemon is then left
+        # to the scheduler's process tracking (proctrack/cgroup) and cannot leave its cgroup.
+        args += ["--unshare-user-try", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    else:
+        args += ["--unshare-all"]
+    args += _bind("--ro-bind", Path("/usr"))
+    for top in TOP:
+        p = Path("/") / top
+        if p.is_symlink():
+            args += ["--symlink", os.readlink(p), str(p)]
+        elif p.is_dir():
+            args += _bind("--ro-bind", p)
+    for name in ETC:
+        p = Path("/etc") / name
+        if p.exists():
+            args += _bind("--ro-bind", p)
+    args += _bind("--ro-bind", Path("/sys"))  # hwloc reads the topology there (and warns without it)
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    if step.scratch is not None:
+        step.scratch.mkdir(parents=True, exist_ok=True)
+        args += ["--bind", str(step.scratch), "/tmp", "--bind", str(step.scratch), "/dev/shm"]
+    else:
+        args += ["--tmpfs", "/tmp", "--tmpfs", "/dev/shm"]
+    for p in step.ro_paths():
+        if p.exists():
+            args += _bind("--ro-bind", p)
+    for p in step.writable:
+        args += _bind("--bind", p)
+    # Per rank, nothing of the PMI/PMIx server is bound (its variables are set per step, after
+    # this argv is built): with the network shared, srun --mpi=pmix ranks of Open MPI start
+    # (measured on the Slurm test cluster); a site whose PMI needs a folder adds it to binds.
+    args += ["--chdir", str(step.cwd), "--"]
+    return args
+
+
+def apptainer_prefix(step: Step) -> list[str]:
+    """`apptainer exec` with everything contained (own pid and ipc namespaces, no
+    home, a clean environment: the step's reaches it as APPTAINERENV_ variables,
+    see apptainer_env), only the step's folders and PETSc bound."""
+    if not step.isolation.image:
+        raise ValueError("isolation apptainer needs isolation_image (the site's container image)")
+    args = [shutil.which("apptainer") or "apptainer", "exec", "--no-home", "--writable-tmpfs"]
+    if step.isolation.per_rank:
+        # Each rank inherits the launcher's environment (ours, allow-listed, with the PMI
+        # variables it needs): contained file systems and IPC, not a clean environment.
+        args += ["--contain", "--ipc"]
+    else:
+        args += ["--containall", "--net", "--network", "none"]
+    for p in step.ro_paths():
+        args += ["--bind", f"{p}:{p}:ro"]
+    for p in step.writable:
+        args += ["--bind", f"{p}:{p}"]
+    args += ["--pwd", str(step.cwd), step.isolation.image]
+    return args
+
+
+def apptainer_env(env: Mapping[str, str]) -> dict[str, str]:
+    """Apptainer's --cleanenv drops the caller's variables; APPTAINERENV_ ones reach the step."""
+    out = {k: v for k, v in env.items() if k in ("PATH",)}
+    out.update({f"APPTAINERENV_{k}": v for k, v in env.items()})
+    return out
+
+
+def describe(argv: list[str]) -> str:
+    return shlex.join(argv)
+
+
+def bwrap_works() -> tuple[bool, str]:
+    """Can this machine start a bubblewrap sandbox (user namespaces allowed)?"""
+    import subprocess
+
+    exe = shutil.which("bwrap")
+    if exe is None:
+        return False, "bwrap not found (Debian: apt-get install bubblewrap)"
+    try:
+        out = subprocess.run([exe, "--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr",
+                              "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
+                              "--symlink", "usr/lib64", "/lib64", "--proc", "/proc", "--", "/usr/bin/true"],
+                             capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as e:
+        return False, f"bwrap failed to start: {e}"
+    if out.returncode != 0:
+        return False, f"bwrap failed: {out.stderr.strip()[:300]}"
+    return True, exe
