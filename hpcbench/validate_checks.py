@@ -175,7 +175,7 @@ def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
     from hpcbench.executors import executor_for
     from hpcbench.problem import load_problems
     from hpcbench.site import load_site
-    from hpcbench.submission import load_tree, reference_submission
+    from hpcbench.submission import load_submission, reference_submission
 
     bundles = load_problems(None, problem_ids)
     out = Path(out)
@@ -184,9 +184,16 @@ def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
     if not bundles:
         raise ConfigError(out, "--problems", "none of these problems has a mutants/mutants.json library")
     site = load_site(site_name).model_copy(update={"valgrind": False, "timing_repeats": 0})
-    subs, bad = load_tree(out / "programs", set(bundles))
-    if bad:
-        raise ConfigError(bad[0].path, bad[0].field, bad[0].reason)
+    subs = []
+    for pid, lib in libs.items():
+        for kind in ("wrong", "valid"):
+            for prog in getattr(lib, kind):
+                if only and prog.name not in only:
+                    continue
+                got = load_submission(out / "programs" / kind / pid / prog.name, kind, pid, None, prog.name)
+                if not hasattr(got, "meta"):
+                    raise ConfigError(got.path, got.field, got.reason)
+                subs.append(got)
     for pid, b in bundles.items():
         ref = reference_submission(b.folder, pid)
         if not hasattr(ref, "meta"):
