@@ -199,7 +199,9 @@ def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
         if not hasattr(ref, "meta"):
             raise ConfigError(ref.path, ref.field, ref.reason)
         subs.append(ref)
+    retried = _retried_before(out / "campaign")
     campaign, plan = create_campaign(out / "campaign", site, bundles, subs, [])
+    _keep_retried(campaign, plan.jobs, retried)
     reports = {pid: ProblemReport(pid) for pid in bundles}
     for s in plan.skipped:
         reports[s.problem].error = f"skipped: {s.reason}"
@@ -237,6 +239,36 @@ def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
     for r in reports.values():
         r.outcomes.sort(key=lambda o: (o.kind != "wrong", o.name))
     return [reports[p] for p in sorted(reports)]
+
+
+def _retried_before(root: Path) -> dict[str, tuple[str, str]]:
+    """Spec and record of every finished job, read before planning rewrites the specs."""
+    out = {}
+    for spec in sorted((root / "specs").glob("*.json")) if (root / "specs").is_dir() else []:
+        rec = root / "records" / spec.name
+        if rec.is_file():
+            out[spec.stem] = (spec.read_text(), rec.read_text())
+    return out
+
+
+def _keep_retried(campaign, jobs: list, before: dict[str, tuple[str, str]]) -> None:
+    """A job retried with longer limits keeps its record: planning saw a changed spec and
+    dropped it, though only the time limits differ."""
+    from hpcbench.jobs.records import JobSpec
+
+    for spec in jobs:
+        if spec.job_id not in before or campaign.record_path(spec.job_id).is_file():
+            continue
+        old_text, rec_text = before[spec.job_id]
+        old = JobSpec.model_validate_json(old_text)
+        if len(old.runs) != len(spec.runs):
+            continue
+        only_longer = all(o.time_limit_s >= r.time_limit_s
+                          and o.model_copy(update={"time_limit_s": r.time_limit_s}) == r
+                          for o, r in zip(old.runs, spec.runs, strict=True))
+        if only_longer and old.model_copy(update={"runs": spec.runs}) == spec:
+            (campaign.specs_dir / f"{spec.job_id}.json").write_text(old_text)
+            campaign.record_path(spec.job_id).write_text(rec_text)
 
 
 def _timed_out(campaign, jobs: list) -> list:
