@@ -201,14 +201,14 @@ def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
         subs.append(ref)
     retried = _retried_before(out / "campaign")
     campaign, plan = create_campaign(out / "campaign", site, bundles, subs, [])
-    _keep_retried(campaign, plan.jobs, retried)
+    kept = _keep_retried(campaign, plan.jobs, retried)
     reports = {pid: ProblemReport(pid) for pid in bundles}
     for s in plan.skipped:
         reports[s.problem].error = f"skipped: {s.reason}"
     todo = pending(campaign, plan.jobs)
     if todo:
         executor_for(site, campaign).submit(todo, progress=progress)
-    retry = _timed_out(campaign, plan.jobs)
+    retry = [j for j in _timed_out(campaign, plan.jobs) if j.job_id not in kept]  # retried once at most
     if retry and retry_time_factor > 1:
         # A run killed at its time limit says nothing about accuracy, and on a loaded machine
         # (two-rank runs of other users' jobs competing for the cores) correct programs hit
@@ -251,11 +251,12 @@ def _retried_before(root: Path) -> dict[str, tuple[str, str]]:
     return out
 
 
-def _keep_retried(campaign, jobs: list, before: dict[str, tuple[str, str]]) -> None:
+def _keep_retried(campaign, jobs: list, before: dict[str, tuple[str, str]]) -> set[str]:
     """A job retried with longer limits keeps its record: planning saw a changed spec and
     dropped it, though only the time limits differ."""
     from hpcbench.jobs.records import JobSpec
 
+    kept: set[str] = set()
     for spec in jobs:
         if spec.job_id not in before or campaign.record_path(spec.job_id).is_file():
             continue
@@ -269,6 +270,8 @@ def _keep_retried(campaign, jobs: list, before: dict[str, tuple[str, str]]) -> N
         if only_longer and old.model_copy(update={"runs": spec.runs}) == spec:
             (campaign.specs_dir / f"{spec.job_id}.json").write_text(old_text)
             campaign.record_path(spec.job_id).write_text(rec_text)
+            kept.add(spec.job_id)
+    return kept
 
 
 def _timed_out(campaign, jobs: list) -> list:
