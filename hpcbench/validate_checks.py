@@ -199,28 +199,35 @@ def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
         if not hasattr(ref, "meta"):
             raise ConfigError(ref.path, ref.field, ref.reason)
         subs.append(ref)
-    retried = _retried_before(out / "campaign")
-    campaign, plan = create_campaign(out / "campaign", site, bundles, subs, [])
-    kept = _keep_retried(campaign, plan.jobs, retried)
     reports = {pid: ProblemReport(pid) for pid in bundles}
-    for s in plan.skipped:
-        reports[s.problem].error = f"skipped: {s.reason}"
-    todo = pending(campaign, plan.jobs)
-    if todo:
-        executor_for(site, campaign).submit(todo, progress=progress)
-    retry = [j for j in _timed_out(campaign, plan.jobs) if j.job_id not in kept]  # retried once at most
-    if retry and retry_time_factor > 1:
-        # A run killed at its time limit says nothing about accuracy, and on a loaded machine
-        # (two-rank runs of other users' jobs competing for the cores) correct programs hit
-        # limits meant for an idle one: such jobs run once more with longer limits. Their spec
-        # differs from the plan's, so the next invocation runs them afresh.
-        for spec in retry:
-            spec.runs = [r.model_copy(update={"time_limit_s": r.time_limit_s * retry_time_factor}) for r in spec.runs]
-            (campaign.specs_dir / f"{spec.job_id}.json").write_text(spec.model_dump_json(indent=1))
-            campaign.record_path(spec.job_id).unlink()
-        executor_for(site, campaign).submit(retry, progress=progress)
-    store.collect(campaign)
-    _, scores = scoring.score(campaign.h5_path)
+    scores = []
+    for pid in bundles:  # a campaign per problem: --problems subsets never mix in one campaign.h5
+        root = out / "campaigns" / pid
+        retried = _retried_before(root)
+        campaign, plan = create_campaign(root, site, {pid: bundles[pid]},
+                                         [s for s in subs if s.meta.problem == pid], [])
+        kept = _keep_retried(campaign, plan.jobs, retried)
+        for s in plan.skipped:
+            reports[s.problem].error = f"skipped: {s.reason}"
+        if plan.skipped:
+            continue
+        todo = pending(campaign, plan.jobs)
+        if todo:
+            executor_for(site, campaign).submit(todo, progress=progress)
+        retry = [j for j in _timed_out(campaign, plan.jobs) if j.job_id not in kept]  # retried once at most
+        if retry and retry_time_factor > 1:
+            # A run killed at its time limit says nothing about accuracy, and on a loaded machine
+            # (two-rank runs of other users' jobs competing for the cores) correct programs hit
+            # limits meant for an idle one: such jobs run once more with longer limits (and keep
+            # that record on later invocations: _keep_retried).
+            for spec in retry:
+                spec.runs = [r.model_copy(update={"time_limit_s": r.time_limit_s * retry_time_factor})
+                             for r in spec.runs]
+                (campaign.specs_dir / f"{spec.job_id}.json").write_text(spec.model_dump_json(indent=1))
+                campaign.record_path(spec.job_id).unlink()
+            executor_for(site, campaign).submit(retry, progress=progress)
+        store.collect(campaign)
+        scores += scoring.score(campaign.h5_path)[1]
     reasons = {(kind, pid, p.name): p.reason for pid, lib in libs.items()
                for kind in ("wrong", "valid") for p in getattr(lib, kind)}
     for sc in scores:
