@@ -175,7 +175,7 @@ def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
     from hpcbench.executors import executor_for
     from hpcbench.problem import load_problems
     from hpcbench.site import load_site
-    from hpcbench.submission import load_tree, reference_submission
+    from hpcbench.submission import load_submission, reference_submission
 
     bundles = load_problems(None, problem_ids)
     out = Path(out)
@@ -184,34 +184,50 @@ def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
     if not bundles:
         raise ConfigError(out, "--problems", "none of these problems has a mutants/mutants.json library")
     site = load_site(site_name).model_copy(update={"valgrind": False, "timing_repeats": 0})
-    subs, bad = load_tree(out / "programs", set(bundles))
-    if bad:
-        raise ConfigError(bad[0].path, bad[0].field, bad[0].reason)
+    subs = []
+    for pid, lib in libs.items():
+        for kind in ("wrong", "valid"):
+            for prog in getattr(lib, kind):
+                if only and prog.name not in only:
+                    continue
+                got = load_submission(out / "programs" / kind / pid / prog.name, kind, pid, None, prog.name)
+                if not hasattr(got, "meta"):
+                    raise ConfigError(got.path, got.field, got.reason)
+                subs.append(got)
     for pid, b in bundles.items():
         ref = reference_submission(b.folder, pid)
         if not hasattr(ref, "meta"):
             raise ConfigError(ref.path, ref.field, ref.reason)
         subs.append(ref)
-    campaign, plan = create_campaign(out / "campaign", site, bundles, subs, [])
     reports = {pid: ProblemReport(pid) for pid in bundles}
-    for s in plan.skipped:
-        reports[s.problem].error = f"skipped: {s.reason}"
-    todo = pending(campaign, plan.jobs)
-    if todo:
-        executor_for(site, campaign).submit(todo, progress=progress)
-    retry = _timed_out(campaign, plan.jobs)
-    if retry and retry_time_factor > 1:
-        # A run killed at its time limit says nothing about accuracy, and on a loaded machine
-        # (two-rank runs of other users' jobs competing for the cores) correct programs hit
-        # limits meant for an idle one: such jobs run once more with longer limits. Their spec
-        # differs from the plan's, so the next invocation runs them afresh.
-        for spec in retry:
-            spec.runs = [r.model_copy(update={"time_limit_s": r.time_limit_s * retry_time_factor}) for r in spec.runs]
-            (campaign.specs_dir / f"{spec.job_id}.json").write_text(spec.model_dump_json(indent=1))
-            campaign.record_path(spec.job_id).unlink()
-        executor_for(site, campaign).submit(retry, progress=progress)
-    store.collect(campaign)
-    _, scores = scoring.score(campaign.h5_path)
+    scores = []
+    for pid in bundles:  # a campaign per problem: --problems subsets never mix in one campaign.h5
+        root = out / "campaigns" / pid
+        retried = _retried_before(root)
+        campaign, plan = create_campaign(root, site, {pid: bundles[pid]},
+                                         [s for s in subs if s.meta.problem == pid], [])
+        kept = _keep_retried(campaign, plan.jobs, retried)
+        for s in plan.skipped:
+            reports[s.problem].error = f"skipped: {s.reason}"
+        if plan.skipped:
+            continue
+        todo = pending(campaign, plan.jobs)
+        if todo:
+            executor_for(site, campaign).submit(todo, progress=progress)
+        retry = [j for j in _timed_out(campaign, plan.jobs) if j.job_id not in kept]  # retried once at most
+        if retry and retry_time_factor > 1:
+            # A run killed at its time limit says nothing about accuracy, and on a loaded machine
+            # (two-rank runs of other users' jobs competing for the cores) correct programs hit
+            # limits meant for an idle one: such jobs run once more with longer limits (and keep
+            # that record on later invocations: _keep_retried).
+            for spec in retry:
+                spec.runs = [r.model_copy(update={"time_limit_s": r.time_limit_s * retry_time_factor})
+                             for r in spec.runs]
+                (campaign.specs_dir / f"{spec.job_id}.json").write_text(spec.model_dump_json(indent=1))
+                campaign.record_path(spec.job_id).unlink()
+            executor_for(site, campaign).submit(retry, progress=progress)
+        store.collect(campaign)
+        scores += scoring.score(campaign.h5_path)[1]
     reasons = {(kind, pid, p.name): p.reason for pid, lib in libs.items()
                for kind in ("wrong", "valid") for p in getattr(lib, kind)}
     for sc in scores:
@@ -230,6 +246,39 @@ def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
     for r in reports.values():
         r.outcomes.sort(key=lambda o: (o.kind != "wrong", o.name))
     return [reports[p] for p in sorted(reports)]
+
+
+def _retried_before(root: Path) -> dict[str, tuple[str, str]]:
+    """Spec and record of every finished job, read before planning rewrites the specs."""
+    out = {}
+    for spec in sorted((root / "specs").glob("*.json")) if (root / "specs").is_dir() else []:
+        rec = root / "records" / spec.name
+        if rec.is_file():
+            out[spec.stem] = (spec.read_text(), rec.read_text())
+    return out
+
+
+def _keep_retried(campaign, jobs: list, before: dict[str, tuple[str, str]]) -> set[str]:
+    """A job retried with longer limits keeps its record: planning saw a changed spec and
+    dropped it, though only the time limits differ."""
+    from hpcbench.jobs.records import JobSpec
+
+    kept: set[str] = set()
+    for spec in jobs:
+        if spec.job_id not in before or campaign.record_path(spec.job_id).is_file():
+            continue
+        old_text, rec_text = before[spec.job_id]
+        old = JobSpec.model_validate_json(old_text)
+        if len(old.runs) != len(spec.runs):
+            continue
+        only_longer = all(o.time_limit_s >= r.time_limit_s
+                          and o.model_copy(update={"time_limit_s": r.time_limit_s}) == r
+                          for o, r in zip(old.runs, spec.runs, strict=True))
+        if only_longer and old.model_copy(update={"runs": spec.runs}) == spec:
+            (campaign.specs_dir / f"{spec.job_id}.json").write_text(old_text)
+            campaign.record_path(spec.job_id).write_text(rec_text)
+            kept.add(spec.job_id)
+    return kept
 
 
 def _timed_out(campaign, jobs: list) -> list:
