@@ -12,7 +12,8 @@ import click
 @click.argument("h5path")
 @click.option("--full", is_flag=True, help="do not shorten long values and evidence")
 def explain(campaign_dir, h5path, full) -> None:
-    """Print the value at H5PATH of CAMPAIGN/campaign.h5 and how it was derived
+    """Print the value at H5PATH (a report's source: /scores/<id>/..., /submissions/...,
+    resolved to rows of scores/<id>.h5 and campaign.h5's tables) and how it was derived
     (a composite: its categories, evaluators and weights; an evaluator: score,
     rationale, evidence, method). H5PATH may end in @attr, may use * per level."""
     from hpcbench.campaign import Campaign
