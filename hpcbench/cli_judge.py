@@ -74,10 +74,10 @@ def agreement(campaign_dir, scoring_a, scoring_b, fmt) -> None:
     largest absolute difference."""
     from hpcbench import agreement as ag
     from hpcbench.campaign import Campaign
-    from hpcbench.report import latest_scoring
+    from hpcbench.store.scorings import latest
 
     h5 = Campaign(Path(campaign_dir)).h5_path
-    a = scoring_a or latest_scoring(h5.parent)
+    a = scoring_a or latest(h5.parent)
     b = scoring_b or ag.partner(h5, a)
     if b is None:
         raise LookupError(f"{h5}: no other scoring with a different judge than {a!r} to compare with; "

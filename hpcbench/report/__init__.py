@@ -23,7 +23,6 @@ from hpcbench.report.data import (
     STAGES,
     Report,
     costs,
-    latest_scoring,
     leaderboard,
     load,
     per_problem,
@@ -37,7 +36,7 @@ from hpcbench.report.markdown import markdown
 from hpcbench.report.plot import profile_png
 from hpcbench.report.tabular import to_csv, to_json
 
-__all__ = ["CATEGORIES", "STAGES", "Report", "costs", "latest_scoring", "leaderboard", "load", "markdown",
+__all__ = ["CATEGORIES", "STAGES", "Report", "costs", "leaderboard", "load", "markdown",
            "per_problem", "profile_png", "reached", "refusals", "render", "submission_rows", "taxonomy",
            "to_csv", "to_html", "to_json", "write"]
 

@@ -19,10 +19,6 @@ CATEGORIES = ["correctness", "performance", "code", "appropriateness", "library"
 STAGES = ["generated", "compiled", "ran", "passed checks"]
 
 
-def latest_scoring(root: Path) -> str:
-    return scorings.latest(root)
-
-
 def _nan(x: object) -> float | None:
     if x is None:
         return None
