@@ -9,9 +9,16 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import tree_sitter_c
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
-_LANG = Language(tree_sitter_c.language())
+LANGUAGE = Language(tree_sitter_c.language())
+
+
+@lru_cache(maxsize=64)
+def syntax_tree(source: str) -> Tree:
+    """The tree-sitter tree of one source, parsed once and shared by every
+    evaluator of a submission (trees are never modified)."""
+    return Parser(LANGUAGE).parse(source.encode("utf-8"))
 
 
 @dataclass(frozen=True)
@@ -45,39 +52,53 @@ def _func_name(defn: Node) -> str:
     return _text(d) if d is not None else ""
 
 
+_STATEMENTS = ("expression_statement", "declaration", "return_statement")
+# One query (the matching runs in C) instead of a Python walk over every node,
+# which was the largest cost left in `hpcbench score` (docs/store.md).
+_FACTS = Query(LANGUAGE, "(function_definition) @function (preproc_include) @include (call_expression) @call "
+               + " ".join(f"({t}) @statement" for t in _STATEMENTS))
+_RANK = {"function": 0, "include": 1, "statement": 2, "call": 3}  # on a tie of spans, the enclosing kind first
+
+
 @lru_cache(maxsize=256)
 def analyse(file: str, source: str) -> SourceFacts:
-    tree = Parser(_LANG).parse(source.encode("utf-8"))
+    tree = syntax_tree(source)
+    found = QueryCursor(_FACTS).captures(tree.root_node)
+    # pre-order: by start, the enclosing node (ending later) first
+    nodes = sorted(((n, kind) for kind, ns in found.items() for n in ns),
+                   key=lambda x: (x[0].start_byte, -x[0].end_byte, _RANK[x[1]]))
     calls: list[Call] = []
     includes: list[str] = []
     functions: list[str] = []
-
-    def walk(node: Node, func: str, parent_call: str, stmt: str) -> None:
-        t = node.type
-        if t == "function_definition":
-            func = _func_name(node)
-            functions.append(func)
-        elif t in ("expression_statement", "declaration", "return_statement"):
-            stmt = _text(node)[:200]
-        elif t == "preproc_include":
+    open_: dict[str, list[tuple[int, str]]] = {"function": [], "statement": [], "call": []}  # (end, name or text)
+    for node, kind in nodes:
+        for stack in open_.values():
+            while stack and stack[-1][0] <= node.start_byte:
+                stack.pop()
+        if kind == "include":
             path = node.child_by_field_name("path")
             if path is not None:
                 includes.append(_text(path).strip('<>"'))
-        if t == "call_expression":
-            fn = node.child_by_field_name("function")
-            name = _text(fn) if fn is not None and fn.type == "identifier" else ""
-            if name:
-                arglist = node.child_by_field_name("arguments")
-                args = tuple(_text(a) for a in arglist.named_children) if arglist is not None else ()
-                calls.append(Call(name, node.start_point[0] + 1, node.start_byte, func, parent_call, stmt, args))
-            for ch in node.children:
-                walk(ch, func, name or parent_call, stmt)
-            return
-        for ch in node.children:
-            walk(ch, func, parent_call, stmt)
-
-    walk(tree.root_node, "", "", "")
+        elif kind == "function":
+            functions.append(_func_name(node))
+            open_["function"].append((node.end_byte, functions[-1]))
+        elif kind == "statement":
+            open_["statement"].append((node.end_byte, _text(node)[:200]))
+        else:
+            _call(node, open_, calls)
     return SourceFacts(file, tuple(calls), tuple(includes), tuple(functions), tree.root_node.has_error)
+
+
+def _call(node: Node, open_: dict[str, list[tuple[int, str]]], calls: list[Call]) -> None:
+    fn = node.child_by_field_name("function")
+    name = _text(fn) if fn is not None and fn.type == "identifier" else ""
+    if name:
+        arglist = node.child_by_field_name("arguments")
+        args = tuple(_text(a) for a in arglist.named_children) if arglist is not None else ()
+        top = {k: (v[-1][1] if v else "") for k, v in open_.items()}
+        calls.append(Call(name, node.start_point[0] + 1, node.start_byte, top["function"], top["call"],
+                          top["statement"], args))
+        open_["call"].append((node.end_byte, name))
 
 
 PETSC_PREFIXES = ("Petsc", "Vec", "Mat", "KSP", "PC", "SNES", "TS", "Tao", "DM", "IS", "PetscFE", "PetscDS",

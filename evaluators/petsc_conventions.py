@@ -25,9 +25,9 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from tree_sitter import Node, Parser, Tree
+from tree_sitter import Node, Query, QueryCursor
 
-from hpcbench.evaluators.csource import _LANG
+from hpcbench.evaluators.csource import LANGUAGE, syntax_tree
 from hpcbench.petsc_headers import PetscApi
 
 ERROR_HANDLING_CODES = ("HB101", "HB102", "HB103")
@@ -132,15 +132,63 @@ def function_name(defn: Node) -> str:
     return _text(d)
 
 
+@dataclass
+class SourceIndex:
+    """One query over one source's tree (outside `#if 0`), its nodes grouped by
+    type in source order. Every check reads these lists: walking the tree once
+    per question was most of the scoring time (profile of `hpcbench score`,
+    docs/store.md)."""
+
+    root: Node
+    by_type: dict[str, list[Node]]
+    calls: list[tuple[Node, str]]  # call_expression nodes whose callee is a plain name, with the name
+
+    def of(self, *types: str) -> list[Node]:
+        """Nodes of these types in source order (on a tie, the type named first)."""
+        if len(types) == 1:
+            return self.by_type.get(types[0], [])
+        return sorted((n for t in types for n in self.by_type.get(t, [])), key=lambda n: n.start_byte)
+
+
+# The node types the checks ask about, collected by one tree-sitter query (the
+# matching runs in C; a Python walk over every node was twice as slow).
+INDEXED = ("call_expression", "identifier", "if_statement", "assignment_expression", "init_declarator",
+           "function_definition", "declaration", "preproc_if")
+_QUERY = Query(LANGUAGE, " ".join(f"({t}) @{t}" for t in INDEXED))
+
+
+def _dead_ranges(ifs: list[Node]) -> list[tuple[int, int]]:
+    """Byte ranges inside `#if 0` blocks, minus their #else branch: dead code is not a finding."""
+    out = []
+    for n in ifs:
+        if _text(n.child_by_field_name("condition")).strip() != "0":
+            continue
+        alt = n.child_by_field_name("alternative")
+        if alt is None:
+            out.append((n.start_byte + 1, n.end_byte))
+        else:
+            out += [(n.start_byte + 1, alt.start_byte), (alt.end_byte, n.end_byte)]
+    return out
+
+
 @lru_cache(maxsize=64)
-def _tree(source: str) -> Tree:
-    return Parser(_LANG).parse(source.encode("utf-8"))
+def index(source: str) -> SourceIndex:
+    """Cached per source, so the error-handling and parallel checks of one file
+    share one parse and one query (trees are never modified)."""
+    root = syntax_tree(source).root_node
+    found = QueryCursor(_QUERY).captures(root)
+    dead = _dead_ranges(found.get("preproc_if", []))
+    by_type: dict[str, list[Node]] = {}
+    for t, nodes in found.items():
+        live = [n for n in nodes if not any(lo <= n.start_byte < hi for lo, hi in dead)] if dead else nodes
+        # source order, an enclosing node before the nodes it holds (the order of a pre-order walk)
+        by_type[t] = sorted(live, key=lambda n: (n.start_byte, -n.end_byte))
+    calls = [(c, name) for c in by_type.get("call_expression", []) if (name := _call_name(c))]
+    return SourceIndex(root, by_type, calls)
 
 
 def parse(source: str) -> Node:
-    """Root of the syntax tree; cached, so the error-handling and parallel checks
-    of one file share one parse (trees are never modified)."""
-    return _tree(source).root_node
+    return index(source).root
 
 
 def _next_statement(stmt: Node) -> Node | None:
@@ -272,11 +320,11 @@ def errorcode_names(api: PetscApi | None) -> tuple[set[str], bool]:
     return set(), False
 
 
-def _user_errorcode_functions(root: Node) -> dict[str, Node | None]:
+def _user_errorcode_functions(idx: SourceIndex) -> dict[str, Node | None]:
     """Functions this source defines or declares as returning PetscErrorCode."""
     out: dict[str, Node | None] = {}
-    for n in _walk(root):
-        if n.type in ("function_definition", "declaration") and _text(n.child_by_field_name("type")) == \
+    for n in idx.of("function_definition", "declaration"):
+        if _text(n.child_by_field_name("type")) == \
                 "PetscErrorCode":
             d = n.child_by_field_name("declarator")
             if d is not None and d.type == "function_declarator":
@@ -288,62 +336,55 @@ def _user_errorcode_functions(root: Node) -> dict[str, Node | None]:
     return out
 
 
-def check_error_handling(file: str, source: str, api: PetscApi | None) -> ErrorHandlingReport:
-    root = parse(source)
-    rep = ErrorHandlingReport(parse_error=root.has_error)
-    names, exact = errorcode_names(api)
-    user = _user_errorcode_functions(root)
-    rep.user_functions = sorted(user)
-    deprecated = api.deprecated if api else {}
-    seen_dep: set[tuple[str, int]] = set()
-    for n in _walk(root):
-        if n.type == "identifier" and deprecated:
-            name = _text(n)
-            if name in deprecated and (name, n.start_point[0]) not in seen_dep:
-                seen_dep.add((name, n.start_point[0]))
-                line, col = _pos(n)
-                rep.deprecated.append({"name": name, "file": file, "line": line, "note": deprecated[name]})
-                rep.findings.append(Finding(file, line, col, "HB301", f"{name} is {deprecated[name]}"))
-        if n.type != "call_expression":
-            continue
-        name = _call_name(n)
-        if not name:
-            continue
-        if name in user:
-            kind = "user"
-        elif MPI_FUNC.match(name):
-            if MPI_NOT_ERRORCODE.match(name):
-                continue
-            kind = "mpi"
-        elif name in names or (not exact and FALLBACK_PREFIX.match(name) and not FALLBACK_NOT.match(name)):
-            kind = "petsc"
-        else:
-            continue
-        fdef = _enclosing_function(n)
-        if fdef is None:
-            continue  # file scope: a prototype tree-sitter read through an unknown macro, never executed
-        form, how, _ = _classify(n)
+def _call_kind(name: str, user: dict[str, Node | None], names: set[str], exact: bool) -> str:
+    """user, mpi or petsc for a call whose result is an error code, else ""."""
+    if name in user:
+        return "user"
+    if MPI_FUNC.match(name):
+        return "" if MPI_NOT_ERRORCODE.match(name) else "mpi"
+    if name in names or (not exact and FALLBACK_PREFIX.match(name) and not FALLBACK_NOT.match(name)):
+        return "petsc"
+    return ""
+
+
+def _deprecated_use(rep: ErrorHandlingReport, file: str, n: Node, deprecated: dict[str, str],
+                    seen: set[tuple[str, int]]) -> None:
+    name = _text(n)
+    if name in deprecated and (name, n.start_point[0]) not in seen:
+        seen.add((name, n.start_point[0]))
         line, col = _pos(n)
-        rep.calls.append(ErrCall(file, line, col, name, kind, form, how, function_name(fdef)))
-        # where PetscCall could have been used: PetscErrorCode functions and main()
-        returns_code = _text(fdef.child_by_field_name("type")) == "PetscErrorCode" or function_name(fdef) == "main"
-        if form == "unchecked" or (form == "discarded" and returns_code):
-            what = "MPI error code" if kind == "mpi" else "PetscErrorCode"
-            fix = "PetscCallMPI" if kind == "mpi" else "PetscCall"
-            detail = "explicitly discarded" if form == "discarded" else (how or "not checked")
-            rep.findings.append(Finding(file, line, col, "HB101",
-                                        f"{name} returns a {what} that is {detail}; wrap it in {fix}()"))
-        elif form == "legacy":
-            fix = "PetscCallMPI" if kind == "mpi" else "PetscCall"
-            rep.findings.append(Finding(file, line, col, "HB102",
-                                        f"legacy error check ({how}) of {name}; use {fix}({name}(...))"))
-        elif form == "wrapped":
-            if kind == "mpi" and not how.startswith("PetscCallMPI") and how not in ("PetscCallExternal",):
-                rep.findings.append(Finding(file, line, col, "HB103",
-                                            f"{how} around MPI function {name}: use PetscCallMPI"))
-            elif kind != "mpi" and how.startswith("PetscCallMPI"):
-                rep.findings.append(Finding(file, line, col, "HB103",
-                                            f"{how} around PETSc function {name}: use PetscCall"))
+        rep.deprecated.append({"name": name, "file": file, "line": line, "note": deprecated[name]})
+        rep.findings.append(Finding(file, line, col, "HB301", f"{name} is {deprecated[name]}"))
+
+
+def _error_call(rep: ErrorHandlingReport, file: str, n: Node, name: str, kind: str) -> None:
+    fdef = _enclosing_function(n)
+    if fdef is None:
+        return  # file scope: a prototype tree-sitter read through an unknown macro, never executed
+    form, how, _ = _classify(n)
+    line, col = _pos(n)
+    rep.calls.append(ErrCall(file, line, col, name, kind, form, how, function_name(fdef)))
+    fix = "PetscCallMPI" if kind == "mpi" else "PetscCall"
+    # where PetscCall could have been used: PetscErrorCode functions and main()
+    returns_code = _text(fdef.child_by_field_name("type")) == "PetscErrorCode" or function_name(fdef) == "main"
+    if form == "unchecked" or (form == "discarded" and returns_code):
+        what = "MPI error code" if kind == "mpi" else "PetscErrorCode"
+        detail = "explicitly discarded" if form == "discarded" else (how or "not checked")
+        rep.findings.append(Finding(file, line, col, "HB101",
+                                    f"{name} returns a {what} that is {detail}; wrap it in {fix}()"))
+    elif form == "legacy":
+        rep.findings.append(Finding(file, line, col, "HB102",
+                                    f"legacy error check ({how}) of {name}; use {fix}({name}(...))"))
+    elif form == "wrapped":
+        if kind == "mpi" and not how.startswith("PetscCallMPI") and how not in ("PetscCallExternal",):
+            rep.findings.append(Finding(file, line, col, "HB103",
+                                        f"{how} around MPI function {name}: use PetscCallMPI"))
+        elif kind != "mpi" and how.startswith("PetscCallMPI"):
+            rep.findings.append(Finding(file, line, col, "HB103",
+                                        f"{how} around PETSc function {name}: use PetscCall"))
+
+
+def _missing_begin(rep: ErrorHandlingReport, file: str, user: dict[str, Node | None]) -> None:
     for fname, defn in sorted(user.items()):
         if defn is None:
             continue
@@ -354,6 +395,24 @@ def check_error_handling(file: str, source: str, api: PetscApi | None) -> ErrorH
             rep.findings.append(Finding(file, line, col, "HB302",
                                         f"{fname} returns PetscErrorCode and uses PetscCall but has no "
                                         "PetscFunctionBeginUser: error tracebacks skip it"))
+
+
+def check_error_handling(file: str, source: str, api: PetscApi | None) -> ErrorHandlingReport:
+    idx = index(source)
+    rep = ErrorHandlingReport(parse_error=idx.root.has_error)
+    names, exact = errorcode_names(api)
+    user = _user_errorcode_functions(idx)
+    rep.user_functions = sorted(user)
+    deprecated = api.deprecated if api else {}
+    seen_dep: set[tuple[str, int]] = set()
+    call_names = dict((n.id, name) for n, name in idx.calls)
+    # calls and (when the API names deprecated ones) identifiers, in source order: findings stay in it
+    for n in idx.of("call_expression", "identifier") if deprecated else idx.of("call_expression"):
+        if n.type == "identifier":
+            _deprecated_use(rep, file, n, deprecated, seen_dep)
+        elif (name := call_names.get(n.id, "")) and (kind := _call_kind(name, user, names, exact)):
+            _error_call(rep, file, n, name, kind)
+    _missing_begin(rep, file, user)
     return rep
 
 
@@ -408,11 +467,11 @@ def _addr_vars(call: Node) -> list[str]:
             if a.type == "pointer_expression" and _text(a).startswith("&")]
 
 
-def _rank_vars(root: Node) -> set[str]:
+def _rank_vars(idx: SourceIndex) -> set[str]:
     """Variables filled by MPI_Comm_rank (the second argument's target)."""
     out = set()
-    for n in _walk(root):
-        if n.type == "call_expression" and _call_name(n) == "MPI_Comm_rank":
+    for n, name in idx.calls:
+        if name == "MPI_Comm_rank":
             a = _args(n)
             if len(a) == 2 and a[1].type == "pointer_expression":
                 out.add(_text(a[1].child_by_field_name("argument")))
@@ -432,10 +491,10 @@ DERIVING = re.compile(r"^\w*(Create\w*|Duplicate|Clone|Convert|Get(Global\w*|KSP
                       r"Coarsen)$")
 
 
-def _world_comms(root: Node) -> set[str]:
+def _world_comms(idx: SourceIndex) -> set[str]:
     """PETSC_COMM_WORLD, MPI_COMM_WORLD and variables set from them (`comm = PETSC_COMM_WORLD`)."""
     out = {"PETSC_COMM_WORLD", "MPI_COMM_WORLD"}
-    for n in _walk(root):
+    for n in idx.of("assignment_expression", "init_declarator"):
         if n.type == "assignment_expression" and _text(n.child_by_field_name("right")).strip() in out:
             out.add(_text(n.child_by_field_name("left")).strip())
         elif n.type == "init_declarator" and _text(n.child_by_field_name("value")).strip() in out:
@@ -443,17 +502,16 @@ def _world_comms(root: Node) -> set[str]:
     return out
 
 
-def _object_kinds(root: Node, guards: set[int]) -> tuple[set[str], set[str]]:
+def _object_kinds(idx: SourceIndex, world: set[str], guards: set[int]) -> tuple[set[str], set[str]]:
     """(sequential, distributed) variable names, followed through the source in
     order: created on PETSC_COMM_SELF or by a *Seq* creator is sequential; created
     on the world communicator, or derived (duplicated, created from, taken from)
     a distributed object outside a rank branch, is distributed. The vector
     VecScatterCreateToZero/ToAll returns is sequential, its scatter is not."""
-    world = _world_comms(root)
     seq: set[str] = set()
     dist: set[str] = set()
-    for c in (n for n in _walk(root) if n.type == "call_expression" and _call_name(n)):
-        name, args = _call_name(c), _args(c)
+    for c, name in idx.calls:
+        args = _args(c)
         first = _text(args[0]).strip() if args else ""
         outs = _addr_vars(c)
         if not outs:
@@ -473,67 +531,55 @@ def _object_kinds(root: Node, guards: set[int]) -> tuple[set[str], set[str]]:
     return seq, dist - seq
 
 
-def check_parallel(file: str, source: str, multi_rank: bool | None) -> ParallelReport:
-    """`multi_rank`: True when the problem runs this program on several ranks,
-    False when it is serial by design, None when unknown (lint): then only what
-    is wrong at any rank count is reported."""
-    root = parse(source)
-    rep = ParallelReport(parse_error=root.has_error)
-    ranks = _rank_vars(root)
+def _rank_guards(idx: SourceIndex, rep: ParallelReport) -> set[int]:
+    """Ids of the branches of `if`s whose condition names a rank variable."""
+    ranks = _rank_vars(idx)
     guards: set[int] = set()
-    for n in _walk(root):
-        if n.type == "if_statement" and ranks:
-            cond = _text(n.child_by_field_name("condition"))
-            if any(re.search(rf"\b{re.escape(r)}\b", cond) for r in ranks):
-                for part in ("consequence", "alternative"):
-                    b = n.child_by_field_name(part)
-                    if b is not None:
-                        guards.add(b.id)
-                rep.rank_guards += 1
-    seq, dist = _object_kinds(root, guards)
-    rep.sequential_vars = sorted(seq)
-    rep.distributed_vars = sorted(dist)
-    world = _world_comms(root)
-    for c in (n for n in _walk(root) if n.type == "call_expression" and _call_name(n)):
-        if _enclosing_function(c) is None:
-            continue
-        name, args = _call_name(c), _args(c)
+    if not ranks:
+        return guards
+    for n in idx.of("if_statement"):
+        cond = _text(n.child_by_field_name("condition"))
+        if any(re.search(rf"\b{re.escape(r)}\b", cond) for r in ranks):
+            for part in ("consequence", "alternative"):
+                b = n.child_by_field_name(part)
+                if b is not None:
+                    guards.add(b.id)
+            rep.rank_guards += 1
+    return guards
+
+
+def _comm_use(rep: ParallelReport, file: str, c: Node, name: str, first: str, guarded: bool,
+              multi_rank: bool | None) -> None:
+    line, col = _pos(c)
+    verdict = "ok"
+    if first == "MPI_COMM_WORLD":
+        verdict = "mpi_comm_world"
+        rep.findings.append(Finding(file, line, col, "HB201",
+                                    f"{name} on MPI_COMM_WORLD: use PETSC_COMM_WORLD, which PETSc may "
+                                    "set to a sub-communicator"))
+    elif (first in ("PETSC_COMM_SELF", "MPI_COMM_SELF") and DISTRIBUTED_CREATOR.match(name)
+          and "Seq" not in name and multi_rank and not guarded):
+        verdict = "self_in_parallel"
+        rep.findings.append(Finding(file, line, col, "HB202",
+                                    f"{name} on {first} in a program run on several ranks: every rank "
+                                    "builds and solves the whole problem redundantly"))
+    if DISTRIBUTED_CREATOR.match(name):
+        rep.comm_uses.append({"call": name, "comm": first, "line": line, "verdict": verdict})
+
+
+def _guarded_collective(rep: ParallelReport, file: str, c: Node, name: str, first: str,
+                        on_objects: set[str]) -> None:
+    on = next((o for o in [first] + _addr_vars(c)[:1] if o in on_objects), "")
+    if on:
         line, col = _pos(c)
-        first = _text(args[0]).strip() if args else ""
-        guarded = _guard_depth(c, guards)
-        if first in COMMS and (DISTRIBUTED_CREATOR.match(name) or name.startswith("Petsc")):
-            verdict = "ok"
-            if first == "MPI_COMM_WORLD":
-                verdict = "mpi_comm_world"
-                rep.findings.append(Finding(file, line, col, "HB201",
-                                            f"{name} on MPI_COMM_WORLD: use PETSC_COMM_WORLD, which PETSc may "
-                                            "set to a sub-communicator"))
-            elif (first in ("PETSC_COMM_SELF", "MPI_COMM_SELF") and DISTRIBUTED_CREATOR.match(name)
-                  and "Seq" not in name and multi_rank and not guarded):
-                verdict = "self_in_parallel"
-                rep.findings.append(Finding(file, line, col, "HB202",
-                                            f"{name} on {first} in a program run on several ranks: every rank "
-                                            "builds and solves the whole problem redundantly"))
-            if DISTRIBUTED_CREATOR.match(name):
-                rep.comm_uses.append({"call": name, "comm": first, "line": line, "verdict": verdict})
-        if name in OWNERSHIP:
-            rep.ownership_queries.append({"call": name, "line": line})
-        if name in SETTERS:
-            target = _text(args[0]).strip() if args else ""
-            if name.startswith("DMStag") and len(args) > 1:
-                target = _text(args[1]).strip()
-            if target not in seq:
-                rep.setters.append({"call": name, "line": line, "target": target, "guarded": guarded,
-                                    "distributed": target in dist})
-        if guarded and COMMUNICATING.match(name):
-            objs = [first] + _addr_vars(c)[:1]
-            on = next((o for o in objs if o in dist or o in world), "")
-            if on:
-                rep.guarded_collectives.append({"call": name, "line": line, "object": on})
-                rep.findings.append(Finding(file, line, col, "HB205",
-                                            f"{name}({on}, ...) communicates on a distributed object but runs "
-                                            "inside a branch on the rank: the other ranks never reach it "
-                                            "(hang or error at N ranks)"))
+        rep.guarded_collectives.append({"call": name, "line": line, "object": on})
+        rep.findings.append(Finding(file, line, col, "HB205",
+                                    f"{name}({on}, ...) communicates on a distributed object but runs "
+                                    "inside a branch on the rank: the other ranks never reach it "
+                                    "(hang or error at N ranks)"))
+
+
+def _ownership_findings(rep: ParallelReport, file: str, multi_rank: bool | None) -> None:
     # Without knowing the rank counts (lint) the ownership heuristics stay quiet:
     # a serial tutorial setting every entry is right.
     if rep.setters and multi_rank and not rep.ownership_queries:
@@ -546,4 +592,36 @@ def check_parallel(file: str, source: str, multi_rank: bool | None) -> ParallelR
             rep.findings.append(Finding(file, s["line"], 1, "HB203",
                                         f"{s['call']} sets values but the program never asks which rows this "
                                         "rank owns (VecGetOwnershipRange, DMDAGetCorners ...)"))
+
+
+def check_parallel(file: str, source: str, multi_rank: bool | None) -> ParallelReport:
+    """`multi_rank`: True when the problem runs this program on several ranks,
+    False when it is serial by design, None when unknown (lint): then only what
+    is wrong at any rank count is reported."""
+    idx = index(source)
+    rep = ParallelReport(parse_error=idx.root.has_error)
+    guards = _rank_guards(idx, rep)
+    world = _world_comms(idx)
+    seq, dist = _object_kinds(idx, world, guards)
+    rep.sequential_vars = sorted(seq)
+    rep.distributed_vars = sorted(dist)
+    for c, name in idx.calls:
+        if _enclosing_function(c) is None:
+            continue
+        args = _args(c)
+        first = _text(args[0]).strip() if args else ""
+        guarded = _guard_depth(c, guards)
+        if first in COMMS and (DISTRIBUTED_CREATOR.match(name) or name.startswith("Petsc")):
+            _comm_use(rep, file, c, name, first, guarded, multi_rank)
+        if name in OWNERSHIP:
+            rep.ownership_queries.append({"call": name, "line": _pos(c)[0]})
+        if name in SETTERS:
+            target = _text(args[1] if name.startswith("DMStag") and len(args) > 1 else args[0]).strip() \
+                if args else ""
+            if target not in seq:
+                rep.setters.append({"call": name, "line": _pos(c)[0], "target": target, "guarded": guarded,
+                                    "distributed": target in dist})
+        if guarded and COMMUNICATING.match(name):
+            _guarded_collective(rep, file, c, name, first, dist | world)
+    _ownership_findings(rep, file, multi_rank)
     return rep

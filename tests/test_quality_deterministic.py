@@ -267,3 +267,61 @@ def test_lint_reports_findings_like_a_linter(tmp_path):
     notc = hpcbench("lint", str(tmp_path / "notes.txt"), check=False)
     assert notc.returncode == 2 and "not a C source" in notc.stderr
     assert hpcbench("lint", check=False).returncode == 2  # no file at all
+
+
+DEAD_CODE = """int main(void){
+#if 0
+  VecView(x, 0); if (rank) f(a);
+#else
+  VecNorm(x, NORM_2, &n); int q = 3;
+#if 0
+  g(1);
+#endif
+#endif
+  h(2);
+#if 1
+  k(3);
+#else
+  m(4);
+#endif
+}
+#if 0
+void dead(void){ z(); }
+#endif
+"""
+
+
+def test_query_index_is_the_preorder_walk_outside_if0():
+    """The checks read nodes from one tree-sitter query (for speed); it must see
+    exactly the nodes, in exactly the order, of a pre-order walk that skips
+    `#if 0` blocks but not their #else: findings and their order depend on it."""
+    from hpcbench.evaluators import petsc_conventions as pc
+    from hpcbench.evaluators.csource import syntax_tree
+
+    sources = [DEAD_CODE] + [p.read_text() for p in sorted((ROOT / "problems").glob("*/reference/*.c"))]
+    for src in sources:
+        idx = pc.index(src)
+        walked: dict[str, list] = {}
+        for n in pc._walk(syntax_tree(src).root_node):
+            walked.setdefault(n.type, []).append((n.start_byte, n.end_byte))
+        for t in pc.INDEXED:
+            assert [(n.start_byte, n.end_byte) for n in idx.of(t)] == walked.get(t, []), (t, src[:40])
+    assert [name for _, name in pc.index(DEAD_CODE).calls] == ["VecNorm", "h", "k", "m"]
+
+
+def test_source_facts_name_enclosing_function_call_and_statement():
+    from hpcbench.evaluators.csource import analyse
+
+    src = ('#include <petscvec.h>\n#include "petsc/private/vecimpl.h"\n'
+           "static PetscErrorCode Fill(Vec x) {\n  PetscFunctionBeginUser;\n"
+           "  PetscCall(VecSet(x, norm(a, b)));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n"
+           "int main(int argc, char **argv) {\n  if (f(g(1))) return h(2);\n  int n = k(3);\n}\n")
+    facts = analyse("m.c", src)
+    by = {c.name: c for c in facts.calls}
+    assert facts.functions == ("Fill", "main") and facts.includes == ("petscvec.h", "petsc/private/vecimpl.h")
+    assert (by["VecSet"].function, by["VecSet"].parent_call, by["VecSet"].args) == ("Fill", "PetscCall",
+                                                                                    ("x", "norm(a, b)"))
+    assert by["norm"].parent_call == "VecSet" and by["norm"].statement == "PetscCall(VecSet(x, norm(a, b)));"
+    assert (by["g"].parent_call, by["g"].statement, by["g"].line) == ("f", "", 9)  # an if is not a statement here
+    assert (by["h"].statement, by["h"].function) == ("return h(2);", "main")
+    assert by["k"].statement == "int n = k(3);"
