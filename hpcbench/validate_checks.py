@@ -170,10 +170,11 @@ def write_programs(bundles: dict[str, ProblemBundle], root: Path, only: set[str]
 def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
         site_name: str = "local", progress=None, retry_time_factor: float = 4.0) -> list[ProblemReport]:
     """Run every library (or the programs named in `only`) with the references and score them."""
-    from hpcbench import scoring, store
-    from hpcbench.campaign import create_campaign, pending
+    from hpcbench import store
     from hpcbench.executors import executor_for
+    from hpcbench.plan.campaign import create_campaign, pending
     from hpcbench.problem import load_problems
+    from hpcbench.score import scoring
     from hpcbench.site import load_site
     from hpcbench.submission import load_submission, reference_submission
 

@@ -11,14 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from hpcbench import staging, store
+from hpcbench import store
 from hpcbench.agents import reserved_agent_names
-from hpcbench.campaign import Campaign, create_campaign
 from hpcbench.errors import ConfigError
 from hpcbench.jobs.records import BuildResult, JobResult, RunResult
+from hpcbench.plan import staging
+from hpcbench.plan.campaign import Campaign, create_campaign
 from hpcbench.problem import load_problem, load_problems
-from hpcbench.reference_status import NOT_SCORED, reference_problem
-from hpcbench.scoring import score_campaign
+from hpcbench.score.reference_status import NOT_SCORED, reference_problem
+from hpcbench.score.scoring import score_campaign
 from hpcbench.site import load_site
 from hpcbench.store import StoredCampaign, StoredSubmission
 from hpcbench.submission import Submission, load_submission, load_tree, reference_submission

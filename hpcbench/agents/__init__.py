@@ -73,7 +73,7 @@ def _make(spec: str, bundles: dict[str, ProblemBundle], known: set[str], opts: A
             raise HpcbenchError(f"--agent {spec!r}: write repair:INNER:N, e.g. repair:litellm:openai/gpt-4o:3")
         inner = _make(inner_spec, bundles, known, opts, sandbox_factory)
         if sandbox_factory is None:
-            from hpcbench.sandbox import Sandbox
+            from hpcbench.agents.sandbox import Sandbox
             from hpcbench.site import load_site
 
             sandbox = Sandbox.for_site(load_site(opts.site))

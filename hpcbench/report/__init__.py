@@ -8,10 +8,10 @@ plots embedded), CSV or JSON:
 - failure taxonomy on two axes: how far each attempt got (generated, compiled,
   ran, passed checks) and why it stopped
 - tokens and cost per case: generation (submission.json) and judging (/scores)
-- judge agreement, when a second judge scored the same campaign (hpcbench.agreement)
+- judge agreement, when a second judge scored the same campaign (hpcbench.score.agreement)
 
 Every number names its source: the HDF5 path it was read from and the command
-that re-derives it, `hpcbench explain CAMPAIGN PATH` (hpcbench.explain)."""
+that re-derives it, `hpcbench explain CAMPAIGN PATH` (hpcbench.report.explain)."""
 
 
 from __future__ import annotations

@@ -84,7 +84,7 @@ def _stage_and_reason(a: dict, evs: dict, sub: dict | None) -> tuple[str, str]:
         # the taxonomy counts failed generations by kind (no_code, truncated, timeout, ...)
         kind = sub["generation_error_kind"] if sub is not None else ""
         return "not generated", f"generation failed: {kind}" if kind else "generation failed"
-    if status.startswith("no reference"):  # hpcbench.reference_status: the problem could not be scored
+    if status.startswith("no reference"):  # hpcbench.score.reference_status: the problem could not be scored
         return "not scored", status
     if status in ("not run", "skipped") or (sub is not None and not sub["has_record"]):
         return "generated", status or "not run"

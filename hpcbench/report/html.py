@@ -7,7 +7,6 @@ import base64
 import html
 from pathlib import Path
 
-from hpcbench import agreement
 from hpcbench.report.data import (
     STAGES,
     Report,
@@ -22,6 +21,7 @@ from hpcbench.report.data import (
     taxonomy,
 )
 from hpcbench.report.plot import profile_png
+from hpcbench.score import agreement
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em;color:#222;max-width:1200px}

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hpcbench import agreement
 from hpcbench.report import calibration
 from hpcbench.report.data import STAGES, _comp, _fmt, costs, leaderboard, load, per_problem, reached, refusals, taxonomy
+from hpcbench.score import agreement
 
 
 def markdown(h5_path: Path, scoring_id: str | None = None, plot_file: str | None = None) -> str:

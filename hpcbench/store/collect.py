@@ -25,11 +25,11 @@ import numpy as np
 import pydantic_core
 from pydantic import ValidationError
 
-from hpcbench import staging
-from hpcbench.campaign import Campaign
 from hpcbench.errors import HpcbenchError
 from hpcbench.jobs.records import JobResult, LogEvent, compact
-from hpcbench.store import layout, snapshot
+from hpcbench.plan import snapshot, staging
+from hpcbench.plan.campaign import Campaign
+from hpcbench.store import layout
 from hpcbench.store.lock import store_lock
 from hpcbench.submission import Submission
 

@@ -85,8 +85,8 @@ def latest(root: Path) -> str:
 
 
 def write_scoring(root: Path, sid: str, scores: list, attrs: dict) -> Path:
-    """scores: hpcbench.scoring.SubmissionScore list. Returns the file written."""
-    from hpcbench.scoring import tier
+    """scores: hpcbench.score.scoring.SubmissionScore list. Returns the file written."""
+    from hpcbench.score.scoring import tier
 
     final = scoring_path(root, sid)
     if final.exists():

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from hpcbench.cli_judge import judge_config, judge_options, judge_summary
+from hpcbench.cli.judge import judge_config, judge_options, judge_summary
 from hpcbench.errors import HpcbenchError
 
 
@@ -59,7 +59,7 @@ def _gather(agents: list[str], submissions: str | None, problems: dict,
             raise HpcbenchError(f"--agent {agent!r}: known agents are reference, samples, dir:PATH, "
                                 "litellm:MODEL, a2a:URL, repair:INNER:N (or `hpcbench generate` first)")
     if to_generate:  # one attempt per problem into <out>/generated (resumable), then loaded like any tree
-        from hpcbench.cli_agents import generate_tree
+        from hpcbench.cli.agents import generate_tree
 
         generate_tree(to_generate, problems, generated)
         o, b = load_tree(generated, known, reserved)
@@ -80,7 +80,7 @@ def _gather(agents: list[str], submissions: str | None, problems: dict,
 
 def _plan(out: str, site_name: str, agents: list[str], submissions: str | None, problem_ids: str | None,
           installs: dict | None = None, keep_work: bool = False):
-    from hpcbench.campaign import create_campaign
+    from hpcbench.plan.campaign import create_campaign
     from hpcbench.problem import load_problems
     from hpcbench.site import load_site
 
@@ -97,8 +97,8 @@ def _plan(out: str, site_name: str, agents: list[str], submissions: str | None, 
 
 
 def _submit(site, campaign, plan, resume: bool = True, account: str | None = None, block: bool = True) -> None:
-    from hpcbench.campaign import pending
     from hpcbench.executors import executor_for
+    from hpcbench.plan.campaign import pending
 
     todo = pending(campaign, plan.jobs) if resume else plan.jobs
     click.echo(f"campaign {campaign.root}: {len(plan.jobs)} jobs, {len(plan.jobs) - len(todo)} already done",
@@ -115,7 +115,8 @@ def _submit(site, campaign, plan, resume: bool = True, account: str | None = Non
 
 
 def _collect_score_report(campaign, judge=None) -> tuple[str, list]:
-    from hpcbench import report, scoring, store
+    from hpcbench import report, store
+    from hpcbench.score import scoring
 
     store.collect(campaign)
     sid, scores = scoring.score(campaign.h5_path, judge=judge)
@@ -128,7 +129,7 @@ def _collect_score_report(campaign, judge=None) -> tuple[str, list]:
 
 def _exit_if_unscored(scores) -> None:
     """Problems without a usable reference run were not scored: say which, and fail the command."""
-    from hpcbench.reference_status import NOT_SCORED
+    from hpcbench.score.reference_status import NOT_SCORED
 
     why = {sc.problem: sc.status for sc in scores if sc.status.startswith(NOT_SCORED)}
     for pid, status in sorted(why.items()):
@@ -188,7 +189,7 @@ wait_lock_opt = click.option("--wait-lock", is_flag=True,
 
 
 def _lock(out: str, wait: bool):
-    from hpcbench.locking import campaign_lock
+    from hpcbench.plan.locking import campaign_lock
 
     return campaign_lock(Path(out), wait, notify=lambda m: click.echo(f"hpcbench: {m}", err=True))
 
@@ -231,7 +232,7 @@ def submit(agents, site, submissions, problem_ids, out, resume, account, dry_run
     agents = list(agents) or ([] if submissions else ["reference"])
     out = out or _default_out(site)
     if dry_run:
-        from hpcbench.cli_sched import dry_run as show
+        from hpcbench.cli.sched import dry_run as show
 
         show(out, site, agents, submissions, problem_ids, account)
         return
@@ -245,8 +246,8 @@ def submit(agents, site, submissions, problem_ids, out, resume, account, dry_run
 @click.argument("campaign_dir", type=click.Path(exists=True, file_okay=False))
 def status(campaign_dir) -> None:
     """Per-state counts and per-job states of a campaign."""
-    from hpcbench.campaign import Campaign
     from hpcbench.executors import executor_for
+    from hpcbench.plan.campaign import Campaign
     from hpcbench.site import SiteConfig
 
     c = Campaign(Path(campaign_dir))
@@ -268,7 +269,7 @@ def status(campaign_dir) -> None:
 def collect(campaign_dir) -> None:
     """Add new and changed job records to campaign.h5 (incremental, idempotent)."""
     from hpcbench import store
-    from hpcbench.campaign import Campaign
+    from hpcbench.plan.campaign import Campaign
 
     c = Campaign(Path(campaign_dir))
     counts = store.collect(c)
@@ -285,8 +286,8 @@ def collect(campaign_dir) -> None:
 @judge_options
 def score(campaign_dir, scoring_id, **judge) -> None:
     """Score campaign.h5 offline into a new scores/<id>.h5 (LLM judges with --judge)."""
-    from hpcbench import scoring
-    from hpcbench.campaign import Campaign
+    from hpcbench.plan.campaign import Campaign
+    from hpcbench.score import scoring
 
     c = Campaign(Path(campaign_dir))
     if not c.h5_path.is_file():
@@ -308,7 +309,7 @@ def report(campaign_dir, fmt, scoring_id, out_file) -> None:
     """Leaderboard, per-problem table, category profile, failure taxonomy, costs
     and judge agreement of a scored campaign (html: one self-contained file)."""
     from hpcbench import report as rep
-    from hpcbench.campaign import Campaign
+    from hpcbench.plan.campaign import Campaign
 
     c = Campaign(Path(campaign_dir))
     if out_file:
@@ -321,7 +322,7 @@ def report(campaign_dir, fmt, scoring_id, out_file) -> None:
 @main.command()
 def problems() -> None:
     """List the bundled problems and whether this PETSc supports them."""
-    from hpcbench.campaign import choose_variant, resolve_variant
+    from hpcbench.plan.campaign import choose_variant, resolve_variant
     from hpcbench.problem import load_problems
     from hpcbench.site import load_site
 
@@ -375,31 +376,31 @@ def doctor(site, account, no_launch) -> None:
     """Check a site before spending an allocation: scheduler commands, account, each PETSc
     variant (version, claimed configure options, features), compilers, the launcher, and
     which problems that rules out."""
-    from hpcbench.cli_sched import doctor_report
+    from hpcbench.cli.sched import doctor_report
 
     sys.exit(1 if doctor_report(site, account, run_launcher=not no_launch) else 0)
 
 
-from hpcbench.cli_judge import agreement, calibrate  # noqa: E402
+from hpcbench.cli.judge import agreement, calibrate  # noqa: E402
 
 main.add_command(agreement)
 main.add_command(calibrate)
 
-from hpcbench.cli_agents import generate, mcp  # noqa: E402
+from hpcbench.cli.agents import generate, mcp  # noqa: E402
 
 main.add_command(generate)
 main.add_command(mcp)
 
-from hpcbench.cli_lint import lint  # noqa: E402
+from hpcbench.cli.lint import lint  # noqa: E402
 
 main.add_command(lint)
 
-from hpcbench.cli_report import explain  # noqa: E402
+from hpcbench.cli.report import explain  # noqa: E402
 
 main.add_command(explain)
 
 
-from hpcbench.cli_sched import register as _register_sched  # noqa: E402
+from hpcbench.cli.sched import register as _register_sched  # noqa: E402
 
 _register_sched(main)
 

@@ -53,7 +53,7 @@ class Sandbox:
 
     @classmethod
     def for_site(cls, site: SiteConfig, root: Path | None = None) -> Sandbox:
-        from hpcbench.campaign import resolve_variant
+        from hpcbench.plan.campaign import resolve_variant
 
         variant = site.variants[0]
         petsc = resolve_variant(variant)

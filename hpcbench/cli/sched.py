@@ -16,8 +16,8 @@ SCHED_TOOLS = {"slurm": ["sbatch", "squeue", "sacct", "scancel"], "pbs": ["qsub"
 
 
 def _open(campaign_dir: str):
-    from hpcbench.campaign import Campaign
     from hpcbench.executors import executor_for
+    from hpcbench.plan.campaign import Campaign
     from hpcbench.site import SiteConfig
 
     c = Campaign(Path(campaign_dir))
@@ -109,8 +109,8 @@ def cancel(campaign_dir, job_ids) -> None:
 def declared_installs(site) -> dict:
     """What a site says its PETSc variants are, for planning where they cannot be looked at
     (a dry run for a cluster on a laptop). Checked for real by `doctor --site` there."""
-    from hpcbench.campaign import resolve_variant
     from hpcbench.petsc_env import PetscInstall
+    from hpcbench.plan.campaign import resolve_variant
 
     out = {}
     for v in site.variants:
@@ -227,9 +227,9 @@ def isolation_check(site) -> tuple[str, str]:
 
 def doctor_report(site_name: str, account: str | None, run_launcher: bool = True) -> int:
     """Print what is present and missing for a site and which problems that rules out."""
-    from hpcbench.campaign import choose_variant, resolve_variant
     from hpcbench.errors import HpcbenchError
     from hpcbench.executors.shapes import resolve_account
+    from hpcbench.plan.campaign import choose_variant, resolve_variant
     from hpcbench.problem import load_problems
     from hpcbench.site import load_site
 

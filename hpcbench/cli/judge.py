@@ -38,7 +38,7 @@ def judge_config(judge_model: str | None, judge_base_url: str | None, judge_conc
         if judge_base_url:
             raise click.UsageError("--judge-base-url needs --judge MODEL")
         return None
-    from hpcbench.calibrate import lookup, trust_summary
+    from hpcbench.calibration.calibrate import lookup, trust_summary
 
     found = lookup(judge_model)  # the judge's latest calibration, applied to its scorings (judge/trust.py)
     return JudgeConfig(model=judge_model, base_url=judge_base_url, concurrency=judge_concurrency,
@@ -72,8 +72,8 @@ def judge_summary(config: dict) -> str:
 def agreement(campaign_dir, scoring_a, scoring_b, fmt) -> None:
     """Agreement of two judges' scorings: per evaluator and composite, mean and
     largest absolute difference."""
-    from hpcbench import agreement as ag
-    from hpcbench.campaign import Campaign
+    from hpcbench.plan.campaign import Campaign
+    from hpcbench.score import agreement as ag
     from hpcbench.store.scorings import latest
 
     h5 = Campaign(Path(campaign_dir)).h5_path
@@ -105,7 +105,7 @@ def agreement(campaign_dir, scoring_a, scoring_b, fmt) -> None:
 def calibrate(repeats, root, min_accuracy, flag_below, version, site, fmt, **judge) -> None:
     """Measure a judge on programs with planted defects: per dimension detection and
     false-alarm rates, accuracy, bias, leakage and stability; stored for `score` and `report`."""
-    from hpcbench import calibrate as cal
+    from hpcbench.calibration import calibrate as cal
 
     cfg = judge_config(**judge)
     if cfg is None:

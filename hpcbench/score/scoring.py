@@ -22,7 +22,7 @@ from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, all_eva
 from hpcbench.judge.cache import JudgeCache
 from hpcbench.judge.config import JudgeConfig
 from hpcbench.judge.task import JudgeTask
-from hpcbench.reference_status import NOT_SCORED, problems_without_reference
+from hpcbench.score.reference_status import NOT_SCORED, problems_without_reference
 from hpcbench.store import StoredCampaign, StoredSubmission
 from hpcbench.store.read import read_campaign_batches
 from hpcbench.store.scorings import scoring_path, write_scoring
@@ -261,7 +261,7 @@ def write_scores(h5_path: Path, scoring_id: str, scores: list[SubmissionScore], 
                  collected: str = "") -> str:
     """Write scores/<scoring_id>.h5 beside campaign.h5 (which is never rewritten),
     with the scorer's version and git commit and the collect time of the campaign scored."""
-    from hpcbench.campaign import git_commit
+    from hpcbench.plan.campaign import git_commit
 
     h5_path = Path(h5_path)
     write_scoring(h5_path.parent, scoring_id, scores, {

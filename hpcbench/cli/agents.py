@@ -106,6 +106,6 @@ def _echo_summary(out: str, summary) -> None:  # type: ignore[no-untyped-def]
 def mcp(site, transport, host, port, workdir) -> None:
     """MCP server with `compile` and `run` tools on this site's PETSc, with the
     jobs' limits and isolation (stdio, or streamable HTTP at /mcp)."""
-    from hpcbench.mcp_server import serve
+    from hpcbench.agents.mcp_server import serve
 
     serve(site, transport, host, port, Path(workdir) if workdir else None)

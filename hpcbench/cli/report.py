@@ -16,8 +16,8 @@ def explain(campaign_dir, h5path, full) -> None:
     resolved to rows of scores/<id>.h5 and campaign.h5's tables) and how it was derived
     (a composite: its categories, evaluators and weights; an evaluator: score,
     rationale, evidence, method). H5PATH may end in @attr, may use * per level."""
-    from hpcbench.campaign import Campaign
-    from hpcbench.explain import explain as run
+    from hpcbench.plan.campaign import Campaign
+    from hpcbench.report.explain import explain as run
 
     c = Campaign(Path(campaign_dir))
     if not c.h5_path.is_file():
