@@ -264,6 +264,17 @@ def default_problems_dir() -> Path:
     return data_path("problems")
 
 
+def known_problem_ids(root: Path | None = None) -> set[str]:
+    """Ids of the problem folders under `root` (the bundled set by default), without loading them."""
+    root = Path(root) if root else default_problems_dir()
+    return {p.name for p in root.iterdir() if (p / "problem.json").is_file()}
+
+
+def parse_ids(spec: str | None) -> list[str] | None:
+    """`--problems a,b` -> ["a", "b"]; None (all) when not given."""
+    return [p.strip() for p in spec.split(",") if p.strip()] if spec else None
+
+
 def load_problems(root: Path | None = None, ids: list[str] | None = None) -> dict[str, ProblemBundle]:
     """Load every problem folder under `root` (the bundled set by default).
 

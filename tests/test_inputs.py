@@ -179,9 +179,10 @@ def test_the_cli_refuses_a_user_reference_and_keeps_the_bundled_one(tmp_path):
     proc = hpcbench("submit", "--submissions", str(tree), "--problems", "vec-scatter", "--out", str(out),
                     "--dry-run", check=False)
     assert "reserved agent name" in proc.stderr, proc.stderr
-    from hpcbench.cli import _plan
+    from hpcbench.plan import plan_campaign
 
-    _, campaign, plan = _plan(str(out), "local", [], str(tree), "vec-scatter")
+    planned = plan_campaign(out, load_site("local"), [], str(tree), "vec-scatter")
+    campaign, plan = planned.campaign, planned.plan
     assert [j.agent for j in plan.jobs] == ["reference"]
     bundled = (load_problems()["vec-scatter"].reference_dir / "main.c").read_bytes()
     assert (campaign.submissions_dir / "reference" / "vec-scatter" / "1" / "main.c").read_bytes() == bundled

@@ -1,5 +1,5 @@
-"""CLI pieces for judged scoring: the --judge options of `hpcbench score` and
-the `hpcbench agreement` command. Nothing here imports litellm."""
+"""Judged scoring on the command line: the --judge options (run, score, calibrate),
+`hpcbench agreement` and `hpcbench calibrate`. Nothing here imports litellm."""
 
 from __future__ import annotations
 
@@ -110,13 +110,13 @@ def calibrate(repeats, root, min_accuracy, flag_below, version, site, fmt, **jud
     cfg = judge_config(**judge)
     if cfg is None:
         raise click.UsageError("calibrate needs --judge MODEL")
-    last: list[str] = []
+    from hpcbench.cli.progress import PROBE_JOBS, Display
 
-    def progress(counts) -> None:  # the probe campaign's first build: one line per change
-        msg = f"probe jobs: {counts['pending']} queued, {counts['running']} running, {counts['done']} done"
-        if last != [msg]:
-            last[:] = [msg]
-            click.echo(msg, err=True)
-
-    doc, path = cal.run(cfg, root, repeats, version, min_accuracy, flag_below, site, progress)
+    with Display(PROBE_JOBS) as progress:  # the probe campaign's first build
+        doc, path = cal.run(cfg, root, repeats, version, min_accuracy, flag_below, site, progress)
     click.echo(json.dumps({**doc, "file": str(path)}, indent=1) if fmt == "json" else cal.markdown(doc, path))
+
+
+def register(main: click.Group) -> None:
+    main.add_command(agreement)
+    main.add_command(calibrate)
