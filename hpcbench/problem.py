@@ -221,7 +221,7 @@ class ProblemBundle(BaseModel):
         return self.folder / "reference"
 
 
-def _load_json_model(path: Path, model: type[BaseModel]) -> BaseModel:
+def load_json_model(path: Path, model: type[BaseModel]) -> BaseModel:
     try:
         raw = json.loads(path.read_bytes().decode("utf-8"))
     except FileNotFoundError:
@@ -238,11 +238,11 @@ def _load_json_model(path: Path, model: type[BaseModel]) -> BaseModel:
 
 def load_problem(folder: Path) -> ProblemBundle:
     folder = Path(folder)
-    problem = _load_json_model(folder / "problem.json", Problem)
+    problem = load_json_model(folder / "problem.json", Problem)
     assert isinstance(problem, Problem)
     if problem.id != folder.name:
         raise ConfigError(folder / "problem.json", "id", f"is {problem.id!r} but the folder is {folder.name!r}")
-    checks = _load_json_model(folder / "checks.json", Checks)
+    checks = load_json_model(folder / "checks.json", Checks)
     assert isinstance(checks, Checks)
     declared = {q.name for q in problem.output}
     cases = {c.name for c in problem.cases}

@@ -188,6 +188,29 @@ def test_the_cli_refuses_a_user_reference_and_keeps_the_bundled_one(tmp_path):
     assert (campaign.submissions_dir / "reference" / "vec-scatter" / "1" / "main.c").read_bytes() == bundled
 
 
+@pytest.mark.petsc
+def test_run_with_submissions_runs_the_users_tree_without_the_bundled_samples(tmp_path):
+    """`run --submissions DIR` once added leaky-coder, sloppy-coder ... to a leaderboard of the
+    user's own agents. Now: the user's agents and the reference; the samples only with
+    `--agent samples` (or `run` with no arguments)."""
+    from hpcbench.agents.dir_agent import samples_root
+
+    tree = tmp_path / "tree"
+    reference = load_problems()["vec-scatter"].reference_dir
+    _attempt(tree, "me", files={"main.c": (reference / "main.c").read_bytes()})
+    out = tmp_path / "c"
+    hpcbench("run", "--submissions", str(tree), "--problems", "vec-scatter", "--out", str(out))
+    rows = json.loads(hpcbench("report", str(out), "--format", "json").stdout)["submissions"]
+    assert {r["agent"] for r in rows} == {"me", "reference"}
+    assert {s.agent for s in Campaign(out).specs()} == {"me", "reference"}
+    # asked for, the samples come along (planned only: a dry run builds nothing)
+    asked = hpcbench("submit", "--agent", "samples", "--submissions", str(tree), "--problems", "vec-scatter",
+                     "--out", str(tmp_path / "d"), "--dry-run")
+    samples = {p.name for p in samples_root().iterdir() if (p / "vec-scatter").is_dir()}
+    assert samples and {s.agent for s in Campaign(tmp_path / "d").specs()} == {"me", "reference", *samples}, \
+        asked.stderr
+
+
 # ----------------------------------------------------------------------------- staging
 
 

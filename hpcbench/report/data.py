@@ -284,11 +284,11 @@ def costs(rep: Report) -> list[dict]:
                     "judge_source": f"{r['source']}/evaluators/*@cost_usd"})
     return out
 
-def _fmt(x: object, nd: int = 1) -> str:
+def fmt(x: object, nd: int = 1) -> str:
     if x is None or (isinstance(x, float) and np.isnan(x)):
         return "—"
     return f"{x:.{nd}f}" if isinstance(x, float) else str(x)
 
 
-def _comp(x: float | None, partial: bool) -> str:
-    return _fmt(x) + ("*" if partial and x is not None else "")
+def fmt_comp(x: float | None, partial: bool) -> str:
+    return fmt(x) + ("*" if partial and x is not None else "")
