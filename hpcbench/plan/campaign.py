@@ -27,7 +27,7 @@ from pydantic import BaseModel
 from hpcbench import __version__
 from hpcbench.errors import HpcbenchError
 from hpcbench.jobs.records import CaseRun, JobSpec, Variant, write_atomic
-from hpcbench.petsc_env import PetscInstall, find_petsc, parse_version
+from hpcbench.petsc_env import PetscInstall, find_variant, parse_version
 from hpcbench.plan import staging
 from hpcbench.problem import ProblemBundle
 from hpcbench.site import SiteConfig, VariantConfig
@@ -107,9 +107,7 @@ class Campaign:
 
 
 def resolve_variant(v: VariantConfig) -> PetscInstall:
-    if v.petsc_dir == "auto":
-        return find_petsc()
-    return find_petsc(v.petsc_dir, v.petsc_arch)
+    return find_variant(v.petsc_dir, v.petsc_arch)
 
 
 @dataclass
