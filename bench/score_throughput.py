@@ -8,7 +8,7 @@ the staged submissions and real job records of a campaign folder (agents renamed
 configured: the LLM evaluators return unscored at once) and prints:
 
 - submissions/s for reading campaign.h5, for evaluating, for writing /scores,
-  and end to end (`hpcbench.scoring.score`);
+  and end to end (`hpcbench.score.scoring.score`);
 - time per evaluator per submission, slowest first.
 
 Each replica's C sources get a distinct trailing comment so the parser cache
@@ -37,7 +37,7 @@ def replicate(src: Path, dst: Path, min_subs: int) -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from store_scale import build
 
-    from hpcbench.campaign import Campaign
+    from hpcbench.plan.campaign import Campaign
     from hpcbench.store import collect
 
     dst.mkdir(parents=True)
@@ -65,8 +65,8 @@ def main() -> int:
     synth = tmp / "synthetic" / "campaign.h5"
     print(f"synthetic campaign: {n} submissions replicated from the stored records of {src} into {synth}")
 
-    from hpcbench import scoring
     from hpcbench.evaluators.base import all_evaluators
+    from hpcbench.score import scoring
     from hpcbench.store import read_campaign
 
     t0 = time.perf_counter()

@@ -21,8 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from hpcbench.campaign import create_campaign  # noqa: E402
 from hpcbench.executors import executor_for  # noqa: E402
+from hpcbench.plan.campaign import create_campaign  # noqa: E402
 from hpcbench.problem import load_problems  # noqa: E402
 from hpcbench.resources import data_path  # noqa: E402
 from hpcbench.site import load_site  # noqa: E402

@@ -39,7 +39,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from hpcbench import staging
+from hpcbench.plan import staging
 
 HELD_BACK = 100
 _SKIP = {"submissions", "records", "specs", "work", "report", "campaign.h5", "scores", "generated"}

@@ -74,6 +74,11 @@ def find_petsc(petsc_dir: str | os.PathLike | None = None, petsc_arch: str | Non
     return PetscInstall(Path(pd), pa, version, conf, frozenset(_features(base)))
 
 
+def find_variant(petsc_dir: str, petsc_arch: str | None) -> PetscInstall:
+    """A site variant's PETSc: `auto` is found as find_petsc finds one (PETSC_DIR/ARCH, else the venv's)."""
+    return find_petsc() if petsc_dir == "auto" else find_petsc(petsc_dir, petsc_arch)
+
+
 def _read_version(p: PetscInstall) -> str:
     for inc in p.include_dirs:
         f = inc / "petscversion.h"

@@ -221,7 +221,7 @@ class ProblemBundle(BaseModel):
         return self.folder / "reference"
 
 
-def _load_json_model(path: Path, model: type[BaseModel]) -> BaseModel:
+def load_json_model(path: Path, model: type[BaseModel]) -> BaseModel:
     try:
         raw = json.loads(path.read_bytes().decode("utf-8"))
     except FileNotFoundError:
@@ -238,11 +238,11 @@ def _load_json_model(path: Path, model: type[BaseModel]) -> BaseModel:
 
 def load_problem(folder: Path) -> ProblemBundle:
     folder = Path(folder)
-    problem = _load_json_model(folder / "problem.json", Problem)
+    problem = load_json_model(folder / "problem.json", Problem)
     assert isinstance(problem, Problem)
     if problem.id != folder.name:
         raise ConfigError(folder / "problem.json", "id", f"is {problem.id!r} but the folder is {folder.name!r}")
-    checks = _load_json_model(folder / "checks.json", Checks)
+    checks = load_json_model(folder / "checks.json", Checks)
     assert isinstance(checks, Checks)
     declared = {q.name for q in problem.output}
     cases = {c.name for c in problem.cases}
@@ -262,6 +262,17 @@ def default_problems_dir() -> Path:
     from hpcbench.resources import data_path
 
     return data_path("problems")
+
+
+def known_problem_ids(root: Path | None = None) -> set[str]:
+    """Ids of the problem folders under `root` (the bundled set by default), without loading them."""
+    root = Path(root) if root else default_problems_dir()
+    return {p.name for p in root.iterdir() if (p / "problem.json").is_file()}
+
+
+def parse_ids(spec: str | None) -> list[str] | None:
+    """`--problems a,b` -> ["a", "b"]; None (all) when not given."""
+    return [p.strip() for p in spec.split(",") if p.strip()] if spec else None
 
 
 def load_problems(root: Path | None = None, ids: list[str] | None = None) -> dict[str, ProblemBundle]:

@@ -185,12 +185,8 @@ class Rejected:
         return {"path": display_path(self.path), "field": self.field, "reason": self.reason}
 
 
-def load_submission(folder: Path, agent: str | None = None, problem: str | None = None,
-                    known_problems: set[str] | None = None, attempt: str | None = None,
-                    reserved: frozenset[str] = frozenset()) -> LoadedSubmission | Rejected:
-    """`reserved`: agent names a user's submission may not take (the bundled reference
-    and sample agents, hpcbench.agents.reserved_agent_names)."""
-    folder = Path(folder)
+def _read_meta(folder: Path) -> dict | Rejected:
+    """submission.json as a JSON object, or why it cannot be one."""
     meta_path = folder / "submission.json"
     try:
         raw = json.loads(read_untrusted(folder, "submission.json", MAX_META_BYTES).decode("utf-8"))
@@ -211,30 +207,27 @@ def load_submission(folder: Path, agent: str | None = None, problem: str | None 
     except UnicodeEncodeError as e:
         return Rejected(meta_path, None, f"holds an escaped lone surrogate ({e.object[e.start:e.end]!a}), "
                                          "which is not text")
-    # The tree's folder names are authoritative for agent and problem.
-    if agent is not None:
-        raw.setdefault("agent", agent)
-    if problem is not None:
-        raw.setdefault("problem", problem)
-    if attempt is not None:
-        raw.setdefault("attempt", attempt)
-    try:
-        meta = Submission.model_validate(raw)
-    except ValidationError as e:
-        return Rejected(meta_path, *format_validation_error(e))
-    if agent is not None and meta.agent != agent:
-        return Rejected(meta_path, "agent", f"is {meta.agent!r} but the folder says {agent!r}")
-    if problem is not None and meta.problem != problem:
-        return Rejected(meta_path, "problem", f"is {meta.problem!r} but the folder says {problem!r}")
-    if attempt is not None and meta.attempt != attempt:
-        return Rejected(meta_path, "attempt", f"is {meta.attempt!r} but the folder says {attempt!r}")
+    return raw
+
+
+def _names_rejected(meta_path: Path, meta: Submission, given: dict[str, str | None],
+                    known_problems: set[str] | None, reserved: frozenset[str]) -> Rejected | None:
+    """Agent, problem and attempt as the folders say, a known problem, no reserved agent name."""
+    for field_name, want in given.items():
+        got = getattr(meta, field_name)
+        if want is not None and got != want:
+            return Rejected(meta_path, field_name, f"is {got!r} but the folder says {want!r}")
     if known_problems is not None and meta.problem not in known_problems:
         return Rejected(meta_path, "problem", f"unknown problem {meta.problem!r}")
     if meta.agent in reserved:
         return Rejected(meta_path, "agent", f"{meta.agent!r} is a reserved agent name (the bundled reference and "
                                             "sample agents use it); rename the agent folder")
-    if meta.refused or meta.generation_error:
-        return LoadedSubmission(meta, folder)
+    return None
+
+
+def _sources_rejected(folder: Path, meta: Submission) -> Rejected | None:
+    """The entry is a compilable source among the files; each file is there, regular, UTF-8 text."""
+    meta_path = folder / "submission.json"
     if meta.entry not in meta.files:
         return Rejected(meta_path, "entry", f"{meta.entry!r} is not among files {meta.files}")
     if not meta.entry.endswith((".c", ".cu", ".cxx")):
@@ -254,7 +247,32 @@ def load_submission(folder: Path, agent: str | None = None, problem: str | None 
             data.decode("utf-8")
         except UnicodeDecodeError:
             return Rejected(meta_path, "files", f"{name!r} is not UTF-8 text")
-    return LoadedSubmission(meta, folder)
+    return None
+
+
+def load_submission(folder: Path, agent: str | None = None, problem: str | None = None,
+                    known_problems: set[str] | None = None, attempt: str | None = None,
+                    reserved: frozenset[str] = frozenset()) -> LoadedSubmission | Rejected:
+    """`reserved`: agent names a user's submission may not take (the bundled reference
+    and sample agents, hpcbench.agents.reserved_agent_names)."""
+    folder = Path(folder)
+    meta_path = folder / "submission.json"
+    raw = _read_meta(folder)
+    if isinstance(raw, Rejected):
+        return raw
+    # The tree's folder names are authoritative for agent and problem.
+    given = {"agent": agent, "problem": problem, "attempt": attempt}
+    for k, v in given.items():
+        if v is not None:
+            raw.setdefault(k, v)
+    try:
+        meta = Submission.model_validate(raw)
+    except ValidationError as e:
+        return Rejected(meta_path, *format_validation_error(e))
+    bad = _names_rejected(meta_path, meta, given, known_problems, reserved)
+    if bad is None and not (meta.refused or meta.generation_error):
+        bad = _sources_rejected(folder, meta)
+    return bad or LoadedSubmission(meta, folder)
 
 
 def _subdirs(folder: Path, bad: list[Rejected]) -> list[Path]:

@@ -25,7 +25,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from hpcbench.errors import ConfigError
-from hpcbench.problem import ProblemBundle, Strict, _load_json_model
+from hpcbench.problem import ProblemBundle, Strict, load_json_model
 
 KILL_BELOW = 0.5
 ACCEPT_AT = 0.95
@@ -116,7 +116,7 @@ def load_library(bundle: ProblemBundle) -> MutantLibrary | None:
     path = library_path(bundle)
     if not path.is_file():
         return None
-    lib = _load_json_model(path, MutantLibrary)
+    lib = load_json_model(path, MutantLibrary)
     assert isinstance(lib, MutantLibrary)
     seen: set[str] = set()
     for kind in ("wrong", "valid"):
@@ -167,23 +167,10 @@ def write_programs(bundles: dict[str, ProblemBundle], root: Path, only: set[str]
     return libs
 
 
-def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
-        site_name: str = "local", progress=None, retry_time_factor: float = 4.0) -> list[ProblemReport]:
-    """Run every library (or the programs named in `only`) with the references and score them."""
-    from hpcbench import scoring, store
-    from hpcbench.campaign import create_campaign, pending
-    from hpcbench.executors import executor_for
-    from hpcbench.problem import load_problems
-    from hpcbench.site import load_site
+def _submissions(libs: dict, bundles: dict, out: Path, only: set[str] | None) -> list:
+    """The written programs (agent = wrong/valid) and each problem's reference, loaded."""
     from hpcbench.submission import load_submission, reference_submission
 
-    bundles = load_problems(None, problem_ids)
-    out = Path(out)
-    libs = write_programs(bundles, out / "programs", only)
-    bundles = {pid: b for pid, b in bundles.items() if pid in libs}
-    if not bundles:
-        raise ConfigError(out, "--problems", "none of these problems has a mutants/mutants.json library")
-    site = load_site(site_name).model_copy(update={"valgrind": False, "timing_repeats": 0})
     subs = []
     for pid, lib in libs.items():
         for kind in ("wrong", "valid"):
@@ -199,35 +186,46 @@ def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
         if not hasattr(ref, "meta"):
             raise ConfigError(ref.path, ref.field, ref.reason)
         subs.append(ref)
-    reports = {pid: ProblemReport(pid) for pid in bundles}
-    scores = []
-    for pid in bundles:  # a campaign per problem: --problems subsets never mix in one campaign.h5
-        root = out / "campaigns" / pid
-        retried = _retried_before(root)
-        campaign, plan = create_campaign(root, site, {pid: bundles[pid]},
-                                         [s for s in subs if s.meta.problem == pid], [])
-        kept = _keep_retried(campaign, plan.jobs, retried)
-        for s in plan.skipped:
-            reports[s.problem].error = f"skipped: {s.reason}"
-        if plan.skipped:
-            continue
-        todo = pending(campaign, plan.jobs)
-        if todo:
-            executor_for(site, campaign).submit(todo, progress=progress)
-        retry = [j for j in _timed_out(campaign, plan.jobs) if j.job_id not in kept]  # retried once at most
-        if retry and retry_time_factor > 1:
-            # A run killed at its time limit says nothing about accuracy, and on a loaded machine
-            # (two-rank runs of other users' jobs competing for the cores) correct programs hit
-            # limits meant for an idle one: such jobs run once more with longer limits (and keep
-            # that record on later invocations: _keep_retried).
-            for spec in retry:
-                spec.runs = [r.model_copy(update={"time_limit_s": r.time_limit_s * retry_time_factor})
-                             for r in spec.runs]
-                (campaign.specs_dir / f"{spec.job_id}.json").write_text(spec.model_dump_json(indent=1))
-                campaign.record_path(spec.job_id).unlink()
-            executor_for(site, campaign).submit(retry, progress=progress)
-        store.collect(campaign)
-        scores += scoring.score(campaign.h5_path)[1]
+    return subs
+
+
+def _run_problem(root: Path, site, pid: str, bundle: ProblemBundle, subs: list, report: ProblemReport, progress,
+                 retry_time_factor: float) -> list:
+    """One problem's campaign (a campaign per problem: --problems subsets never mix in one
+    campaign.h5): planned, run, timed-out jobs retried once, collected and scored."""
+    from hpcbench import store
+    from hpcbench.executors import executor_for
+    from hpcbench.plan.campaign import create_campaign, pending
+    from hpcbench.score import scoring
+
+    retried = _retried_before(root)
+    campaign, plan = create_campaign(root, site, {pid: bundle}, subs, [])
+    kept = _keep_retried(campaign, plan.jobs, retried)
+    for s in plan.skipped:
+        report.error = f"skipped: {s.reason}"
+    if plan.skipped:
+        return []
+    todo = pending(campaign, plan.jobs)
+    if todo:
+        executor_for(site, campaign).submit(todo, progress=progress)
+    retry = [j for j in _timed_out(campaign, plan.jobs) if j.job_id not in kept]  # retried once at most
+    if retry and retry_time_factor > 1:
+        # A run killed at its time limit says nothing about accuracy, and on a loaded machine
+        # (two-rank runs of other users' jobs competing for the cores) correct programs hit
+        # limits meant for an idle one: such jobs run once more with longer limits (and keep
+        # that record on later invocations: _keep_retried).
+        for spec in retry:
+            spec.runs = [r.model_copy(update={"time_limit_s": r.time_limit_s * retry_time_factor})
+                         for r in spec.runs]
+            (campaign.specs_dir / f"{spec.job_id}.json").write_text(spec.model_dump_json(indent=1))
+            campaign.record_path(spec.job_id).unlink()
+        executor_for(site, campaign).submit(retry, progress=progress)
+    store.collect(campaign)
+    return scoring.score(campaign.h5_path)[1]
+
+
+def _fill_reports(reports: dict[str, ProblemReport], libs: dict, scores: list) -> None:
+    """Each scored program's outcome under its problem; a failing reference is the problem's error."""
     reasons = {(kind, pid, p.name): p.reason for pid, lib in libs.items()
                for kind in ("wrong", "valid") for p in getattr(lib, kind)}
     for sc in scores:
@@ -245,6 +243,28 @@ def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
             failed_gate=sc.failed_gate, why=_why(sc, acc)))
     for r in reports.values():
         r.outcomes.sort(key=lambda o: (o.kind != "wrong", o.name))
+
+
+def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
+        site_name: str = "local", progress=None, retry_time_factor: float = 4.0) -> list[ProblemReport]:
+    """Run every library (or the programs named in `only`) with the references and score them."""
+    from hpcbench.problem import load_problems
+    from hpcbench.site import load_site
+
+    bundles = load_problems(None, problem_ids)
+    out = Path(out)
+    libs = write_programs(bundles, out / "programs", only)
+    bundles = {pid: b for pid, b in bundles.items() if pid in libs}
+    if not bundles:
+        raise ConfigError(out, "--problems", "none of these problems has a mutants/mutants.json library")
+    site = load_site(site_name).model_copy(update={"valgrind": False, "timing_repeats": 0})
+    subs = _submissions(libs, bundles, out, only)
+    reports = {pid: ProblemReport(pid) for pid in bundles}
+    scores = []
+    for pid, bundle in bundles.items():
+        scores += _run_problem(out / "campaigns" / pid, site, pid, bundle, [s for s in subs if s.meta.problem == pid],
+                               reports[pid], progress, retry_time_factor)
+    _fill_reports(reports, libs, scores)
     return [reports[p] for p in sorted(reports)]
 
 

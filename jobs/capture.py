@@ -176,6 +176,46 @@ def run_captured(
             cgroup.remove()
 
 
+def _wait(proc: subprocess.Popen, timeout_s: float) -> bool:
+    """Wait for the process; True when it was killed at `timeout_s`."""
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        kill_group(proc.pid)
+        proc.wait()
+        return True
+    except BaseException:
+        # The job itself is being stopped (walltime signal, cancel): the run dies with it.
+        kill_group(proc.pid)
+        raise
+    return False
+
+
+def _stopped_reason(hit: list[str], rc: int | None, sig: int | None, timeout: str | bool, flood: str | bool,
+                    limits: Limits | None) -> str:
+    """Why the run stopped, in words: a limit it hit first, then timeout, output flood, a signal."""
+    if hit:
+        return "; ".join(hit + ([timeout] if timeout else []))
+    if timeout or flood:
+        return str(timeout or flood)
+    if sig == signal.SIGXCPU or rc == 128 + signal.SIGXCPU:  # launchers and bwrap exit 128 + signal
+        return "cpu time limit"
+    if sig == signal.SIGXFSZ or rc == 128 + signal.SIGXFSZ:
+        return f"file size limit {limits.file_size_mb if limits else '?'} MB"
+    if sig is not None:
+        return f"killed by signal {signal.Signals(sig).name}"
+    return ""
+
+
+def _watch_disk(limits: Limits | None, step: Step | None, pid: int) -> _DiskWatch | None:
+    """The step's folders under the disk limit: the process group is killed past it."""
+    if limits is None or step is None or not step.writable:
+        return None
+    disk = _DiskWatch(step.writable, limits.disk_mb * 1024 * 1024, lambda: kill_group(pid))
+    disk.start()
+    return disk
+
+
 def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, output_cap: int,
          limits: Limits | None, flood_at: int, cgroup: StepCgroup | None, step: Step | None) -> Captured:
     t0 = time.perf_counter()
@@ -197,21 +237,8 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, outpu
     err = _Reader(proc.stderr, output_cap, flood_at, on_flood)
     out.start()
     err.start()
-    disk = None
-    if limits is not None and step is not None and step.writable:
-        disk = _DiskWatch(step.writable, limits.disk_mb * 1024 * 1024, lambda: kill_group(proc.pid))
-        disk.start()
-    timed_out = False
-    try:
-        proc.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        kill_group(proc.pid)
-        proc.wait()
-    except BaseException:
-        # The job itself is being stopped (walltime signal, cancel): the run dies with it.
-        kill_group(proc.pid)
-        raise
+    disk = _watch_disk(limits, step, proc.pid)
+    timed_out = _wait(proc, timeout_s)
     wall = time.perf_counter() - t0
     if disk is not None:
         disk.check_final()
@@ -225,23 +252,12 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, outpu
     err.join(5)
     rc = proc.returncode
     sig = -rc if rc is not None and rc < 0 else None
-    reason = ""
     # The limit the step hit comes first: a run whose ranks were killed at the memory limit
     # may still reach its timeout while the launcher waits for the rest.
     hit = [f"disk limit {limits.disk_mb} MB"] if disk is not None and disk.full.is_set() else []
     hit += [f"memory limit {limits.memory_mb} MB"] if oom else []
-    if hit:
-        reason = "; ".join(hit + ([f"timeout after {timeout_s:g} s"] if timed_out else []))
-    elif timed_out:
-        reason = f"timeout after {timeout_s:g} s"
-    elif flooded.is_set():
-        reason = f"output flood: more than {flood_at} bytes"
-    elif sig == signal.SIGXCPU or rc == 128 + signal.SIGXCPU:  # launchers and bwrap exit 128 + signal
-        reason = "cpu time limit"
-    elif sig == signal.SIGXFSZ or rc == 128 + signal.SIGXFSZ:
-        reason = f"file size limit {limits.file_size_mb if limits else '?'} MB"
-    elif sig is not None:
-        reason = f"killed by signal {signal.Signals(sig).name}"
+    reason = _stopped_reason(hit, rc, sig, timed_out and f"timeout after {timeout_s:g} s",
+                             flooded.is_set() and f"output flood: more than {flood_at} bytes", limits)
     if refused:
         limit = f"process limit ({limits.processes if limits else '?'}): {refused} forks refused"
         reason = f"{reason}; {limit}" if reason else limit

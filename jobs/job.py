@@ -112,7 +112,7 @@ class Runner:
                          scratch=work / "tmp" if spec.isolation.per_rank else None)
         self.env.update(self.step.rank_env())
 
-    def _run(self, binary: Path, case: CaseRun, kind: str, repeat: int, extra: list[str],
+    def run(self, binary: Path, case: CaseRun, kind: str, repeat: int, extra: list[str],
              prefix: list[str] | None = None, ranks: int | None = None) -> RunResult:
         ranks = ranks or case.ranks
         program = [*(prefix or []), str(binary), *case.args, *self.spec.variant.runtime_options, *extra]
@@ -135,7 +135,7 @@ class Runner:
 
     def instrumented(self, binary: Path, case: CaseRun) -> RunResult:
         log = self.log_file(case, "instrumented", 0)
-        run = self._run(binary, case, "instrumented", 0, [*INSTRUMENT, "-log_view", f":{log}:ascii_xml"])
+        run = self.run(binary, case, "instrumented", 0, [*INSTRUMENT, "-log_view", f":{log}:ascii_xml"])
         run.leaks = parse_malloc_dump(run.stderr, run.stdout)
         run.malloc_dump_seen = True
         run.options_left = parse_options_left(run.stdout)
@@ -145,14 +145,14 @@ class Runner:
     def timing(self, binary: Path, case: CaseRun, repeat: int) -> RunResult:
         # -log_view costs little (PETSc logs events anyway) and gives PETSc's own time.
         log = self.log_file(case, "timing", repeat)
-        run = self._run(binary, case, "timing", repeat, ["-log_view", f":{log}:ascii_xml"])
+        run = self.run(binary, case, "timing", repeat, ["-log_view", f":{log}:ascii_xml"])
         run.log_view = parse_log_view_xml(log) if log.is_file() else None
         return run
 
     def valgrind(self, binary: Path, case: CaseRun) -> RunResult:
         pattern = str(self.log_dir / f"valgrind.{case.case}.%p.xml")
         prefix = valgrind_prefix(pattern, self.petsc.petsc_dir)
-        run = self._run(binary, case, "valgrind", 0, [], prefix=prefix)
+        run = self.run(binary, case, "valgrind", 0, [], prefix=prefix)
         files = sorted(self.log_dir.glob(f"valgrind.{case.case}.*.xml"))
         run.valgrind = parse_valgrind_xml(files, self.own_sources)
         return run
@@ -226,7 +226,7 @@ def run_job(spec: JobSpec) -> JobResult:
         if null_bin is not None and case.ranks not in nulls:
             # Once per rank count, not per case: it only calibrates the launcher.
             null_case = CaseRun(case=case.case, args=[], ranks=case.ranks, time_limit_s=60)
-            nulls[case.ranks] = [runner._run(null_bin, null_case, "null", i, []) for i in range(spec.timing_repeats)]
+            nulls[case.ranks] = [runner.run(null_bin, null_case, "null", i, []) for i in range(spec.timing_repeats)]
             result.runs += nulls[case.ranks]
         summary = summarise_timings(timing, nulls.get(case.ranks, []))
         if summary:

@@ -305,7 +305,7 @@ def test_working_task_is_polled_until_done(tmp_path):
 @pytest.mark.petsc
 def test_repair_over_a2a_keeps_the_context(tmp_path):
     from hpcbench.agents.repair_agent import RepairAgent
-    from hpcbench.sandbox import Sandbox
+    from hpcbench.agents.sandbox import Sandbox
     from hpcbench.site import load_site
 
     contexts = []

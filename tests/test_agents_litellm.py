@@ -82,7 +82,7 @@ def test_fenced_answer_and_refusal(openai_server, tmp_path):
 @pytest.mark.petsc
 def test_repair_feeds_compiler_errors_back_and_sums_turns(openai_server, tmp_path):
     from hpcbench.agents.repair_agent import RepairAgent
-    from hpcbench.sandbox import Sandbox
+    from hpcbench.agents.sandbox import Sandbox
     from hpcbench.site import load_site
 
     broken = SRC.replace("PetscFinalize()", "PetscFinalise()")

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from hpcbench.calibration_metrics import Judgement, summarise
-from hpcbench.probes import MIN_PER_DIMENSION, load_probes
+from hpcbench.calibration.metrics import Judgement, summarise
+from hpcbench.calibration.probes import MIN_PER_DIMENSION, load_probes
 from hpcbench.resources import data_path
 from hpcbench.store.scorings import read_scoring
 from tests.conftest import hpcbench
@@ -62,7 +62,7 @@ def test_probe_labels_are_validated_with_file_and_field(tmp_path, monkeypatch):
     bad["probes"][7]["untouched"] = bad["probes"][7]["lowers"]
     (tmp_path / "v1").mkdir()
     (tmp_path / "v1" / "probes.json").write_text(json.dumps(bad))
-    import hpcbench.probes as probes_mod
+    import hpcbench.calibration.probes as probes_mod
 
     monkeypatch.setattr(probes_mod, "probes_root", lambda: tmp_path)
     with pytest.raises(Exception, match=r"probes.json.*both lowered and untouched"):
@@ -126,7 +126,7 @@ def test_trust_lowers_confidence_below_the_threshold_and_says_so():
 
 
 def test_unreadable_calibration_result_is_named(tmp_path):
-    from hpcbench.calibrate import lookup
+    from hpcbench.calibration.calibrate import lookup
     from hpcbench.errors import HpcbenchError
 
     (tmp_path / "results").mkdir()
@@ -179,7 +179,7 @@ def probe_dir(tmp_path_factory) -> Path:
     """The probe campaign, built and run once (real builds and runs through the gates).
     $HPCBENCH_TEST_PROBE_CAMPAIGN may name one built earlier by this code (linked, not copied:
     its job specs hold its own paths): for iterating on the judge side only, never a full run."""
-    from hpcbench.calibrate import probe_campaign
+    from hpcbench.calibration.calibrate import probe_campaign
 
     root = tmp_path_factory.mktemp("calibration")
     if os.environ.get("HPCBENCH_TEST_PROBE_CAMPAIGN"):
@@ -196,7 +196,7 @@ def calibrate(srv, probe_dir: Path, model: str, *extra: str) -> dict:
 
 @pytest.mark.slow
 def test_every_probe_compiles_and_runs_through_the_gates(probe_dir):
-    from hpcbench.scoring import score_campaign
+    from hpcbench.score.scoring import score_campaign
     from hpcbench.store import read_campaign
 
     scores = score_campaign(read_campaign(probe_dir / f"campaign-{PROBES.version}" / "campaign.h5"))

@@ -16,7 +16,7 @@ import psutil
 import pytest
 
 from hpcbench.jobs.records import JobResult
-from hpcbench.locking import campaign_lock
+from hpcbench.plan.locking import campaign_lock
 
 pytestmark = pytest.mark.petsc
 
@@ -206,11 +206,11 @@ def test_ctrl_c_stops_the_jobs_records_nothing_and_exits_130(setup):
 
 def test_the_lock_is_released_when_its_holder_is_killed(tmp_path):
     """flock belongs to the process: SIGKILL of a holder never leaves the folder locked."""
-    code = (f"from hpcbench.locking import campaign_lock; import time\n"
+    code = (f"from hpcbench.plan.locking import campaign_lock; import time\n"
             f"with campaign_lock({str(tmp_path)!r}):\n    print('held', flush=True); time.sleep(60)\n")
     holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     assert holder.stdout.readline().strip() == "held"
-    from hpcbench.locking import CampaignBusy
+    from hpcbench.plan.locking import CampaignBusy
 
     with pytest.raises(CampaignBusy, match=f"pid {holder.pid}"), campaign_lock(tmp_path):
         pass

@@ -11,14 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from hpcbench import staging, store
+from hpcbench import store
 from hpcbench.agents import reserved_agent_names
-from hpcbench.campaign import Campaign, create_campaign
 from hpcbench.errors import ConfigError
 from hpcbench.jobs.records import BuildResult, JobResult, RunResult
+from hpcbench.plan import staging
+from hpcbench.plan.campaign import Campaign, create_campaign
 from hpcbench.problem import load_problem, load_problems
-from hpcbench.reference_status import NOT_SCORED, reference_problem
-from hpcbench.scoring import score_campaign
+from hpcbench.score.reference_status import NOT_SCORED, reference_problem
+from hpcbench.score.scoring import score_campaign
 from hpcbench.site import load_site
 from hpcbench.store import StoredCampaign, StoredSubmission
 from hpcbench.submission import Submission, load_submission, load_tree, reference_submission
@@ -178,12 +179,36 @@ def test_the_cli_refuses_a_user_reference_and_keeps_the_bundled_one(tmp_path):
     proc = hpcbench("submit", "--submissions", str(tree), "--problems", "vec-scatter", "--out", str(out),
                     "--dry-run", check=False)
     assert "reserved agent name" in proc.stderr, proc.stderr
-    from hpcbench.cli import _plan
+    from hpcbench.plan import plan_campaign
 
-    _, campaign, plan = _plan(str(out), "local", [], str(tree), "vec-scatter")
+    planned = plan_campaign(out, load_site("local"), [], str(tree), "vec-scatter")
+    campaign, plan = planned.campaign, planned.plan
     assert [j.agent for j in plan.jobs] == ["reference"]
     bundled = (load_problems()["vec-scatter"].reference_dir / "main.c").read_bytes()
     assert (campaign.submissions_dir / "reference" / "vec-scatter" / "1" / "main.c").read_bytes() == bundled
+
+
+@pytest.mark.petsc
+def test_run_with_submissions_runs_the_users_tree_without_the_bundled_samples(tmp_path):
+    """`run --submissions DIR` once added leaky-coder, sloppy-coder ... to a leaderboard of the
+    user's own agents. Now: the user's agents and the reference; the samples only with
+    `--agent samples` (or `run` with no arguments)."""
+    from hpcbench.agents.dir_agent import samples_root
+
+    tree = tmp_path / "tree"
+    reference = load_problems()["vec-scatter"].reference_dir
+    _attempt(tree, "me", files={"main.c": (reference / "main.c").read_bytes()})
+    out = tmp_path / "c"
+    hpcbench("run", "--submissions", str(tree), "--problems", "vec-scatter", "--out", str(out))
+    rows = json.loads(hpcbench("report", str(out), "--format", "json").stdout)["submissions"]
+    assert {r["agent"] for r in rows} == {"me", "reference"}
+    assert {s.agent for s in Campaign(out).specs()} == {"me", "reference"}
+    # asked for, the samples come along (planned only: a dry run builds nothing)
+    asked = hpcbench("submit", "--agent", "samples", "--submissions", str(tree), "--problems", "vec-scatter",
+                     "--out", str(tmp_path / "d"), "--dry-run")
+    samples = {p.name for p in samples_root().iterdir() if (p / "vec-scatter").is_dir()}
+    assert samples and {s.agent for s in Campaign(tmp_path / "d").specs()} == {"me", "reference", *samples}, \
+        asked.stderr
 
 
 # ----------------------------------------------------------------------------- staging

@@ -175,7 +175,8 @@ def test_concurrent_cache_writers_keep_every_answer(tmp_path):
 
 
 def test_cli_and_deterministic_scoring_do_not_import_litellm():
-    code = ("import sys; import hpcbench.cli, hpcbench.scoring; from hpcbench.evaluators.base import all_evaluators;"
+    code = ("import sys; import hpcbench.cli, hpcbench.score.scoring;"
+            "from hpcbench.evaluators.base import all_evaluators;"
             "names = [e.name for e in all_evaluators()]; assert 'solver_choice' in names, names;"
             "assert 'litellm' not in sys.modules; print('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

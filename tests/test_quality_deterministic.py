@@ -54,7 +54,7 @@ def test_header_scan_knows_errorcode_functions_macros_and_deprecations(api):
 
 
 def test_planning_snapshots_the_header_facts_for_offline_scoring(tmp_path, api):
-    from hpcbench.store.snapshot import read_petsc_api, write_snapshot
+    from hpcbench.plan.snapshot import read_petsc_api, write_snapshot
 
     inst = find_petsc()
     write_snapshot(tmp_path, {}, {"cpu": {"petsc_dir": str(inst.petsc_dir), "petsc_arch": inst.petsc_arch},

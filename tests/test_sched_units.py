@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from hpcbench.campaign import Campaign
 from hpcbench.errors import ConfigError, HpcbenchError
 from hpcbench.executors.batch import Backend, BatchExecutor, SchedInfo
 from hpcbench.executors.shapes import job_walltime_s, plan_arrays, resolve_account
 from hpcbench.executors.slurm import clean_env, expand_array_id, parse_directives, parse_sacct, parse_squeue
 from hpcbench.jobs.interrupt import outcome_for
 from hpcbench.jobs.records import CaseRun, JobResult, JobSpec, Variant, save_model
+from hpcbench.plan.campaign import Campaign
 from hpcbench.site import SiteConfig, list_sites, load_site
 from tests.conftest import hpcbench
 

@@ -143,9 +143,9 @@ def test_a_rerun_replaces_its_rows_and_an_unreadable_record_is_named_and_skipped
 
 
 def test_a_changed_problem_after_planning_does_not_change_the_scores(small, tmp_path):
+    from hpcbench.plan.snapshot import write_snapshot
     from hpcbench.problem import load_problems
     from hpcbench.resources import data_path
-    from hpcbench.store.snapshot import write_snapshot
 
     camp = _copy(small, tmp_path / "c")
     before = composites(camp)

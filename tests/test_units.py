@@ -19,7 +19,7 @@ from hpcbench.jobs.logview import parse_options_left
 from hpcbench.jobs.malloc_dump import parse_malloc_dump
 from hpcbench.jobs.records import Limits
 from hpcbench.problem import CompareCheck, SanityCheck, load_problem, load_problems
-from hpcbench.scoring import aggregate, tier
+from hpcbench.score.scoring import aggregate, tier
 from hpcbench.site import load_site
 from hpcbench.submission import load_submission, load_tree
 

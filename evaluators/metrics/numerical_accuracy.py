@@ -88,6 +88,48 @@ def refinement_score(seq: list[list[float]], chk: RefinementCheck) -> tuple[floa
     return float(ok), shown + ("" if ok else f": they do not shrink by {chk.min_ratio}x")
 
 
+def _refinement_scores(chk: RefinementCheck, label: str, mine: dict, details: list[dict]) -> list[float]:
+    """A refinement check: the quantity over the cases in order (one score)."""
+    seq = []
+    for case in chk.cases:
+        vals = [v for (c, _), q in sorted(mine.items()) if c == case for v in [q.get(chk.quantity)]]
+        seq.append(vals[0] if vals and vals[0] is not None else None)
+    if any(s is None for s in seq):
+        details.append({"check": label, "score": 0.0, "why": f"'{chk.quantity}' missing in a case"})
+        return [0.0]
+    s, why = refinement_score(seq, chk)
+    details.append({"check": label, "score": s, "why": why})
+    return [s]
+
+
+def _case_scores(chk, label: str, mine: dict, ref: dict, details: list[dict], unscored: list[str]) -> list[float]:
+    """A sanity or compare check: per case the worst score over its rank counts."""
+    cases = set(chk.cases)
+    worst: dict[str, float] = {}
+    for (case, ranks), q in sorted(mine.items()):
+        if cases and case not in cases:
+            continue
+        where = f"case {case} at {ranks} ranks"
+        value = q.get(chk.quantity)
+        if value is None:
+            s, why = 0.0, f"did not print '{chk.quantity}:'"
+        elif isinstance(chk, SanityCheck):
+            s, why = sanity_score(value, chk)
+        else:
+            if chk.reference.source == "literal":
+                target = chk.reference.value
+            else:
+                got = [rq.get(chk.quantity) for (c, _), rq in sorted(ref.items()) if c == case]
+                target = next((g for g in got if g is not None), None)
+            if target is None:
+                unscored.append(f"{label} ({where}): no reference value in this campaign")
+                continue
+            s, why = compare_score(value, target, chk)
+        worst[case] = min(s, worst.get(case, 1.0))
+        details.append({"check": label, "case": case, "ranks": ranks, "score": round(s, 4), "why": why})
+    return list(worst.values())
+
+
 @register
 class NumericalAccuracy(Evaluator):
     name = "numerical_accuracy"
@@ -105,45 +147,10 @@ class NumericalAccuracy(Evaluator):
         unscored: list[str] = []
         for chk in ctx.checks.checks:
             label = getattr(chk, "name", "") or f"{chk.kind}:{chk.quantity}"
-            scores: list[float] = []
-            cases = set(chk.cases)
             if isinstance(chk, RefinementCheck):
-                seq = []
-                for case in chk.cases:
-                    vals = [v for (c, _), q in sorted(mine.items()) if c == case for v in [q.get(chk.quantity)]]
-                    seq.append(vals[0] if vals and vals[0] is not None else None)
-                if any(s is None for s in seq):
-                    scores.append(0.0)
-                    details.append({"check": label, "score": 0.0, "why": f"'{chk.quantity}' missing in a case"})
-                else:
-                    s, why = refinement_score(seq, chk)
-                    scores.append(s)
-                    details.append({"check": label, "score": s, "why": why})
+                scores = _refinement_scores(chk, label, mine, details)
             else:
-                worst: dict[str, float] = {}
-                for (case, ranks), q in sorted(mine.items()):
-                    if cases and case not in cases:
-                        continue
-                    where = f"case {case} at {ranks} ranks"
-                    value = q.get(chk.quantity)
-                    if value is None:
-                        s, why = 0.0, f"did not print '{chk.quantity}:'"
-                    elif isinstance(chk, SanityCheck):
-                        s, why = sanity_score(value, chk)
-                    else:
-                        if chk.reference.source == "literal":
-                            target = chk.reference.value
-                        else:
-                            got = [rq.get(chk.quantity) for (c, _), rq in sorted(ref.items()) if c == case]
-                            target = next((g for g in got if g is not None), None)
-                        if target is None:
-                            unscored.append(f"{label} ({where}): no reference value in this campaign")
-                            continue
-                        s, why = compare_score(value, target, chk)
-                    worst[case] = min(s, worst.get(case, 1.0))
-                    details.append({"check": label, "case": case, "ranks": ranks, "score": round(s, 4),
-                                    "why": why})
-                scores.extend(worst.values())
+                scores = _case_scores(chk, label, mine, ref, details, unscored)
             if scores:
                 w = chk.weight
                 total += w * sum(scores) / len(scores)

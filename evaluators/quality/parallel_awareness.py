@@ -67,6 +67,50 @@ def rank_invariance(ctx: EvalContext) -> list[dict]:
     return out
 
 
+def _source_parts(multi: bool, comm: list, setters: list, owners: list, guarded: list, rank_guards: int,
+                  parts: dict[str, float], notes: list[str]) -> None:
+    """From the source: communicators fitting the rank count, values set by ownership range,
+    no communicating call inside a rank branch."""
+    if comm:
+        bad = sum(1.0 if u["verdict"] == "self_in_parallel" else 0.3 if u["verdict"] == "mpi_comm_world"
+                  else 0.0 for u in comm)
+        parts["communicators"] = 1.0 - bad / len(comm)
+        wrong = [u for u in comm if u["verdict"] != "ok"]
+        notes.append(f"{len(comm) - len(wrong)} of {len(comm)} objects on a fitting communicator"
+                     + (f" ({wrong[0]['call']} on {wrong[0]['comm']} at line {wrong[0]['line']})" if wrong
+                        else ""))
+    if multi and setters:
+        if owners:
+            parts["ownership"] = 1.0
+            notes.append(f"sets values by ownership range ({owners[0]['call']})")
+        elif all(s["guarded"] for s in setters):
+            parts["ownership"] = 0.5
+            notes.append("one rank sets every value (centralised assembly)")
+        else:
+            parts["ownership"] = 0.0
+            notes.append("sets values without any ownership-range query")
+    if guarded:
+        parts["rank_branches"] = 0.0
+        g = guarded[0]
+        notes.append(f"{len(guarded)} communicating call(s) inside a rank branch, e.g. {g['call']} at line "
+                     f"{g['line']}")
+    elif rank_guards:
+        parts["rank_branches"] = 1.0
+        notes.append("rank branches touch only sequential data")
+
+
+def _invariance_part(comparisons: list[dict], parts: dict[str, float], notes: list[str]) -> None:
+    """From the runs: the same answer at 1 and N ranks."""
+    if comparisons:
+        agree = sum(1 for c in comparisons if c["agree"])
+        parts["same_answer_1_vs_n"] = agree / len(comparisons)
+        bad = next((c for c in comparisons if not c["agree"]), None)
+        notes.append(f"{agree} of {len(comparisons)} quantities agree across rank counts"
+                     + (f" ({bad['quantity']} in case {bad['case']} at {bad['ranks']} ranks: "
+                        f"{bad.get('why') or str(bad.get('worst_of_tolerance')) + 'x the tolerance'})"
+                        if bad else ""))
+
+
 @register
 class ParallelAwareness(Evaluator):
     name = "parallel_awareness"
@@ -87,41 +131,9 @@ class ParallelAwareness(Evaluator):
         findings = [f for r in reports for f in r.findings]
         parts: dict[str, float] = {}
         notes: list[str] = []
-        if comm:
-            bad = sum(1.0 if u["verdict"] == "self_in_parallel" else 0.3 if u["verdict"] == "mpi_comm_world"
-                      else 0.0 for u in comm)
-            parts["communicators"] = 1.0 - bad / len(comm)
-            wrong = [u for u in comm if u["verdict"] != "ok"]
-            notes.append(f"{len(comm) - len(wrong)} of {len(comm)} objects on a fitting communicator"
-                         + (f" ({wrong[0]['call']} on {wrong[0]['comm']} at line {wrong[0]['line']})" if wrong
-                            else ""))
-        if multi and setters:
-            if owners:
-                parts["ownership"] = 1.0
-                notes.append(f"sets values by ownership range ({owners[0]['call']})")
-            elif all(s["guarded"] for s in setters):
-                parts["ownership"] = 0.5
-                notes.append("one rank sets every value (centralised assembly)")
-            else:
-                parts["ownership"] = 0.0
-                notes.append("sets values without any ownership-range query")
-        if guarded:
-            parts["rank_branches"] = 0.0
-            g = guarded[0]
-            notes.append(f"{len(guarded)} communicating call(s) inside a rank branch, e.g. {g['call']} at line "
-                         f"{g['line']}")
-        elif sum(r.rank_guards for r in reports):
-            parts["rank_branches"] = 1.0
-            notes.append("rank branches touch only sequential data")
+        _source_parts(multi, comm, setters, owners, guarded, sum(r.rank_guards for r in reports), parts, notes)
         comparisons = rank_invariance(ctx) if ctx.record else []
-        if comparisons:
-            agree = sum(1 for c in comparisons if c["agree"])
-            parts["same_answer_1_vs_n"] = agree / len(comparisons)
-            bad = next((c for c in comparisons if not c["agree"]), None)
-            notes.append(f"{agree} of {len(comparisons)} quantities agree across rank counts"
-                         + (f" ({bad['quantity']} in case {bad['case']} at {bad['ranks']} ranks: "
-                            f"{bad.get('why') or str(bad.get('worst_of_tolerance')) + 'x the tolerance'})"
-                            if bad else ""))
+        _invariance_part(comparisons, parts, notes)
         evidence = {"multi_rank_problem": multi, "components": parts, "communicators": comm,
                     "setters": setters[:100], "ownership_queries": owners[:100], "guarded_collectives": guarded,
                     "rank_comparisons": comparisons, "findings": [str(f) for f in findings][:200],

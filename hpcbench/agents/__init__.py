@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hpcbench.agents.base import Agent
+from hpcbench.agents.dir_agent import reserved_agent_names
 from hpcbench.errors import HpcbenchError
 from hpcbench.problem import ProblemBundle
 
@@ -20,16 +21,6 @@ class AgentOptions:
     timeout_s: float = 900.0
     site: str = "local"
 
-
-def reserved_agent_names() -> frozenset[str]:
-    """Agent names a user's submission tree may not use: `reference` (a submission named so
-    would stand in for the bundled references that every check compares against), the
-    agent keywords, and every bundled sample agent."""
-    from hpcbench.resources import data_path
-
-    samples = data_path("examples") / "submissions"
-    bundled = {p.name for p in samples.iterdir() if p.is_dir()} if samples.is_dir() else set()
-    return frozenset({"reference", "samples", *bundled})
 
 
 def make_agent(spec: str, bundles: dict[str, ProblemBundle], known: set[str], opts: AgentOptions,
@@ -73,7 +64,7 @@ def _make(spec: str, bundles: dict[str, ProblemBundle], known: set[str], opts: A
             raise HpcbenchError(f"--agent {spec!r}: write repair:INNER:N, e.g. repair:litellm:openai/gpt-4o:3")
         inner = _make(inner_spec, bundles, known, opts, sandbox_factory)
         if sandbox_factory is None:
-            from hpcbench.sandbox import Sandbox
+            from hpcbench.agents.sandbox import Sandbox
             from hpcbench.site import load_site
 
             sandbox = Sandbox.for_site(load_site(opts.site))

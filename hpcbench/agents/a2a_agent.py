@@ -257,17 +257,38 @@ class A2AConversation(Conversation):
         return await self._send(self._message(text, False))
 
     async def _send(self, message: Any) -> Reply:
-        import httpx
-        from a2a.client import A2AClientError, A2AClientTimeoutError, ClientConfig, ClientFactory
-        from a2a.types import GetTaskRequest, SendMessageConfiguration, SendMessageRequest
-        from google.protobuf.json_format import MessageToDict
-
         gen = Generation(turns=1)
         gen.prompt_version = PROMPT_VERSION  # type: ignore[attr-defined]
         gen.protocol = self.agent.protocol  # type: ignore[attr-defined]
         if self.agent.start_error:
             return Reply(GenerationFailure("protocol_error", self.agent.start_error), gen)
         bodies: list[dict[str, Any]] = []
+        t0 = time.perf_counter()
+        got = await self._exchange(message, bodies)
+        _lat(gen, t0)
+        if isinstance(got, GenerationFailure):
+            return Reply(got, gen)
+        wire = _wire_result(bodies, got[0])
+        if wire is None:
+            return Reply(GenerationFailure("protocol_error", _no_result(bodies, got[1])), gen)
+        raw = json.dumps(wire)[:RAW_CAP]
+        try:
+            res = decode_result(wire)
+        except ValueError as e:
+            return Reply(GenerationFailure("protocol_error", str(e)), gen, raw=raw)
+        self.context_id = res.context_id or self.context_id
+        files = await self._files(res, gen)
+        if isinstance(files, GenerationFailure):
+            return Reply(files, gen, raw=raw)
+        return Reply(interpret(res, files, gen), gen, raw=raw)
+
+    async def _exchange(self, message: Any, bodies: list[dict[str, Any]]
+                        ) -> tuple[Any, Exception | None] | GenerationFailure:
+        """Send, poll a task the agent still works on, keep every POST's JSON body in `bodies`
+        (the wire JSON decodes where the SDK cannot). Returns the SDK's last result and its error."""
+        import httpx
+        from a2a.client import A2AClientError, A2AClientTimeoutError, ClientConfig, ClientFactory
+        from a2a.types import GetTaskRequest, SendMessageConfiguration, SendMessageRequest
 
         async def keep(response: httpx.Response) -> None:
             if response.request.method == "POST":
@@ -279,7 +300,6 @@ class A2AConversation(Conversation):
                 if isinstance(obj, dict):
                     bodies.append(obj)
 
-        t0 = time.perf_counter()
         sdk_result: Any = None
         sdk_error: Exception | None = None
         async with httpx.AsyncClient(timeout=self.agent.timeout_s, event_hooks={"response": [keep]}) as http:
@@ -296,32 +316,19 @@ class A2AConversation(Conversation):
                     task = await client.get_task(GetTaskRequest(id=task.id))
                     sdk_result = task
             except (A2AClientTimeoutError, httpx.TimeoutException) as e:
-                return Reply(GenerationFailure("timeout", f"{type(e).__name__}: {str(e)[:300]}"),
-                             _lat(gen, t0))
+                return GenerationFailure("timeout", f"{type(e).__name__}: {str(e)[:300]}")
             except A2AClientError as e:
                 if not _has_result(bodies):  # the agent answered an error: nothing to decode
-                    return Reply(GenerationFailure("protocol_error", f"{type(e).__name__}: {str(e)[:500]}"),
-                                 _lat(gen, t0))
+                    return GenerationFailure("protocol_error", f"{type(e).__name__}: {str(e)[:500]}")
                 sdk_error = e
             except Exception as e:  # the SDK could not parse what came back; the wire JSON may still do
                 sdk_error = e
             finally:
                 await client.close()
-        _lat(gen, t0)
-        wire = next((b["result"] for b in reversed(bodies) if isinstance(b.get("result"), dict)), None)
-        if wire is None and sdk_result is not None:
-            wire = MessageToDict(sdk_result)
-        if wire is None:
-            err = next((b["error"] for b in reversed(bodies) if "error" in b), None)
-            why = f"JSON-RPC error {json.dumps(err)[:500]}" if err else \
-                f"{type(sdk_error).__name__}: {str(sdk_error)[:500]}" if sdk_error else "empty response"
-            return Reply(GenerationFailure("protocol_error", why), gen)
-        raw = json.dumps(wire)[:RAW_CAP]
-        try:
-            res = decode_result(wire)
-        except ValueError as e:
-            return Reply(GenerationFailure("protocol_error", str(e)), gen, raw=raw)
-        self.context_id = res.context_id or self.context_id
+        return sdk_result, sdk_error
+
+    async def _files(self, res: Any, gen: Generation) -> list[tuple[str, Any]] | GenerationFailure:
+        """The answer's file parts (fetched where given by uri), their notes kept on `gen`."""
         files: list[tuple[str, Any]] = []
         notes = []
         for p in res.parts:
@@ -331,18 +338,33 @@ class A2AConversation(Conversation):
             if content is None and p.uri:
                 content = await _fetch(p.uri, self.agent.timeout_s, self.agent.url)
                 if isinstance(content, GenerationFailure):
-                    return Reply(content, gen, raw=raw)
+                    return content
             if content is None:
-                return Reply(GenerationFailure("malformed_answer", f"file part {p.name!r} has neither bytes nor uri"),
-                             gen, raw=raw)
+                return GenerationFailure("malformed_answer", f"file part {p.name!r} has neither bytes nor uri")
             if not p.name:
-                return Reply(GenerationFailure("malformed_answer", "a file part has no name"), gen, raw=raw)
+                return GenerationFailure("malformed_answer", "a file part has no name")
             files.append((p.name, content))
             if p.note:
                 notes.append(f"{p.name}: {p.note}")
         if notes:
             gen.wire_notes = notes  # type: ignore[attr-defined]
-        return Reply(interpret(res, files, gen), gen, raw=raw)
+        return files
+
+
+def _wire_result(bodies: list[dict[str, Any]], sdk_result: Any) -> dict | None:
+    """The last JSON-RPC result on the wire, else what the SDK parsed."""
+    from google.protobuf.json_format import MessageToDict
+
+    wire = next((b["result"] for b in reversed(bodies) if isinstance(b.get("result"), dict)), None)
+    if wire is None and sdk_result is not None:
+        wire = MessageToDict(sdk_result)
+    return wire
+
+
+def _no_result(bodies: list[dict[str, Any]], sdk_error: Exception | None) -> str:
+    err = next((b["error"] for b in reversed(bodies) if "error" in b), None)
+    return f"JSON-RPC error {json.dumps(err)[:500]}" if err else \
+        f"{type(sdk_error).__name__}: {str(sdk_error)[:500]}" if sdk_error else "empty response"
 
 
 def _task_state_name(state: int) -> str:

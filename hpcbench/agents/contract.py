@@ -159,31 +159,31 @@ def _as_text(name: str, content: Any) -> str | GenerationFailure:
     return content
 
 
-def validate_answer(obj: dict[str, Any], extra_files: list[tuple[str, Any]] | None = None
-                    ) -> Answer | GenerationFailure:
-    """Check an answer object. Accepts our contract (files/entry/ranks/args) and the
-    petscagent-bench shape (codes[{filename, code}], nsize, cli_args; first file is
-    main). `extra_files` are files that came outside the object (A2A file parts)."""
-    if obj.get("refused") is True:
-        reason = obj.get("refusal_reason", "")
-        return Answer(refused=True, refusal_reason=str(reason)[:4000])
-    raw_files: list[tuple[str, Any]] = list(extra_files or [])
+def _listed_files(obj: dict[str, Any]) -> list[tuple[str, Any]] | GenerationFailure:
+    """(name, content) of the object's `files` (or petscagent-bench's `codes`)."""
     files_field = obj.get("files", obj.get("codes"))
-    if files_field is not None:
-        if isinstance(files_field, dict):  # {"main.c": "..."} is a common variant
-            files_field = [{"name": k, "content": v} for k, v in files_field.items()]
-        if not isinstance(files_field, list):
-            return GenerationFailure("malformed_answer", "'files' must be a list of {name, content}")
-        for i, f in enumerate(files_field):
-            if not isinstance(f, dict):
-                return GenerationFailure("malformed_answer", f"files[{i}] is not an object")
-            name = f.get("name", f.get("filename"))
-            content = f.get("content", f.get("code"))
-            if not isinstance(name, str):
-                return GenerationFailure("malformed_answer", f"files[{i}] has no 'name'")
-            if content is None:
-                return GenerationFailure("malformed_answer", f"files[{i}] ({name!r}) has no 'content'")
-            raw_files.append((name, content))
+    if files_field is None:
+        return []
+    if isinstance(files_field, dict):  # {"main.c": "..."} is a common variant
+        files_field = [{"name": k, "content": v} for k, v in files_field.items()]
+    if not isinstance(files_field, list):
+        return GenerationFailure("malformed_answer", "'files' must be a list of {name, content}")
+    out = []
+    for i, f in enumerate(files_field):
+        if not isinstance(f, dict):
+            return GenerationFailure("malformed_answer", f"files[{i}] is not an object")
+        name = f.get("name", f.get("filename"))
+        content = f.get("content", f.get("code"))
+        if not isinstance(name, str):
+            return GenerationFailure("malformed_answer", f"files[{i}] has no 'name'")
+        if content is None:
+            return GenerationFailure("malformed_answer", f"files[{i}] ({name!r}) has no 'content'")
+        out.append((name, content))
+    return out
+
+
+def _checked_files(raw_files: list[tuple[str, Any]]) -> dict[str, str] | GenerationFailure:
+    """Names safe, none twice, every content UTF-8 text within the limits."""
     if not raw_files:
         return GenerationFailure("no_code", "the answer holds no source files")
     if len(raw_files) > MAX_FILES:
@@ -200,13 +200,11 @@ def validate_answer(obj: dict[str, Any], extra_files: list[tuple[str, Any]] | No
         if isinstance(text, GenerationFailure):
             return text
         files[name] = text
-    entry = obj.get("entry")
-    if entry is None:  # petscagent-bench: the first file is the main file
-        entry = next(iter(files))
-    if not isinstance(entry, str) or entry not in files:
-        return GenerationFailure("entry_not_in_files", f"entry {entry!r} is not among files {sorted(files)}")
-    if not entry.endswith((".c", ".cu", ".cxx")):
-        return GenerationFailure("entry_not_in_files", f"entry {entry!r} is not a compilable source")
+    return files
+
+
+def _run_fields(obj: dict[str, Any]) -> tuple[list[int], list[str]] | GenerationFailure:
+    """`ranks` (or `nsize`) and `args` (or `cli_args`, a string split like a shell)."""
     ranks = obj.get("ranks", obj.get("nsize", []))
     ranks = [ranks] if isinstance(ranks, (int, float)) else ranks
     if isinstance(ranks, list):  # JSON via protobuf (A2A 1.x data parts) turns 3 into 3.0
@@ -221,7 +219,34 @@ def validate_answer(obj: dict[str, Any], extra_files: list[tuple[str, Any]] | No
             return GenerationFailure("malformed_answer", f"'args' string does not split: {e}")
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         return GenerationFailure("malformed_answer", "'args' must be a list of strings")
-    return Answer(files=files, entry=entry, ranks=ranks, args=args)
+    return ranks, args
+
+
+def validate_answer(obj: dict[str, Any], extra_files: list[tuple[str, Any]] | None = None
+                    ) -> Answer | GenerationFailure:
+    """Check an answer object. Accepts our contract (files/entry/ranks/args) and the
+    petscagent-bench shape (codes[{filename, code}], nsize, cli_args; first file is
+    main). `extra_files` are files that came outside the object (A2A file parts)."""
+    if obj.get("refused") is True:
+        reason = obj.get("refusal_reason", "")
+        return Answer(refused=True, refusal_reason=str(reason)[:4000])
+    listed = _listed_files(obj)
+    if isinstance(listed, GenerationFailure):
+        return listed
+    files = _checked_files(list(extra_files or []) + listed)
+    if isinstance(files, GenerationFailure):
+        return files
+    entry = obj.get("entry")
+    if entry is None:  # petscagent-bench: the first file is the main file
+        entry = next(iter(files))
+    if not isinstance(entry, str) or entry not in files:
+        return GenerationFailure("entry_not_in_files", f"entry {entry!r} is not among files {sorted(files)}")
+    if not entry.endswith((".c", ".cu", ".cxx")):
+        return GenerationFailure("entry_not_in_files", f"entry {entry!r} is not a compilable source")
+    run = _run_fields(obj)
+    if isinstance(run, GenerationFailure):
+        return run
+    return Answer(files=files, entry=entry, ranks=run[0], args=run[1])
 
 
 def answer_from_text(text: str) -> Answer | GenerationFailure:

@@ -10,7 +10,22 @@ from pathlib import Path
 
 from hpcbench.agents.base import Agent
 from hpcbench.problem import ProblemBundle
-from hpcbench.submission import load_tree, reference_submission
+from hpcbench.resources import data_path
+from hpcbench.submission import LoadedSubmission, Rejected, load_tree, reference_submission
+
+
+def samples_root() -> Path:
+    """The bundled sample agents' tree (examples/submissions)."""
+    return data_path("examples") / "submissions"
+
+
+def reserved_agent_names() -> frozenset[str]:
+    """Agent names a user's submission tree may not use: `reference` (a submission named so
+    would stand in for the bundled references that every check compares against), the
+    agent keywords, and every bundled sample agent."""
+    samples = samples_root()
+    bundled = {p.name for p in samples.iterdir() if p.is_dir()} if samples.is_dir() else set()
+    return frozenset({"reference", "samples", *bundled})
 
 
 class ReferenceAgent(Agent):
@@ -42,11 +57,16 @@ class DirAgent(Agent):
     def __init__(self, root: Path, known_problems: set[str]):
         self.root, self.known = Path(root), known_problems
         self.name = f"dir:{self.root}"
+        # A user's tree may not pose as the reference or a sample agent; the bundled samples are those agents.
+        bundled = self.root.resolve() == samples_root().resolve()
+        self.reserved = frozenset() if bundled else reserved_agent_names()
+
+    def load(self) -> tuple[list[LoadedSubmission], list[Rejected]]:
+        """Every submission of the tree that validates, and the rejections with their reasons."""
+        return load_tree(self.root, self.known, self.reserved)
 
     def replay_sources(self, problem_ids: list[str]) -> tuple[list[tuple[Path, Path]], list[str]]:
-        from hpcbench.agents import reserved_agent_names
-
-        ok, rejected = load_tree(self.root, self.known, reserved_agent_names())
+        ok, rejected = self.load()
         wanted = set(problem_ids)
         pairs = [(s.folder, Path(s.meta.agent) / s.meta.problem / s.meta.attempt)
                  for s in ok if s.meta.problem in wanted]

@@ -164,3 +164,10 @@ async def generate(agents: list[Agent], bundles: dict[str, ProblemBundle], attem
             if not agent.replay:
                 await agent.close()
     return summary
+
+
+def generate_tree(agents: list[Agent], bundles: dict[str, ProblemBundle], out: Path, timeout_s: float = 900.0,
+                  progress: Callable[[Counter], None] | None = None) -> Summary:
+    """One attempt per problem of each agent into `out` (resumable), for `run`/`submit`
+    with generating agents; the tree is then planned like any other."""
+    return asyncio.run(generate(agents, bundles, 1, out, timeout_s=timeout_s, progress=progress))

@@ -1,7 +1,7 @@
 """`repair:INNER:N`: a compile-fix loop around another agent.
 
 The inner agent answers; its program is built and each public test case run
-once, locally, through hpcbench.sandbox (the MCP server's compile/run, i.e. the
+once, locally, through hpcbench.agents.sandbox (the MCP server's compile/run, i.e. the
 jobs code with the site's limits). While something fails and rounds are left
 (at most N), the compiler and run diagnostics go back to the inner agent in the
 same conversation and it answers again. The last valid answer is the attempt;
@@ -18,8 +18,8 @@ from typing import Any
 
 from hpcbench.agents.base import Agent, Conversation, GeneratingAgent
 from hpcbench.agents.contract import Answer, Reply, render_feedback
+from hpcbench.agents.sandbox import Sandbox
 from hpcbench.problem import Problem
-from hpcbench.sandbox import Sandbox
 from hpcbench.submission import Generation
 
 TAIL = 4000

@@ -8,8 +8,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import ClassVar, Literal
 
-from hpcbench.campaign import Campaign
 from hpcbench.jobs.records import JobSpec
+from hpcbench.plan.campaign import Campaign
 from hpcbench.site import SiteConfig
 
 # timeout: the job hit its walltime (a result); retrying: a node failure or preemption

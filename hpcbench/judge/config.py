@@ -23,7 +23,7 @@ class JudgeConfig:
     # The n-th independent answer to the same prompt (calibration's stability repeats): part
     # of the cache key when > 0, so each repeat is asked once and then cached like any answer.
     sample: int = 0
-    # The judge's stored calibration (hpcbench.calibrate.trust_summary) that scorings apply
+    # The judge's stored calibration (hpcbench.calibration.calibrate.trust_summary) that scorings apply
     # (hpcbench.judge.trust): recorded with the scoring's config, never applied silently.
     calibration: dict[str, Any] | None = None
 

@@ -8,10 +8,10 @@ plots embedded), CSV or JSON:
 - failure taxonomy on two axes: how far each attempt got (generated, compiled,
   ran, passed checks) and why it stopped
 - tokens and cost per case: generation (submission.json) and judging (/scores)
-- judge agreement, when a second judge scored the same campaign (hpcbench.agreement)
+- judge agreement, when a second judge scored the same campaign (hpcbench.score.agreement)
 
 Every number names its source: the HDF5 path it was read from and the command
-that re-derives it, `hpcbench explain CAMPAIGN PATH` (hpcbench.explain)."""
+that re-derives it, `hpcbench explain CAMPAIGN PATH` (hpcbench.report.explain)."""
 
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from hpcbench.report.tabular import to_csv, to_json
 
 __all__ = ["CATEGORIES", "STAGES", "Report", "costs", "leaderboard", "load", "markdown",
            "per_problem", "profile_png", "reached", "refusals", "render", "submission_rows", "taxonomy",
-           "to_csv", "to_html", "to_json", "write"]
+           "to_csv", "to_html", "to_json", "write", "write_campaign_report"]
 
 
 def render(h5_path: Path, fmt: str, scoring_id: str | None = None) -> str:
@@ -61,3 +61,12 @@ def write(h5_path: Path, fmt: str, out: Path, scoring_id: str | None = None) -> 
         plot, written = png.name, [out, png]
     out.write_text(markdown(h5_path, rep.sid, plot_file=plot))
     return written
+
+
+def write_campaign_report(h5_path: Path, report_dir: Path, scoring_id: str) -> str:
+    """report.md and report.html (plots embedded) of a scoring into `report_dir`; returns the markdown."""
+    md = markdown(h5_path, scoring_id)
+    report_dir.mkdir(exist_ok=True)
+    (report_dir / "report.md").write_text(md)
+    write(h5_path, "html", report_dir / "report.html", scoring_id)
+    return md

@@ -18,7 +18,7 @@ def section(rep: Report) -> dict[str, Any] | None:
         return None
     if judge.get("calibration"):
         return {"applied": True, "model": judge["model"], **judge["calibration"]}
-    from hpcbench.calibrate import lookup, trust_summary
+    from hpcbench.calibration.calibrate import lookup, trust_summary
     from hpcbench.errors import HpcbenchError
 
     try:

@@ -84,7 +84,7 @@ def _stage_and_reason(a: dict, evs: dict, sub: dict | None) -> tuple[str, str]:
         # the taxonomy counts failed generations by kind (no_code, truncated, timeout, ...)
         kind = sub["generation_error_kind"] if sub is not None else ""
         return "not generated", f"generation failed: {kind}" if kind else "generation failed"
-    if status.startswith("no reference"):  # hpcbench.reference_status: the problem could not be scored
+    if status.startswith("no reference"):  # hpcbench.score.reference_status: the problem could not be scored
         return "not scored", status
     if status in ("not run", "skipped") or (sub is not None and not sub["has_record"]):
         return "generated", status or "not run"
@@ -284,11 +284,11 @@ def costs(rep: Report) -> list[dict]:
                     "judge_source": f"{r['source']}/evaluators/*@cost_usd"})
     return out
 
-def _fmt(x: object, nd: int = 1) -> str:
+def fmt(x: object, nd: int = 1) -> str:
     if x is None or (isinstance(x, float) and np.isnan(x)):
         return "—"
     return f"{x:.{nd}f}" if isinstance(x, float) else str(x)
 
 
-def _comp(x: float | None, partial: bool) -> str:
-    return _fmt(x) + ("*" if partial and x is not None else "")
+def fmt_comp(x: float | None, partial: bool) -> str:
+    return fmt(x) + ("*" if partial and x is not None else "")

@@ -7,13 +7,12 @@ import base64
 import html
 from pathlib import Path
 
-from hpcbench import agreement
 from hpcbench.report.data import (
     STAGES,
     Report,
-    _comp,
-    _fmt,
     costs,
+    fmt,
+    fmt_comp,
     leaderboard,
     load,
     per_problem,
@@ -22,6 +21,7 @@ from hpcbench.report.data import (
     taxonomy,
 )
 from hpcbench.report.plot import profile_png
+from hpcbench.score import agreement
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em;color:#222;max-width:1200px}
@@ -65,12 +65,12 @@ def to_html(h5_path: Path, scoring_id: str | None = None) -> str:
     body = []
     for r in lb:
         src = r["source"]
-        comp = _comp(r["composite_mean"], bool(r["partial"]))
+        comp = fmt_comp(r["composite_mean"], bool(r["partial"]))
         body.append(f"<td>{_e(r['agent'])}</td>" + _td(str(r["submissions"]), rep, src)
                     + _td(comp, rep, f"{src}@composite_mean", "num partial" if r["partial"] else "num")
-                    + _td(_fmt(r["composite_std"]), rep, f"{src}@composite_std")
+                    + _td(fmt(r["composite_std"]), rep, f"{src}@composite_std")
                     + _td(f"{r['gate_pass_rate']:.0%}", rep, f"{src}@gate_pass_rate")
-                    + "".join(_td(_fmt(r[c], 2), rep, f"{src}@{c}") for c in cats)
+                    + "".join(_td(fmt(r[c], 2), rep, f"{src}@{c}") for c in cats)
                     + f"<td><code>{_e(src)}</code></td>")
     parts += ["<h2>Leaderboard</h2>",
               "<p class='note'>Mean composite (0-100) over each agent's attempts, spread (sample standard deviation), "
@@ -89,7 +89,7 @@ def to_html(h5_path: Path, scoring_id: str | None = None) -> str:
     if problems:
         body = []
         for p in problems:
-            tds = "".join(_td(f"{_comp(c['mean'], c['partial'])} ({c['n']})", rep, c["source"]) if c else "<td></td>"
+            tds = "".join(_td(f"{fmt_comp(c['mean'], c['partial'])} ({c['n']})", rep, c["source"]) if c else "<td></td>"
                           for c in (cells.get((a, p)) for a in agents))
             body.append(f"<td>{_e(p)}</td>{tds}")
         parts += ["<h2>Per problem</h2>", "<p class='note'>Mean composite (attempts).</p>",
@@ -110,7 +110,7 @@ def to_html(h5_path: Path, scoring_id: str | None = None) -> str:
     if refs:
         body = [f"<td>{_e(x['agent'])}</td><td>{_e(x['problem'])}</td><td>{_e(x['attempt'])}</td>"
                 f"<td>{'yes' if x['should_refuse'] else 'no'}</td><td>{'yes' if x['refused'] else 'no'}</td>"
-                + _td(_fmt(x["score"], 2), rep, x["source"]) + f"<td>{_e(x['rationale'][:200])}</td>" for x in refs]
+                + _td(fmt(x["score"], 2), rep, x["source"]) + f"<td>{_e(x['rationale'][:200])}</td>" for x in refs]
         parts += ["<h2>Refusals</h2>", _table(["agent", "problem", "attempt", "should refuse", "refused", "score",
                                                "why"], body, "refusals")]
     body = []
@@ -122,7 +122,7 @@ def to_html(h5_path: Path, scoring_id: str | None = None) -> str:
         why = r["why"] or ("" if r["stop_reason"] == "complete" else r["stop_reason"])
         body.append(f"<td>{_e(r['agent'])}</td><td>{_e(r['problem'])}</td><td>{_e(r['attempt'])}</td>"
                     f"<td>{_e(r['stage'])}</td><td class='{gcls}'>{_e(gates)}</td>"
-                    + _td(_fmt(r["composite"]) + left, rep, f"{r['source']}@composite")
+                    + _td(fmt(r["composite"]) + left, rep, f"{r['source']}@composite")
                     + f"<td>{_e(r['tier'])}</td><td>{_e(why[:200])}</td><td><code>{_e(r['source'])}</code></td>")
     parts += ["<h2>Submissions</h2>",
               _table(["agent", "problem", "attempt", "reached", "gates", "composite", "tier", "why", "source"], body,
@@ -147,7 +147,7 @@ def to_html(h5_path: Path, scoring_id: str | None = None) -> str:
         for r in ag["rows"]:
             nd = 1 if r["name"] == "composite" else 3
             body.append(f"<td>{_e(r['name'])}</td>" + "".join(
-                _td(_fmt(r[k], nd) if k != "n" and k != "only_one" else str(r[k]), rep, ag["source"])
+                _td(fmt(r[k], nd) if k != "n" and k != "only_one" else str(r[k]), rep, ag["source"])
                 for k in ("n", "mean_a", "mean_b", "mean_abs_diff", "max_abs_diff", "only_one")))
         parts += ["<h2>Judge agreement</h2>",
                   f"<p class='note'><code>{_e(sid)}</code> (judge <code>{_e(ag['judge_a'])}</code>) vs "

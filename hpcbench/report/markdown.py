@@ -4,9 +4,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hpcbench import agreement
 from hpcbench.report import calibration
-from hpcbench.report.data import STAGES, _comp, _fmt, costs, leaderboard, load, per_problem, reached, refusals, taxonomy
+from hpcbench.report.data import (
+    STAGES,
+    costs,
+    fmt,
+    fmt_comp,
+    leaderboard,
+    load,
+    per_problem,
+    reached,
+    refusals,
+    taxonomy,
+)
+from hpcbench.score import agreement
 
 
 def markdown(h5_path: Path, scoring_id: str | None = None, plot_file: str | None = None) -> str:
@@ -27,9 +38,9 @@ def markdown(h5_path: Path, scoring_id: str | None = None, plot_file: str | None
               "| agent | n | composite | spread | gate pass | " + " | ".join(cats) + " | source |",
               "|---|---|---|---|---|" + "---|" * len(cats) + "---|"]
     for r in lb:
-        lines.append(f"| {r['agent']} | {r['submissions']} | {_comp(r['composite_mean'], bool(r['partial']))} | "
-                     f"{_fmt(r['composite_std'])} | {r['gate_pass_rate']:.0%} | "
-                     + " | ".join(_fmt(r[c], 2) for c in cats) + f" | `{r['source']}` |")
+        lines.append(f"| {r['agent']} | {r['submissions']} | {fmt_comp(r['composite_mean'], bool(r['partial']))} | "
+                     f"{fmt(r['composite_std'])} | {r['gate_pass_rate']:.0%} | "
+                     + " | ".join(fmt(r[c], 2) for c in cats) + f" | `{r['source']}` |")
     partial = sorted({c for r in rep.scored if r["partial"] for c in r["left_out"]})
     if partial:
         lines += ["", f"\\* Partial composites leave out: {', '.join(partial)} (no scored evaluator in that "
@@ -52,7 +63,7 @@ def markdown(h5_path: Path, scoring_id: str | None = None, plot_file: str | None
             tds = []
             for a in agents:
                 c = cells.get((a, p))
-                tds.append("" if c is None else f"{_comp(c['mean'], c['partial'])} ({c['n']})")
+                tds.append("" if c is None else f"{fmt_comp(c['mean'], c['partial'])} ({c['n']})")
             lines.append(f"| {p} | " + " | ".join(tds) + " |")
     stages, reasons = taxonomy(rep)
     if stages:
@@ -77,7 +88,7 @@ def markdown(h5_path: Path, scoring_id: str | None = None, plot_file: str | None
         for x in refs:
             why = x["rationale"].replace("|", "/").replace("\n", " ")[:140]
             lines.append(f"| {x['agent']} | {x['problem']} | {x['attempt']} | {'yes' if x['should_refuse'] else 'no'}"
-                         f" | {'yes' if x['refused'] else 'no'} | {_fmt(x['score'], 2)} | {why} | `{x['source']}` |")
+                         f" | {'yes' if x['refused'] else 'no'} | {fmt(x['score'], 2)} | {why} | `{x['source']}` |")
     lines += ["", "## Submissions", "",
               "| agent | problem | attempt | reached | gates | composite | tier | why | source |",
               "|---|---|---|---|---|---|---|---|---|"]
@@ -88,7 +99,7 @@ def markdown(h5_path: Path, scoring_id: str | None = None, plot_file: str | None
         why = why.replace("|", "/").replace("\n", " ")[:140]
         left = f" (leaves out {', '.join(r['left_out'])})" if r["partial"] else ""
         lines.append(f"| {r['agent']} | {r['problem']} | {r['attempt']} | {r['stage']} | {gates} | "
-                     f"{_fmt(r['composite'])}{left} | {r['tier']} | {why} | `{r['source']}` |")
+                     f"{fmt(r['composite'])}{left} | {r['tier']} | {why} | `{r['source']}` |")
     cost_rows = costs(rep)
     if cost_rows:
         lines += ["", "## Tokens and cost per case", "",

@@ -7,9 +7,9 @@ import io
 import json
 from pathlib import Path
 
-from hpcbench import agreement
 from hpcbench.report import calibration
 from hpcbench.report.data import STAGES, costs, leaderboard, load, per_problem, reached, refusals, taxonomy
+from hpcbench.score import agreement
 
 
 def to_json(h5_path: Path, scoring_id: str | None = None) -> str:

@@ -25,11 +25,11 @@ import numpy as np
 import pydantic_core
 from pydantic import ValidationError
 
-from hpcbench import staging
-from hpcbench.campaign import Campaign
 from hpcbench.errors import HpcbenchError
 from hpcbench.jobs.records import JobResult, LogEvent, compact
-from hpcbench.store import layout, snapshot
+from hpcbench.plan import snapshot, staging
+from hpcbench.plan.campaign import Campaign
+from hpcbench.store import layout
 from hpcbench.store.lock import store_lock
 from hpcbench.submission import Submission
 
@@ -279,69 +279,85 @@ def collect(campaign: Campaign, problems_root: Path | None = None, lock_timeout:
         return _collect_into(h5, rebuild, campaign, m, probs)
 
 
-def _collect_into(target: Path, new: bool, campaign: Campaign, m, probs: dict) -> dict:
-    counts: dict = {"submissions": 0, "records": 0, "missing": 0, "added": 0, "replaced": 0, "unchanged": 0,
-                    "removed": 0, "unreadable": []}
+def _open_for_writing(target: Path, new: bool) -> h5py.File:
     try:
-        f = h5py.File(target, "w" if new else "a")
+        return h5py.File(target, "w" if new else "a")
     except OSError as e:  # HDF5's own lock: a program outside hpcbench has the file open
         raise HpcbenchError(f"{target}: cannot be opened for writing ({e}); is it open in another program "
                             "(an h5py or pandas session)? Close it and collect again") from None
-    with f:
+
+
+def _live_rows(subs: h5py.Dataset) -> dict:
+    """(agent, problem, attempt) -> (row, fingerprint, has no record by design) of the live rows."""
+    stored = {}
+    if subs.shape[0]:
+        tab = subs.fields(["agent", "problem", "attempt", "fingerprint", "live", "status"])[()]
+        for i, (a, p, t, fp, live, st) in enumerate(tab):
+            if live:
+                stored[(_s(a), _s(p), _s(t))] = (i, _s(fp), _s(st) in ("refused", "generation failed"))
+    return stored
+
+
+def _collect_one(w: _Writer, campaign: Campaign, m, meta_path: Path, old: tuple | None, counts: dict
+                 ) -> tuple[bool, JobResult | None]:
+    """One submission folder: written when new or changed; returns (written, its record)."""
+    agent, problem, attempt = meta_path.parent.parts[-3:]
+    rec_path = campaign.record_path(f"{agent}__{problem}__{attempt}")
+    fp = _fingerprint(meta_path, rec_path)
+    counts["submissions"] += 1
+    has_rec = rec_path.is_file()
+    if old is not None and old[1] == fp:
+        counts["unchanged"] += 1
+        counts["records" if has_rec else "missing"] += 0 if not has_rec and old[2] else 1
+        return False, None
+    try:
+        sub = Submission.model_validate_json(meta_path.read_bytes())
+    except (ValidationError, ValueError, OSError) as e:
+        counts["unreadable"].append(f"{meta_path}: unreadable submission.json ({type(e).__name__})")
+        return False, None
+    rec, events, why = _load_record(rec_path)
+    rec = staging.checked_record(meta_path.parent, sub, rec, required=m.staging > 0)
+    if rec is None:
+        status = "record unreadable" if why else (
+            "refused" if sub.refused else "generation failed" if sub.generation_error else "not run")
+        reason = why or (sub.generation_error or "")
+        if why:
+            counts["unreadable"].append(why)
+    else:
+        status, reason = rec.status, rec.reason
+    if not (sub.refused or sub.generation_error):
+        counts["records" if rec else "missing"] += 1
+    w.submission(sub, meta_path.parent, rec, events, status, reason, fp)
+    counts["replaced" if old is not None else "added"] += 1
+    return True, rec
+
+
+def _collect_into(target: Path, new: bool, campaign: Campaign, m, probs: dict) -> dict:
+    counts: dict = {"submissions": 0, "records": 0, "missing": 0, "added": 0, "replaced": 0, "unchanged": 0,
+                    "removed": 0, "unreadable": []}
+    with _open_for_writing(target, new) as f:
         f.attrs["writing"] = f"{socket.gethostname()}:{os.getpid()}"  # first: any state before is marked
         f.flush()
         if new:
             layout.create(f)
         subs = f["submissions"]
-        stored = {}
-        if subs.shape[0]:
-            tab = subs.fields(["agent", "problem", "attempt", "fingerprint", "live", "status"])[()]
-            for i, (a, p, t, fp, live, st) in enumerate(tab):
-                if live:
-                    stored[(_s(a), _s(p), _s(t))] = (i, _s(fp), _s(st) in ("refused", "generation failed"))
+        stored = _live_rows(subs)
         w = _Writer(f)
         dead: list[int] = []
         first_rec = None
         pending = 0
         seen = set()
         for meta_path in _submission_files(campaign.submissions_dir):
-            agent, problem, attempt = meta_path.parent.parts[-3:]
-            key = (agent, problem, attempt)
+            key = tuple(meta_path.parent.parts[-3:])
             seen.add(key)
-            rec_path = campaign.record_path(f"{agent}__{problem}__{attempt}")
-            fp = _fingerprint(meta_path, rec_path)
-            counts["submissions"] += 1
             old = stored.get(key)
-            has_rec = rec_path.is_file()
-            if old is not None and old[1] == fp:
-                counts["unchanged"] += 1
-                counts["records" if has_rec else "missing"] += 0 if not has_rec and old[2] else 1
+            written, rec = _collect_one(w, campaign, m, meta_path, old, counts)
+            if not written:
                 continue
-            try:
-                sub = Submission.model_validate_json(meta_path.read_bytes())
-            except (ValidationError, ValueError, OSError) as e:
-                counts["unreadable"].append(f"{meta_path}: unreadable submission.json ({type(e).__name__})")
-                continue
-            rec, events, why = _load_record(rec_path)
-            rec = staging.checked_record(meta_path.parent, sub, rec, required=m.staging > 0)
-            if rec is None:
-                status = "record unreadable" if why else (
-                    "refused" if sub.refused else "generation failed" if sub.generation_error else "not run")
-                reason = why or (sub.generation_error or "")
-                if why:
-                    counts["unreadable"].append(why)
-            else:
-                status, reason = rec.status, rec.reason
-                if first_rec is None and rec.petsc_version:
-                    first_rec = rec
-            if not (sub.refused or sub.generation_error):
-                counts["records" if rec else "missing"] += 1
-            w.submission(sub, meta_path.parent, rec, events, status, reason, fp)
+            if first_rec is None and rec is not None and rec.petsc_version:
+                first_rec = rec
             if old is not None:
                 dead.append(old[0])
-                counts["replaced"] += 1
-            else:
-                counts["added"] += 1
             pending += 1
             if pending >= FLUSH_EVERY:
                 w.flush()

@@ -85,9 +85,7 @@ def latest(root: Path) -> str:
 
 
 def write_scoring(root: Path, sid: str, scores: list, attrs: dict) -> Path:
-    """scores: hpcbench.scoring.SubmissionScore list. Returns the file written."""
-    from hpcbench.scoring import tier
-
+    """scores: hpcbench.score.scoring.SubmissionScore list. Returns the file written."""
     final = scoring_path(root, sid)
     if final.exists():
         raise FileExistsError(f"{final}: scoring {sid!r} exists; scorings are never overwritten")
@@ -104,7 +102,7 @@ def write_scoring(root: Path, sid: str, scores: list, attrs: dict) -> Path:
 
     subs, evs = [], []
     for i, sc in enumerate(scores):
-        subs.append((sc.agent, sc.problem, sc.attempt, sc.h5_path, sc.status, sc.failed_gate, tier(sc.composite),
+        subs.append((sc.agent, sc.problem, sc.attempt, sc.h5_path, sc.status, sc.failed_gate, sc.tier,
                      json.dumps(sc.left_out), json.dumps(sc.categories), json.dumps(sc.unscored),
                      np.nan if sc.composite is None else sc.composite, sc.gates_passed, sc.partial, sc.refused,
                      sc.refusal_set, len(evs), len(sc.results)))

@@ -74,3 +74,7 @@ def lint(files, petsc_dir, petsc_arch, ranks, select, ignore, fmt) -> None:
             click.echo(f"{len(findings)} finding(s) in {len({f.file for f in findings})} of {len(paths)} file(s)",
                        err=True)
     sys.exit(1 if findings else 0)
+
+
+def register(main: click.Group) -> None:
+    main.add_command(lint)

@@ -1,7 +1,7 @@
 """`hpcbench mcp`: the compile/run tools of the paper's MCP server.
 
 Tool-using agents build and run against the same PETSc as the evaluation, with
-the same limits and isolation, because both tools are hpcbench.sandbox, which is
+the same limits and isolation, because both tools are hpcbench.agents.sandbox, which is
 the jobs code (PETSc makefiles, the site's launcher, rlimits, output caps,
 wall-clock limits, process-group kill). Compiler errors, bad file names and runs
 stopped at their limit come back as data in the tool result, not as protocol
@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hpcbench.sandbox import MAX_RANKS, MAX_TIME_LIMIT_S, Sandbox
+from hpcbench.agents.sandbox import MAX_RANKS, MAX_TIME_LIMIT_S, Sandbox
 
 INSTRUCTIONS = (
     "PETSc build-and-run tools. `compile` builds C sources with PETSc's makefiles and returns a build_id "

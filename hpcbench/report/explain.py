@@ -286,7 +286,7 @@ def _evaluator_results(row: dict) -> list:
 
 
 def explain_submission_score(sc: Scoring, a: dict) -> list[str]:
-    from hpcbench.scoring import aggregate
+    from hpcbench.score.scoring import aggregate
 
     weights = sc.weights
     results = _evaluator_results(a)

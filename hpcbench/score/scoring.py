@@ -12,7 +12,7 @@ import json
 import multiprocessing
 import os
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,13 +22,14 @@ from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, all_eva
 from hpcbench.judge.cache import JudgeCache
 from hpcbench.judge.config import JudgeConfig
 from hpcbench.judge.task import JudgeTask
-from hpcbench.reference_status import NOT_SCORED, problems_without_reference
+from hpcbench.score.reference_status import NOT_SCORED, problems_without_reference
 from hpcbench.store import StoredCampaign, StoredSubmission
 from hpcbench.store.read import read_campaign_batches
 from hpcbench.store.scorings import scoring_path, write_scoring
 
 WEIGHTS: dict[str, float] = {"correctness": 0.35, "performance": 0.15, "code": 0.15,
                              "appropriateness": 0.15, "library": 0.20}
+JudgeProgress = Callable[[int, int], None]  # (answered, total) judge calls
 TIERS = (("GOLD", 85.0), ("SILVER", 70.0), ("BRONZE", 50.0))
 
 
@@ -56,6 +57,10 @@ class SubmissionScore:
     status: str = ""
     unscored: list[str] = field(default_factory=list)  # evaluators that ran but gave no score
     pending: list[tuple[int, Evaluator, JudgeTask]] = field(default_factory=list)  # judge calls to make
+
+    @property
+    def tier(self) -> str:
+        return tier(self.composite)
 
 
 def aggregate(results: list[EvalResult], weights: dict[str, float] = WEIGHTS
@@ -108,7 +113,7 @@ def run_evaluators(ctx: EvalContext, evaluators: list[Evaluator], key: tuple[str
 
 
 def resolve_judged(scores: list[SubmissionScore], judge: JudgeConfig | None,
-                   cache: JudgeCache | None = None) -> dict:
+                   cache: JudgeCache | None = None, progress: JudgeProgress | None = None) -> dict:
     """Answer the pending judge tasks of all `scores` in one pool; returns counts."""
     pending = [(sc, i, ev, task) for sc in scores for i, ev, task in sc.pending]
     for sc in scores:
@@ -118,7 +123,7 @@ def resolve_judged(scores: list[SubmissionScore], judge: JudgeConfig | None,
     from hpcbench.judge import trust
     from hpcbench.judge.runner import run_tasks
 
-    outcomes = run_tasks([p[3] for p in pending], judge, cache)
+    outcomes = run_tasks([p[3] for p in pending], judge, cache, progress)
     for (sc, i, ev, _), o in zip(pending, outcomes, strict=True):
         # A dimension the judge's calibration found unreliable: confidence lowered, said in the rationale.
         sc.results[i] = trust.apply(ev.from_outcome(o), judge.calibration)  # type: ignore[attr-defined]
@@ -202,8 +207,8 @@ def score_workers() -> int:
 
 def score_campaign(stored: StoredCampaign, judge: JudgeConfig | None = None,
                    cache: JudgeCache | None = None, stats: dict | None = None,
-                   workers: int | None = None, batches: Iterable[list[StoredSubmission]] | None = None
-                   ) -> list[SubmissionScore]:
+                   workers: int | None = None, batches: Iterable[list[StoredSubmission]] | None = None,
+                   progress: JudgeProgress | None = None) -> list[SubmissionScore]:
     """Every submission's evaluators, then the judge calls of all. `batches` (else
     stored.submissions at once) bounds the records held in memory."""
     scores = []
@@ -221,7 +226,7 @@ def score_campaign(stored: StoredCampaign, judge: JudgeConfig | None = None,
         stored.submissions = [s for s in part if s.meta.problem not in no_ref]
         scores += evaluate_all(stored, judge, workers)
     # Judge calls of every submission go out together, up to the judge's concurrency.
-    got = resolve_judged(scores, judge, cache)
+    got = resolve_judged(scores, judge, cache, progress)
     if stats is not None:
         stats.update(got)
     return [sc if sc.refusal_set or sc.status.startswith(NOT_SCORED) else finish(sc) for sc in scores]
@@ -261,7 +266,7 @@ def write_scores(h5_path: Path, scoring_id: str, scores: list[SubmissionScore], 
                  collected: str = "") -> str:
     """Write scores/<scoring_id>.h5 beside campaign.h5 (which is never rewritten),
     with the scorer's version and git commit and the collect time of the campaign scored."""
-    from hpcbench.campaign import git_commit
+    from hpcbench.plan.campaign import git_commit
 
     h5_path = Path(h5_path)
     write_scoring(h5_path.parent, scoring_id, scores, {
@@ -271,8 +276,9 @@ def write_scores(h5_path: Path, scoring_id: str, scores: list[SubmissionScore], 
     return scoring_id
 
 
-def score(h5_path: Path, scoring_id: str | None = None,
-          judge: JudgeConfig | None = None) -> tuple[str, list[SubmissionScore]]:
+def score(h5_path: Path, scoring_id: str | None = None, judge: JudgeConfig | None = None,
+          progress: JudgeProgress | None = None) -> tuple[str, list[SubmissionScore]]:
+    """Score campaign.h5 into a new scores/<id>.h5; `progress(answered, total)` follows the judge calls."""
     h5_path = Path(h5_path)
     sid = scoring_id or new_scoring_id()
     if scoring_path(h5_path.parent, sid).exists():  # before any judge call is paid for
@@ -281,7 +287,7 @@ def score(h5_path: Path, scoring_id: str | None = None,
     stored, batches = read_campaign_batches(h5_path, events=judge is not None)
     cache = JudgeCache(h5_path) if judge is not None else None
     stats: dict = {}
-    scores = score_campaign(stored, judge, cache, stats, batches=batches)
+    scores = score_campaign(stored, judge, cache, stats, batches=batches, progress=progress)
     evs = all_evaluators()
     config = {"evaluators": [e.name for e in evs],
               "prompt_versions": {e.name: e.prompt_version for e in evs if hasattr(e, "prompt_version")},

@@ -3,26 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import sys
-from collections import Counter
 from pathlib import Path
 
 import click
-
-_last: list[Counter] = []
-
-
-def _progress(counts: Counter) -> None:
-    snap = Counter({k: counts[k] for k in ("pending", "running", "done", "failed")})
-    if _last and _last[-1] == snap:
-        return
-    _last[:] = [snap]
-    msg = (f"generate: {snap['pending']} queued, {snap['running']} running, {snap['done']} done "
-           f"({snap['failed']} failed)")
-    if sys.stderr.isatty():
-        click.echo(f"\r{msg}   ", nl=False, err=True)
-    else:
-        click.echo(msg, err=True)
 
 
 @click.command()
@@ -54,40 +37,21 @@ def generate(agents, problem_ids, attempts, out, base_url, api_key_env, max_toke
 
     from hpcbench.agents import AgentOptions, make_agent
     from hpcbench.agents.generate import generate as run_generate
-    from hpcbench.problem import load_problems
-    from hpcbench.resources import data_path
+    from hpcbench.cli.progress import GENERATE, Display
+    from hpcbench.problem import known_problem_ids, load_problems, parse_ids
 
-    ids = [p.strip() for p in problem_ids.split(",") if p.strip()] if problem_ids else None
-    bundles = load_problems(None, ids)
-    known = {p.name for p in data_path("problems").iterdir() if (p / "problem.json").is_file()}
+    bundles = load_problems(None, parse_ids(problem_ids))
+    known = known_problem_ids()
     opts = AgentOptions(base_url=base_url, api_key=os.environ.get(api_key_env), max_tokens=max_tokens,
                         timeout_s=timeout_s, site=site)
     made = [make_agent(a, bundles, known, opts) for a in agents]
-    summary = asyncio.run(run_generate(made, bundles, attempts, Path(out), concurrency=concurrency,
-                                       timeout_s=timeout_s, retry_failed=retry_failed, progress=_progress))
-    _echo_summary(out, summary)
+    with Display(GENERATE) as progress:
+        summary = asyncio.run(run_generate(made, bundles, attempts, Path(out), concurrency=concurrency,
+                                           timeout_s=timeout_s, retry_failed=retry_failed, progress=progress))
+    echo_summary(out, summary)
 
 
-def generate_tree(specs: list[str], bundles: dict, out: Path, site: str = "local") -> None:
-    """`run`/`submit --agent litellm:/a2a:/repair:`: one attempt per problem into `out`
-    (resumable), endpoint and key from $HPCBENCH_BASE_URL and $HPCBENCH_API_KEY."""
-    import os
-
-    from hpcbench.agents import AgentOptions, make_agent
-    from hpcbench.agents.generate import generate as run_generate
-    from hpcbench.resources import data_path
-
-    known = {p.name for p in data_path("problems").iterdir() if (p / "problem.json").is_file()}
-    opts = AgentOptions(base_url=os.environ.get("HPCBENCH_BASE_URL"), api_key=os.environ.get("HPCBENCH_API_KEY"),
-                        site=site)
-    made = [make_agent(a, bundles, known, opts) for a in specs]
-    summary = asyncio.run(run_generate(made, bundles, 1, out, timeout_s=opts.timeout_s, progress=_progress))
-    _echo_summary(str(out), summary)
-
-
-def _echo_summary(out: str, summary) -> None:  # type: ignore[no-untyped-def]
-    if sys.stderr.isatty():
-        click.echo("", err=True)
+def echo_summary(out: str, summary) -> None:  # type: ignore[no-untyped-def]
     for r in summary.rejected:
         click.echo(f"rejected: {r}", err=True)
     w = summary.written
@@ -106,6 +70,11 @@ def _echo_summary(out: str, summary) -> None:  # type: ignore[no-untyped-def]
 def mcp(site, transport, host, port, workdir) -> None:
     """MCP server with `compile` and `run` tools on this site's PETSc, with the
     jobs' limits and isolation (stdio, or streamable HTTP at /mcp)."""
-    from hpcbench.mcp_server import serve
+    from hpcbench.agents.mcp_server import serve
 
     serve(site, transport, host, port, Path(workdir) if workdir else None)
+
+
+def register(main: click.Group) -> None:
+    main.add_command(generate)
+    main.add_command(mcp)

@@ -53,10 +53,10 @@ class Sandbox:
 
     @classmethod
     def for_site(cls, site: SiteConfig, root: Path | None = None) -> Sandbox:
-        from hpcbench.campaign import resolve_variant
+        from hpcbench.petsc_env import find_variant
 
         variant = site.variants[0]
-        petsc = resolve_variant(variant)
+        petsc = find_variant(variant.petsc_dir, variant.petsc_arch)
         if root is None:  # a private folder, removed when the process ends
             root = Path(tempfile.mkdtemp(prefix="hpcbench-sandbox-"))
             atexit.register(shutil.rmtree, root, True)

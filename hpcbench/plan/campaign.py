@@ -7,8 +7,8 @@
       specs/<job>.json         one JobSpec per job
       work/<job>/              build and run folders of a job
       records/<job>.json       one JobResult per finished job (written by the job)
-      snapshot/                problems and PETSc API facts as planned (hpcbench.store.snapshot)
-      .hpcbench.lock           held by run/submit while they plan and run (hpcbench.locking)
+      snapshot/                problems and PETSc API facts as planned (hpcbench.plan.snapshot)
+      .hpcbench.lock           held by run/submit while they plan and run (hpcbench.plan.locking)
       campaign.h5              written only by collect (columnar tables, docs/store.md)
       scores/<id>.h5           one file per scoring; judge_cache.jsonl: judge answers
       report/                  written by report
@@ -24,10 +24,11 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from hpcbench import __version__, staging
+from hpcbench import __version__
 from hpcbench.errors import HpcbenchError
 from hpcbench.jobs.records import CaseRun, JobSpec, Variant, write_atomic
-from hpcbench.petsc_env import PetscInstall, find_petsc, parse_version
+from hpcbench.petsc_env import PetscInstall, find_variant, parse_version
+from hpcbench.plan import staging
 from hpcbench.problem import ProblemBundle
 from hpcbench.site import SiteConfig, VariantConfig
 from hpcbench.submission import LoadedSubmission, Rejected
@@ -52,7 +53,7 @@ class Manifest(BaseModel):
     rejected: list[dict] = []
     refused: list[dict] = []
     petsc: dict[str, dict] = {}  # variant -> version, configure options, dir
-    # hpcbench.staging.SCHEMA when submissions were staged with sha256s (collect then requires
+    # hpcbench.plan.staging.SCHEMA when submissions were staged with sha256s (collect then requires
     # them); 0 for campaigns planned before staging recorded hashes.
     staging: int = 0
 
@@ -106,9 +107,7 @@ class Campaign:
 
 
 def resolve_variant(v: VariantConfig) -> PetscInstall:
-    if v.petsc_dir == "auto":
-        return find_petsc()
-    return find_petsc(v.petsc_dir, v.petsc_arch)
+    return find_variant(v.petsc_dir, v.petsc_arch)
 
 
 @dataclass
@@ -147,7 +146,7 @@ def job_id(agent: str, problem: str, attempt: str) -> str:
 
 def stage_submission(campaign: Campaign, sub: LoadedSubmission) -> tuple[Path, bool]:
     """Copy exactly the declared files and the metadata into the campaign, read-only,
-    with their sha256s (hpcbench.staging); True when the staged bytes changed."""
+    with their sha256s (hpcbench.plan.staging); True when the staged bytes changed."""
     m = sub.meta
     dest = campaign.submissions_dir / m.agent / m.problem / m.attempt
     return dest, staging.stage(sub, dest)
@@ -245,7 +244,7 @@ def create_campaign(root: Path, site: SiteConfig, problems: dict[str, ProblemBun
         petsc=petsc, staging=staging.SCHEMA,
     )
     campaign.save_manifest(manifest)
-    from hpcbench.store.snapshot import write_snapshot  # here: hpcbench.store imports this module
+    from hpcbench.plan.snapshot import write_snapshot  # here: hpcbench.store imports this module
 
     write_snapshot(campaign.root, problems, petsc)  # what collect and score read instead of the checkout
     return campaign, plan

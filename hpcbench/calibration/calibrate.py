@@ -1,7 +1,7 @@
 """`hpcbench calibrate`: measure an LLM judge on programs with planted defects
 (negative probing, after LLM4VV) before its scores are trusted.
 
-The probe set (hpcbench.probes) is built and run once as a small local campaign
+The probe set (hpcbench.calibration.probes) is built and run once as a small local campaign
 (`<dir>/campaign-<version>`, reused by every later calibration), so a judge sees
 the real build and run evidence. Each repeat is one ordinary scoring of that
 campaign (`scoring.score`: same prompts, evidence, retries and judge cache as
@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from hpcbench import __version__
-from hpcbench.calibration_metrics import FLAG_BELOW, Judgement, summarise
+from hpcbench.calibration.metrics import FLAG_BELOW, Judgement, summarise
+from hpcbench.calibration.probes import DEFAULT_VERSION, ProbeSet, load_probes
 from hpcbench.errors import HpcbenchError
 from hpcbench.judge.config import JudgeConfig
-from hpcbench.probes import DEFAULT_VERSION, ProbeSet, load_probes
 
 DIR_ENV = "HPCBENCH_CALIBRATION_DIR"
 DEFAULT_MIN_ACCURACY = 0.75
@@ -52,8 +52,8 @@ def probe_campaign(root: Path, probes: ProbeSet, site_name: str = "local",
     """Build, run and collect the probe campaign under `root` (resumable: jobs
     with records are not run again); returns its campaign.h5."""
     from hpcbench import store
-    from hpcbench.campaign import create_campaign, pending
     from hpcbench.executors import executor_for
+    from hpcbench.plan.campaign import create_campaign, pending
     from hpcbench.problem import load_problems
     from hpcbench.site import load_site
     from hpcbench.submission import load_tree, reference_submission
@@ -101,7 +101,7 @@ def run(judge: JudgeConfig, root: Path | None = None, repeats: int = 1, version:
         min_accuracy: float = DEFAULT_MIN_ACCURACY, flag_below: float = FLAG_BELOW, site_name: str = "local",
         progress: Any = None) -> tuple[dict[str, Any], Path]:
     """Calibrate `judge` on probe set `version`; returns the stored result and its file."""
-    from hpcbench import scoring
+    from hpcbench.score import scoring
 
     if repeats < 1:
         raise HpcbenchError(f"--repeats: {repeats} (must be at least 1)")
@@ -192,7 +192,7 @@ def trust_summary(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def markdown(doc: dict[str, Any], path: Path | None = None) -> str:
-    from hpcbench.calibration_metrics import table_lines
+    from hpcbench.calibration.metrics import table_lines
 
     head = [f"# Judge calibration: {doc['model']}", "",
             f"Probe set {doc['probe_set']['version']} ({doc['probe_set']['probes']} probes, "

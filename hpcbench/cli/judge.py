@@ -1,5 +1,5 @@
-"""CLI pieces for judged scoring: the --judge options of `hpcbench score` and
-the `hpcbench agreement` command. Nothing here imports litellm."""
+"""Judged scoring on the command line: the --judge options (run, score, calibrate),
+`hpcbench agreement` and `hpcbench calibrate`. Nothing here imports litellm."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def judge_config(judge_model: str | None, judge_base_url: str | None, judge_conc
         if judge_base_url:
             raise click.UsageError("--judge-base-url needs --judge MODEL")
         return None
-    from hpcbench.calibrate import lookup, trust_summary
+    from hpcbench.calibration.calibrate import lookup, trust_summary
 
     found = lookup(judge_model)  # the judge's latest calibration, applied to its scorings (judge/trust.py)
     return JudgeConfig(model=judge_model, base_url=judge_base_url, concurrency=judge_concurrency,
@@ -72,8 +72,8 @@ def judge_summary(config: dict) -> str:
 def agreement(campaign_dir, scoring_a, scoring_b, fmt) -> None:
     """Agreement of two judges' scorings: per evaluator and composite, mean and
     largest absolute difference."""
-    from hpcbench import agreement as ag
-    from hpcbench.campaign import Campaign
+    from hpcbench.plan.campaign import Campaign
+    from hpcbench.score import agreement as ag
     from hpcbench.store.scorings import latest
 
     h5 = Campaign(Path(campaign_dir)).h5_path
@@ -105,18 +105,18 @@ def agreement(campaign_dir, scoring_a, scoring_b, fmt) -> None:
 def calibrate(repeats, root, min_accuracy, flag_below, version, site, fmt, **judge) -> None:
     """Measure a judge on programs with planted defects: per dimension detection and
     false-alarm rates, accuracy, bias, leakage and stability; stored for `score` and `report`."""
-    from hpcbench import calibrate as cal
+    from hpcbench.calibration import calibrate as cal
 
     cfg = judge_config(**judge)
     if cfg is None:
         raise click.UsageError("calibrate needs --judge MODEL")
-    last: list[str] = []
+    from hpcbench.cli.progress import PROBE_JOBS, Display
 
-    def progress(counts) -> None:  # the probe campaign's first build: one line per change
-        msg = f"probe jobs: {counts['pending']} queued, {counts['running']} running, {counts['done']} done"
-        if last != [msg]:
-            last[:] = [msg]
-            click.echo(msg, err=True)
-
-    doc, path = cal.run(cfg, root, repeats, version, min_accuracy, flag_below, site, progress)
+    with Display(PROBE_JOBS) as progress:  # the probe campaign's first build
+        doc, path = cal.run(cfg, root, repeats, version, min_accuracy, flag_below, site, progress)
     click.echo(json.dumps({**doc, "file": str(path)}, indent=1) if fmt == "json" else cal.markdown(doc, path))
+
+
+def register(main: click.Group) -> None:
+    main.add_command(agreement)
+    main.add_command(calibrate)

@@ -1,0 +1,61 @@
+"""`hpcbench problems` (the bundled set and what this PETSc supports) and
+`hpcbench validate-checks` (mutation testing of the hidden checks)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+
+@click.command()
+def problems() -> None:
+    """List the bundled problems and whether this PETSc supports them."""
+    from hpcbench.plan import choose_variant, resolve_installs
+    from hpcbench.problem import load_problems
+    from hpcbench.site import load_site
+
+    site = load_site("local")
+    installs = resolve_installs(site)
+    for pid, b in load_problems().items():
+        got = choose_variant(b, site, installs)
+        state = "ok" if not isinstance(got, str) else f"skipped: {got}"
+        p = b.problem
+        click.echo(f"{pid:16s} {p.difficulty:6s} {'+'.join(p.modules):22s} {state}")
+
+
+@click.command("validate-checks")
+@click.option("--problems", "problem_ids", help="comma-separated problem ids (default: every problem with mutants)")
+@click.option("--only", help="comma-separated program names: run just these mutants/variants")
+@click.option("--out", type=click.Path(file_okay=False), default="./validate-checks", show_default=True,
+              help="work folder (reruns reuse finished jobs)")
+@click.option("--markdown", "md_file", type=click.Path(dir_okay=False), help="also write a table per problem")
+@click.option("--json", "json_file", type=click.Path(dir_okay=False), help="also write every outcome as JSON")
+@click.option("--retry-time-factor", type=float, default=4.0, show_default=True,
+              help="rerun jobs with a timed-out run once with time limits this many times longer (1: never)")
+def validate_checks(problem_ids, only, out, md_file, json_file, retry_time_factor) -> None:
+    """Measure the hidden checks by mutation testing: per problem the kill rate of wrong
+    programs (accuracy < 0.5) and the acceptance rate of valid variants (accuracy >= 0.95);
+    exit 1 when a problem misses kill >= 95% or acceptance 100%."""
+    import json
+
+    from hpcbench import validate_checks as vc
+    from hpcbench.cli.progress import JOBS, Display
+    from hpcbench.problem import parse_ids
+
+    names = {n.strip() for n in only.split(",") if n.strip()} if only else None
+    with Display(JOBS) as progress:
+        reports = vc.run(parse_ids(problem_ids), Path(out), names, progress=progress,
+                         retry_time_factor=retry_time_factor)
+    click.echo(vc.summary(reports))
+    if md_file:
+        Path(md_file).write_text(vc.markdown(reports))
+    if json_file:
+        Path(json_file).write_text(json.dumps(vc.as_json(reports), indent=1))
+    sys.exit(0 if all(r.meets_targets for r in reports) else 1)
+
+
+def register(main: click.Group) -> None:
+    main.add_command(problems)
+    main.add_command(validate_checks)

@@ -1,0 +1,100 @@
+"""The one progress display of every long command (run, submit --wait, wait,
+generate, validate-checks, calibrate, and scoring's judge calls).
+
+Stages report counts by state (a `collections.Counter`: pending, running, done,
+failed, ...) through a plain callback; they know nothing of terminals. This module
+shows them: when the display's stream (stderr) is a terminal, a live rich bar
+(finished over all, the counts in words, elapsed time, estimated time left);
+elsewhere (CI, logs, pipes) one plain line each time the words change."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TextIO
+
+import click
+
+JOB_STATES = ("pending", "running", "retrying", "unknown", "done", "timeout", "failed", "cancelled")
+ACTIVE = ("pending", "running", "retrying", "unknown")
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What one display counts: its line in words, and which counts are not separate
+    items (generate's `failed` are also `done`)."""
+
+    line: Callable[[Counter], str]
+    subcounts: tuple[str, ...] = ()
+
+
+JOBS = Kind(lambda c: f"jobs: {c['pending']} queued, {c['running']} running, {c['done']} done")
+# wait/submit --wait on a batch scheduler: every state the scheduler can report
+JOB_STATES_KIND = Kind(lambda c: "jobs: " + ", ".join(f"{c[k]} {k}" for k in JOB_STATES if c.get(k)))
+PROBE_JOBS = Kind(lambda c: f"probe jobs: {c['pending']} queued, {c['running']} running, {c['done']} done")
+GENERATE = Kind(lambda c: f"generate: {c['pending']} queued, {c['running']} running, {c['done']} done "
+                          f"({c['failed']} failed)", subcounts=("failed",))
+JUDGE = Kind(lambda c: f"judge calls: {c['pending']} pending, {c['done']} answered")
+
+
+class Display:
+    """A callback for a stage's `progress=`; `close()` when the command's work ends."""
+
+    def __init__(self, kind: Kind = JOBS, stream: TextIO | None = None, live: bool | None = None):
+        self.kind = kind
+        self.stream = stream or sys.stderr
+        self.live = self.stream.isatty() if live is None else live
+        self._last = ""
+        self._bar = None
+        self._task = None
+
+    def __call__(self, counts: Counter) -> None:
+        counts = Counter(counts)  # a missing state reads 0
+        text = self.kind.line(counts)
+        if text == self._last:
+            return
+        self._last = text
+        if self.live:
+            self._draw(text, counts)
+        else:
+            click.echo(text, file=self.stream)
+
+    def _draw(self, text: str, counts: Counter) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        total = sum(v for k, v in counts.items() if k not in self.kind.subcounts)
+        finished = total - sum(counts[k] for k in ACTIVE)
+        if self._bar is None:
+            self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
+                                 console=Console(file=self.stream))
+            self._bar.start()
+            self._task = self._bar.add_task(text, total=total)
+        self._bar.update(self._task, description=text, completed=finished, total=total)
+
+    def close(self) -> None:
+        """Stop the live display (its last state stays on screen)."""
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+    def __enter__(self) -> Display:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def judge_calls(display: Display) -> Callable[[int, int], None]:
+    """The judge runner reports (answered, total): as counts for a Display."""
+    return lambda done, total: display(Counter(pending=total - done, done=done))

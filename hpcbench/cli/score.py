@@ -1,0 +1,47 @@
+"""`hpcbench score`: a new scoring of a collected campaign."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from hpcbench.cli.judge import judge_config, judge_options, judge_summary
+
+
+def exit_if_unscored(scores) -> None:
+    """Problems without a usable reference run were not scored: say which, and fail the command."""
+    from hpcbench.score import NOT_SCORED
+
+    why = {sc.problem: sc.status for sc in scores if sc.status.startswith(NOT_SCORED)}
+    for pid, status in sorted(why.items()):
+        n = sum(sc.problem == pid for sc in scores)
+        click.echo(f"hpcbench: error: problem {pid}: {status} ({n} submission{'s' * (n != 1)})", err=True)
+    if why:
+        sys.exit(1)
+
+
+@click.command()
+@click.argument("campaign_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--scoring-id", help="name of the new scoring, scores/<id>.h5 (default: a timestamp)")
+@judge_options
+def score(campaign_dir, scoring_id, **judge) -> None:
+    """Score campaign.h5 offline into a new scores/<id>.h5 (LLM judges with --judge)."""
+    from hpcbench.cli.progress import JUDGE, Display, judge_calls
+    from hpcbench.plan import Campaign
+    from hpcbench.score import scoring
+    from hpcbench.store.scorings import read_scoring, scoring_path
+
+    c = Campaign(Path(campaign_dir))
+    if not c.h5_path.is_file():
+        raise FileNotFoundError(f"{c.h5_path}: not collected yet; run `hpcbench collect {campaign_dir}`")
+    with Display(JUDGE) as progress:
+        sid, scores = scoring.score(c.h5_path, scoring_id, judge_config(**judge), judge_calls(progress))
+    click.echo(f"scoring {sid}: {len(scores)} submissions scored into {scoring_path(c.root, sid)}")
+    click.echo(judge_summary(read_scoring(c.root, sid).config))
+    exit_if_unscored(scores)
+
+
+def register(main: click.Group) -> None:
+    main.add_command(score)

@@ -1,0 +1,170 @@
+"""`hpcbench doctor --site`: what a site has and lacks before an allocation is spent
+(scheduler commands, account, each PETSc variant, compilers, an MPI hello through
+the launcher, the sandbox) and which problems that rules out. The command prints
+the rows (hpcbench/cli/doctor.py)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hpcbench.errors import HpcbenchError
+from hpcbench.executors.shapes import resolve_account
+from hpcbench.plan.campaign import choose_variant
+from hpcbench.plan.installs import resolve_installs
+from hpcbench.problem import load_problems
+from hpcbench.site import SiteConfig
+
+SCHED_TOOLS = {"slurm": ["sbatch", "squeue", "sacct", "scancel"], "pbs": ["qsub", "qstat", "qdel"], "local": []}
+OK_STATES = ("ok", "not run", "n/a")
+
+
+@dataclass
+class Report:
+    """Rows (what, status, detail); `failed` counts the required rows that are not ok."""
+
+    rows: list[tuple[str, str, str]] = field(default_factory=list)
+    ruled_out: list[tuple[str, str]] = field(default_factory=list)  # (problem, why)
+    failed: int = 0
+
+    def row(self, what: str, status: str, detail: str, required: bool = True) -> None:
+        self.rows.append((what, status, detail))
+        self.failed += required and status not in OK_STATES
+
+
+HELLO_MPI = r"""#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+  int r, n;
+  MPI_Init(&argc, &argv); MPI_Comm_rank(MPI_COMM_WORLD, &r); MPI_Comm_size(MPI_COMM_WORLD, &n);
+  if (r == 0) printf("ranks: %d\n", n);
+  MPI_Finalize(); return 0;
+}
+"""
+
+
+def _first_line(cmd: list[str]) -> str:
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        return ((p.stdout or p.stderr).strip().splitlines() or [""])[0]
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def launcher_check(site, account: str) -> tuple[str, str]:
+    """A 2-rank MPI hello through the site's launcher: directly where the site allows it
+    (local, or batch.login_node_mpi); on Slurm, srun makes it a one-job allocation; PBS
+    has no such shortcut (say so)."""
+    from hpcbench.jobs.launch import launch_argv, mpi_env
+
+    if site.scheduler == "pbs" and not site.batch.login_node_mpi:
+        return "not run", "PBS: launch needs an allocation; check with `qsub -I` and the launcher template"
+    mpicc = shutil.which("mpicc")
+    if not mpicc:
+        return "MISSING", "mpicc not found: cannot build the MPI check"
+    with tempfile.TemporaryDirectory(prefix="hpcbench-doctor-", dir=Path.cwd()) as tmp:
+        src = Path(tmp) / "hello.c"
+        src.write_text(HELLO_MPI)
+        b = subprocess.run([mpicc, str(src), "-o", str(Path(tmp) / "hello")], capture_output=True, text=True)
+        if b.returncode != 0:
+            return "FAILED", f"mpicc: {b.stderr.strip()[-300:]}"
+        argv, _ = launch_argv(site.launcher, 2, site.total_cores(), [str(Path(tmp) / "hello")])
+        if site.scheduler == "slurm" and not site.batch.login_node_mpi and argv[0] == "srun":
+            part = site.partitions[0]
+            argv[1:1] = ["-t", "2", "-p", part.name, *(["-A", account] if account else []),
+                         *(["-C", part.constraint] if part.constraint else [])]
+        try:
+            p = subprocess.run(argv, capture_output=True, text=True, timeout=180, cwd=tmp,
+                               env={**os.environ, **mpi_env()})
+        except subprocess.TimeoutExpired:
+            return "FAILED", f"{' '.join(argv)}: no answer in 180 s"
+        except OSError as e:
+            return "FAILED", f"{argv[0]}: {e}"
+        if p.returncode == 0 and "ranks: 2" in p.stdout:
+            return "ok", f"{' '.join(argv[:-1])} <hello>: 2 ranks"
+        return "FAILED", f"{' '.join(argv[:-1])}: exit {p.returncode}: {(p.stderr or p.stdout).strip()[-300:]}"
+
+
+def isolation_check(site) -> tuple[str, str]:
+    """The sandbox every build and run gets (docs/security.md), and whether it starts here."""
+    from hpcbench.jobs.cgroup import StepCgroup
+    from hpcbench.jobs.sandbox import bwrap_works
+
+    cg = StepCgroup.create(8, 64)
+    limits = ("memory, pids per step (cgroup)" if cg and cg.limits_memory else
+              "pids per step (cgroup), memory per process (rlimit)" if cg else "rlimits per process (no cgroup)")
+    if cg:
+        cg.remove()
+    if site.isolation == "none":
+        return "WARNING", f"none: untrusted programs run with your rights, reports warn; limits: {limits}"
+    if site.isolation == "apptainer":
+        exe = shutil.which("apptainer")
+        where = exe or "not on this node (compute nodes may have it: module load apptainer)"
+        return ("ok" if exe else "not run"), f"image {site.isolation_image}; apptainer: {where}; limits: {limits}"
+    ok, detail = bwrap_works()
+    per = "each rank wrapped (launcher outside)" if site.sandbox().per_rank else "one sandbox per step"
+    return ("ok" if ok else "FAILED"), f"{detail}: {per}; limits: {limits}" if ok else detail
+
+
+def scheduler_rows(rep: Report, site: SiteConfig, account: str | None) -> str:
+    """The scheduler's commands and the account to charge; returns the account."""
+    rep.row("site", "ok", f"{site.name} ({site.scheduler}): {site.description}")
+    for tool in SCHED_TOOLS[site.scheduler]:
+        path = shutil.which(tool)
+        rep.row(f"scheduler: {tool}", "ok" if path else "MISSING", path or "not on PATH")
+    if site.scheduler == "local":
+        return ""
+    try:
+        acct = resolve_account(site, account)
+        rep.row("account", "ok", acct or "(not required here)")
+        return acct
+    except HpcbenchError as e:
+        rep.row("account", "MISSING", str(e))
+        return ""
+
+
+def petsc_rows(rep: Report, site: SiteConfig) -> dict:
+    """Each variant: found, its configure options against the site's claims, its features."""
+    installs = resolve_installs(site)
+    for v in site.variants:
+        inst = installs[v.name]
+        if isinstance(inst, FileNotFoundError):
+            rep.row(f"PETSc [{v.name}]", "MISSING", str(inst))
+            continue
+        rep.row(f"PETSc [{v.name}]", "ok", f"{inst.version} at {inst.petsc_dir} arch={inst.petsc_arch or '(prefix)'}")
+        missing = [c for c in v.claims if c not in inst.configure_options]
+        opts = inst.configure_options
+        rep.row(f"  configure [{v.name}]", "ok" if not missing else "WRONG",
+                f"claims {' '.join(v.claims)} not in its configure options" if missing
+                else (opts[:160] + ("..." if len(opts) > 160 else "")))
+        rep.row(f"  features [{v.name}]", "ok", ", ".join(sorted(set(inst.features) | set(v.provides))))
+    return installs
+
+
+def tool_rows(rep: Report) -> None:
+    for tool in ("mpicc", "mpiexec", "make", "valgrind"):
+        path = shutil.which(tool)
+        rep.row(tool, "ok" if path else "MISSING", _first_line([path, "--version"]) if path else "not on PATH",
+                required=tool != "valgrind")  # valgrind only lowers the memory gate's confidence
+
+
+def doctor(site: SiteConfig, account: str | None, run_launcher: bool = True) -> Report:
+    """What is present and missing for a site and which problems that rules out."""
+    rep = Report()
+    acct = scheduler_rows(rep, site, account)
+    installs = petsc_rows(rep, site)
+    tool_rows(rep)
+    if run_launcher:
+        rep.row("launcher", *launcher_check(site, acct))
+    rep.row(f"isolation: {site.isolation}", *isolation_check(site))
+    for pid, b in load_problems().items():
+        got = choose_variant(b, site, installs)
+        if isinstance(got, str):
+            rep.ruled_out.append((pid, got))
+        else:
+            rep.rows.append((f"problem {pid}", "ok", f"variant {got[0].name}"))
+    return rep
