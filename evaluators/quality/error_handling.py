@@ -30,7 +30,7 @@ class ErrorHandling(Evaluator):
         srcs = ctx.c_sources()
         if not srcs:
             return self.unscored("no C sources to parse")
-        api = ctx.extra.get("petsc_api")
+        api = ctx.petsc_api
         reports = [check_error_handling(n, s, api) for n, s in sorted(srcs.items())]
         calls = [c for r in reports for c in r.calls]
         if not calls:

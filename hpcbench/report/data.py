@@ -12,10 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
+from hpcbench.evaluators.categories import CATEGORIES
 from hpcbench.store import scorings
 from hpcbench.store.read import Texts, live_submissions, open_store, strings
 
-CATEGORIES = ["correctness", "performance", "code", "appropriateness", "library"]
 STAGES = ["generated", "compiled", "ran", "passed checks"]
 
 
