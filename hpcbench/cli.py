@@ -103,11 +103,10 @@ def _submit(site, campaign, plan, resume: bool = True, account: str | None = Non
     todo = pending(campaign, plan.jobs) if resume else plan.jobs
     click.echo(f"campaign {campaign.root}: {len(plan.jobs)} jobs, {len(plan.jobs) - len(todo)} already done",
                err=True)
-    ex = executor_for(site, campaign)
-    ex.account = account  # batch schedulers charge it (--account / HPCBENCH_ACCOUNT); local ignores it
+    ex = executor_for(site, campaign, account=account)  # batch schedulers charge it; local ignores it
     if todo:
         ex.submit(todo, progress=_progress)
-    if hasattr(ex, "wait"):  # a batch scheduler: submit returned once the jobs were queued
+    if ex.batch:  # submit returned once the jobs were queued
         click.echo(f"submitted {len(todo)} jobs to {site.scheduler}", err=True)
         if block and todo:
             ex.wait(plan.jobs, progress=_progress)
@@ -257,7 +256,7 @@ def status(campaign_dir) -> None:
     states = ex.states(specs)
     counts = Counter(states.values())
     click.echo(", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) or "no jobs")
-    details = ex.details(specs) if hasattr(ex, "details") else {}  # scheduler id, its state, tries
+    details = ex.details(specs)  # scheduler id, its state, tries
     for jid, st in sorted(states.items()):
         d = details.get(jid)
         click.echo(f"  {st:9s} {jid}" + (f"  [{d.sched_id} {d.state}, try {d.tries}]" if d else ""))

@@ -12,8 +12,6 @@ from pathlib import Path
 
 import click
 
-SCHED_TOOLS = {"slurm": ["sbatch", "squeue", "sacct", "scancel"], "pbs": ["qsub", "qstat", "qdel"], "local": []}
-
 
 def _open(campaign_dir: str):
     from hpcbench.campaign import Campaign
@@ -73,10 +71,7 @@ def wait(campaign_dir, poll_s, timeout_s) -> None:
     """Follow a campaign's jobs until none is queued or running; resubmit node failures."""
     c, site, ex = _open(campaign_dir)
     specs = c.specs()
-    if not hasattr(ex, "wait"):
-        states = ex.states(specs)
-    else:
-        states = ex.wait(specs, progress=_progress, poll_s=poll_s, max_wait_s=timeout_s)
+    states = ex.wait(specs, progress=_progress, poll_s=poll_s, max_wait_s=timeout_s)
     click.echo("", err=True)
     counts = Counter(states.values())
     click.echo(", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) or "no jobs")
@@ -133,11 +128,10 @@ def dry_run(out: str, site_name: str, agents: list[str], submissions: str | None
 
     site = load_site(site_name)
     s, campaign, plan = _plan(out, site_name, agents, submissions, problem_ids, installs=declared_installs(site))
-    ex = executor_for(s, campaign)
-    if not hasattr(ex, "dry_run"):
+    ex = executor_for(s, campaign, account=account)
+    if not ex.batch:
         click.echo(f"site {s.name!r} runs jobs on this machine ({len(plan.jobs)} planned): no batch scripts")
         return
-    ex.account = account
     scripts = ex.dry_run(plan.jobs)
     for p, text in scripts:
         click.echo(f"# ===== {p.name}: {len(p.jobs)} job(s), {p.walltime_min} min, partition "
@@ -170,12 +164,15 @@ def _first_line(cmd: list[str]) -> str:
 
 def launcher_check(site, account: str) -> tuple[str, str]:
     """A 2-rank MPI hello through the site's launcher: directly where the site allows it
-    (local, or batch.login_node_mpi); on Slurm, srun makes it a one-job allocation; PBS
-    has no such shortcut (say so)."""
+    (local, or batch.login_node_mpi); otherwise as the scheduler's executor says
+    (Executor.login_launch: on Slurm srun makes it a one-job allocation; PBS cannot)."""
+    from hpcbench.executors import executor_class
     from hpcbench.jobs.launch import launch_argv, mpi_env
 
-    if site.scheduler == "pbs" and not site.batch.login_node_mpi:
-        return "not run", "PBS: launch needs an allocation; check with `qsub -I` and the launcher template"
+    argv, _ = launch_argv(site.launcher, 2, site.total_cores(), ["hello"])
+    launch = executor_class(site.scheduler).login_launch(site, argv, account)
+    if isinstance(launch, str):
+        return "not run", launch
     mpicc = shutil.which("mpicc")
     if not mpicc:
         return "MISSING", "mpicc not found: cannot build the MPI check"
@@ -185,11 +182,7 @@ def launcher_check(site, account: str) -> tuple[str, str]:
         b = subprocess.run([mpicc, str(src), "-o", str(Path(tmp) / "hello")], capture_output=True, text=True)
         if b.returncode != 0:
             return "FAILED", f"mpicc: {b.stderr.strip()[-300:]}"
-        argv, _ = launch_argv(site.launcher, 2, site.total_cores(), [str(Path(tmp) / "hello")])
-        if site.scheduler == "slurm" and not site.batch.login_node_mpi and argv[0] == "srun":
-            part = site.partitions[0]
-            argv[1:1] = ["-t", "2", "-p", part.name, *(["-A", account] if account else []),
-                         *(["-C", part.constraint] if part.constraint else [])]
+        argv = [*launch[:-1], str(Path(tmp) / "hello")]
         import os
 
         try:
@@ -243,11 +236,13 @@ def doctor_report(site_name: str, account: str | None, run_launcher: bool = True
         bad += required and status not in ("ok", "not run", "n/a")
 
     row("site", "ok", f"{site.name} ({site.scheduler}): {site.description}")
-    for tool in SCHED_TOOLS[site.scheduler]:
+    from hpcbench.executors import executor_class
+
+    for tool in executor_class(site.scheduler).tools:
         path = shutil.which(tool)
         row(f"scheduler: {tool}", "ok" if path else "MISSING", path or "not on PATH")
     acct = ""
-    if site.scheduler != "local":
+    if executor_class(site.scheduler).batch:
         try:
             acct = resolve_account(site, account)
             row("account", "ok", acct or "(not required here)")

@@ -38,6 +38,7 @@ from hpcbench.agents.contract import (
     render_user_prompt,
     validate_answer,
 )
+from hpcbench.agents.kinds import AgentRequest, agent_kind
 from hpcbench.problem import Problem
 from hpcbench.submission import MAX_FILE_BYTES, Generation
 
@@ -402,3 +403,8 @@ async def _fetch(uri: str, timeout_s: float, agent_url: str) -> bytes | Generati
             return bytes(data)
     except httpx.HTTPError as e:
         return GenerationFailure("protocol_error", f"GET {uri[:200]}: {type(e).__name__}: {e}")
+
+
+@agent_kind("a2a", "a2a:URL")
+def _a2a(arg: str, req: AgentRequest) -> A2AAgent:
+    return A2AAgent(arg, timeout_s=req.opts.timeout_s)

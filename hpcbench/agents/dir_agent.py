@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hpcbench.agents.base import Agent
+from hpcbench.agents.kinds import AgentRequest, agent_kind
 from hpcbench.problem import ProblemBundle
 from hpcbench.submission import load_tree, reference_submission
 
@@ -51,3 +52,27 @@ class DirAgent(Agent):
         pairs = [(s.folder, Path(s.meta.agent) / s.meta.problem / s.meta.attempt)
                  for s in ok if s.meta.problem in wanted]
         return pairs, [str(r) for r in rejected]
+
+
+def _no_argument(arg: str, req: AgentRequest) -> None:
+    if arg:
+        raise ValueError(f"{req.spec.partition(':')[0]} takes no argument")
+
+
+@agent_kind("reference", "reference")
+def _reference(arg: str, req: AgentRequest) -> Agent:
+    _no_argument(arg, req)
+    return ReferenceAgent(req.bundles)
+
+
+@agent_kind("samples", "samples")
+def _samples(arg: str, req: AgentRequest) -> Agent:
+    from hpcbench.resources import data_path
+
+    _no_argument(arg, req)
+    return DirAgent(data_path("examples") / "submissions", req.known)
+
+
+@agent_kind("dir", "dir:PATH")
+def _dir(arg: str, req: AgentRequest) -> Agent:
+    return DirAgent(Path(arg), req.known)
