@@ -35,6 +35,7 @@ def _progress(counts: Counter) -> None:
 def _gather(agents: list[str], submissions: str | None, problems: dict,
             generated: Path | None = None) -> tuple[list, list]:
     from hpcbench.agents import reserved_agent_names
+    from hpcbench.agents.kinds import AGENT_KINDS, usages
     from hpcbench.resources import data_path
     from hpcbench.submission import load_tree, reference_submission
 
@@ -53,11 +54,11 @@ def _gather(agents: list[str], submissions: str | None, problems: dict,
             o, b = load_tree(Path(agent[4:]), known, reserved)
             ok += o
             bad += b
-        elif generated is not None and agent.split(":", 1)[0] in ("litellm", "a2a", "repair"):
-            to_generate.append(agent)
+        elif generated is not None and AGENT_KINDS.get(agent.split(":", 1)[0]) is not None:
+            to_generate.append(agent)  # litellm:, a2a:, repair:, or a kind an installed package adds
         else:
-            raise HpcbenchError(f"--agent {agent!r}: known agents are reference, samples, dir:PATH, "
-                                "litellm:MODEL, a2a:URL, repair:INNER:N (or `hpcbench generate` first)")
+            raise HpcbenchError(f"--agent {agent!r}: known agents are {', '.join(usages())} "
+                                "(or `hpcbench generate` first)")
     if to_generate:  # one attempt per problem into <out>/generated (resumable), then loaded like any tree
         from hpcbench.cli_agents import generate_tree
 

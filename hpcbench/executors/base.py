@@ -45,6 +45,10 @@ def executor_class(scheduler: str) -> type[Executor]:
     if cls is None:
         raise HpcbenchError(f"scheduler {scheduler!r} has no executor (known: {', '.join(scheduler_names())}; "
                             "a package adds one through the hpcbench.executors entry-point group)")
+    if not (isinstance(cls, type) and issubclass(cls, Executor)) or getattr(cls, "scheduler", None) != scheduler:
+        # A plugin's class: its records and ledger carry `scheduler`, so it must be the name it is known by.
+        raise HpcbenchError(f"executor {scheduler!r} ({cls!r}) must be a subclass of hpcbench.executors.base.Executor "
+                            f"with scheduler = {scheduler!r}")
     return cls
 
 
