@@ -37,7 +37,7 @@ def _gather(agents: list[str], submissions: str | None, problems: dict,
     from hpcbench.agents import reserved_agent_names
     from hpcbench.agents.kinds import AGENT_KINDS, usages
     from hpcbench.resources import data_path
-    from hpcbench.submission import load_tree, reference_submission
+    from hpcbench.submission import LoadedSubmission, load_tree, reference_submission
 
     ok, bad = [], []
     known = {p.name for p in data_path("problems").iterdir() if (p / "problem.json").is_file()}
@@ -59,7 +59,8 @@ def _gather(agents: list[str], submissions: str | None, problems: dict,
         else:
             raise HpcbenchError(f"--agent {agent!r}: known agents are {', '.join(usages())} "
                                 "(or `hpcbench generate` first)")
-    if to_generate:  # one attempt per problem into <out>/generated (resumable), then loaded like any tree
+    if to_generate and generated is not None:
+        # one attempt per problem into <out>/generated (resumable), then loaded like any tree
         from hpcbench.cli_agents import generate_tree
 
         generate_tree(to_generate, problems, generated)
@@ -75,7 +76,10 @@ def _gather(agents: list[str], submissions: str | None, problems: dict,
     # A problem whose bundled reference does not load is planned without one, and not scored.
     for pid, b in problems.items():
         res = reference_submission(b.folder, pid)
-        (ok if hasattr(res, "meta") else bad).append(res)
+        if isinstance(res, LoadedSubmission):
+            ok.append(res)
+        else:
+            bad.append(res)
     return ok, bad
 
 
@@ -326,7 +330,7 @@ def problems() -> None:
     from hpcbench.site import load_site
 
     site = load_site("local")
-    installs = {}
+    installs: dict = {}  # variant -> its PetscInstall, or why it has none
     for v in site.variants:
         try:
             installs[v.name] = resolve_variant(v)

@@ -85,7 +85,7 @@ def generate_tree(specs: list[str], bundles: dict, out: Path, site: str = "local
     _echo_summary(str(out), summary)
 
 
-def _echo_summary(out: str, summary) -> None:  # type: ignore[no-untyped-def]
+def _echo_summary(out: str, summary) -> None:
     if sys.stderr.isatty():
         click.echo("", err=True)
     for r in summary.rejected:

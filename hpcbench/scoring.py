@@ -70,7 +70,7 @@ def aggregate(results: list[EvalResult], weights: dict[str, float] = WEIGHTS
         scored = [r for r in results if r.category == cat and r.stage != "gate" and r.status == "scored"
                   and r.score is not None]
         wsum = sum(r.confidence for r in scored)
-        cats[cat] = sum(r.confidence * r.score for r in scored) / wsum if wsum > 0 else None  # type: ignore[operator]
+        cats[cat] = sum(r.confidence * (r.score or 0.0) for r in scored) / wsum if wsum > 0 else None
     present = {c: v for c, v in cats.items() if v is not None}
     left_out = [c for c, v in cats.items() if v is None]
     if not present:

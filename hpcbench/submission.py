@@ -185,7 +185,7 @@ class Rejected:
         return {"path": display_path(self.path), "field": self.field, "reason": self.reason}
 
 
-def load_submission(folder: Path, agent: str | None = None, problem: str | None = None,
+def load_submission(folder: Path, agent: str | None = None, problem: str | None = None,  # noqa: C901 (over 60 lines: the function-size work of issue 11 part A splits it)
                     known_problems: set[str] | None = None, attempt: str | None = None,
                     reserved: frozenset[str] = frozenset()) -> LoadedSubmission | Rejected:
     """`reserved`: agent names a user's submission may not take (the bundled reference

@@ -167,7 +167,7 @@ def write_programs(bundles: dict[str, ProblemBundle], root: Path, only: set[str]
     return libs
 
 
-def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
+def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,  # noqa: C901 (over 60 lines: the function-size work of issue 11 part A splits it)
         site_name: str = "local", progress=None, retry_time_factor: float = 4.0) -> list[ProblemReport]:
     """Run every library (or the programs named in `only`) with the references and score them."""
     from hpcbench import scoring, store
@@ -175,7 +175,7 @@ def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
     from hpcbench.executors import executor_for
     from hpcbench.problem import load_problems
     from hpcbench.site import load_site
-    from hpcbench.submission import load_submission, reference_submission
+    from hpcbench.submission import LoadedSubmission, load_submission, reference_submission
 
     bundles = load_problems(None, problem_ids)
     out = Path(out)
@@ -191,12 +191,12 @@ def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
                 if only and prog.name not in only:
                     continue
                 got = load_submission(out / "programs" / kind / pid / prog.name, kind, pid, None, prog.name)
-                if not hasattr(got, "meta"):
+                if not isinstance(got, LoadedSubmission):
                     raise ConfigError(got.path, got.field, got.reason)
                 subs.append(got)
     for pid, b in bundles.items():
         ref = reference_submission(b.folder, pid)
-        if not hasattr(ref, "meta"):
+        if not isinstance(ref, LoadedSubmission):
             raise ConfigError(ref.path, ref.field, ref.reason)
         subs.append(ref)
     reports = {pid: ProblemReport(pid) for pid in bundles}
@@ -240,7 +240,9 @@ def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
                                              f"{_why(sc, acc)})")
             continue
         reports[sc.problem].outcomes.append(Outcome(
-            kind=sc.agent, name=sc.attempt, reason=reasons[(sc.agent, sc.problem, sc.attempt)],
+            # "wrong" and "valid" are the only agents besides the reference
+            kind="valid" if sc.agent == "valid" else "wrong", name=sc.attempt,
+            reason=reasons[(sc.agent, sc.problem, sc.attempt)],
             accuracy=None if sc.failed_gate or acc is None else acc.score,
             failed_gate=sc.failed_gate, why=_why(sc, acc)))
     for r in reports.values():

@@ -228,8 +228,8 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, outpu
     reason = ""
     # The limit the step hit comes first: a run whose ranks were killed at the memory limit
     # may still reach its timeout while the launcher waits for the rest.
-    hit = [f"disk limit {limits.disk_mb} MB"] if disk is not None and disk.full.is_set() else []
-    hit += [f"memory limit {limits.memory_mb} MB"] if oom else []
+    hit = [f"disk limit {limits.disk_mb} MB"] if limits and disk is not None and disk.full.is_set() else []
+    hit += [f"memory limit {limits.memory_mb} MB"] if limits and oom else []
     if hit:
         reason = "; ".join(hit + ([f"timeout after {timeout_s:g} s"] if timed_out else []))
     elif timed_out:

@@ -112,11 +112,12 @@ class NumericalAccuracy(Evaluator):
                 for case in chk.cases:
                     vals = [v for (c, _), q in sorted(mine.items()) if c == case for v in [q.get(chk.quantity)]]
                     seq.append(vals[0] if vals and vals[0] is not None else None)
-                if any(s is None for s in seq):
+                present = [s for s in seq if s is not None]
+                if len(present) < len(seq):
                     scores.append(0.0)
                     details.append({"check": label, "score": 0.0, "why": f"'{chk.quantity}' missing in a case"})
                 else:
-                    s, why = refinement_score(seq, chk)
+                    s, why = refinement_score(present, chk)
                     scores.append(s)
                     details.append({"check": label, "score": s, "why": why})
             else:
@@ -131,6 +132,7 @@ class NumericalAccuracy(Evaluator):
                     elif isinstance(chk, SanityCheck):
                         s, why = sanity_score(value, chk)
                     else:
+                        target: list[float] | None
                         if chk.reference.source == "literal":
                             target = chk.reference.value
                         else:

@@ -63,7 +63,7 @@ class ErrorHandling(Evaluator):
             "deprecated": deprecated,
             "functions_missing_begin": sorted({f for r in reports for f in r.functions_missing_begin}),
             "errorcode_list": (f"{len(api.errorcode_functions)} functions from {api.source} (PETSc {api.version})"
-                               if exact else "name-prefix fallback"),
+                               if api is not None and exact else "name-prefix fallback"),
             "parse_errors": [n for n, r in zip(sorted(srcs), reports) if r.parse_error],
         }
         return self.result(score, rationale, confidence=confidence, evidence=evidence)

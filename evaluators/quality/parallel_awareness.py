@@ -117,11 +117,11 @@ class ParallelAwareness(Evaluator):
         if comparisons:
             agree = sum(1 for c in comparisons if c["agree"])
             parts["same_answer_1_vs_n"] = agree / len(comparisons)
-            bad = next((c for c in comparisons if not c["agree"]), None)
+            first = next((c for c in comparisons if not c["agree"]), None)
             notes.append(f"{agree} of {len(comparisons)} quantities agree across rank counts"
-                         + (f" ({bad['quantity']} in case {bad['case']} at {bad['ranks']} ranks: "
-                            f"{bad.get('why') or str(bad.get('worst_of_tolerance')) + 'x the tolerance'})"
-                            if bad else ""))
+                         + (f" ({first['quantity']} in case {first['case']} at {first['ranks']} ranks: "
+                            f"{first.get('why') or str(first.get('worst_of_tolerance')) + 'x the tolerance'})"
+                            if first else ""))
         evidence = {"multi_rank_problem": multi, "components": parts, "communicators": comm,
                     "setters": setters[:100], "ownership_queries": owners[:100], "guarded_collectives": guarded,
                     "rank_comparisons": comparisons, "findings": [str(f) for f in findings][:200],

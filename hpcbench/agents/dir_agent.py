@@ -11,7 +11,7 @@ from pathlib import Path
 from hpcbench.agents.base import Agent
 from hpcbench.agents.kinds import AgentRequest, agent_kind
 from hpcbench.problem import ProblemBundle
-from hpcbench.submission import load_tree, reference_submission
+from hpcbench.submission import LoadedSubmission, load_tree, reference_submission
 
 
 class ReferenceAgent(Agent):
@@ -27,7 +27,7 @@ class ReferenceAgent(Agent):
         pairs, bad = [], []
         for pid in problem_ids:
             res = reference_submission(self.bundles[pid].folder, pid)
-            if hasattr(res, "meta"):
+            if isinstance(res, LoadedSubmission):
                 pairs.append((res.folder, Path("reference") / pid / res.meta.attempt))
             else:
                 bad.append(str(res))

@@ -34,7 +34,7 @@ from hpcbench.errors import HpcbenchError
 from hpcbench.executors.base import Executor, JobDetail, JobState, Progress
 from hpcbench.executors.shapes import ArrayPlan, plan_arrays, resolve_account
 from hpcbench.jobs.interrupt import SCHEDULER_JOB_ID_ENV
-from hpcbench.jobs.records import JobResult, JobSpec, save_model, write_atomic
+from hpcbench.jobs.records import JobResult, JobSpec, JobStatus, save_model, write_atomic
 
 ACTIVE = {"PENDING", "RUNNING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING", "SUSPENDED",
           "CONFIGURING", "COMPLETING", "STOPPED", "SIGNALING", "STAGE_OUT", "RESV_DEL_HOLD", "HELD", "QUEUED",
@@ -236,9 +236,9 @@ class BatchExecutor(Executor):
 
     def _state_of_record(self, rec: Path) -> JobState:
         st = _record_status(rec)
-        return {"done": "done", "skipped": "done", "timeout": "timeout"}.get(st, "failed")
+        return "done" if st in ("done", "skipped") else "timeout" if st == "timeout" else "failed"
 
-    def _write(self, job: JobSpec, e: Entry, status: str, reason: str) -> None:
+    def _write(self, job: JobSpec, e: Entry, status: JobStatus, reason: str) -> None:
         aside = Path(job.work_dir) / "cancelled.json"
         res = None
         if aside.is_file():  # the job's handler saved what it had before the kill
