@@ -9,7 +9,7 @@ import importlib
 import pkgutil
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel
 
@@ -115,8 +115,11 @@ def register(cls: type[Evaluator]) -> type[Evaluator]:
 def all_evaluators() -> list[Evaluator]:
     """One instance of every evaluator (this package's modules, then installed plugins), in stage order."""
     found = EVALUATORS.all()
+    categories = get_args(Category)
     for key, cls in found.items():
-        if getattr(cls, "name", None) != key or getattr(cls, "stage", None) not in STAGE_ORDER:
-            raise HpcbenchError(f"evaluator entry point {key!r} ({cls!r}): must be an Evaluator subclass whose "
-                                f"`name` is {key!r} and whose `stage` is one of {', '.join(STAGE_ORDER)}")
+        if not (isinstance(cls, type) and issubclass(cls, Evaluator)) or cls.name != key \
+                or cls.stage not in STAGE_ORDER or cls.category not in categories:
+            raise HpcbenchError(f"evaluator {key!r} ({cls!r}): must be an Evaluator subclass whose `name` is "
+                                f"{key!r}, `stage` one of {', '.join(STAGE_ORDER)} and `category` one of "
+                                f"{', '.join(categories)}")
     return sorted((cls() for cls in found.values()), key=lambda e: (STAGE_ORDER[e.stage], e.order, e.name))
