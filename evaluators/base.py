@@ -1,6 +1,7 @@
 """The evaluator interface. Each evaluator is one class in one module of this
 package; it declares its stage and category, and the registry finds it, so
-adding an evaluator is adding a file."""
+adding an evaluator is adding a file (or an installed package with an entry
+point in the `hpcbench.evaluators` group, see hpcbench/registry.py)."""
 
 from __future__ import annotations
 
@@ -8,17 +9,22 @@ import importlib
 import pkgutil
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel
 
+from hpcbench.errors import HpcbenchError
+from hpcbench.evaluators.categories import Category
 from hpcbench.jobs.records import JobResult, RunResult
 from hpcbench.problem import Checks, Problem
+from hpcbench.registry import Registry
 from hpcbench.submission import Submission
 
+if TYPE_CHECKING:  # only for the context's field types: the judge package imports this module
+    from hpcbench.judge.config import JudgeConfig
+    from hpcbench.petsc_headers import PetscApi
+
 Stage = Literal["gate", "metric", "quality"]
-# "refusal" is outside the composite (scoring.WEIGHTS has no weight for it): the refusal set's own column.
-Category = Literal["correctness", "performance", "code", "appropriateness", "library", "refusal"]
 STAGE_ORDER: dict[str, int] = {"gate": 0, "metric": 1, "quality": 2}
 
 
@@ -51,7 +57,11 @@ class EvalContext:
     record: JobResult | None
     reference: JobResult | None = None  # the reference solution's record in this campaign
     h5_path: str = ""  # HDF5 path of the submission, for evidence pointers
-    extra: dict[str, Any] = field(default_factory=dict)
+    petsc_api: PetscApi | None = None  # the PETSc API scanned at planning (campaign.h5 snapshot)
+    judge: JudgeConfig | None = None  # None: the judged evaluators are unscored
+    # Results of the evaluators that ran before this one (scoring fills it in stage order):
+    # the judges show them as evidence.
+    results: dict[str, EvalResult] = field(default_factory=dict)
 
     def runs(self, kind: str) -> list[RunResult]:
         return [r for r in (self.record.runs if self.record else []) if r.kind == kind]
@@ -86,21 +96,30 @@ class Evaluator(ABC):
                           rationale=reason, method=self.method, evidence=evidence or {}, confidence=0.0)
 
 
-_REGISTRY: dict[str, type[Evaluator]] = {}
-
-
-def register(cls: type[Evaluator]) -> type[Evaluator]:
-    if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
-        raise ValueError(f"two evaluators named {cls.name!r}")
-    _REGISTRY[cls.name] = cls
-    return cls
-
-
-def all_evaluators() -> list[Evaluator]:
-    """Import every module under hpcbench.evaluators and return one instance of
-    each registered evaluator, in stage order."""
+def _import_tree() -> None:
     import hpcbench.evaluators as pkg
 
     for mod in pkgutil.walk_packages(pkg.__path__, prefix="hpcbench.evaluators."):
         importlib.import_module(mod.name)
-    return sorted((cls() for cls in _REGISTRY.values()), key=lambda e: (STAGE_ORDER[e.stage], e.order, e.name))
+
+
+EVALUATORS: Registry[type[Evaluator]] = Registry("evaluator", "hpcbench.evaluators", _import_tree)
+
+
+def register(cls: type[Evaluator]) -> type[Evaluator]:
+    """Class decorator: an evaluator of this package, registered under its `name`."""
+    EVALUATORS.add(cls.name, cls)
+    return cls
+
+
+def all_evaluators() -> list[Evaluator]:
+    """One instance of every evaluator (this package's modules, then installed plugins), in stage order."""
+    found = EVALUATORS.all()
+    categories = get_args(Category)
+    for key, cls in found.items():
+        if not (isinstance(cls, type) and issubclass(cls, Evaluator)) or cls.name != key \
+                or cls.stage not in STAGE_ORDER or cls.category not in categories:
+            raise HpcbenchError(f"evaluator {key!r} ({cls!r}): must be an Evaluator subclass whose `name` is "
+                                f"{key!r}, `stage` one of {', '.join(STAGE_ORDER)} and `category` one of "
+                                f"{', '.join(categories)}")
+    return sorted((cls() for cls in found.values()), key=lambda e: (STAGE_ORDER[e.stage], e.order, e.name))

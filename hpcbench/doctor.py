@@ -19,7 +19,6 @@ from hpcbench.plan.installs import resolve_installs
 from hpcbench.problem import load_problems
 from hpcbench.site import SiteConfig
 
-SCHED_TOOLS = {"slurm": ["sbatch", "squeue", "sacct", "scancel"], "pbs": ["qsub", "qstat", "qdel"], "local": []}
 OK_STATES = ("ok", "not run", "n/a")
 
 
@@ -57,12 +56,15 @@ def _first_line(cmd: list[str]) -> str:
 
 def launcher_check(site, account: str) -> tuple[str, str]:
     """A 2-rank MPI hello through the site's launcher: directly where the site allows it
-    (local, or batch.login_node_mpi); on Slurm, srun makes it a one-job allocation; PBS
-    has no such shortcut (say so)."""
+    (local, or batch.login_node_mpi); otherwise as the scheduler's executor says
+    (Executor.login_launch: on Slurm srun makes it a one-job allocation; PBS cannot)."""
+    from hpcbench.executors import executor_class
     from hpcbench.jobs.launch import launch_argv, mpi_env
 
-    if site.scheduler == "pbs" and not site.batch.login_node_mpi:
-        return "not run", "PBS: launch needs an allocation; check with `qsub -I` and the launcher template"
+    argv, _ = launch_argv(site.launcher, 2, site.total_cores(), ["hello"])
+    launch = executor_class(site.scheduler).login_launch(site, argv, account)
+    if isinstance(launch, str):
+        return "not run", launch
     mpicc = shutil.which("mpicc")
     if not mpicc:
         return "MISSING", "mpicc not found: cannot build the MPI check"
@@ -72,11 +74,7 @@ def launcher_check(site, account: str) -> tuple[str, str]:
         b = subprocess.run([mpicc, str(src), "-o", str(Path(tmp) / "hello")], capture_output=True, text=True)
         if b.returncode != 0:
             return "FAILED", f"mpicc: {b.stderr.strip()[-300:]}"
-        argv, _ = launch_argv(site.launcher, 2, site.total_cores(), [str(Path(tmp) / "hello")])
-        if site.scheduler == "slurm" and not site.batch.login_node_mpi and argv[0] == "srun":
-            part = site.partitions[0]
-            argv[1:1] = ["-t", "2", "-p", part.name, *(["-A", account] if account else []),
-                         *(["-C", part.constraint] if part.constraint else [])]
+        argv = [*launch[:-1], str(Path(tmp) / "hello")]
         try:
             p = subprocess.run(argv, capture_output=True, text=True, timeout=180, cwd=tmp,
                                env={**os.environ, **mpi_env()})
@@ -113,10 +111,12 @@ def isolation_check(site) -> tuple[str, str]:
 def scheduler_rows(rep: Report, site: SiteConfig, account: str | None) -> str:
     """The scheduler's commands and the account to charge; returns the account."""
     rep.row("site", "ok", f"{site.name} ({site.scheduler}): {site.description}")
-    for tool in SCHED_TOOLS[site.scheduler]:
+    from hpcbench.executors import executor_class
+
+    for tool in executor_class(site.scheduler).tools:
         path = shutil.which(tool)
         rep.row(f"scheduler: {tool}", "ok" if path else "MISSING", path or "not on PATH")
-    if site.scheduler == "local":
+    if not executor_class(site.scheduler).batch:
         return ""
     try:
         acct = resolve_account(site, account)
@@ -132,7 +132,7 @@ def petsc_rows(rep: Report, site: SiteConfig) -> dict:
     installs = resolve_installs(site)
     for v in site.variants:
         inst = installs[v.name]
-        if isinstance(inst, FileNotFoundError):
+        if isinstance(inst, Exception):
             rep.row(f"PETSc [{v.name}]", "MISSING", str(inst))
             continue
         rep.row(f"PETSc [{v.name}]", "ok", f"{inst.version} at {inst.petsc_dir} arch={inst.petsc_arch or '(prefix)'}")

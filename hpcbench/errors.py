@@ -20,7 +20,7 @@ class ConfigError(HpcbenchError):
         super().__init__(f"{where}: {reason}")
 
 
-def format_validation_error(e: ValidationError) -> tuple[str, str]:
+def format_validation_error(e: ValidationError) -> tuple[str | None, str]:
     """First error of a pydantic ValidationError as (dotted field path, reason)."""
     errs = e.errors()
     first = errs[0]

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from hpcbench.errors import ConfigError, format_validation_error
+from hpcbench.executors.registry import EXECUTORS
 from hpcbench.jobs.records import Isolation, IsolationLevel, Launcher, Limits
 
 
@@ -74,7 +74,7 @@ class VariantConfig(Strict):
 class SiteConfig(Strict):
     name: str
     description: str = ""
-    scheduler: Literal["local", "slurm", "pbs"] = "local"
+    scheduler: str = "local"  # an executor's name: local, slurm, pbs, or one an installed package adds
     partitions: list[Partition] = []
     setup: list[str] = []  # shell lines run before each job (modules, env)
     launcher: Launcher = Launcher()
@@ -91,6 +91,19 @@ class SiteConfig(Strict):
     isolation_binds: list[str] = []  # read-only paths the toolchain needs besides /usr and PETSc
     isolation_image: str = ""  # apptainer: the image the steps run in
 
+    @field_validator("scheduler")
+    @classmethod
+    def _scheduler_known(cls, name: str) -> str:
+        if EXECUTORS.get(name) is None:
+            raise ValueError(f"{name!r} is not a known scheduler (known: {', '.join(EXECUTORS.names())}; a package "
+                             "adds one through the hpcbench.executors entry-point group)")
+        return name
+
+    def is_batch(self) -> bool:
+        """Jobs go to a batch scheduler (its executor says so), not this machine."""
+        executor = EXECUTORS.get(self.scheduler)
+        return bool(executor and executor.batch)
+
     @model_validator(mode="after")
     def _partitions_known(self) -> SiteConfig:
         self.storage_root = os.path.expandvars(os.path.expanduser(self.storage_root))  # $SCRATCH, ${USER}
@@ -101,13 +114,13 @@ class SiteConfig(Strict):
                                  f"({', '.join(names) or 'none defined'})")
         if self.isolation == "apptainer" and not self.isolation_image:
             raise ValueError("isolation_image: isolation apptainer needs the image the steps run in")
-        if self.scheduler in ("slurm", "pbs") and not self.partitions:
+        if self.is_batch() and not self.partitions:
             raise ValueError(f"partitions: a {self.scheduler} site needs at least one partition or queue")
         return self
 
     def sandbox(self) -> Isolation:
         """The isolation of this site's steps; on a batch scheduler each rank is wrapped."""
-        return Isolation(level=self.isolation, per_rank=self.scheduler in ("slurm", "pbs"),
+        return Isolation(level=self.isolation, per_rank=self.is_batch(),
                          binds=self.isolation_binds, image=self.isolation_image)
 
     def variant(self, name: str) -> VariantConfig:

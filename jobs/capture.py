@@ -195,7 +195,7 @@ def _stopped_reason(hit: list[str], rc: int | None, sig: int | None, timeout: st
                     limits: Limits | None) -> str:
     """Why the run stopped, in words: a limit it hit first, then timeout, output flood, a signal."""
     if hit:
-        return "; ".join(hit + ([timeout] if timeout else []))
+        return "; ".join(hit + ([str(timeout)] if timeout else []))
     if timeout or flood:
         return str(timeout or flood)
     if sig == signal.SIGXCPU or rc == 128 + signal.SIGXCPU:  # launchers and bwrap exit 128 + signal
@@ -254,8 +254,8 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, outpu
     sig = -rc if rc is not None and rc < 0 else None
     # The limit the step hit comes first: a run whose ranks were killed at the memory limit
     # may still reach its timeout while the launcher waits for the rest.
-    hit = [f"disk limit {limits.disk_mb} MB"] if disk is not None and disk.full.is_set() else []
-    hit += [f"memory limit {limits.memory_mb} MB"] if oom else []
+    hit = [f"disk limit {limits.disk_mb} MB"] if limits and disk is not None and disk.full.is_set() else []
+    hit += [f"memory limit {limits.memory_mb} MB"] if limits and oom else []
     reason = _stopped_reason(hit, rc, sig, timed_out and f"timeout after {timeout_s:g} s",
                              flooded.is_set() and f"output flood: more than {flood_at} bytes", limits)
     if refused:

@@ -17,10 +17,14 @@ import datetime as dt
 import os
 import signal
 import time
+from typing import Literal
 
-from hpcbench.jobs.records import JobResult, JobSpec
+from hpcbench.jobs.records import JobResult, JobSpec, JobStatus
 
 WALLTIME_ENV = "HPCBENCH_WALLTIME_S"
+# The scheduler's id of this job, for its record: the batch script copies it from the
+# scheduler's own variable (executors.base.Executor.job_id_env), so jobs/ names no scheduler.
+SCHEDULER_JOB_ID_ENV = "HPCBENCH_SCHEDULER_JOB_ID"
 _t0 = time.monotonic()
 _partial: JobResult | None = None
 _fired = False
@@ -29,7 +33,7 @@ _fired = False
 class Interrupted(BaseException):
     """Not an Exception: the job's own `except Exception` must not swallow it."""
 
-    def __init__(self, outcome: str, signum: int, elapsed_s: float):
+    def __init__(self, outcome: JobStatus, signum: int, elapsed_s: float):
         super().__init__(outcome)
         self.outcome, self.signum, self.elapsed_s = outcome, signum, elapsed_s
 
@@ -38,7 +42,7 @@ def walltime_margin_s(walltime_s: float) -> float:
     return min(120.0, max(10.0, 0.25 * walltime_s))
 
 
-def outcome_for(signum: int, elapsed_s: float, walltime_s: float) -> str:
+def outcome_for(signum: int, elapsed_s: float, walltime_s: float) -> Literal["timeout", "cancelled"]:
     if signum == signal.SIGUSR2:
         return "timeout"
     if signum == signal.SIGTERM and walltime_s > 0 and elapsed_s >= walltime_s - walltime_margin_s(walltime_s):

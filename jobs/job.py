@@ -194,7 +194,7 @@ def run_job(spec: JobSpec) -> JobResult:
     log_dir.mkdir(parents=True)
     result = JobResult(job_id=spec.job_id, agent=spec.agent, problem=spec.problem, attempt=spec.attempt,
                        hostname=socket.gethostname(), started=now(), cores=spec.cores,
-                       scheduler_job_id=os.environ.get("SLURM_JOB_ID", os.environ.get("PBS_JOBID", "")),
+                       scheduler_job_id=os.environ.get(interrupt.SCHEDULER_JOB_ID_ENV, ""),
                        isolation=spec.isolation.level)
     interrupt.track(result)
     try:

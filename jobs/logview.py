@@ -45,7 +45,8 @@ def parse_log_view_xml(path: Path) -> LogView:
     if pr is None:
         return LogView(parse_error="no <petscroot> element")
     gp = pr.find("globalperformance")
-    total = float(gp.findtext("time/max")) if gp is not None and gp.findtext("time/max") else None
+    t = gp.findtext("time/max") if gp is not None else None
+    total = float(t) if t else None
     mem = gp.findtext("memory/max") if gp is not None else None
     view = LogView(total_time_s=total, max_memory_bytes=float(mem) * 1024 * 1024 if mem else None)
     tree = pr.find("timertree")

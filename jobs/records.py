@@ -233,6 +233,9 @@ class TimingSummary(Model):
     oversubscribed: bool = False
 
 
+JobStatus = Literal["done", "skipped", "error", "timeout", "cancelled"]
+
+
 class JobResult(Model):
     schema_version: int = RECORD_SCHEMA
     job_id: str
@@ -241,7 +244,7 @@ class JobResult(Model):
     attempt: str
     # timeout: the job reached its walltime (a result: the program was too slow);
     # cancelled: stopped by a user or the scheduler (kept beside the job, rerun by --resume).
-    status: Literal["done", "skipped", "error", "timeout", "cancelled"] = "done"
+    status: JobStatus = "done"
     reason: str = ""
     hostname: str = ""
     scheduler: str = "local"

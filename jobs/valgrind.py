@@ -74,16 +74,15 @@ def parse_valgrind_xml(paths: list[Path], own_sources: set[str]) -> ValgrindSumm
             for fr in stack.iter("frame") if stack is not None else []:
                 text, file, obj = _frame_text(fr)
                 frames.append(text)
-                own |= bool(file) and Path(file).name in own_sources
+                own |= file is not None and Path(file).name in own_sources
                 mpi |= obj.startswith(MPI_RUNTIME)
             own = own and not mpi
             xw = err.find("xwhat")
             what = (xw.findtext("text") if xw is not None else err.findtext("what")) or ""
             nbytes = int(xw.findtext("leakedbytes") or 0) if xw is not None else 0
             blocks = int(xw.findtext("leakedblocks") or 0) if xw is not None else 0
-            e = ValgrindError(kind=kind, bytes=nbytes, blocks=blocks, what=what, frames=frames[:30],
-                              in_submission=own)
-            summary.errors.append(e)
+            summary.errors.append(ValgrindError(kind=kind, bytes=nbytes, blocks=blocks, what=what,
+                                                frames=frames[:30], in_submission=own))
             if kind == "Leak_DefinitelyLost":
                 summary.definitely_lost_bytes += nbytes
             if own and kind in LEAK_KINDS:

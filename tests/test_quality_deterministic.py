@@ -35,7 +35,7 @@ def _ctx(folder: Path, api: PetscApi | None, record: JobResult | None = None) ->
     b = load_problem(ROOT / "problems" / sub.problem)
     return EvalContext(problem=b.problem, checks=b.checks, submission=sub,
                        sources={f: (folder / f).read_text() for f in sub.files}, record=record,
-                       extra={"petsc_api": api})
+                       petsc_api=api)
 
 
 # ----------------------------------------------------------------------------- headers

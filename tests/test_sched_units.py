@@ -12,9 +12,17 @@ from pathlib import Path
 import pytest
 
 from hpcbench.errors import ConfigError, HpcbenchError
+from hpcbench.executors.base import Executor, executor_class, executor_for
 from hpcbench.executors.batch import Backend, BatchExecutor, SchedInfo
 from hpcbench.executors.shapes import job_walltime_s, plan_arrays, resolve_account
-from hpcbench.executors.slurm import clean_env, expand_array_id, parse_directives, parse_sacct, parse_squeue
+from hpcbench.executors.slurm import (
+    clean_env,
+    exec_command,
+    expand_array_id,
+    parse_directives,
+    parse_sacct,
+    parse_squeue,
+)
 from hpcbench.jobs.interrupt import outcome_for
 from hpcbench.jobs.records import CaseRun, JobResult, JobSpec, Variant, save_model
 from hpcbench.plan.campaign import Campaign
@@ -51,6 +59,12 @@ def test_bad_site_file_names_file_field_and_reason(tmp_path):
     p.write_text("name: x\nscheduler: pbs\n")
     with pytest.raises(ConfigError, match="needs at least one partition"):
         load_site(str(p))
+    # The scheduler is checked against the executors known (in the tree and installed), not a fixed list.
+    p.write_text("name: x\nscheduler: lsf\npartitions: [{name: a}]\n")
+    with pytest.raises(ConfigError) as e:
+        load_site(str(p))
+    assert str(p) in str(e.value) and "field 'scheduler'" in str(e.value)
+    assert "'lsf' is not a known scheduler (known: local, pbs, slurm" in str(e.value)
 
 
 def test_walltime_shapes_and_max_array_size(tmp_path):
@@ -187,6 +201,65 @@ def test_every_final_state_maps_to_an_outcome(tmp_path):
     assert states["running"] == "failed"  # COMPLETED but no record: the log tail would say why
     # A resumed submit skips what is still queued; cancel only touches active jobs.
     assert ex.cancel(jobs) == 0
+    d = ex.details(jobs)
+    assert d["done"].sched_id == ids["done"] and d["done"].state == "COMPLETED" and d["nodefail"].tries == 2
+
+
+def test_executor_interface_is_enforced_and_says_what_the_cli_needs(tmp_path):
+    class NoPoll(Backend):
+        def submit_array(self, plan, account):
+            return "1", [], ""
+
+        def render(self, plan, account):
+            return ""
+
+        def cancel(self, ids):
+            pass
+
+    with pytest.raises(TypeError, match="poll"):  # Backend is an ABC: a missing method is an error, not a None
+        NoPoll()
+
+    class NoSubmit(Executor):
+        def cancel(self, jobs):
+            return 0
+
+    with pytest.raises(TypeError, match="submit"):
+        NoSubmit(load_site("local"), Campaign(tmp_path))
+    local = executor_for(load_site("local"), Campaign(tmp_path), account="ignored")
+    jobs = [_spec(tmp_path, "j")]
+    # The local executor's base behaviour: submit blocks, so wait is the states; no scheduler details or scripts.
+    assert not local.batch and local.account == "ignored"
+    assert local.wait(jobs) == {"j": "pending"} and local.details(jobs) == {} and local.dry_run(jobs) == []
+    slurm = executor_class("slurm")
+    assert slurm.batch and slurm.tools == ("sbatch", "squeue", "sacct", "scancel")
+    assert (slurm.job_id_env, executor_class("pbs").job_id_env) == ("SLURM_JOB_ID", "PBS_JOBID")
+    with pytest.raises(HpcbenchError, match="scheduler 'lsf' has no executor .known: local, pbs, slurm"):
+        executor_class("lsf")
+
+
+def test_login_launch_of_each_scheduler():
+    argv = ["srun", "-n", "2", "hello"]
+    site = SiteConfig(name="s", scheduler="slurm", partitions=[{"name": "debug", "constraint": "cpu"}])
+    assert executor_class("slurm").login_launch(site, argv, "acct") == [
+        "srun", "-t", "2", "-p", "debug", "-A", "acct", "-C", "cpu", "-n", "2", "hello"]
+    site = site.model_copy(update={"batch": site.batch.model_copy(update={"login_node_mpi": True})})
+    assert executor_class("slurm").login_launch(site, argv, "acct") == argv
+    pbs = SiteConfig(name="p", scheduler="pbs", partitions=[{"name": "debug"}])
+    assert "needs an allocation" in executor_class("pbs").login_launch(pbs, ["mpiexec", "hello"], "")
+    assert executor_class("local").login_launch(load_site("local"), ["mpiexec", "hello"], "") == ["mpiexec", "hello"]
+
+
+def test_slurm_jobs_exec_python_through_submitits_public_option(tmp_path):
+    """The job's command line comes from submitit's public `python` option; it must be exactly
+    the `exec` line the batch shell needs for the B:USR2 warning to reach the job's handler."""
+    import shlex
+
+    import submitit
+
+    py = "/opt/my python/bin/python3"
+    ex = submitit.SlurmExecutor(folder=tmp_path, python=f"exec {shlex.quote(py)}")
+    assert ex._submitit_command_str == exec_command(py, tmp_path)
+    assert exec_command(py, tmp_path).startswith("exec '/opt/my python/bin/python3' -u -m submitit.core._submit")
 
 
 @pytest.mark.petsc
@@ -201,8 +274,10 @@ def test_dry_run_prints_batch_scripts_without_a_scheduler(site, tmp_path, monkey
     if load_site(site).scheduler == "pbs":
         assert "#PBS -A proj123" in text and "#PBS -l walltime=" in text and "hpcbench.jobs.job" in text
         assert ("#PBS -l filesystems=home:eagle" in text) == (site == "polaris")
+        assert 'export HPCBENCH_SCHEDULER_JOB_ID="${PBS_JOBID:-}"' in text
     else:
         assert "#SBATCH --signal=B:USR2@" in text and "exec " in text
+        assert 'export HPCBENCH_SCHEDULER_JOB_ID="${SLURM_JOB_ID:-}"' in text  # the job's record names its id
         assert ("#SBATCH --account=proj123" in text) or site == "ci-slurm"
     assert text.count("#!/bin/bash") == 2  # rosenbrock (1 rank) and vec-scatter (3 ranks): two shapes
     assert not (tmp_path / "c" / "scheduler" / "ledger.json").exists()

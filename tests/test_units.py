@@ -257,3 +257,41 @@ def test_exec_time_is_petscs_own_unless_the_wall_clock_says_work_happened_outsid
     # no -log_view at all (the program never reached PetscFinalize's logging)
     t = summarise_timings([run("timing", 0.9)], null)
     assert t.exec_source == "wall_minus_null" and abs(t.exec_s - 0.5) < 1e-9
+
+
+def test_registry_names_a_clash_and_dispatches_agent_specs_by_prefix():
+    from hpcbench.agents import AgentOptions, make_agent
+    from hpcbench.agents.dir_agent import DirAgent, ReferenceAgent
+    from hpcbench.agents.litellm_agent import LitellmAgent
+    from hpcbench.agents.repair_agent import RepairAgent
+    from hpcbench.errors import HpcbenchError
+    from hpcbench.evaluators.base import EVALUATORS, all_evaluators
+    from hpcbench.evaluators.categories import CATEGORIES, WEIGHTS, Category
+    from hpcbench.registry import Registry
+
+    reg: Registry[int] = Registry("widget", "hpcbench.no-such-group")
+    reg.register("a")(1)
+    reg.add("a", 1)  # the same part registered twice (a module imported again) is no clash
+    with pytest.raises(HpcbenchError, match="two widgets named 'a'"):
+        reg.add("a", 2)
+    assert reg.get("b") is None and reg.names() == ["a"]
+    # Every in-tree evaluator is in the registry under its own name, in a declared category.
+    evs = all_evaluators()
+    assert {e.name for e in evs} == set(EVALUATORS.names())
+    assert {e.category for e in evs} <= set(Category.__args__) and CATEGORIES == list(WEIGHTS)
+    assert sum(WEIGHTS.values()) == pytest.approx(1.0)
+    bundles = load_problems(None, ["rosenbrock"])
+    opts = AgentOptions()
+    assert isinstance(make_agent("reference", bundles, set(bundles), opts), ReferenceAgent)
+    assert isinstance(make_agent("dir:/nowhere", bundles, set(bundles), opts), DirAgent)
+    rep = make_agent("repair:litellm:openai/m:2", bundles, set(bundles), opts, sandbox_factory=lambda: None)
+    assert isinstance(rep, RepairAgent) and isinstance(rep.inner, LitellmAgent) and rep.rounds == 2
+    with pytest.raises(HpcbenchError, match="repair needs an agent that takes feedback"):
+        make_agent("repair:dir:/x:2", bundles, set(bundles), opts, sandbox_factory=lambda: None)
+    with pytest.raises(HpcbenchError, match=r"'nope:x': known agents are a2a:URL, dir:PATH, litellm:MODEL, "
+                                            r"reference, repair:INNER:N, samples"):
+        make_agent("nope:x", bundles, set(bundles), opts)
+    with pytest.raises(HpcbenchError, match="'reference:x': reference takes no argument"):
+        make_agent("reference:x", bundles, set(bundles), opts)
+    with pytest.raises(HpcbenchError, match="write repair:INNER:N"):
+        make_agent("repair:dir:/x", bundles, set(bundles), opts)

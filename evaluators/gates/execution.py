@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, register
 
@@ -36,7 +37,7 @@ class Execution(Evaluator):
         runs = ctx.runs("instrumented") + ctx.runs("timing")
         if not runs:
             return self.gate(False, "nothing ran", evidence={})
-        failures = []
+        failures: list[dict[str, Any]] = []
         for r in runs:
             if r.exit_code == 0 and not r.timed_out:
                 continue

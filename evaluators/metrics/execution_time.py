@@ -7,6 +7,8 @@ start-up do not count."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, register
 
 LEVELS = (1.0, 0.8, 0.6, 0.2)
@@ -34,7 +36,7 @@ class ExecutionTime(Evaluator):
         if not timings:
             return self.unscored("no timed runs")
         th = ctx.problem.runtime_thresholds_s
-        rows = [{"case": t.case, "ranks": t.ranks, "exec_s": round(t.exec_s, 6),
+        rows: list[dict[str, Any]] = [{"case": t.case, "ranks": t.ranks, "exec_s": round(t.exec_s, 6),
                  "score": round(time_score(t.exec_s, th), 4), "oversubscribed": t.oversubscribed,
                  "repeats": t.repeats, "source": t.exec_source, "wall_minus_null_s": round(t.wall_minus_null_s, 6)}
                 for t in timings]

@@ -94,10 +94,11 @@ def _refinement_scores(chk: RefinementCheck, label: str, mine: dict, details: li
     for case in chk.cases:
         vals = [v for (c, _), q in sorted(mine.items()) if c == case for v in [q.get(chk.quantity)]]
         seq.append(vals[0] if vals and vals[0] is not None else None)
-    if any(s is None for s in seq):
+    present = [s for s in seq if s is not None]
+    if len(present) < len(seq):
         details.append({"check": label, "score": 0.0, "why": f"'{chk.quantity}' missing in a case"})
         return [0.0]
-    s, why = refinement_score(seq, chk)
+    s, why = refinement_score(present, chk)
     details.append({"check": label, "score": s, "why": why})
     return [s]
 

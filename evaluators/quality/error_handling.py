@@ -30,7 +30,7 @@ class ErrorHandling(Evaluator):
         srcs = ctx.c_sources()
         if not srcs:
             return self.unscored("no C sources to parse")
-        api = ctx.extra.get("petsc_api")
+        api = ctx.petsc_api
         reports = [check_error_handling(n, s, api) for n, s in sorted(srcs.items())]
         calls = [c for r in reports for c in r.calls]
         if not calls:
@@ -63,7 +63,7 @@ class ErrorHandling(Evaluator):
             "deprecated": deprecated,
             "functions_missing_begin": sorted({f for r in reports for f in r.functions_missing_begin}),
             "errorcode_list": (f"{len(api.errorcode_functions)} functions from {api.source} (PETSc {api.version})"
-                               if exact else "name-prefix fallback"),
+                               if api is not None and exact else "name-prefix fallback"),
             "parse_errors": [n for n, r in zip(sorted(srcs), reports) if r.parse_error],
         }
         return self.result(score, rationale, confidence=confidence, evidence=evidence)

@@ -38,6 +38,7 @@ from hpcbench.agents.contract import (
     render_user_prompt,
     validate_answer,
 )
+from hpcbench.agents.kinds import AgentRequest, agent_kind
 from hpcbench.problem import Problem
 from hpcbench.submission import MAX_FILE_BYTES, Generation
 
@@ -149,7 +150,8 @@ def _usage(data: Any, gen: Generation) -> bool:
     """Token and cost telemetry an agent reports in a data part (purple v1, ours)."""
     if not isinstance(data, dict):
         return False
-    d = data.get("generation") if isinstance(data.get("generation"), dict) else data
+    inner = data.get("generation")
+    d: dict[str, Any] = inner if isinstance(inner, dict) else data
     found = False
     for ours, theirs in (("prompt_tokens", "input_tokens"), ("completion_tokens", "output_tokens")):
         v = d.get(ours, d.get(theirs))
@@ -424,3 +426,8 @@ async def _fetch(uri: str, timeout_s: float, agent_url: str) -> bytes | Generati
             return bytes(data)
     except httpx.HTTPError as e:
         return GenerationFailure("protocol_error", f"GET {uri[:200]}: {type(e).__name__}: {e}")
+
+
+@agent_kind("a2a", "a2a:URL")
+def _a2a(arg: str, req: AgentRequest) -> A2AAgent:
+    return A2AAgent(arg, timeout_s=req.opts.timeout_s)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hpcbench.agents.base import Agent
+from hpcbench.agents.kinds import AgentRequest, agent_kind
 from hpcbench.problem import ProblemBundle
 from hpcbench.resources import data_path
 from hpcbench.submission import LoadedSubmission, Rejected, load_tree, reference_submission
@@ -41,7 +42,7 @@ class ReferenceAgent(Agent):
         pairs, bad = [], []
         for pid in problem_ids:
             res = reference_submission(self.bundles[pid].folder, pid)
-            if hasattr(res, "meta"):
+            if isinstance(res, LoadedSubmission):
                 pairs.append((res.folder, Path("reference") / pid / res.meta.attempt))
             else:
                 bad.append(str(res))
@@ -71,3 +72,25 @@ class DirAgent(Agent):
         pairs = [(s.folder, Path(s.meta.agent) / s.meta.problem / s.meta.attempt)
                  for s in ok if s.meta.problem in wanted]
         return pairs, [str(r) for r in rejected]
+
+
+def _no_argument(arg: str, req: AgentRequest) -> None:
+    if arg:
+        raise ValueError(f"{req.spec.partition(':')[0]} takes no argument")
+
+
+@agent_kind("reference", "reference")
+def _reference(arg: str, req: AgentRequest) -> Agent:
+    _no_argument(arg, req)
+    return ReferenceAgent(req.bundles)
+
+
+@agent_kind("samples", "samples")
+def _samples(arg: str, req: AgentRequest) -> Agent:
+    _no_argument(arg, req)
+    return DirAgent(samples_root(), req.known)
+
+
+@agent_kind("dir", "dir:PATH")
+def _dir(arg: str, req: AgentRequest) -> Agent:
+    return DirAgent(Path(arg), req.known)

@@ -21,6 +21,7 @@ from hpcbench.agents.contract import (
     answer_from_text,
     render_user_prompt,
 )
+from hpcbench.agents.kinds import AgentRequest, agent_kind
 from hpcbench.llm import litellm_module
 from hpcbench.problem import Problem
 from hpcbench.submission import Generation
@@ -101,3 +102,10 @@ class LitellmConversation(Conversation):
         reply, answer = await self.agent.complete(self.messages)
         self.messages.append({"role": "assistant", "content": answer})
         return reply
+
+
+@agent_kind("litellm", "litellm:MODEL")
+def _litellm(arg: str, req: AgentRequest) -> LitellmAgent:
+    o = req.opts
+    return LitellmAgent(arg, base_url=o.base_url, api_key=o.api_key, max_tokens=o.max_tokens,
+                        request_timeout_s=o.timeout_s)

@@ -18,6 +18,7 @@ from typing import Any
 
 from hpcbench.agents.base import Agent, Conversation, GeneratingAgent
 from hpcbench.agents.contract import Answer, Reply, render_feedback
+from hpcbench.agents.kinds import AgentRequest, agent_kind
 from hpcbench.agents.sandbox import Sandbox
 from hpcbench.problem import Problem
 from hpcbench.submission import Generation
@@ -114,3 +115,18 @@ class RepairConversation(Conversation):
 
     async def close(self) -> None:
         await self.inner.close()
+
+
+@agent_kind("repair", "repair:INNER:N")
+def _repair(arg: str, req: AgentRequest) -> RepairAgent:
+    inner_spec, _, n = arg.rpartition(":")
+    if not inner_spec or not n.isdigit():
+        raise ValueError("write repair:INNER:N, e.g. repair:litellm:openai/gpt-4o:3")
+    inner = req.make(inner_spec)
+    if req.sandbox_factory is None:
+        from hpcbench.site import load_site
+
+        sandbox = Sandbox.for_site(load_site(req.opts.site))
+    else:
+        sandbox = req.sandbox_factory()
+    return RepairAgent(inner, int(n), sandbox)

@@ -56,7 +56,7 @@ def probe_campaign(root: Path, probes: ProbeSet, site_name: str = "local",
     from hpcbench.plan.campaign import create_campaign, pending
     from hpcbench.problem import load_problems
     from hpcbench.site import load_site
-    from hpcbench.submission import load_tree, reference_submission
+    from hpcbench.submission import LoadedSubmission, load_tree, reference_submission
 
     # A judge reads the build, the runs, -log_view and the deterministic results;
     # repeated timing runs and valgrind add nothing it reads and would triple the cost.
@@ -68,7 +68,7 @@ def probe_campaign(root: Path, probes: ProbeSet, site_name: str = "local",
                          + "; ".join(str(r) for r in rejected))
     for pid, bundle in problems.items():
         ref = reference_submission(bundle.folder, pid)
-        if not hasattr(ref, "meta"):
+        if not isinstance(ref, LoadedSubmission):
             raise HpcbenchError(f"{bundle.folder}: the reference (a clean control) is unusable: {ref}")
         subs.append(ref)
     campaign, plan = create_campaign(Path(root), site, problems, subs, [])

@@ -51,7 +51,7 @@ def generate(agents, problem_ids, attempts, out, base_url, api_key_env, max_toke
     echo_summary(out, summary)
 
 
-def echo_summary(out: str, summary) -> None:  # type: ignore[no-untyped-def]
+def echo_summary(out: str, summary) -> None:
     for r in summary.rejected:
         click.echo(f"rejected: {r}", err=True)
     w = summary.written

@@ -71,12 +71,11 @@ def run_jobs(site, campaign, plan, resume: bool = True, account: str | None = No
     todo = pending(campaign, plan.jobs) if resume else plan.jobs
     click.echo(f"campaign {campaign.root}: {len(plan.jobs)} jobs, {len(plan.jobs) - len(todo)} already done",
                err=True)
-    ex = executor_for(site, campaign)
-    ex.account = account  # batch schedulers charge it (--account / HPCBENCH_ACCOUNT); local ignores it
+    ex = executor_for(site, campaign, account=account)  # batch schedulers charge it; local ignores it
     with Display(JOBS) as progress:
         if todo:
             ex.submit(todo, progress=progress)
-        if hasattr(ex, "wait"):  # a batch scheduler: submit returned once the jobs were queued
+        if ex.batch:  # submit returned once the jobs were queued
             click.echo(f"submitted {len(todo)} jobs to {site.scheduler}", err=True)
             if block and todo:
                 ex.wait(plan.jobs, progress=progress)
@@ -144,11 +143,10 @@ def show_dry_run(out: str, site, agents: list[str], submissions: str | None, pro
     from hpcbench.plan import declared_installs
 
     campaign, planned = plan(out, site, agents, submissions, problem_ids, installs=declared_installs(site))
-    ex = executor_for(site, campaign)
-    if not hasattr(ex, "dry_run"):
+    ex = executor_for(site, campaign, account=account)
+    if not ex.batch:
         click.echo(f"site {site.name!r} runs jobs on this machine ({len(planned.jobs)} planned): no batch scripts")
         return
-    ex.account = account
     scripts = ex.dry_run(planned.jobs)
     for p, text in scripts:
         click.echo(f"# ===== {p.name}: {len(p.jobs)} job(s), {p.walltime_min} min, partition "
@@ -178,7 +176,7 @@ def status(campaign_dir) -> None:
     states = ex.states(specs)
     counts = Counter(states.values())
     click.echo(", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) or "no jobs")
-    details = ex.details(specs) if hasattr(ex, "details") else {}  # scheduler id, its state, tries
+    details = ex.details(specs)  # scheduler id, its state, tries
     for jid, st in sorted(states.items()):
         d = details.get(jid)
         click.echo(f"  {st:9s} {jid}" + (f"  [{d.sched_id} {d.state}, try {d.tries}]" if d else ""))
@@ -192,11 +190,8 @@ def wait(campaign_dir, poll_s, timeout_s) -> None:
     """Follow a campaign's jobs until none is queued or running; resubmit node failures."""
     c, site, ex = open_campaign(campaign_dir)
     specs = c.specs()
-    if not hasattr(ex, "wait"):
-        states = ex.states(specs)
-    else:
-        with Display(JOB_STATES_KIND) as progress:
-            states = ex.wait(specs, progress=progress, poll_s=poll_s, max_wait_s=timeout_s)
+    with Display(JOB_STATES_KIND) as progress:
+        states = ex.wait(specs, progress=progress, poll_s=poll_s, max_wait_s=timeout_s)
     click.echo("", err=True)
     counts = Counter(states.values())
     click.echo(", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) or "no jobs")

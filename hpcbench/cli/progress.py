@@ -13,7 +13,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TextIO
+from typing import Any, TextIO
 
 import click
 
@@ -47,7 +47,7 @@ class Display:
         self.stream = stream or sys.stderr
         self.live = self.stream.isatty() if live is None else live
         self._last = ""
-        self._bar = None
+        self._bar: Any = None  # rich.progress.Progress once started (rich is imported lazily)
         self._task = None
 
     def __call__(self, counts: Counter) -> None:

@@ -23,7 +23,7 @@ import datetime as dt
 import json
 import sys
 import time
-from abc import abstractmethod
+from abc import ABC, abstractmethod
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,9 +31,10 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from hpcbench.errors import HpcbenchError
-from hpcbench.executors.base import Executor, JobState, Progress
+from hpcbench.executors.base import Executor, JobDetail, JobState, Progress
 from hpcbench.executors.shapes import ArrayPlan, plan_arrays, resolve_account
-from hpcbench.jobs.records import JobResult, JobSpec, save_model, write_atomic
+from hpcbench.jobs.interrupt import SCHEDULER_JOB_ID_ENV
+from hpcbench.jobs.records import JobResult, JobSpec, JobStatus, save_model, write_atomic
 
 ACTIVE = {"PENDING", "RUNNING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING", "SUSPENDED",
           "CONFIGURING", "COMPLETING", "STOPPED", "SIGNALING", "STAGE_OUT", "RESV_DEL_HOLD", "HELD", "QUEUED",
@@ -81,7 +82,7 @@ class Ledger(BaseModel):
     submit_calls: int = 0  # sbatch / qsub invocations for this campaign
 
 
-class Backend:
+class Backend(ABC):
     """One scheduler's commands. Subclasses: slurm.SlurmBackend, pbs.PbsBackend."""
 
     name = ""
@@ -114,9 +115,10 @@ def _record_status(path: Path) -> str:
 
 
 class BatchExecutor(Executor):
-    """A campaign's jobs as scheduler arrays. `submit` returns once they are queued."""
+    """A campaign's jobs as scheduler arrays. `submit` returns once they are queued.
+    `account`: --account, else $HPCBENCH_ACCOUNT (see shapes.resolve_account)."""
 
-    account: str | None = None  # --account; else $HPCBENCH_ACCOUNT (see shapes.resolve_account)
+    batch = True
 
     @abstractmethod
     def make_backend(self) -> Backend: ...
@@ -147,9 +149,17 @@ class BatchExecutor(Executor):
         write_atomic(self.ledger_path, ledger.model_dump_json(indent=1))
 
     # ------------------------------------------------------------------ submit
+    def plans(self, jobs: list[JobSpec]) -> list[ArrayPlan]:
+        """The arrays to submit; each job is told its scheduler id through SCHEDULER_JOB_ID_ENV."""
+        plans = plan_arrays(jobs, self.site)
+        if self.job_id_env:
+            for p in plans:
+                p.setup = [*p.setup, f'export {SCHEDULER_JOB_ID_ENV}="${{{self.job_id_env}:-}}"']
+        return plans
+
     def dry_run(self, jobs: list[JobSpec]) -> list[tuple[ArrayPlan, str]]:
         account = resolve_account(self.site, self.account)
-        return [(p, self.backend().render(p, account)) for p in plan_arrays(jobs, self.site)]
+        return [(p, self.backend().render(p, account)) for p in self.plans(jobs)]
 
     def submit(self, jobs: list[JobSpec], progress: Progress | None = None) -> None:
         account = resolve_account(self.site, self.account)  # before anything is submitted
@@ -163,7 +173,7 @@ class BatchExecutor(Executor):
         self._submit_arrays(ledger, todo, account)
 
     def _submit_arrays(self, ledger: Ledger, jobs: list[JobSpec], account: str, retry: bool = False) -> None:
-        for plan in plan_arrays(jobs, self.site):
+        for plan in self.plans(jobs):
             for j in plan.jobs:  # a fresh try: leftovers of the last one must not be mistaken for it
                 (Path(j.work_dir) / "cancelled.json").unlink(missing_ok=True)
             try:
@@ -226,9 +236,9 @@ class BatchExecutor(Executor):
 
     def _state_of_record(self, rec: Path) -> JobState:
         st = _record_status(rec)
-        return {"done": "done", "skipped": "done", "timeout": "timeout"}.get(st, "failed")
+        return "done" if st in ("done", "skipped") else "timeout" if st == "timeout" else "failed"
 
-    def _write(self, job: JobSpec, e: Entry, status: str, reason: str) -> None:
+    def _write(self, job: JobSpec, e: Entry, status: JobStatus, reason: str) -> None:
         aside = Path(job.work_dir) / "cancelled.json"
         res = None
         if aside.is_file():  # the job's handler saved what it had before the kill
@@ -318,6 +328,7 @@ class BatchExecutor(Executor):
             self.backend().cancel(ids)
         return len(ids)
 
-    def details(self, jobs: list[JobSpec]) -> dict[str, Entry]:
+    def details(self, jobs: list[JobSpec]) -> dict[str, JobDetail]:
         ledger = self.load_ledger()
-        return {j.job_id: ledger.jobs[j.job_id] for j in jobs if j.job_id in ledger.jobs}
+        return {j.job_id: JobDetail(e.sched_id, e.state, e.tries) for j in jobs
+                if (e := ledger.jobs.get(j.job_id)) is not None}

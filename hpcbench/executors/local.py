@@ -48,7 +48,7 @@ class LocalExecutor(Executor):
         adopted = self._adopt(queue)  # still running from a driver that died: wait for them, never restart
         queue = [j for j in queue if j.job_id not in adopted]
         done = 0
-        counts = Counter()
+        counts: Counter[str] = Counter()
         last_beat = time.monotonic()
         try:
             while queue or running or adopted:

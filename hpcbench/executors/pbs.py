@@ -178,5 +178,14 @@ class PbsBackend(Backend):
 
 @register_executor("pbs")
 class PbsExecutor(BatchExecutor):
+    tools = ("qsub", "qstat", "qdel")
+    job_id_env = "PBS_JOBID"
+
+    @classmethod
+    def login_launch(cls, site: SiteConfig, argv: list[str], account: str) -> list[str] | str:
+        if site.batch.login_node_mpi:
+            return argv
+        return "PBS: launch needs an allocation; check with `qsub -I` and the launcher template"
+
     def make_backend(self) -> Backend:
         return PbsBackend(self.site, self.sched_dir / "pbs", self.campaign.specs_dir)

@@ -149,6 +149,7 @@ class SlurmBackend(Backend):
         return exec_command(self.python, self.folder)
 
     def render(self, plan: ArrayPlan, account: str) -> str:
+        # Private, kept: submitit has no public way to render the script without submitting it.
         from submitit.slurm.slurm import _make_sbatch_string
 
         params = sbatch_parameters(plan, self.site, account, self.python)
@@ -167,13 +168,10 @@ class SlurmBackend(Backend):
         if shutil.which("sbatch") is None:
             raise HpcbenchError(f"site {self.site.name!r}: sbatch not found on PATH (is this a Slurm login node?)")
         python = self.python
-
-        class _ExecSlurmExecutor(submitit.SlurmExecutor):
-            @property
-            def _submitit_command_str(self) -> str:
-                return exec_command(python, self.folder)
-
-        ex = _ExecSlurmExecutor(folder=self.folder, python=shlex.quote(python))
+        # submitit's public `python` option is the first words of the job's command line:
+        # "exec PYTHON" makes it exactly exec_command(...), with no override of its private
+        # `_submitit_command_str` (submitit 1.5 has no other public hook for the command).
+        ex = submitit.SlurmExecutor(folder=self.folder, python=f"exec {shlex.quote(python)}")
         ex.update_parameters(**sbatch_parameters(plan, self.site, account, python))
         specs = [[str(self.specs_dir / f"{j.job_id}.json")] for j in plan.jobs]
         try:
@@ -248,5 +246,17 @@ class SlurmBackend(Backend):
 
 @register_executor("slurm")
 class SlurmExecutor(BatchExecutor):
+    tools = ("sbatch", "squeue", "sacct", "scancel")
+    job_id_env = "SLURM_JOB_ID"
+
+    @classmethod
+    def login_launch(cls, site: SiteConfig, argv: list[str], account: str) -> list[str] | str:
+        if site.batch.login_node_mpi or argv[0] != "srun":
+            return argv
+        # srun from a login node makes the check a one-job allocation of its own.
+        part = site.partitions[0]
+        return [argv[0], "-t", "2", "-p", part.name, *(["-A", account] if account else []),
+                *(["-C", part.constraint] if part.constraint else []), *argv[1:]]
+
     def make_backend(self) -> Backend:
         return SlurmBackend(self.site, self.sched_dir / "submitit", self.campaign.specs_dir)

@@ -36,7 +36,7 @@ def parse_answer(text: str, finish_reason: str = "stop") -> JudgeAnswer:
         body = m.group(1)
     try:
         obj = json.loads(body)
-    except ValueError as e:
+    except json.JSONDecodeError as e:
         raise BadAnswer(f"the answer is not JSON ({e.msg} at char {e.pos})") from None
     if not isinstance(obj, dict):
         raise BadAnswer(f"the answer is JSON {type(obj).__name__}, not an object")

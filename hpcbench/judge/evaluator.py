@@ -24,10 +24,9 @@ class JudgedEvaluator(Evaluator):
     prompt_version: ClassVar[str]  # evaluators/prompts/<prompt_version>.txt
 
     def evaluate(self, ctx: EvalContext) -> EvalResult | JudgeTask:  # type: ignore[override]
-        if ctx.extra.get("judge") is None:
+        if ctx.judge is None:
             return self.unscored(NO_JUDGE, evidence={"prompt_version": self.prompt_version})
-        results: dict[str, EvalResult] = ctx.extra.get("results", {})
-        evidence = render_evidence(ctx, results)
+        evidence = render_evidence(ctx, ctx.results)
         messages = render(self.prompt_version, ctx.problem, ctx.sources, evidence)
         return JudgeTask(evaluator=self.name, prompt_version=self.prompt_version, messages=messages,
                          submission=ctx.h5_path)

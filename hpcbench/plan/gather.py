@@ -72,7 +72,10 @@ def gather(specs: list[str], submissions: str | Path | None, problems: dict[str,
     # A problem whose bundled reference does not load is planned without one, and not scored.
     for pid, b in problems.items():
         res = reference_submission(b.folder, pid)
-        (out.submissions if isinstance(res, LoadedSubmission) else out.rejected).append(res)
+        if isinstance(res, LoadedSubmission):
+            out.submissions.append(res)
+        else:
+            out.rejected.append(res)
     return out
 
 

@@ -15,9 +15,9 @@ ALWAYS_BUILT = frozenset({"tao", "ts", "dmplex", "dmstag", "petscfe"})
 FLAG_FEATURES = (("cuda", "--with-cuda"), ("kokkos", "--with-kokkos"), ("hip", "--with-hip"))
 
 
-def resolve_installs(site: SiteConfig) -> dict[str, PetscInstall | FileNotFoundError]:
+def resolve_installs(site: SiteConfig) -> dict[str, PetscInstall | Exception]:
     """Each variant's install, or the FileNotFoundError that says why it is not here."""
-    out: dict[str, PetscInstall | FileNotFoundError] = {}
+    out: dict[str, PetscInstall | Exception] = {}
     for v in site.variants:
         try:
             out[v.name] = resolve_variant(v)

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
+from hpcbench.evaluators.categories import CATEGORIES
 from hpcbench.store import scorings
 from hpcbench.store.read import Texts, live_submissions, open_store, strings
 
-CATEGORIES = ["correctness", "performance", "code", "appropriateness", "library"]
 STAGES = ["generated", "compiled", "ran", "passed checks"]
 
 
@@ -92,19 +92,7 @@ def _stage_and_reason(a: dict, evs: dict, sub: dict | None) -> tuple[str, str]:
     if failed == "compilation":
         return "generated", "build failed"
     if failed == "execution":
-        why, text = "nonzero exit", evs.get("execution", {}).get("rationale", "").lower()
-        runs = [r for r in sub["runs"] if r["kind"] == "instrumented"] if sub is not None else []
-        codes = [r["exit_code"] for r in runs]
-        if any(r["timed_out"] for r in runs) or "timed out" in text or "timeout" in text:
-            why = "timeout"
-        elif any(r["signal"] for r in runs) or any(c > 128 for c in codes) or \
-                "segmentation" in text or "signal" in text:
-            why = "crash (signal)"
-        elif any(r["stopped_reason"] for r in runs):
-            why = next(r["stopped_reason"] for r in runs if r["stopped_reason"])
-        elif "petsc:" in text or "petsc error" in text:
-            why = "PETSc error"
-        return "compiled", why
+        return "compiled", _execution_failure(evs, sub)
     if failed == "memory_safety":
         return "ran", "memory error or leak"
     if failed == "api_usage":
@@ -117,6 +105,22 @@ def _stage_and_reason(a: dict, evs: dict, sub: dict | None) -> tuple[str, str]:
     if (acc.get("score") or 0.0) < 0.999:
         return "ran", "wrong answer"
     return "passed checks", "complete"
+
+
+def _execution_failure(evs: dict, sub: dict | None) -> str:
+    """Why the execution gate failed: timeout, crash, the run's own stop reason, a PETSc error."""
+    text = evs.get("execution", {}).get("rationale", "").lower()
+    runs = [r for r in sub["runs"] if r["kind"] == "instrumented"] if sub is not None else []
+    codes = [r["exit_code"] for r in runs]
+    if any(r["timed_out"] for r in runs) or "timed out" in text or "timeout" in text:
+        return "timeout"
+    if any(r["signal"] for r in runs) or any(c > 128 for c in codes) or "segmentation" in text or "signal" in text:
+        return "crash (signal)"
+    if any(r["stopped_reason"] for r in runs):
+        return next(r["stopped_reason"] for r in runs if r["stopped_reason"])
+    if "petsc:" in text or "petsc error" in text:
+        return "PETSc error"
+    return "nonzero exit"
 
 
 def _generation(submission_json: str) -> dict:

@@ -31,6 +31,7 @@ import math
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import h5py
 import numpy as np
@@ -86,7 +87,7 @@ class Node:
     children: list[str] = field(default_factory=list)
     value: str | None = None
     kind: str = "generic"  # scoring-aggregate | score | evaluator | generic
-    data: object = None
+    data: Any = None  # by kind: an evaluator's fields, (scoring, row), (scoring, rows)
 
 
 def _row_attrs(row: np.void, cols: list[tuple[str, str]], text, codes: list[str]) -> dict:
@@ -313,7 +314,7 @@ def explain_submission_score(sc: Scoring, a: dict) -> list[str]:
         terms = ", ".join(f"{r.evaluator} {r.score:.4f} x conf {r.confidence:.2f}" for r in scored) or "none scored"
         left = [r.evaluator for r in mine if r not in scored]
         wsum = sum(r.confidence for r in scored)
-        val = sum(r.confidence * r.score for r in scored) / wsum if wsum else None  # type: ignore[operator]
+        val = sum(r.confidence * r.score for r in scored) / wsum if wsum else None
         lines.append(f"  {cat:16s} weight {w:.2f}  = {_fmt(val)}  [{terms}]" + (
             f"  unscored: {', '.join(left)}" if left else ""))
     cats, comp, left_out = aggregate(results, weights)
@@ -415,12 +416,12 @@ def explain(h5_path: Path, path: str, full: bool = False) -> str:
                 if node.kind == "generic":
                     continue
             if node.kind == "evaluator":
-                out += explain_evaluator(t.rsplit("/", 1)[1], node.data, full)  # type: ignore[arg-type]
+                out += explain_evaluator(t.rsplit("/", 1)[1], node.data, full)
             elif node.kind == "score":
-                sc, row = node.data  # type: ignore[misc]
+                sc, row = node.data
                 out += explain_submission_score(sc, row)
             elif node.kind == "aggregate":
-                sc, rows = node.data  # type: ignore[misc]
+                sc, rows = node.data
                 out += explain_aggregate(t, sc, rows)  # leaderboard and per-problem means: computed, not stored
             elif not attr:
                 out += _generic(node, "", "", full)

@@ -7,6 +7,7 @@ from pathlib import Path
 from hpcbench.report import calibration
 from hpcbench.report.data import (
     STAGES,
+    Report,
     costs,
     fmt,
     fmt_comp,
@@ -30,13 +31,25 @@ def markdown(h5_path: Path, scoring_id: str | None = None, plot_file: str | None
     lines += [f"- {k}: {v}" for k, v in rep.provenance.items()] + [""]
     if rep.isolation_warning():
         lines += [f"**{rep.isolation_warning()}**", ""]
+    lines += _leaderboard(rep, plot_file)
+    lines += _per_problem(rep)
+    lines += _taxonomy(rep)
+    lines += _refusals(rep)
+    lines += _submissions(rep)
+    lines += _costs(rep)
+    lines += calibration.markdown_lines(rep)  # empty unless an LLM judge scored it
+    lines += agreement.markdown_lines(h5_path, sid)  # empty unless a scoring by another judge exists
+    return "\n".join(lines) + "\n"
+
+
+def _leaderboard(rep: Report, plot_file: str | None) -> list[str]:
     lb = leaderboard(rep)
     cats = rep.categories
-    lines += ["## Leaderboard", "",
-              "Mean composite (0-100) over each agent's attempts, its spread (sample standard deviation), the share "
-              "of attempts passing every gate, and mean category scores (0-1). `*`: some composites are partial.", "",
-              "| agent | n | composite | spread | gate pass | " + " | ".join(cats) + " | source |",
-              "|---|---|---|---|---|" + "---|" * len(cats) + "---|"]
+    lines = ["## Leaderboard", "",
+             "Mean composite (0-100) over each agent's attempts, its spread (sample standard deviation), the share "
+             "of attempts passing every gate, and mean category scores (0-1). `*`: some composites are partial.", "",
+             "| agent | n | composite | spread | gate pass | " + " | ".join(cats) + " | source |",
+             "|---|---|---|---|---|" + "---|" * len(cats) + "---|"]
     for r in lb:
         lines.append(f"| {r['agent']} | {r['submissions']} | {fmt_comp(r['composite_mean'], bool(r['partial']))} | "
                      f"{fmt(r['composite_std'])} | {r['gate_pass_rate']:.0%} | "
@@ -52,46 +65,65 @@ def markdown(h5_path: Path, scoring_id: str | None = None, plot_file: str | None
                       "(reasons in each submission's /scores/.../evaluators/<name> rationale)."]
     if plot_file:
         lines += ["", f"![per-category profile]({plot_file})", "",
-                  f"Plot: leaderboard category means, from `/scores/{sid}/*/*/*@categories`."]
+                  f"Plot: leaderboard category means, from `/scores/{rep.sid}/*/*/*@categories`."]
+    return lines
+
+
+def _per_problem(rep: Report) -> list[str]:
     agents, problems, cells = per_problem(rep)
-    if problems:
-        lines += ["", "## Per problem", "",
-                  f"Mean composite of each agent on each problem (attempts in brackets). Source of a cell: "
-                  f"`/scores/{sid}/<agent>/<problem>`.", "",
-                  "| problem | " + " | ".join(agents) + " |", "|---|" + "---|" * len(agents)]
-        for p in problems:
-            tds = []
-            for a in agents:
-                c = cells.get((a, p))
-                tds.append("" if c is None else f"{fmt_comp(c['mean'], c['partial'])} ({c['n']})")
-            lines.append(f"| {p} | " + " | ".join(tds) + " |")
+    if not problems:
+        return []
+    lines = ["", "## Per problem", "",
+             f"Mean composite of each agent on each problem (attempts in brackets). Source of a cell: "
+             f"`/scores/{rep.sid}/<agent>/<problem>`.", "",
+             "| problem | " + " | ".join(agents) + " |", "|---|" + "---|" * len(agents)]
+    for p in problems:
+        tds = []
+        for a in agents:
+            c = cells.get((a, p))
+            tds.append("" if c is None else f"{fmt_comp(c['mean'], c['partial'])} ({c['n']})")
+        lines.append(f"| {p} | " + " | ".join(tds) + " |")
+    return lines
+
+
+def _taxonomy(rep: Report) -> list[str]:
     stages, reasons = taxonomy(rep)
-    if stages:
-        lines += ["", "## Failure taxonomy", "",
-                  "How far each attempt got (cumulative: an attempt that ran was also generated and compiled), "
-                  f"from the gates in `/scores/{sid}/<agent>/<problem>/<attempt>/evaluators`.", "",
-                  "| agent | attempts | " + " | ".join(STAGES) + " |", "|---|---|" + "---|" * len(STAGES)]
-        for a, sc in sorted(stages.items()):
-            total = sum(sc.values())
-            lines.append(f"| {a} | {total} | " + " | ".join(str(reached(sc, s)) for s in STAGES) + " |")
-        all_reasons = sorted({k for v in reasons.values() for k in v})
-        lines += ["", "Why each attempt stopped:", "",
-                  "| agent | " + " | ".join(all_reasons) + " |", "|---|" + "---|" * len(all_reasons)]
-        for a, rc in sorted(reasons.items()):
-            lines.append(f"| {a} | " + " | ".join(str(rc.get(k, 0)) for k in all_reasons) + " |")
+    if not stages:
+        return []
+    lines = ["", "## Failure taxonomy", "",
+             "How far each attempt got (cumulative: an attempt that ran was also generated and compiled), "
+             f"from the gates in `/scores/{rep.sid}/<agent>/<problem>/<attempt>/evaluators`.", "",
+             "| agent | attempts | " + " | ".join(STAGES) + " |", "|---|---|" + "---|" * len(STAGES)]
+    for a, sc in sorted(stages.items()):
+        total = sum(sc.values())
+        lines.append(f"| {a} | {total} | " + " | ".join(str(reached(sc, s)) for s in STAGES) + " |")
+    all_reasons = sorted({k for v in reasons.values() for k in v})
+    lines += ["", "Why each attempt stopped:", "",
+              "| agent | " + " | ".join(all_reasons) + " |", "|---|" + "---|" * len(all_reasons)]
+    for a, rc in sorted(reasons.items()):
+        lines.append(f"| {a} | " + " | ".join(str(rc.get(k, 0)) for k in all_reasons) + " |")
+    return lines
+
+
+def _refusals(rep: Report) -> list[str]:
     refs = refusals(rep)
-    if refs:
-        lines += ["", "## Refusals", "",
-                  "Problems whose right answer is to decline (outside the composite), and refusals of solvable "
-                  "problems.", "", "| agent | problem | attempt | should refuse | refused | score | why | source |",
-                  "|---|---|---|---|---|---|---|---|"]
-        for x in refs:
-            why = x["rationale"].replace("|", "/").replace("\n", " ")[:140]
-            lines.append(f"| {x['agent']} | {x['problem']} | {x['attempt']} | {'yes' if x['should_refuse'] else 'no'}"
-                         f" | {'yes' if x['refused'] else 'no'} | {fmt(x['score'], 2)} | {why} | `{x['source']}` |")
-    lines += ["", "## Submissions", "",
-              "| agent | problem | attempt | reached | gates | composite | tier | why | source |",
-              "|---|---|---|---|---|---|---|---|---|"]
+    if not refs:
+        return []
+    lines = ["", "## Refusals", "",
+             "Problems whose right answer is to decline (outside the composite), and refusals of solvable "
+             "problems.", "", "| agent | problem | attempt | should refuse | refused | score | why | source |",
+             "|---|---|---|---|---|---|---|---|"]
+    for x in refs:
+        why = x["rationale"].replace("|", "/").replace("\n", " ")[:140]
+        lines.append(f"| {x['agent']} | {x['problem']} | {x['attempt']} | {'yes' if x['should_refuse'] else 'no'}"
+                     f" | {'yes' if x['refused'] else 'no'} | {fmt(x['score'], 2)} | {why} | `{x['source']}` |")
+    return lines
+
+
+def _submissions(rep: Report) -> list[str]:
+    lines = ["", "## Submissions", "",
+             "| agent | problem | attempt | reached | gates | composite | tier | why | source |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(rep.rows, key=lambda r: (r["problem"], r["agent"], r["attempt"])):
         gates = "refused" if r["refused"] else "refusal set" if r["refusal_set"] else (
             "pass" if r["gates_passed"] else f"FAIL {r['failed_gate']}")
@@ -100,23 +132,28 @@ def markdown(h5_path: Path, scoring_id: str | None = None, plot_file: str | None
         left = f" (leaves out {', '.join(r['left_out'])})" if r["partial"] else ""
         lines.append(f"| {r['agent']} | {r['problem']} | {r['attempt']} | {r['stage']} | {gates} | "
                      f"{fmt(r['composite'])}{left} | {r['tier']} | {why} | `{r['source']}` |")
+    return lines
+
+
+def _costs(rep: Report) -> list[str]:
     cost_rows = costs(rep)
-    if cost_rows:
-        lines += ["", "## Tokens and cost per case", "",
-                  "Generation from each submission's `submission.json` (`<submission>@submission_json`), judging "
-                  "summed over its evaluators (`/scores/.../evaluators/*@cost_usd`); blank where none (hand-written "
-                  "submissions, no judge).", "",
-                  "| agent | problem | attempt | prompt tok | completion tok | gen USD | latency s | turns "
-                  "| judge tok | judge USD |", "|---|---|---|---|---|---|---|---|---|---|"]
-        for c in cost_rows:
-            def blank(v: float, nd: int = 0) -> str:
-                return "" if not v else (f"{v:.{nd}f}" if nd else str(int(v)))
-            lines.append(f"| {c['agent']} | {c['problem']} | {c['attempt']} | {blank(c['prompt_tokens'])} | "
-                         f"{blank(c['completion_tokens'])} | {blank(c['cost_usd'], 4)} | {blank(c['latency_s'], 1)} "
-                         f"| {blank(c['turns'])} | {blank(c['judge_tokens'])} | {blank(c['judge_cost_usd'], 4)} |")
-        tot = sum(c["cost_usd"] for c in cost_rows)
-        jt = sum(c["judge_cost_usd"] for c in cost_rows)
-        lines += ["", f"Total: generation {tot:.4f} USD, judging {jt:.4f} USD."]
-    lines += calibration.markdown_lines(rep)  # empty unless an LLM judge scored it
-    lines += agreement.markdown_lines(h5_path, sid)  # empty unless a scoring by another judge exists
-    return "\n".join(lines) + "\n"
+    if not cost_rows:
+        return []
+    lines = ["", "## Tokens and cost per case", "",
+             "Generation from each submission's `submission.json` (`<submission>@submission_json`), judging "
+             "summed over its evaluators (`/scores/.../evaluators/*@cost_usd`); blank where none (hand-written "
+             "submissions, no judge).", "",
+             "| agent | problem | attempt | prompt tok | completion tok | gen USD | latency s | turns "
+             "| judge tok | judge USD |", "|---|---|---|---|---|---|---|---|---|---|"]
+
+    def blank(v: float, nd: int = 0) -> str:
+        return "" if not v else (f"{v:.{nd}f}" if nd else str(int(v)))
+
+    for c in cost_rows:
+        lines.append(f"| {c['agent']} | {c['problem']} | {c['attempt']} | {blank(c['prompt_tokens'])} | "
+                     f"{blank(c['completion_tokens'])} | {blank(c['cost_usd'], 4)} | {blank(c['latency_s'], 1)} "
+                     f"| {blank(c['turns'])} | {blank(c['judge_tokens'])} | {blank(c['judge_cost_usd'], 4)} |")
+    tot = sum(c["cost_usd"] for c in cost_rows)
+    jt = sum(c["judge_cost_usd"] for c in cost_rows)
+    lines += ["", f"Total: generation {tot:.4f} USD, judging {jt:.4f} USD."]
+    return lines

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from hpcbench import __version__
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, all_evaluators
+from hpcbench.evaluators.categories import WEIGHTS
 from hpcbench.judge.cache import JudgeCache
 from hpcbench.judge.config import JudgeConfig
 from hpcbench.judge.task import JudgeTask
@@ -27,8 +28,6 @@ from hpcbench.store import StoredCampaign, StoredSubmission
 from hpcbench.store.read import read_campaign_batches
 from hpcbench.store.scorings import scoring_path, write_scoring
 
-WEIGHTS: dict[str, float] = {"correctness": 0.35, "performance": 0.15, "code": 0.15,
-                             "appropriateness": 0.15, "library": 0.20}
 JudgeProgress = Callable[[int, int], None]  # (answered, total) judge calls
 TIERS = (("GOLD", 85.0), ("SILVER", 70.0), ("BRONZE", 50.0))
 
@@ -76,7 +75,7 @@ def aggregate(results: list[EvalResult], weights: dict[str, float] = WEIGHTS
         scored = [r for r in results if r.category == cat and r.stage != "gate" and r.status == "scored"
                   and r.score is not None]
         wsum = sum(r.confidence for r in scored)
-        cats[cat] = sum(r.confidence * r.score for r in scored) / wsum if wsum > 0 else None  # type: ignore[operator]
+        cats[cat] = sum(r.confidence * (r.score or 0.0) for r in scored) / wsum if wsum > 0 else None
     present = {c: v for c, v in cats.items() if v is not None}
     left_out = [c for c, v in cats.items() if v is None]
     if not present:
@@ -92,7 +91,7 @@ def run_evaluators(ctx: EvalContext, evaluators: list[Evaluator], key: tuple[str
     `pending` (answered later, concurrently across submissions) behind a placeholder."""
     out = SubmissionScore(*key, h5_path=h5_path)
     done: dict[str, EvalResult] = {}
-    ctx.extra["results"] = done  # later evaluators (the judges) see earlier results as evidence
+    ctx.results = done  # later evaluators (the judges) see earlier results as evidence
     for ev in evaluators:
         if out.failed_gate and ev.stage != "gate":
             break
@@ -165,7 +164,7 @@ def contexts(stored: StoredCampaign) -> list[tuple[StoredSubmission, EvalContext
         problem, checks = stored.problems[s.meta.problem]
         out.append((s, EvalContext(problem=problem, checks=checks, submission=s.meta, sources=s.sources,
                                    record=s.record, reference=refs.get(s.meta.problem), h5_path=s.path,
-                                   extra={"petsc_api": stored.petsc_api})))
+                                   petsc_api=stored.petsc_api)))
     return out
 
 
@@ -183,7 +182,7 @@ def _evaluate(s: StoredSubmission, ctx: EvalContext, evaluators: list[Evaluator]
             # the leaderboard, or an agent that refuses everything hard would never be penalised.
             sc.failed_gate = "refused"
         return sc
-    ctx.extra["judge"] = judge
+    ctx.judge = judge
     sc = run_evaluators(ctx, evaluators, key, s.path)
     sc.status = s.status
     return sc

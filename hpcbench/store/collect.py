@@ -19,6 +19,7 @@ import json
 import os
 import socket
 from pathlib import Path
+from typing import Any
 
 import h5py
 import numpy as np
@@ -129,7 +130,7 @@ class _Writer:
             self._record(sid, rec, events)
         skeleton = rec.model_dump_json(exclude=_SKELETON_EXCLUDE) if rec is not None else ""  # type: ignore[arg-type]
         r = rec
-        row = (sid, True, sub.agent, sub.problem, sub.attempt, r.job_id if r else "", status, reason,
+        row: tuple[Any, ...] = (sid, True, sub.agent, sub.problem, sub.attempt, r.job_id if r else "", status, reason,
                sub.generation_error_kind or "", sub.refused, r.hostname if r else "", r.scheduler if r else "",
                r.scheduler_job_id if r else "", r.started if r else "", r.finished if r else "",
                r.wall_s if r else np.nan, r.petsc_version if r else "", r.cores if r else 0, fingerprint,
@@ -181,7 +182,7 @@ def _usable(path: Path) -> bool:
 
 
 def _provenance(f: h5py.File, m, rec: JobResult | None) -> None:
-    cpu = next(iter(m.petsc.values()), {})
+    cpu: dict[str, Any] = next(iter(m.petsc.values()), {})
     for k, v in dict(hpcbench_version=m.hpcbench_version, git_commit=m.git_commit, site=m.site,
                      campaign_id=m.campaign_id, created=m.created,
                      collected=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")).items():

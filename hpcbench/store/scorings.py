@@ -20,6 +20,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import h5py
 import numpy as np
@@ -100,7 +101,8 @@ def write_scoring(root: Path, sid: str, scores: list, attrs: dict) -> Path:
         pos += len(b)
         return pos - len(b), len(b)
 
-    subs, evs = [], []
+    subs: list[tuple[Any, ...]] = []
+    evs: list[tuple[Any, ...]] = []
     for i, sc in enumerate(scores):
         subs.append((sc.agent, sc.problem, sc.attempt, sc.h5_path, sc.status, sc.failed_gate, sc.tier,
                      json.dumps(sc.left_out), json.dumps(sc.categories), json.dumps(sc.unscored),
@@ -169,13 +171,15 @@ def read_scoring(root: Path, sid: str | None = None, evidence: bool = False) -> 
     out = Scoring(sid, path, attrs)
     for s in subs:
         base = f"/scores/{sid}/{_s(s['agent'])}/{_s(s['problem'])}/{_s(s['attempt'])}"
-        row = {k: _s(s[k]) for k in ("agent", "problem", "attempt", "submission", "status", "failed_gate", "tier")}
+        row: dict[str, Any] = {k: _s(s[k]) for k in ("agent", "problem", "attempt", "submission", "status",
+                                                      "failed_gate", "tier")}
         row.update({k: json.loads(_s(s[k])) for k in ("left_out", "categories", "unscored")})
         row.update(composite=_nan(s["composite"]), gates_passed=bool(s["gates_passed"]), partial=bool(s["partial"]),
                    refused=bool(s["refused"]), refusal_set=bool(s["refusal_set"]), source=base, evaluators={})
         for e in evs[s["ev_start"]:s["ev_start"] + s["ev_n"]]:
             name = _s(e["evaluator"])
-            d = {k: _s(e[k]) for k in ("stage", "category", "status", "method", "judge_model", "prompt_version")}
+            d: dict[str, Any] = {k: _s(e[k]) for k in ("stage", "category", "status", "method", "judge_model",
+                                                        "prompt_version")}
             d.update(score=_nan(e["score"]), confidence=float(e["confidence"]),
                      passed=None if e["passed"] < 0 else bool(e["passed"]), prompt_tokens=int(e["prompt_tokens"]),
                      completion_tokens=int(e["completion_tokens"]), cost_usd=float(e["cost_usd"]),
