@@ -102,7 +102,7 @@ class SiteConfig(Strict):
     def is_batch(self) -> bool:
         """Jobs go to a batch scheduler (its executor says so), not this machine."""
         executor = EXECUTORS.get(self.scheduler)
-        return bool(executor and executor.batch)
+        return bool(getattr(executor, "batch", False))
 
     @model_validator(mode="after")
     def _partitions_known(self) -> SiteConfig:

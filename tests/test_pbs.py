@@ -43,8 +43,10 @@ def _calls(d: Path) -> list[list[str]]:
     return [json.loads(x) for x in p.read_text().splitlines()] if p.is_file() else []
 
 
-def serve(d: Path, jid: str, sigterm_after: float | None = None, walltime_kill: bool = False) -> None:
-    """Run one queued (sub)job's script as the MoM would, then record how it ended."""
+def serve(d: Path, jid: str, sigterm_after: float | None = None, walltime_kill: bool = False,
+          sigterm_when: Path | None = None) -> None:
+    """Run one queued (sub)job's script as the MoM would, then record how it ended.
+    SIGTERM `sigterm_after` seconds after `sigterm_when` exists (within 300 s), or after the start."""
     s = _state(d)
     job = s["jobs"][jid]
     job["job_state"] = "R"
@@ -54,6 +56,10 @@ def serve(d: Path, jid: str, sigterm_after: float | None = None, walltime_kill: 
         env["PBS_ARRAY_INDEX"] = str(job["array_index"])
     proc = subprocess.Popen(["bash", job["script"]], env=env, start_new_session=True)
     if sigterm_after is not None:
+        # a fixed delay from the start lands before the build ends on a loaded machine
+        deadline = time.monotonic() + 300
+        while sigterm_when is not None and not sigterm_when.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
         time.sleep(sigterm_after)
         os.killpg(proc.pid, signal.SIGTERM)  # PBS at the walltime, or qdel of a running job
     rc = proc.wait(timeout=600)
@@ -127,7 +133,8 @@ def test_polaris_campaign_array_timeout_unknown_id_and_qdel(fake_pbs, tmp_path):
     assert "pending" in hpcbench("status", str(out)).stdout
 
     serve(fake_pbs, ids["reference__rosenbrock__1"])
-    serve(fake_pbs, ids["reference__robertson__1"], sigterm_after=1.5, walltime_kill=True)
+    serve(fake_pbs, ids["reference__robertson__1"], sigterm_after=0.5, walltime_kill=True,
+          sigterm_when=out / "work" / "reference__robertson__1" / "build" / "app")
     polls_before = sum(1 for c in _calls(fake_pbs) if c[0] == "qstat")
     waited = hpcbench("wait", str(out), "--poll", "0.1", "--timeout", "60").stdout
     assert "done: 1" in waited and "timeout: 1" in waited, waited

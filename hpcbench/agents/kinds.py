@@ -11,6 +11,7 @@ import importlib
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hpcbench.errors import HpcbenchError
@@ -49,9 +50,8 @@ AgentFactory = Callable[[str, AgentRequest], "Agent"]
 
 
 def _import_tree() -> None:
-    import hpcbench.agents as pkg
-
-    for mod in pkgutil.iter_modules(pkg.__path__, prefix="hpcbench.agents."):
+    # by folder, not `import hpcbench.agents`: the agents' own modules import this one
+    for mod in pkgutil.iter_modules([str(Path(__file__).parent)], prefix="hpcbench.agents."):
         if mod.name.endswith("_agent"):
             importlib.import_module(mod.name)
 

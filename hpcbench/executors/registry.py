@@ -7,22 +7,20 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 from hpcbench.registry import Registry
 
-if TYPE_CHECKING:
-    from hpcbench.executors.base import Executor
-
 
 def _import_tree() -> None:
-    import hpcbench.executors as pkg
-
-    for mod in pkgutil.iter_modules(pkg.__path__, prefix="hpcbench.executors."):
+    # by folder, not `import hpcbench.executors`: the site config imports this module
+    for mod in pkgutil.iter_modules([str(Path(__file__).parent)], prefix="hpcbench.executors."):
         importlib.import_module(mod.name)
 
 
-EXECUTORS: Registry[type[Executor]] = Registry("executor", "hpcbench.executors", _import_tree)
+# Classes, typed loosely: naming Executor here (even for type checking only) would close an
+# import circle base -> registry -> base; executor_class() checks each is an Executor subclass.
+EXECUTORS: Registry[type] = Registry("executor", "hpcbench.executors", _import_tree)
 
 
 def scheduler_names() -> list[str]:
