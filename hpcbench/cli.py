@@ -96,7 +96,8 @@ def _plan(out: str, site_name: str, agents: list[str], submissions: str | None, 
     return site, campaign, plan
 
 
-def _submit(site, campaign, plan, resume: bool = True, account: str | None = None, block: bool = True) -> None:
+def _submit(site, campaign, plan, resume: bool = True, account: str | None = None, block: bool = True,
+            pack: bool | None = None) -> None:
     from hpcbench.campaign import pending
     from hpcbench.executors import executor_for
 
@@ -105,6 +106,7 @@ def _submit(site, campaign, plan, resume: bool = True, account: str | None = Non
                err=True)
     ex = executor_for(site, campaign)
     ex.account = account  # batch schedulers charge it (--account / HPCBENCH_ACCOUNT); local ignores it
+    ex.pack = pack  # batch: one allocation per variant (executors/pack.py); local: its core slots already pack
     if todo:
         ex.submit(todo, progress=_progress)
     if hasattr(ex, "wait"):  # a batch scheduler: submit returned once the jobs were queued
@@ -223,9 +225,11 @@ def run(agents, site, submissions, problem_ids, out, wait_lock, keep_work, **jud
 @click.option("--account", help="allocation to charge (default: $HPCBENCH_ACCOUNT)")
 @click.option("--dry-run", is_flag=True, help="plan and print the batch scripts; submit nothing")
 @click.option("--wait/--no-wait", "block", default=False, help="batch sites: follow the jobs until they end")
+@click.option("--pack/--no-pack", default=None,
+              help="run all jobs of a variant in one allocation (default: on where the site's nodes are exclusive)")
 @wait_lock_opt
 @keep_work_opt
-def submit(agents, site, submissions, problem_ids, out, resume, account, dry_run, block, wait_lock,
+def submit(agents, site, submissions, problem_ids, out, resume, account, dry_run, block, pack, wait_lock,
            keep_work) -> None:
     """Plan jobs and hand them to the site's executor (Slurm/PBS: queue them and return)."""
     agents = list(agents) or ([] if submissions else ["reference"])
@@ -233,11 +237,11 @@ def submit(agents, site, submissions, problem_ids, out, resume, account, dry_run
     if dry_run:
         from hpcbench.cli_sched import dry_run as show
 
-        show(out, site, agents, submissions, problem_ids, account)
+        show(out, site, agents, submissions, problem_ids, account, pack)
         return
     with _lock(out, wait_lock):
         s, campaign, plan = _plan(out, site, agents, submissions, problem_ids, keep_work=keep_work)
-        _submit(s, campaign, plan, resume, account, block)
+        _submit(s, campaign, plan, resume, account, block, pack)
     click.echo(f"campaign: {campaign.root}")
 
 

@@ -126,23 +126,32 @@ def declared_installs(site) -> dict:
 
 
 def dry_run(out: str, site_name: str, agents: list[str], submissions: str | None, problem_ids: str | None,
-            account: str | None) -> None:
+            account: str | None, pack: bool | None = None) -> None:
     from hpcbench.cli import _plan
     from hpcbench.executors import executor_for
     from hpcbench.site import load_site
 
     site = load_site(site_name)
     s, campaign, plan = _plan(out, site_name, agents, submissions, problem_ids, installs=declared_installs(site))
+    from hpcbench.executors.pack import plan_launch_lines
+    from hpcbench.executors.shapes import ArrayPlan, Shape
+
     ex = executor_for(s, campaign)
     if not hasattr(ex, "dry_run"):
-        click.echo(f"site {s.name!r} runs jobs on this machine ({len(plan.jobs)} planned): no batch scripts")
+        click.echo(f"site {s.name!r} runs jobs on this machine ({len(plan.jobs)} planned): no batch scripts; "
+                   "launch commands:")
+        click.echo("\n".join(plan_launch_lines(ArrayPlan(Shape("", s.total_cores(), 0, ""), plan.jobs, 0, None), s)))
         return
     ex.account = account
+    ex.pack = pack
     scripts = ex.dry_run(plan.jobs)
     for p, text in scripts:
-        click.echo(f"# ===== {p.name}: {len(p.jobs)} job(s), {p.walltime_min} min, partition "
+        nodes = f", {p.nodes} node(s) packed" if hasattr(p, "nodes") else ""
+        click.echo(f"# ===== {p.name}: {len(p.jobs)} job(s){nodes}, {p.walltime_min} min, partition "
                    f"{p.shape.partition or '(default)'} =====")
         click.echo(text)
+        click.echo(f"# ----- launch commands of {p.name} (<app>: the job's build, <null>: launcher calibration) -----")
+        click.echo("\n".join(plan_launch_lines(p, s)) + "\n")
     click.echo(f"dry run: {len(scripts)} batch script(s) for {len(plan.jobs)} jobs; nothing submitted. "
                f"Campaign planned in {campaign.root}", err=True)
 

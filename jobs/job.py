@@ -23,9 +23,10 @@ from hpcbench.jobs import interrupt, slots
 from hpcbench.jobs.api_snapshot import ensure_petsc_api
 from hpcbench.jobs.build import BINARY_NAME, build_submission
 from hpcbench.jobs.capture import run_captured
-from hpcbench.jobs.launch import launch_argv, run_env
+from hpcbench.jobs.launch import run_env
 from hpcbench.jobs.logview import parse_log_view_xml, parse_options_left
 from hpcbench.jobs.malloc_dump import parse_malloc_dump
+from hpcbench.jobs.placement import place
 from hpcbench.jobs.records import CaseRun, JobResult, JobSpec, RunResult, TimingSummary, compact, save_model
 from hpcbench.jobs.sandbox import Step
 from hpcbench.jobs.valgrind import parse_valgrind_xml, valgrind_path, valgrind_prefix
@@ -116,7 +117,7 @@ class Runner:
              prefix: list[str] | None = None, ranks: int | None = None) -> RunResult:
         ranks = ranks or case.ranks
         program = [*(prefix or []), str(binary), *case.args, *self.spec.variant.runtime_options, *extra]
-        argv, over = launch_argv(self.spec.launcher, ranks, self.spec.cores, program, self.step)
+        argv, over, where = place(self.spec.launcher, ranks, self.spec.cores, program, self.step)
         limit = case.time_limit_s * (30 if kind == "valgrind" else 1) + (10 if kind == "valgrind" else 0)
         with slots.hold(min(ranks, self.spec.cores)):
             cap = run_captured(argv, cwd=self.run_dir, env=self.env, timeout_s=limit,
@@ -127,7 +128,7 @@ class Runner:
             stopped_reason=cap.stopped_reason, wall_s=cap.wall_s, stdout=cap.stdout, stderr=cap.stderr,
             stdout_truncated=cap.stdout_truncated, stderr_truncated=cap.stderr_truncated,
             stdout_bytes=cap.stdout_bytes, stderr_bytes=cap.stderr_bytes, oversubscribed=over,
-            hostnames=[socket.gethostname()], isolation=self.spec.isolation.level,
+            hostnames=[socket.gethostname()], isolation=self.spec.isolation.level, placement=where,
         )
 
     def log_file(self, case: CaseRun, kind: str, repeat: int) -> Path:

@@ -62,6 +62,7 @@ class Entry(BaseModel):
     state: str = "PENDING"
     outcome: str = ""  # set once the job is over: done | timeout | cancelled | error
     history: list[str] = []  # earlier tries: "<id>: <state>"
+    packed: bool = False  # one of many jobs in one allocation (executors/pack.py)
 
 
 class ArrayRecord(BaseModel):
@@ -117,6 +118,16 @@ class BatchExecutor(Executor):
     """A campaign's jobs as scheduler arrays. `submit` returns once they are queued."""
 
     account: str | None = None  # --account; else $HPCBENCH_ACCOUNT (see shapes.resolve_account)
+    pack: bool | None = None  # --pack/--no-pack; None: the site's exclusive_nodes (executors/pack.py)
+    baseline_ranks: list[int] | None = None  # packed: measure the machine baseline at these rank counts
+
+    def packing(self) -> bool:
+        return self.site.exclusive_nodes if self.pack is None else self.pack
+
+    def _plans(self, jobs: list[JobSpec]) -> list[ArrayPlan]:
+        from hpcbench.executors.pack import plan_packs
+
+        return list(plan_packs(jobs, self.site)) if self.packing() else plan_arrays(jobs, self.site)
 
     @abstractmethod
     def make_backend(self) -> Backend: ...
@@ -148,8 +159,18 @@ class BatchExecutor(Executor):
 
     # ------------------------------------------------------------------ submit
     def dry_run(self, jobs: list[JobSpec]) -> list[tuple[ArrayPlan, str]]:
+        from hpcbench.executors import pack
+
         account = resolve_account(self.site, self.account)
-        return [(p, self.backend().render(p, account)) for p in plan_arrays(jobs, self.site)]
+        out = []
+        for p in self._plans(jobs):
+            if isinstance(p, pack.PackPlan):
+                key = f"{p.name}-0"
+                path = self.campaign.root / "scheduler" / "pack" / f"{key}.json"
+                out.append((p, pack.render(self.backend(), p, account, path)))
+            else:
+                out.append((p, self.backend().render(p, account)))
+        return out
 
     def submit(self, jobs: list[JobSpec], progress: Progress | None = None) -> None:
         account = resolve_account(self.site, self.account)  # before anything is submitted
@@ -163,11 +184,18 @@ class BatchExecutor(Executor):
         self._submit_arrays(ledger, todo, account)
 
     def _submit_arrays(self, ledger: Ledger, jobs: list[JobSpec], account: str, retry: bool = False) -> None:
-        for plan in plan_arrays(jobs, self.site):
+        from hpcbench.executors import pack
+
+        for plan in self._plans(jobs):
+            packed = isinstance(plan, pack.PackPlan)
             for j in plan.jobs:  # a fresh try: leftovers of the last one must not be mistaken for it
                 (Path(j.work_dir) / "cancelled.json").unlink(missing_ok=True)
             try:
-                array_id, ids, script = self.backend().submit_array(plan, account)
+                if packed:
+                    array_id, script = pack.submit(self.backend(), self.campaign, plan, account, self.baseline_ranks)
+                    ids = [array_id] * len(plan.jobs)
+                else:
+                    array_id, ids, script = self.backend().submit_array(plan, account)
             except HpcbenchError as e:
                 done = sum(1 for e_ in ledger.jobs.values() if not e_.outcome)
                 raise HpcbenchError(f"{e}\n(nothing of this array was submitted; the {done} jobs submitted "
@@ -181,7 +209,7 @@ class BatchExecutor(Executor):
                 tries = (old.tries + 1 if retry else old.tries) if old else 1
                 history = ([*old.history, f"{old.sched_id}: {old.state}"] if old else [])
                 ledger.jobs[j.job_id] = Entry(sched_id=sid, array_id=array_id, tries=tries, submitted=now_iso(),
-                                              submitted_ts=ts, history=history)
+                                              submitted_ts=ts, history=history, packed=packed)
             ledger.arrays.append(ArrayRecord(array_id=array_id, name=plan.name, jobs=len(plan.jobs),
                                              walltime_min=plan.walltime_min, script=script, submitted=now_iso()))
             self.save_ledger(ledger)
@@ -249,9 +277,14 @@ class BatchExecutor(Executor):
         st = si.state
         if st in ACTIVE:
             return "running" if st in ("RUNNING", "COMPLETING") else "pending"
-        if rec.is_file() and st not in RETRY:
+        if rec.is_file() and (st not in RETRY or e.packed):  # packed: finished before its allocation failed
             e.outcome = _record_status(rec) or "done"
             return self._state_of_record(rec)
+        if e.packed and st not in RETRY:
+            # Left over when its allocation ended (walltime, cancel): not run, and no result
+            # of the program's; `submit --resume` runs it.
+            e.outcome = "cancelled"
+            return "cancelled"
         if st == "TIMEOUT":
             e.outcome = "timeout"
             self._write(job, e, "timeout", f"the scheduler ended the job at its walltime ({e.sched_id}: TIMEOUT)")
