@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from hpcbench.jobs import interrupt, slots
+from hpcbench.jobs import interrupt, resume, slots
 from hpcbench.jobs.api_snapshot import ensure_petsc_api
 from hpcbench.jobs.build import BINARY_NAME, build_submission
 from hpcbench.jobs.capture import run_captured
@@ -187,7 +187,7 @@ def summarise_timings(timing: list[RunResult], null: list[RunResult]) -> TimingS
     )
 
 
-def run_job(spec: JobSpec) -> JobResult:
+def run_job(spec: JobSpec, previous: JobResult | None = None) -> JobResult:
     t0 = time.perf_counter()
     work = Path(spec.work_dir)
     build_dir, log_dir = work / "build", work / "logs"
@@ -218,12 +218,19 @@ def run_job(spec: JobSpec) -> JobResult:
     runner = Runner(spec, petsc, build_dir, log_dir)
     nulls: dict[int, list[RunResult]] = {}
     for case in spec.runs:
-        first = runner.instrumented(binary, case)
+        kept = resume.finished_case(previous, case, spec.timing_repeats)
+        if kept is not None:  # finished by an earlier, stopped try of this job: not redone
+            result.extra["resumed_runs"] = str(int(result.extra.get("resumed_runs", "0")) + len(kept))
+        first = kept[0] if kept is not None else runner.instrumented(binary, case)
         result.runs.append(first)
         if first.exit_code != 0:
             continue  # a failed run is its own evidence; timing it measures nothing
-        timing = [runner.timing(binary, case, i) for i in range(spec.timing_repeats)]
+        timing = kept[1:] if kept is not None else [runner.timing(binary, case, i) for i in range(spec.timing_repeats)]
         result.runs += timing
+        null_kept = resume.finished_nulls(previous, case.ranks, spec.timing_repeats)
+        if case.ranks not in nulls and null_kept is not None:
+            nulls[case.ranks] = null_kept
+            result.runs += null_kept
         if null_bin is not None and case.ranks not in nulls:
             # Once per rank count, not per case: it only calibrates the launcher.
             null_case = CaseRun(case=case.case, args=[], ranks=case.ranks, time_limit_s=60)
@@ -257,10 +264,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     spec = JobSpec.model_validate_json(Path(argv[0]).read_text())
     aside = cancelled_path(spec)
-    aside.unlink(missing_ok=True)
+    previous = resume.previous_partial(spec)  # removes the set-aside records it read
     interrupt.install()
     try:
-        result = run_job(spec)
+        result = run_job(spec, previous)
     except interrupt.Interrupted as stop:  # walltime near or cancelled: keep what finished
         result = interrupt.partial_record(spec, stop)
     except Exception as e:  # the record says why rather than the job vanishing

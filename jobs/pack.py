@@ -6,7 +6,8 @@ The batch script `exec`s this (hpcbench/executors/pack.py writes both). It finds
 allocation's nodes, measures the machine's own baseline (hpcbench/machine_baseline.py)
 when asked, then starts each job's usual driver (`python -m hpcbench.jobs.job SPEC`)
 with its node set in HPCBENCH_PACK (jobs/placement.py):
-- jobs wider than a node run one after another, each on the fewest nodes that hold it;
+- jobs wider than a node run one after another, each on the fewest nodes that hold it
+  (on a one-node allocation a wider job runs there, oversubscribed, as unpacked);
 - the others run side by side, spread over the nodes; each node's core slots
   (jobs/slots.py) keep their runs from oversubscribing one another, and Slurm (srun
   --exact steps) or PALS (mpiexec --hostfile) puts the ranks on the cores.
@@ -72,8 +73,10 @@ def allocation_hosts(scheduler: str) -> list[str]:
 
 
 def cores_per_node(planned: int) -> int:
-    got = os.environ.get("SLURM_CPUS_ON_NODE", "")
-    return int(got) if got.isdigit() else planned
+    """What the scheduler gave per node (Slurm SLURM_CPUS_ON_NODE, PBS Pro NCPUS), never more
+    than planned: a node's hardware threads (PBS counts them on ALCF) are not cores."""
+    got = os.environ.get("SLURM_CPUS_ON_NODE", "") or os.environ.get("NCPUS", "")
+    return min(planned, int(got)) if got.isdigit() and int(got) > 0 else planned
 
 
 class PackDriver:
@@ -95,7 +98,8 @@ class PackDriver:
 
     def _start(self, spec_path: str, spec: JobSpec, hosts: list[str]) -> None:
         Path(spec.work_dir).mkdir(parents=True, exist_ok=True)
-        env = {k: v for k, v in os.environ.items() if k != WALLTIME_ENV}  # the allocation's end is not the job's
+        # The allocation's end is not the job's walltime; its per-node task count is not a step's.
+        env = {k: v for k, v in os.environ.items() if k not in (WALLTIME_ENV, "SLURM_NTASKS_PER_NODE")}
         env[ENV] = self._context(hosts).to_env()
         env[slots.ENV] = f"{self._slots_dir(hosts[0])}:{self.cpn * len(hosts)}"
         with open(Path(spec.work_dir) / "job.log", "ab") as log:
@@ -134,13 +138,15 @@ class PackDriver:
                 self.summary["already_done"].append(spec.job_id)
             else:
                 todo.append((path, spec))
-        wide = [(p, s) for p, s in todo if s.width > self.cpn]
-        narrow = [(p, s) for p, s in todo if s.width <= self.cpn]
-        for path, spec in wide:  # one at a time, on the fewest nodes that hold it
+        def nodes(spec: JobSpec) -> int:  # the fewest nodes that hold it (one node: oversubscribed)
+            return max(1, min(len(self.hosts), -(-spec.width // self.cpn)))
+
+        wide = [(p, s) for p, s in todo if nodes(s) > 1]
+        narrow = [(p, s) for p, s in todo if nodes(s) == 1]
+        for path, spec in wide:  # one at a time: their runs span nodes
             if self.stopping:
                 break
-            n = max(1, min(len(self.hosts), -(-spec.width // self.cpn)))
-            self._start(path, spec, self.hosts[:n])
+            self._start(path, spec, self.hosts[:nodes(spec)])
             while self.running:
                 self._reap()
                 time.sleep(0.2)

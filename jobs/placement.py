@@ -79,7 +79,9 @@ def placed_launcher(launcher: Launcher, ranks: int, ctx: PackContext | None,
     over = ranks > n * cpn
     argv = shlex.split(launcher.template.format(ranks=ranks, ppn=ppn, depth=1))
     if argv and argv[0] == "srun" and ctx.scheduler == "slurm":
-        argv[1:1] = ["--exact", "-N", str(n), f"--nodelist={','.join(use)}"]
+        # An oversubscribed step cannot be --exact (Slurm: "More processors requested than
+        # permitted"): it overcommits the allocation's cores, alone (it holds all core slots).
+        argv[1:1] = [*([] if over else ["--exact"]), "-N", str(n), f"--nodelist={','.join(use)}"]
     elif argv and Path(argv[0]).name in ("mpiexec", "mpirun") and ctx.scheduler == "pbs":
         at = next((i for i in range(1, len(argv)) if not argv[i].startswith("-")
                    and not argv[i - 1].startswith("-")), len(argv))  # before a wrapper (Aurora's gpu_tile_compact.sh)

@@ -34,6 +34,7 @@ from hpcbench.errors import HpcbenchError
 from hpcbench.executors.base import Executor, JobState, Progress
 from hpcbench.executors.shapes import ArrayPlan, plan_arrays, resolve_account
 from hpcbench.jobs.records import JobResult, JobSpec, save_model, write_atomic
+from hpcbench.jobs.resume import keep_for_resume
 
 ACTIVE = {"PENDING", "RUNNING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING", "SUSPENDED",
           "CONFIGURING", "COMPLETING", "STOPPED", "SIGNALING", "STAGE_OUT", "RESV_DEL_HOLD", "HELD", "QUEUED",
@@ -189,7 +190,7 @@ class BatchExecutor(Executor):
         for plan in self._plans(jobs):
             packed = isinstance(plan, pack.PackPlan)
             for j in plan.jobs:  # a fresh try: leftovers of the last one must not be mistaken for it
-                (Path(j.work_dir) / "cancelled.json").unlink(missing_ok=True)
+                keep_for_resume(Path(j.work_dir))  # ... but its finished runs are not redone (jobs/resume.py)
             try:
                 if packed:
                     array_id, script = pack.submit(self.backend(), self.campaign, plan, account, self.baseline_ranks)

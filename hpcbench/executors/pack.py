@@ -54,8 +54,11 @@ def plan_packs(jobs: list[JobSpec], site: SiteConfig) -> list[PackPlan]:
     out = []
     for (variant, _, _), members in groups.items():
         shape, part = shape_of(members[0], site)
-        cpn = part.cores_per_node if part and part.cores_per_node else site.total_cores()
-        nodes = max(-(-j.width // cpn) for j in members)
+        declared = bool(part and part.cores_per_node)
+        cpn = part.cores_per_node if declared else site.total_cores()
+        # Nodes only where the site declares what a node holds; else one node (this machine,
+        # a test cluster) on which a wider job runs oversubscribed, as unpacked.
+        nodes = max(-(-j.width // cpn) for j in members) if declared else 1
         # Cores asked per node: a whole node on node-exclusive sites or when the pack
         # fills one; otherwise what the jobs would use side by side.
         cores = cpn if (site.exclusive_nodes or nodes > 1) else min(cpn, max(sum(min(j.width, cpn) for j in members),
@@ -118,8 +121,9 @@ def plan_launch_lines(plan: ArrayPlan, site: SiteConfig) -> list[str]:
         hosts = [f"node{i}" for i in range(plan.nodes)]
         narrow = 0
         for j in plan.jobs:
-            if j.width > plan.cores_per_node:
-                mine = hosts[:max(1, min(len(hosts), -(-j.width // plan.cores_per_node)))]
+            n = max(1, min(len(hosts), -(-j.width // plan.cores_per_node)))
+            if n > 1:
+                mine = hosts[:n]
             else:
                 mine = [hosts[narrow % len(hosts)]]
                 narrow += 1
