@@ -347,10 +347,14 @@ class BatchExecutor(Executor):
         ledger = self.load_ledger()
         open_e = [ledger.jobs[j.job_id] for j in jobs if j.job_id in ledger.jobs and not ledger.jobs[j.job_id].outcome]
         info = self._poll(open_e)
-        ids = [e.sched_id for e in open_e if info.get(e.sched_id, SchedInfo("UNKNOWN")).state in ACTIVE]
+        # A packed job is cancelled with its whole allocation; only its unfinished jobs are counted.
+        hit = [(j, e) for j in jobs if (e := ledger.jobs.get(j.job_id)) in open_e
+               and info.get(e.sched_id, SchedInfo("UNKNOWN")).state in ACTIVE
+               and not (e.packed and Path(j.record_path).is_file())]
+        ids = sorted({e.sched_id for _, e in hit})
         if ids:
             self.backend().cancel(ids)
-        return len(ids)
+        return len(hit)
 
     def details(self, jobs: list[JobSpec]) -> dict[str, Entry]:
         ledger = self.load_ledger()
