@@ -284,6 +284,11 @@ def doctor_report(site_name: str, account: str | None, run_launcher: bool = True
     if run_launcher:
         status, detail = launcher_check(site, acct)
         row("launcher", status, detail)
+        from hpcbench.machine_baseline import doctor_points
+
+        status, lines = doctor_points(site, acct)
+        for i, ln in enumerate(lines):  # the machine's own numbers; efficiency is read against them
+            row("machine baseline (mpi4py)" if i == 0 else "", status if i == 0 else "", ln, required=False)
     status, detail = isolation_check(site)
     row(f"isolation: {site.isolation}", status, detail)
     ruled_out = []

@@ -168,3 +168,35 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def doctor_points(site, account: str, ranks_list: tuple[int, ...] = (1, 2)) -> tuple[str, list[str]]:
+    """`doctor --site`: the baseline through the site's launcher where it can run from here
+    (local, batch.login_node_mpi, or Slurm's srun making a small allocation of its own);
+    PBS needs an allocation (the packed allocation measures it before its jobs)."""
+    from hpcbench.jobs.launch import launch_argv
+
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        return "MISSING", ["mpi4py is not installed (scripts/setup.sh installs it; clusters: py-mpi4py in spack.yaml)"]
+    if site.scheduler == "pbs" and not site.batch.login_node_mpi:
+        return "not run", ["PBS: measured inside each packed allocation (<campaign>/machine/baseline-<variant>.json)"]
+    lines, bad = [], False
+    for r in ranks_list:
+        argv, over = launch_argv(site.launcher, r, site.total_cores(), _program(site.batch.python))
+        if site.scheduler == "slurm" and not site.batch.login_node_mpi and argv[0] == "srun":
+            part = site.partitions[0]
+            argv[1:1] = ["-t", "2", "-p", part.queue or part.name, *(["-A", account] if account else []),
+                         *(["-C", part.constraint] if part.constraint else [])]
+        pt = _run_point(argv, r, over)
+        if pt.get("error"):
+            bad = True
+            lines.append(f"{r} rank(s): {pt['error']}")
+            continue
+        lat = pt.get("pingpong_latency_us")
+        bw = pt.get("pingpong_bandwidth_MBps")
+        pp = f"ping-pong {lat:.2f} us, {bw:.0f} MB/s; " if lat is not None else ""
+        lines.append(f"{r} rank(s) on {pt['nodes']} node(s): {pp}allreduce 8 B {pt['allreduce_8B_us']:.2f} us, "
+                     f"1 MB {pt['allreduce_1MB_us']:.0f} us" + (" (oversubscribed)" if over else ""))
+    return ("FAILED" if bad else "ok"), lines
