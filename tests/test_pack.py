@@ -124,3 +124,40 @@ def test_pbs_packed_campaign_is_one_qsub_and_places_runs_with_hostfiles(fake_pbs
             assert run["placement"]["oversubscribed"] == (run["ranks"] > 2)
     summary = json.loads(next((out / "scheduler" / "pack").glob("*.summary.json")).read_text())
     assert summary["hosts"] == [host] and sorted(summary["finished"]) == sorted(ledger["jobs"])
+
+
+@pytest.mark.petsc
+def test_allocation_driver_measures_the_machine_baseline_before_its_jobs(tmp_path):
+    """The driver of a packed allocation, run here as the batch script would (no jobs, one host):
+    mpi4py ping-pong and allreduce through the launcher, placed like the jobs' runs."""
+    import subprocess
+    import sys
+
+    from hpcbench.jobs.pack import BaselineRequest, PackManifest
+
+    out = tmp_path / "machine" / "baseline-cpu.json"
+    m = PackManifest(scheduler="local", variant="cpu", specs=[], cores_per_node=2, work_dir=str(tmp_path / "work"),
+                     summary=str(tmp_path / "summary.json"),
+                     baseline=BaselineRequest(out=str(out), ranks=[2, 1, 4], launcher=Launcher()))
+    (tmp_path / "m.json").write_text(m.model_dump_json())
+    subprocess.run([sys.executable, "-m", "hpcbench.jobs.pack", str(tmp_path / "m.json")], check=True, timeout=300)
+    doc = json.loads(out.read_text())
+    assert doc["schema"] == 1 and doc["variant"] == "cpu" and doc["hosts"] == [socket.gethostname()]
+    assert "Open MPI" in doc["mpi_library"] or "MPICH" in doc["mpi_library"]
+    pts = {p["ranks"]: p for p in doc["points"]}
+    assert sorted(pts) == [1, 2, 4] and not any(p.get("error") for p in pts.values()), pts
+    assert pts[1]["pingpong_latency_us"] is None and pts[1]["allreduce_8B_us"] > 0
+    for r in (2, 4):
+        assert 0 < pts[r]["pingpong_latency_us"] < 1e5 and pts[r]["pingpong_bandwidth_MBps"] > 1
+        assert pts[r]["allreduce_1MB_us"] > pts[r]["allreduce_8B_us"] > 0 and pts[r]["nodes"] == 1
+    assert pts[4]["oversubscribed"] and not pts[2]["oversubscribed"]
+    assert json.loads((tmp_path / "summary.json").read_text())["not_run"] == []
+
+
+@pytest.mark.petsc
+def test_doctor_prints_the_machine_baseline_through_the_launcher():
+    text = hpcbench("doctor", "--site", "local").stdout
+    line = next(ln for ln in text.splitlines() if ln.startswith("machine baseline (mpi4py)"))
+    assert " ok " in line and "1 rank(s) on 1 node(s): allreduce 8 B" in line
+    assert re.search(r"2 rank\(s\) on 1 node\(s\): ping-pong [\d.]+ us, \d+ MB/s", text)
+    assert "measured inside each packed allocation" in hpcbench("doctor", "--site", "polaris", check=False).stdout
