@@ -161,3 +161,20 @@ def test_doctor_prints_the_machine_baseline_through_the_launcher():
     assert " ok " in line and "1 rank(s) on 1 node(s): allreduce 8 B" in line
     assert re.search(r"2 rank\(s\) on 1 node\(s\): ping-pong [\d.]+ us, \d+ MB/s", text)
     assert "measured inside each packed allocation" in hpcbench("doctor", "--site", "polaris", check=False).stdout
+
+
+def test_one_allocation_per_variant_sized_for_the_widest_job_and_the_walltime_cap(tmp_path):
+    from hpcbench.executors.pack import plan_packs
+    from hpcbench.site import load_site
+    from tests.test_sched_units import _spec
+
+    site = load_site("frontier")  # 56 cores per node, 120 min cap, cpu and kokkos on one partition
+    jobs = [_spec(tmp_path, f"j{i}", ranks=r, limit=600) for i, r in enumerate([1, 2, 4, 100] * 10)]
+    jobs.append(_spec(tmp_path, "gpu", ranks=2, variant="kokkos"))
+    plans = plan_packs(jobs, site)
+    assert sorted((p.shape.variant, len(p.jobs)) for p in plans) == [("cpu", 40), ("kokkos", 1)]
+    cpu = next(p for p in plans if p.shape.variant == "cpu")
+    assert cpu.nodes == 2 and cpu.cores_per_node == 56  # the 100-rank job: two whole nodes
+    assert cpu.walltime_min == 120 and cpu.jobs[0].width == 100  # capped; widest first
+    gpu = next(p for p in plans if p.shape.variant == "kokkos")
+    assert gpu.shape.gpus == 8 and gpu.walltime_min < 120
