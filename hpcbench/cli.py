@@ -97,7 +97,7 @@ def _plan(out: str, site_name: str, agents: list[str], submissions: str | None, 
 
 
 def _submit(site, campaign, plan, resume: bool = True, account: str | None = None, block: bool = True,
-            pack: bool | None = None) -> None:
+            pack: bool | None = None, baseline_ranks: list[int] | None = None) -> None:
     from hpcbench.campaign import pending
     from hpcbench.executors import executor_for
 
@@ -107,6 +107,7 @@ def _submit(site, campaign, plan, resume: bool = True, account: str | None = Non
     ex = executor_for(site, campaign)
     ex.account = account  # batch schedulers charge it (--account / HPCBENCH_ACCOUNT); local ignores it
     ex.pack = pack  # batch: one allocation per variant (executors/pack.py); local: its core slots already pack
+    ex.baseline_ranks = baseline_ranks  # packed: the mpi4py machine baseline at these rank counts, before the jobs
     if todo:
         ex.submit(todo, progress=_progress)
     if hasattr(ex, "wait"):  # a batch scheduler: submit returned once the jobs were queued

@@ -126,10 +126,12 @@ def _program(python: str = "") -> list[str]:
     return [python or sys.executable, "-m", "hpcbench.machine_baseline", "--point"]
 
 
-def measure(site, ranks_list: list[int], out_path: Path, variant: str = "cpu") -> dict:
-    """Measure here with the site's launcher (no allocation around it) and write the file."""
+def measure(site, ranks_list: list[int], out_path: Path, variant: str | None = None) -> dict:
+    """Measure here with the site's launcher (no allocation around it) and write the file.
+    `variant`: whose launcher (default: the site's first variant)."""
     from hpcbench.jobs.launch import launch_argv
 
+    variant = variant or (site.variants[0].name if site.variants else "cpu")
     vcfg = site.variant(variant) if any(v.name == variant for v in site.variants) else None
     launcher = (vcfg.launcher if vcfg and vcfg.launcher else None) or site.launcher
     points = []
