@@ -87,6 +87,9 @@ def test_dry_run_of_a_job_wider_than_a_node_spans_a_host_subset(tmp_path, monkey
     unpacked = _dry(str(site), tmp_path / "c2", "--no-pack")  # arrays, and still every launch line
     assert "#PBS -J" not in unpacked and unpacked.count("#!/bin/bash") == 2 and "--hostfile" not in unpacked
     assert re.search(r"default r3 instrumented +mpiexec --np 3 --ppn 3 --depth 1 --cpu-bind depth <app>", unpacked)
+    local = _dry("local", tmp_path / "c3", "--pack")  # accepted; the local executor's core slots already pack
+    assert "no batch scripts" in local
+    assert re.search(r"default r3 instrumented +mpiexec -n 3 --oversubscribe <app>", local)
 
 
 @pytest.mark.petsc
