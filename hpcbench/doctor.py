@@ -160,6 +160,11 @@ def doctor(site: SiteConfig, account: str | None, run_launcher: bool = True) -> 
     tool_rows(rep)
     if run_launcher:
         rep.row("launcher", *launcher_check(site, acct))
+        from hpcbench.machine_baseline import doctor_points
+
+        status, lines = doctor_points(site, acct)
+        for i, ln in enumerate(lines):  # the machine's own numbers; efficiency is read against them
+            rep.row("machine baseline (mpi4py)" if i == 0 else "", status if i == 0 else "", ln, required=False)
     rep.row(f"isolation: {site.isolation}", *isolation_check(site))
     for pid, b in load_problems().items():
         got = choose_variant(b, site, installs)

@@ -90,6 +90,9 @@ class SiteConfig(Strict):
     isolation: IsolationLevel = "bwrap"
     isolation_binds: list[str] = []  # read-only paths the toolchain needs besides /usr and PETSc
     isolation_image: str = ""  # apptainer: the image the steps run in
+    # Nodes are allocated whole (ALCF, OLCF, NERSC regular QOS): a campaign's jobs of one variant
+    # then go to one packed allocation by default (`submit --no-pack` for one job per array task).
+    exclusive_nodes: bool = False
 
     @field_validator("scheduler")
     @classmethod

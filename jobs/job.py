@@ -19,13 +19,14 @@ import sys
 import time
 from pathlib import Path
 
-from hpcbench.jobs import interrupt, slots
+from hpcbench.jobs import interrupt, resume, slots
 from hpcbench.jobs.api_snapshot import ensure_petsc_api
 from hpcbench.jobs.build import BINARY_NAME, build_submission
 from hpcbench.jobs.capture import run_captured
-from hpcbench.jobs.launch import launch_argv, run_env
+from hpcbench.jobs.launch import run_env
 from hpcbench.jobs.logview import parse_log_view_xml, parse_options_left
 from hpcbench.jobs.malloc_dump import parse_malloc_dump
+from hpcbench.jobs.placement import place
 from hpcbench.jobs.records import CaseRun, JobResult, JobSpec, RunResult, TimingSummary, compact, save_model
 from hpcbench.jobs.sandbox import Step
 from hpcbench.jobs.valgrind import parse_valgrind_xml, valgrind_path, valgrind_prefix
@@ -116,7 +117,7 @@ class Runner:
              prefix: list[str] | None = None, ranks: int | None = None) -> RunResult:
         ranks = ranks or case.ranks
         program = [*(prefix or []), str(binary), *case.args, *self.spec.variant.runtime_options, *extra]
-        argv, over = launch_argv(self.spec.launcher, ranks, self.spec.cores, program, self.step)
+        argv, over, where = place(self.spec.launcher, ranks, self.spec.cores, program, self.step)
         limit = case.time_limit_s * (30 if kind == "valgrind" else 1) + (10 if kind == "valgrind" else 0)
         with slots.hold(min(ranks, self.spec.cores)):
             cap = run_captured(argv, cwd=self.run_dir, env=self.env, timeout_s=limit,
@@ -127,7 +128,7 @@ class Runner:
             stopped_reason=cap.stopped_reason, wall_s=cap.wall_s, stdout=cap.stdout, stderr=cap.stderr,
             stdout_truncated=cap.stdout_truncated, stderr_truncated=cap.stderr_truncated,
             stdout_bytes=cap.stdout_bytes, stderr_bytes=cap.stderr_bytes, oversubscribed=over,
-            hostnames=[socket.gethostname()], isolation=self.spec.isolation.level,
+            hostnames=[socket.gethostname()], isolation=self.spec.isolation.level, placement=where,
         )
 
     def log_file(self, case: CaseRun, kind: str, repeat: int) -> Path:
@@ -186,7 +187,7 @@ def summarise_timings(timing: list[RunResult], null: list[RunResult]) -> TimingS
     )
 
 
-def run_job(spec: JobSpec) -> JobResult:
+def run_job(spec: JobSpec, previous: JobResult | None = None) -> JobResult:
     t0 = time.perf_counter()
     work = Path(spec.work_dir)
     build_dir, log_dir = work / "build", work / "logs"
@@ -217,12 +218,19 @@ def run_job(spec: JobSpec) -> JobResult:
     runner = Runner(spec, petsc, build_dir, log_dir)
     nulls: dict[int, list[RunResult]] = {}
     for case in spec.runs:
-        first = runner.instrumented(binary, case)
+        kept = resume.finished_case(previous, case, spec.timing_repeats)
+        if kept is not None:  # finished by an earlier, stopped try of this job: not redone
+            result.extra["resumed_runs"] = str(int(result.extra.get("resumed_runs", "0")) + len(kept))
+        first = kept[0] if kept is not None else runner.instrumented(binary, case)
         result.runs.append(first)
         if first.exit_code != 0:
             continue  # a failed run is its own evidence; timing it measures nothing
-        timing = [runner.timing(binary, case, i) for i in range(spec.timing_repeats)]
+        timing = kept[1:] if kept is not None else [runner.timing(binary, case, i) for i in range(spec.timing_repeats)]
         result.runs += timing
+        null_kept = resume.finished_nulls(previous, case.ranks, spec.timing_repeats)
+        if case.ranks not in nulls and null_kept is not None:
+            nulls[case.ranks] = null_kept
+            result.runs += null_kept
         if null_bin is not None and case.ranks not in nulls:
             # Once per rank count, not per case: it only calibrates the launcher.
             null_case = CaseRun(case=case.case, args=[], ranks=case.ranks, time_limit_s=60)
@@ -256,10 +264,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     spec = JobSpec.model_validate_json(Path(argv[0]).read_text())
     aside = cancelled_path(spec)
-    aside.unlink(missing_ok=True)
+    previous = resume.previous_partial(spec)  # removes the set-aside records it read
     interrupt.install()
     try:
-        result = run_job(spec)
+        result = run_job(spec, previous)
     except interrupt.Interrupted as stop:  # walltime near or cancelled: keep what finished
         result = interrupt.partial_record(spec, stop)
     except Exception as e:  # the record says why rather than the job vanishing

@@ -188,6 +188,17 @@ class ValgrindSummary(Model):
 RunKind = Literal["instrumented", "timing", "valgrind", "null"]
 
 
+class Placement(Model):
+    """Where a run's ranks ran (jobs/placement.py): read by scaling analysis."""
+
+    nodes: list[str] = []
+    ranks_per_node: int = 1
+    cores_per_rank: int = 1
+    binding: str = ""  # the launcher's binding option (--cpu-bind depth, --cpu-bind=cores) or "none"
+    oversubscribed: bool = False
+    packed: bool = False  # one of many runs in one allocation (hpcbench/executors/pack.py)
+
+
 class RunResult(Model):
     case: str
     ranks: int
@@ -214,6 +225,7 @@ class RunResult(Model):
     options_left: list[str] = []
     valgrind: ValgrindSummary | None = None
     hostnames: list[str] = []
+    placement: Placement | None = None
 
 
 class TimingSummary(Model):

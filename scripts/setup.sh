@@ -85,6 +85,15 @@ if [ "$PETSC_MODE" = "pypi" ] && [ ! -f "$SDIST_CACHE/petsc-$PETSC_VERSION.tar.g
     || log "could not fetch the petsc sdist now; the lint tests fetch it when they run"
 fi
 
+# --- mpi4py (the machine baseline: hpcbench/machine_baseline.py) --------------
+# Built from source with this machine's mpicc, so it uses the MPI the programs use; where
+# no sdist is reachable, the binary wheel (mpi4py >= 4 loads the system's libmpi at run time).
+if ! "$PY" -c 'import mpi4py' 2>/dev/null; then
+  log "installing mpi4py against $(command -v mpicc)"
+  MPICC="$(command -v mpicc)" "$PY" -m pip install -q --no-binary mpi4py "mpi4py>=3.1" 2>/dev/null \
+    || "$PY" -m pip install -q "mpi4py>=3.1"
+fi
+
 # --- hpcbench ---------------------------------------------------------------
 "$PY" -m pip install -q -e "$ROOT[dev]"
 log "ready: $VENV/bin/hpcbench"

@@ -118,7 +118,7 @@ def test_missing_account_is_refused_before_qsub(fake_pbs, tmp_path):
 def test_polaris_campaign_array_timeout_unknown_id_and_qdel(fake_pbs, tmp_path):
     out = tmp_path / "c"
     site = _site(tmp_path)
-    hpcbench("submit", "--site", str(site), "--account", "MyProj", "--problems", "rosenbrock,robertson",
+    hpcbench("submit", "--site", str(site), "--no-pack", "--account", "MyProj", "--problems", "rosenbrock,robertson",
              "--out", str(out))
     ledger = json.loads((out / "scheduler" / "ledger.json").read_text())
     assert ledger["submit_calls"] == 1  # both single-rank jobs: one shape, one array
@@ -149,7 +149,8 @@ def test_polaris_campaign_array_timeout_unknown_id_and_qdel(fake_pbs, tmp_path):
 
     # A second campaign: one job, qdel'd while it runs; its id later purged (qstat exit 153).
     out2 = tmp_path / "c2"
-    hpcbench("submit", "--site", str(site), "--account", "MyProj", "--problems", "rosenbrock", "--out", str(out2))
+    hpcbench("submit", "--site", str(site), "--no-pack", "--account", "MyProj", "--problems", "rosenbrock",
+             "--out", str(out2))
     jid2 = json.loads((out2 / "scheduler" / "ledger.json").read_text())["jobs"]["reference__rosenbrock__1"]
     assert jid2["sched_id"] == "1002.pbs-test"  # a single job: no -J, a plain id
     s = _state(fake_pbs)

@@ -64,14 +64,17 @@ def plan(out: str, site, agents: list[str], submissions: str | None, problem_ids
     return planned.campaign, planned.plan
 
 
-def run_jobs(site, campaign, plan, resume: bool = True, account: str | None = None, block: bool = True) -> None:
+def run_jobs(site, campaign, plan, resume: bool = True, account: str | None = None, block: bool = True,
+             pack: bool | None = None, baseline_ranks: list[int] | None = None) -> None:
     from hpcbench.executors import executor_for
     from hpcbench.plan import pending
 
     todo = pending(campaign, plan.jobs) if resume else plan.jobs
     click.echo(f"campaign {campaign.root}: {len(plan.jobs)} jobs, {len(plan.jobs) - len(todo)} already done",
                err=True)
-    ex = executor_for(site, campaign, account=account)  # batch schedulers charge it; local ignores it
+    # account: batch schedulers charge it; pack: one allocation per variant (executors/pack.py; locally
+    # the core slots already pack); baseline_ranks: packed, the mpi4py machine baseline first
+    ex = executor_for(site, campaign, account=account, pack=pack, baseline_ranks=baseline_ranks)
     with Display(JOBS) as progress:
         if todo:
             ex.submit(todo, progress=progress)
@@ -117,9 +120,11 @@ def run(agents, site, submissions, problem_ids, out, wait_lock, keep_work, **jud
 @click.option("--account", help="allocation to charge (default: $HPCBENCH_ACCOUNT)")
 @click.option("--dry-run", is_flag=True, help="plan and print the batch scripts; submit nothing")
 @click.option("--wait/--no-wait", "block", default=False, help="batch sites: follow the jobs until they end")
+@click.option("--pack/--no-pack", default=None,
+              help="run all jobs of a variant in one allocation (default: on where the site's nodes are exclusive)")
 @wait_lock_opt
 @keep_work_opt
-def submit(agents, site, submissions, problem_ids, out, resume, account, dry_run, block, wait_lock,
+def submit(agents, site, submissions, problem_ids, out, resume, account, dry_run, block, pack, wait_lock,
            keep_work) -> None:
     """Plan jobs and hand them to the site's executor (Slurm/PBS: queue them and return)."""
     from hpcbench.site import load_site
@@ -128,30 +133,39 @@ def submit(agents, site, submissions, problem_ids, out, resume, account, dry_run
     s = load_site(site)
     out = out or default_out(s)
     if dry_run:
-        show_dry_run(out, s, agents, submissions, problem_ids, account)
+        show_dry_run(out, s, agents, submissions, problem_ids, account, pack)
         return
     with lock(out, wait_lock):
         campaign, planned = plan(out, s, agents, submissions, problem_ids, keep_work=keep_work)
-        run_jobs(s, campaign, planned, resume, account, block)
+        run_jobs(s, campaign, planned, resume, account, block, pack)
     click.echo(f"campaign: {campaign.root}")
 
 
 def show_dry_run(out: str, site, agents: list[str], submissions: str | None, problem_ids: str | None,
-                 account: str | None) -> None:
-    """Plan with the PETSc the site declares (it may not be here) and print the batch scripts."""
+                 account: str | None, pack: bool | None = None) -> None:
+    """Plan with the PETSc the site declares (it may not be here) and print the batch scripts
+    and every launch command they will run."""
     from hpcbench.executors import executor_for
+    from hpcbench.executors.pack import plan_launch_lines
+    from hpcbench.executors.shapes import ArrayPlan, Shape
     from hpcbench.plan import declared_installs
 
     campaign, planned = plan(out, site, agents, submissions, problem_ids, installs=declared_installs(site))
-    ex = executor_for(site, campaign, account=account)
+    ex = executor_for(site, campaign, account=account, pack=pack)
     if not ex.batch:
-        click.echo(f"site {site.name!r} runs jobs on this machine ({len(planned.jobs)} planned): no batch scripts")
+        click.echo(f"site {site.name!r} runs jobs on this machine ({len(planned.jobs)} planned): no batch scripts; "
+                   "launch commands:")
+        whole = ArrayPlan(Shape("", site.total_cores(), 0, ""), planned.jobs, 0, None)
+        click.echo("\n".join(plan_launch_lines(whole, site)))
         return
     scripts = ex.dry_run(planned.jobs)
     for p, text in scripts:
-        click.echo(f"# ===== {p.name}: {len(p.jobs)} job(s), {p.walltime_min} min, partition "
+        nodes = f", {p.nodes} node(s) packed" if hasattr(p, "nodes") else ""
+        click.echo(f"# ===== {p.name}: {len(p.jobs)} job(s){nodes}, {p.walltime_min} min, partition "
                    f"{p.shape.partition or '(default)'} =====")
         click.echo(text)
+        click.echo(f"# ----- launch commands of {p.name} (<app>: the job's build, <null>: launcher calibration) -----")
+        click.echo("\n".join(plan_launch_lines(p, site)) + "\n")
     click.echo(f"dry run: {len(scripts)} batch script(s) for {len(planned.jobs)} jobs; nothing submitted. "
                f"Campaign planned in {campaign.root}", err=True)
 

@@ -52,10 +52,13 @@ def executor_class(scheduler: str) -> type[Executor]:
     return cls
 
 
-def executor_for(site: SiteConfig, campaign: Campaign, account: str | None = None) -> Executor:
+def executor_for(site: SiteConfig, campaign: Campaign, account: str | None = None, pack: bool | None = None,
+                 baseline_ranks: list[int] | None = None) -> Executor:
     """The site's executor for a campaign; `account` is the allocation batch schedulers charge
-    (--account, else $HPCBENCH_ACCOUNT; the local executor ignores it)."""
-    return executor_class(site.scheduler)(site, campaign, account=account)
+    (--account, else $HPCBENCH_ACCOUNT; the local executor ignores it); `pack`: one allocation
+    per variant (None: where the site's nodes are exclusive; locally the core slots already
+    pack); `baseline_ranks`: packed, the mpi4py machine baseline at these rank counts first."""
+    return executor_class(site.scheduler)(site, campaign, account=account, pack=pack, baseline_ranks=baseline_ranks)
 
 
 @dataclass(frozen=True)
@@ -78,9 +81,11 @@ class Executor(ABC):
     # job (jobs.job reads HPCBENCH_SCHEDULER_JOB_ID) for its record.
     job_id_env: ClassVar[str] = ""
 
-    def __init__(self, site: SiteConfig, campaign: Campaign, account: str | None = None):
+    def __init__(self, site: SiteConfig, campaign: Campaign, account: str | None = None, pack: bool | None = None,
+                 baseline_ranks: list[int] | None = None):
         self.site, self.campaign = site, campaign
         self.account = account
+        self.pack, self.baseline_ranks = pack, baseline_ranks
 
     @abstractmethod
     def submit(self, jobs: list[JobSpec], progress: Progress | None = None) -> None:

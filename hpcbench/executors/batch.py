@@ -35,6 +35,7 @@ from hpcbench.executors.base import Executor, JobDetail, JobState, Progress
 from hpcbench.executors.shapes import ArrayPlan, plan_arrays, resolve_account
 from hpcbench.jobs.interrupt import SCHEDULER_JOB_ID_ENV
 from hpcbench.jobs.records import JobResult, JobSpec, JobStatus, save_model, write_atomic
+from hpcbench.jobs.resume import keep_for_resume
 
 ACTIVE = {"PENDING", "RUNNING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING", "SUSPENDED",
           "CONFIGURING", "COMPLETING", "STOPPED", "SIGNALING", "STAGE_OUT", "RESV_DEL_HOLD", "HELD", "QUEUED",
@@ -63,6 +64,7 @@ class Entry(BaseModel):
     state: str = "PENDING"
     outcome: str = ""  # set once the job is over: done | timeout | cancelled | error
     history: list[str] = []  # earlier tries: "<id>: <state>"
+    packed: bool = False  # one of many jobs in one allocation (executors/pack.py)
 
 
 class ArrayRecord(BaseModel):
@@ -120,6 +122,10 @@ class BatchExecutor(Executor):
 
     batch = True
 
+    def packing(self) -> bool:
+        """One allocation per variant: --pack/--no-pack, else the site's exclusive_nodes."""
+        return self.site.exclusive_nodes if self.pack is None else self.pack
+
     @abstractmethod
     def make_backend(self) -> Backend: ...
 
@@ -150,16 +156,29 @@ class BatchExecutor(Executor):
 
     # ------------------------------------------------------------------ submit
     def plans(self, jobs: list[JobSpec]) -> list[ArrayPlan]:
-        """The arrays to submit; each job is told its scheduler id through SCHEDULER_JOB_ID_ENV."""
-        plans = plan_arrays(jobs, self.site)
+        """The arrays (or packed allocations, executors/pack.py) to submit; each job is told its
+        scheduler id through SCHEDULER_JOB_ID_ENV."""
+        from hpcbench.executors.pack import plan_packs
+
+        plans: list[ArrayPlan] = list(plan_packs(jobs, self.site)) if self.packing() else plan_arrays(jobs, self.site)
         if self.job_id_env:
             for p in plans:
                 p.setup = [*p.setup, f'export {SCHEDULER_JOB_ID_ENV}="${{{self.job_id_env}:-}}"']
         return plans
 
     def dry_run(self, jobs: list[JobSpec]) -> list[tuple[ArrayPlan, str]]:
+        from hpcbench.executors import pack
+
         account = resolve_account(self.site, self.account)
-        return [(p, self.backend().render(p, account)) for p in self.plans(jobs)]
+        out: list[tuple[ArrayPlan, str]] = []
+        for p in self.plans(jobs):
+            if isinstance(p, pack.PackPlan):
+                key = f"{p.name}-0"
+                path = self.campaign.root / "scheduler" / "pack" / f"{key}.json"
+                out.append((p, pack.render(self.backend(), p, account, path)))
+            else:
+                out.append((p, self.backend().render(p, account)))
+        return out
 
     def submit(self, jobs: list[JobSpec], progress: Progress | None = None) -> None:
         account = resolve_account(self.site, self.account)  # before anything is submitted
@@ -173,11 +192,18 @@ class BatchExecutor(Executor):
         self._submit_arrays(ledger, todo, account)
 
     def _submit_arrays(self, ledger: Ledger, jobs: list[JobSpec], account: str, retry: bool = False) -> None:
+        from hpcbench.executors import pack
+
         for plan in self.plans(jobs):
+            packed = isinstance(plan, pack.PackPlan)
             for j in plan.jobs:  # a fresh try: leftovers of the last one must not be mistaken for it
-                (Path(j.work_dir) / "cancelled.json").unlink(missing_ok=True)
+                keep_for_resume(Path(j.work_dir))  # ... but its finished runs are not redone (jobs/resume.py)
             try:
-                array_id, ids, script = self.backend().submit_array(plan, account)
+                if isinstance(plan, pack.PackPlan):
+                    array_id, script = pack.submit(self.backend(), self.campaign, plan, account, self.baseline_ranks)
+                    ids = [array_id] * len(plan.jobs)
+                else:
+                    array_id, ids, script = self.backend().submit_array(plan, account)
             except HpcbenchError as e:
                 done = sum(1 for e_ in ledger.jobs.values() if not e_.outcome)
                 raise HpcbenchError(f"{e}\n(nothing of this array was submitted; the {done} jobs submitted "
@@ -191,7 +217,7 @@ class BatchExecutor(Executor):
                 tries = (old.tries + 1 if retry else old.tries) if old else 1
                 history = ([*old.history, f"{old.sched_id}: {old.state}"] if old else [])
                 ledger.jobs[j.job_id] = Entry(sched_id=sid, array_id=array_id, tries=tries, submitted=now_iso(),
-                                              submitted_ts=ts, history=history)
+                                              submitted_ts=ts, history=history, packed=packed)
             ledger.arrays.append(ArrayRecord(array_id=array_id, name=plan.name, jobs=len(plan.jobs),
                                              walltime_min=plan.walltime_min, script=script, submitted=now_iso()))
             self.save_ledger(ledger)
@@ -259,9 +285,14 @@ class BatchExecutor(Executor):
         st = si.state
         if st in ACTIVE:
             return "running" if st in ("RUNNING", "COMPLETING") else "pending"
-        if rec.is_file() and st not in RETRY:
+        if rec.is_file() and (st not in RETRY or e.packed):  # packed: finished before its allocation failed
             e.outcome = _record_status(rec) or "done"
             return self._state_of_record(rec)
+        if e.packed and st not in RETRY:
+            # Left over when its allocation ended (walltime, cancel): not run, and no result
+            # of the program's; `submit --resume` runs it.
+            e.outcome = "cancelled"
+            return "cancelled"
         if st == "TIMEOUT":
             e.outcome = "timeout"
             self._write(job, e, "timeout", f"the scheduler ended the job at its walltime ({e.sched_id}: TIMEOUT)")
@@ -323,10 +354,14 @@ class BatchExecutor(Executor):
         ledger = self.load_ledger()
         open_e = [ledger.jobs[j.job_id] for j in jobs if j.job_id in ledger.jobs and not ledger.jobs[j.job_id].outcome]
         info = self._poll(open_e)
-        ids = [e.sched_id for e in open_e if info.get(e.sched_id, SchedInfo("UNKNOWN")).state in ACTIVE]
+        # A packed job is cancelled with its whole allocation; only its unfinished jobs are counted.
+        hit = [(j, e) for j in jobs if (e := ledger.jobs.get(j.job_id)) in open_e
+               and info.get(e.sched_id, SchedInfo("UNKNOWN")).state in ACTIVE
+               and not (e.packed and Path(j.record_path).is_file())]
+        ids = sorted({e.sched_id for _, e in hit})
         if ids:
             self.backend().cancel(ids)
-        return len(ids)
+        return len(hit)
 
     def details(self, jobs: list[JobSpec]) -> dict[str, JobDetail]:
         ledger = self.load_ledger()

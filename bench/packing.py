@@ -1,0 +1,119 @@
+"""Benchmark: packed allocations. Scheduler calls per campaign and per sweep, and how close a
+packed allocation's wall time comes to the work its builds and runs did.
+
+    python bench/packing.py [--problems P,Q] [--no-slurm] [--no-local]
+
+Modes, each a fresh campaign of the references, measured in this one run:
+  local              `submit --site local` (the core slots: what --pack means locally)
+  slurm unpacked     `submit --site ci-slurm --no-pack --wait`: job arrays, one task per job
+  slurm packed       `submit --site ci-slurm --pack --wait`: one allocation, runs as srun --exact steps
+  slurm sweep packed sweep-shaped jobs (each reference's first case at 1, 2 and 4 ranks, one job per
+                     program, as `hpcbench sweep` plans them) through the same executor API, packed
+The Slurm modes need the test cluster up (scripts/slurm-test-cluster.sh start) and SLURM_CONF set.
+
+Printed per mode: scheduler calls (sbatch invocations in the ledger; target 1 per variant when
+packed), wall time of the command, and wall / (core-seconds / cores), where core-seconds sum
+every build (one core) and every run (min(ranks, cores) cores) from the records: the measure
+bench/run_overhead.py uses (target <= 1.15 packed). Under Slurm the wall time includes the
+queue wait of an idle cluster. Figures on a loaded machine are noisy: compare modes of one run."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+DEFAULT_PROBLEMS = "advection1d,cavity-dmstag,darcy-dmplex,robertson,rosenbrock,vec-scatter"
+
+
+def core_seconds(out: Path, cores: int) -> tuple[float, int, int]:
+    """(build and run core-seconds from the records, records, runs)."""
+    total, n_rec, n_runs = 0.0, 0, 0
+    for p in (out / "records").glob("*.json"):
+        rec = json.loads(p.read_text())
+        n_rec += 1
+        if rec.get("build"):
+            total += rec["build"]["wall_s"]
+        for r in rec.get("runs", []):
+            total += r["wall_s"] * min(r["ranks"], cores)
+            n_runs += 1
+    return total, n_rec, n_runs
+
+
+def submit_calls(out: Path) -> int:
+    p = out / "scheduler" / "ledger.json"
+    return json.loads(p.read_text())["submit_calls"] if p.is_file() else 0
+
+
+def run_cli(*args: str) -> float:
+    exe = Path(sys.executable).parent / "hpcbench"
+    t0 = time.perf_counter()
+    subprocess.run([str(exe), *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def sweep_shaped(out: Path, problems: str) -> float:
+    """Plan the references like a campaign, turn each job into a sweep's (first case at 1, 2, 4
+    ranks, one timed repeat), and submit them packed through the executor API; wait."""
+    from hpcbench.cli import _plan
+    from hpcbench.executors import executor_for
+
+    site, campaign, plan = _plan(str(out), "ci-slurm", ["reference"], None, problems)
+    jobs = []
+    for j in plan.jobs:
+        first = j.runs[0]
+        runs = [first.model_copy(update={"case": f"{first.case}-r{r}", "ranks": r}) for r in (1, 2, 4)]
+        spec = j.model_copy(update={"runs": runs, "valgrind": False, "timing_repeats": 1, "cores": 2})
+        (campaign.specs_dir / f"{spec.job_id}.json").write_text(spec.model_dump_json(indent=1))
+        jobs.append(spec)
+    t0 = time.perf_counter()
+    ex = executor_for(site, campaign)
+    ex.pack, ex.baseline_ranks = True, [1, 2, 4]
+    ex.submit(jobs)
+    ex.wait(jobs, poll_s=1.0)
+    return time.perf_counter() - t0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--problems", default=DEFAULT_PROBLEMS)
+    ap.add_argument("--no-slurm", action="store_true")
+    ap.add_argument("--no-local", action="store_true")
+    a = ap.parse_args()
+    cores = os.cpu_count() or 1
+    root = Path(tempfile.mkdtemp(prefix="bench-packing-"))
+    modes = []
+    if not a.no_local:
+        modes.append(("local", ["submit", "--site", "local", "--problems", a.problems]))
+    if not a.no_slurm:
+        modes.append(("slurm unpacked", ["submit", "--site", "ci-slurm", "--no-pack", "--wait", "--problems",
+                                         a.problems]))
+        modes.append(("slurm packed", ["submit", "--site", "ci-slurm", "--pack", "--wait", "--problems",
+                                       a.problems]))
+    print(f"{cores} cores; problems {a.problems}; load average {os.getloadavg()[0]:.1f} at start")
+    print(f"{'mode':20s} {'jobs':>4s} {'runs':>5s} {'sched calls':>11s} {'wall s':>7s} {'core-s':>7s} "
+          f"{'wall/(core-s/cores)':>19s}")
+    for name, args in modes:
+        out = root / name.replace(" ", "-")
+        wall = run_cli(*args, "--out", str(out))
+        cs, n_rec, n_runs = core_seconds(out, cores)
+        print(f"{name:20s} {n_rec:4d} {n_runs:5d} {submit_calls(out):11d} {wall:7.1f} {cs:7.1f} "
+              f"{wall / (cs / cores):19.2f}", flush=True)
+    if not a.no_slurm:
+        out = root / "slurm-sweep"
+        wall = sweep_shaped(out, a.problems)
+        cs, n_rec, n_runs = core_seconds(out, cores)
+        base = out / "machine" / "baseline-cpu.json"
+        print(f"{'slurm sweep packed':20s} {n_rec:4d} {n_runs:5d} {submit_calls(out):11d} {wall:7.1f} {cs:7.1f} "
+              f"{wall / (cs / cores):19.2f}   baseline: {'written' if base.is_file() else 'MISSING'}")
+    print(f"load average {os.getloadavg()[0]:.1f} at the end; campaigns in {root}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

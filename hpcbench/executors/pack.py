@@ -1,0 +1,277 @@
+"""Packed allocations: all jobs of a variant in ONE batch job, which runs them inside itself.
+
+On node-exclusive machines (Polaris, Aurora, Frontier, Perlmutter's regular QOS) a job
+array of one-node jobs queues dozens of whole-node allocations one after another; users
+there pack many runs into one allocation. With packing on (`submit --pack`, the default
+where the site says `exclusive_nodes: true`; sweeps always), the executor asks for one
+allocation per variant, sized for its widest job (nodes) and for the total work (walltime,
+capped at the partition's), and the batch script `exec`s jobs/pack.py, which starts the
+jobs inside it: Slurm job steps (`srun --exact`), PALS `mpiexec --hostfile` on subsets of
+$PBS_NODEFILE (jobs/placement.py). Jobs left when the allocation ends have no record:
+the executor records them as not run (cancelled) and `submit --resume` runs them.
+
+    <campaign>/scheduler/pack/<name>-<n>.json          the manifest the driver reads
+    <campaign>/scheduler/pack/<name>-<n>.summary.json  what it ran and left (written at its end)
+    <campaign>/machine/baseline-<variant>.json         the mpi4py baseline, when asked for"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from hpcbench.errors import HpcbenchError
+from hpcbench.executors.shapes import ArrayPlan, job_walltime_s, shape_of
+from hpcbench.jobs.interrupt import WALLTIME_ENV
+from hpcbench.jobs.pack import BaselineRequest, PackManifest
+from hpcbench.jobs.placement import PackContext, placed_launcher
+from hpcbench.jobs.records import JobSpec, write_atomic
+from hpcbench.site import SiteConfig
+
+BASELINE_S = 120.0  # walltime kept for the machine baseline and the driver's start
+
+
+@dataclass
+class PackPlan(ArrayPlan):
+    """One allocation: `nodes` nodes with `cores_per_node` cores each for every job in `jobs`."""
+
+    nodes: int = 1
+    cores_per_node: int = 1
+
+    @property
+    def name(self) -> str:
+        return f"hpcbench-pack-{self.shape.variant}"
+
+
+def plan_packs(jobs: list[JobSpec], site: SiteConfig) -> list[PackPlan]:
+    """One plan per variant (and partition): every job of it in one allocation."""
+    groups: dict[tuple[str, str, int], list[JobSpec]] = {}
+    for j in sorted(jobs, key=lambda j: (-j.width, j.job_id)):  # widest first, as the driver starts them
+        shape, _ = shape_of(j, site)
+        groups.setdefault((shape.variant, shape.partition, shape.gpus), []).append(j)
+    out = []
+    for (variant, _, _), members in groups.items():
+        shape, part = shape_of(members[0], site)
+        declared = bool(part and part.cores_per_node)
+        cpn = part.cores_per_node if part and declared else site.total_cores()
+        # Nodes only where the site declares what a node holds; else one node (this machine,
+        # a test cluster) on which a wider job runs oversubscribed, as unpacked.
+        nodes = max(-(-j.width // cpn) for j in members) if declared else 1
+        # Cores asked per node: a whole node on node-exclusive sites or when the pack
+        # fills one; otherwise what the jobs would use side by side.
+        cores = cpn if (site.exclusive_nodes or nodes > 1) else min(cpn, max(sum(min(j.width, cpn) for j in members),
+                                                                           max(j.width for j in members)))
+        total = cores * nodes
+        work_s = sum(job_walltime_s(j) * min(j.width, total) for j in members) / total
+        want_s = BASELINE_S + max(work_s, max(job_walltime_s(j) for j in members))
+        want = site.batch.walltime_min or int(-(-want_s // 60))
+        walltime = max(1, min(want, part.max_walltime_min if part else want))
+        setup = [*site.setup, *site.variant(variant).setup] if any(v.name == variant for v in site.variants) \
+            else list(site.setup)
+        sh = type(shape)(partition=shape.partition, cpus=cores, gpus=shape.gpus, variant=variant)
+        out.append(PackPlan(sh, members, walltime, part, setup, nodes=nodes, cores_per_node=cores))
+    return out
+
+
+# ----------------------------------------------------------------------------- launch lines
+
+
+def _dry_hostfile(ctx: PackContext, hosts: list[str]) -> Path:
+    return Path("$PACK_HOSTS") / ("+".join(hosts) + ".hosts")
+
+
+def launch_lines(job: JobSpec, site: SiteConfig, ctx: PackContext | None) -> list[str]:
+    """Every launch command the job will run (program shown as <app>, the calibration
+    program as <null>); `ctx` None: unpacked (the template as is)."""
+    lines = []
+
+    def line(what: str, ranks: int, program: list[str]) -> None:
+        argv, over, _ = placed_launcher(job.launcher, ranks, ctx, hostfile_for=_dry_hostfile)
+        if ctx is None:
+            over = ranks > job.cores
+        if over and job.launcher.oversubscribe_flag:
+            argv.append(job.launcher.oversubscribe_flag)
+        wrap = " [each rank in its sandbox]" if job.isolation.per_rank and job.isolation.level != "none" else ""
+        shown = " ".join(shlex.quote(a) if any(c.isspace() for c in a) else a for a in argv + program)
+        lines.append(f"{what:<26s} {shown}{wrap}")
+
+    opts = job.variant.runtime_options
+    seen_null = set()
+    for c in job.runs:
+        prog = ["<app>", *c.args, *opts]
+        line(f"{c.case} r{c.ranks} instrumented", c.ranks, [*prog, "-malloc_debug", "-malloc_dump",
+                                                           "-options_left", "-log_view", ":<log>:ascii_xml"])
+        if job.timing_repeats:
+            line(f"{c.case} r{c.ranks} timing x{job.timing_repeats}", c.ranks, [*prog, "-log_view", ":<log>:ascii_xml"])
+        if job.null_program_dir and c.ranks not in seen_null and job.timing_repeats:
+            seen_null.add(c.ranks)
+            line(f"null r{c.ranks} x{job.timing_repeats}", c.ranks, ["<null>"])
+    if job.valgrind and job.runs:
+        c = min(job.runs, key=lambda r: r.ranks)
+        line(f"{c.case} r{c.ranks} valgrind", c.ranks, ["<valgrind>", "<app>", *c.args, *opts])
+    return lines
+
+
+def plan_launch_lines(plan: ArrayPlan, site: SiteConfig) -> list[str]:
+    """The launch commands of every job of a plan (packed: placed as jobs/pack.py places them)."""
+    out = []
+    if isinstance(plan, PackPlan):
+        hosts = [f"node{i}" for i in range(plan.nodes)]
+        narrow = 0
+        for j in plan.jobs:
+            n = max(1, min(len(hosts), -(-j.width // plan.cores_per_node)))
+            if n > 1:
+                mine = hosts[:n]
+            else:
+                mine = [hosts[narrow % len(hosts)]]
+                narrow += 1
+            ctx = PackContext(site.scheduler, tuple(mine), plan.cores_per_node, "$PACK_HOSTS")
+            out.append(f"# job {j.job_id} on {','.join(mine)}:")
+            out += [f"#   {ln}" for ln in launch_lines(j, site, ctx)]
+    else:
+        for j in plan.jobs:
+            out.append(f"# job {j.job_id}:")
+            out += [f"#   {ln}" for ln in launch_lines(j, site, None)]
+    return out
+
+
+# ----------------------------------------------------------------------------- scripts
+
+
+def manifest_for(plan: PackPlan, campaign, site: SiteConfig, key: str, baseline_ranks: list[int] | None,
+                 python: str) -> tuple[Path, PackManifest]:
+    folder = campaign.root / "scheduler" / "pack"
+    base = None
+    if baseline_ranks:
+        v = site.variant(plan.shape.variant) if any(x.name == plan.shape.variant for x in site.variants) else None
+        base = BaselineRequest(out=str(campaign.root / "machine" / f"baseline-{plan.shape.variant}.json"),
+                               ranks=sorted(set(baseline_ranks)), launcher=(v.launcher if v and v.launcher else None)
+                               or site.launcher, python=python)
+    m = PackManifest(scheduler=site.scheduler, variant=plan.shape.variant,
+                     specs=[str(campaign.specs_dir / f"{j.job_id}.json") for j in plan.jobs],
+                     cores_per_node=plan.cores_per_node, work_dir=str(campaign.work_dir),
+                     summary=str(folder / f"{key}.summary.json"), baseline=base)
+    return folder / f"{key}.json", m
+
+
+def driver_command(python: str, manifest: Path) -> str:
+    """exec: the scheduler's signals (USR2 warning, SIGTERM) reach the driver itself."""
+    return f"exec {shlex.quote(python)} -u -m hpcbench.jobs.pack {shlex.quote(str(manifest))}"
+
+
+def slurm_parameters(plan: PackPlan, site: SiteConfig, account: str, python: str) -> dict:
+    from hpcbench.executors.slurm import sbatch_parameters
+
+    params = sbatch_parameters(plan, site, account, python)
+    # Tasks, not one task with many cpus: `srun --exact -n R` steps take R of them.
+    params.update(nodes=plan.nodes, ntasks_per_node=plan.cores_per_node, cpus_per_task=1)
+    params.pop("array_parallelism", None)
+    return params
+
+
+def render_slurm(backend, plan: PackPlan, account: str, manifest: Path) -> str:
+    from submitit.slurm.slurm import _make_sbatch_string
+
+    params = slurm_parameters(plan, backend.site, account, backend.python)
+    return _make_sbatch_string(command=driver_command(backend.python, manifest), folder=backend.folder, **params)
+
+
+def render_pbs(backend, plan: PackPlan, account: str, manifest: Path) -> str:
+    from hpcbench.executors.pbs import hms
+
+    site, part = backend.site, plan.partition
+    select = f"select={plan.nodes}"
+    if not site.batch.whole_nodes:
+        select += f":ncpus={plan.cores_per_node}" + (f":ngpus={plan.shape.gpus}" if plan.shape.gpus else "")
+    if site.batch.select_extra:
+        select += f":{site.batch.select_extra}"
+    log_dir = backend.folder / "logs"
+    lines = ["#!/bin/bash", f"#PBS -N {plan.name[:15]}", f"#PBS -l {select}", "#PBS -l place=scatter",
+             f"#PBS -l walltime={hms(plan.walltime_min)}"]
+    if site.batch.filesystems:
+        lines.append(f"#PBS -l filesystems={site.batch.filesystems}")
+    if part and part.queue:
+        lines.append(f"#PBS -q {part.queue}")
+    if account:
+        lines.append(f"#PBS -A {account}")
+    lines += ["#PBS -j oe", f"#PBS -o {log_dir}/", "#PBS -r n"]
+    lines += [f"#PBS {d}" for d in [*site.batch.directives, *(part.directives if part else [])]]
+    lines += ["", "# setup", *plan.setup, f"export {WALLTIME_ENV}={plan.walltime_min * 60}", "",
+              f'exec >>{shlex.quote(str(log_dir))}/"${{PBS_JOBID}}.log" 2>&1',
+              f"# {len(plan.jobs)} job(s) run inside this allocation on hosts from $PBS_NODEFILE",
+              driver_command(backend.python, manifest), ""]
+    return "\n".join(lines)
+
+
+def render(backend, plan: PackPlan, account: str, manifest: Path) -> str:
+    text = (render_slurm if backend.name == "slurm" else render_pbs)(backend, plan, account, manifest)
+    jobs = "\n".join(f"#   {j.job_id}" for j in plan.jobs)
+    return f"{text}\n# hpcbench: {len(plan.jobs)} job(s) packed in this allocation\n{jobs}\n"
+
+
+def _next_key(folder: Path, name: str) -> str:
+    n = 0
+    while (folder / f"{name}-{n}.json").exists():
+        n += 1
+    return f"{name}-{n}"
+
+
+def submit(backend, campaign, plan: PackPlan, account: str, baseline_ranks: list[int] | None) -> tuple[str, str]:
+    """Write the manifest and submit the allocation: (scheduler id, script path)."""
+    folder = campaign.root / "scheduler" / "pack"
+    folder.mkdir(parents=True, exist_ok=True)
+    key = _next_key(folder, plan.name)
+    path, manifest = manifest_for(plan, campaign, backend.site, key, baseline_ranks, backend.python)
+    write_atomic(path, manifest.model_dump_json(indent=1))
+    if backend.name == "slurm":
+        return _submit_slurm(backend, plan, account, path)
+    return _submit_pbs(backend, plan, account, path, key)
+
+
+def _submit_slurm(backend, plan: PackPlan, account: str, manifest: Path) -> tuple[str, str]:
+    import submitit
+    from submitit.core.utils import FailedJobError, FailedSubmissionError
+
+    from hpcbench.executors.slurm import clean_env
+    from hpcbench.jobs import pack as packmain
+
+    if shutil.which("sbatch") is None:
+        raise HpcbenchError(f"site {backend.site.name!r}: sbatch not found on PATH (is this a Slurm login node?)")
+    command = driver_command(backend.python, manifest)
+
+    class _PackSlurmExecutor(submitit.SlurmExecutor):
+        @property
+        def _submitit_command_str(self) -> str:
+            return command
+
+    ex = _PackSlurmExecutor(folder=backend.folder, python=shlex.quote(backend.python))
+    ex.update_parameters(**slurm_parameters(plan, backend.site, account, backend.python))
+    try:
+        with clean_env():
+            job = ex.submit(packmain.main, [str(manifest)])
+    except (FailedJobError, FailedSubmissionError, subprocess.CalledProcessError, OSError) as e:
+        msg = str(e).strip().splitlines()
+        detail = next((ln for ln in msg if "error" in ln.lower()), msg[-1] if msg else "")
+        raise HpcbenchError(f"sbatch refused allocation {plan.name} (partition "
+                            f"{plan.shape.partition or 'default'}): {detail.strip()}") from None
+    return job.job_id, str(backend.folder / f"{job.job_id}_submission.sh")
+
+
+def _submit_pbs(backend, plan: PackPlan, account: str, manifest: Path, key: str) -> tuple[str, str]:
+    from hpcbench.executors.pbs import parse_qsub
+
+    if shutil.which("qsub") is None:
+        raise HpcbenchError(f"site {backend.site.name!r}: qsub not found on PATH (is this a PBS login node?)")
+    (backend.folder / "logs").mkdir(parents=True, exist_ok=True)
+    script = backend.folder / f"{key}.sh"
+    script.write_text(render_pbs(backend, plan, account, manifest))
+    try:
+        p = subprocess.run(["qsub", str(script)], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise HpcbenchError(f"qsub {script}: {e}") from None
+    if p.returncode != 0:
+        raise HpcbenchError(f"qsub refused allocation {plan.name} (queue {plan.shape.partition or 'default'}): "
+                            f"{(p.stderr or p.stdout).strip()}")
+    return parse_qsub(p.stdout), str(script)

@@ -1,0 +1,204 @@
+"""The machine's own baseline, measured with mpi4py through the site's launcher: ping-pong
+latency and bandwidth between rank 0 and the last rank (on another node when the run
+spans several), and allreduce times, at each rank count a sweep uses. Scaling efficiency
+is read against it (a program cannot beat the network it runs on).
+
+    measure(site, ranks_list, out_path)     here, with the site's launcher (local sweeps, doctor)
+    in_allocation(manifest, hosts, cores)   inside a packed allocation, before its jobs (jobs/pack.py)
+    python -m hpcbench.machine_baseline --point    one point: what each launch runs
+
+The file (<campaign>/machine/baseline-<variant>.json):
+    {"schema": 1, "variant", "launcher", "hosts": [...], "points": [{"ranks", "nodes",
+     "pingpong_latency_us", "pingpong_bandwidth_MBps", "allreduce_8B_us", "allreduce_1MB_us",
+     "oversubscribed", "error"}], "measured_at", "mpi_library"}
+A point that could not be measured keeps its ranks and says why in "error" (numbers null)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from hpcbench.jobs.launch import mpi_env
+from hpcbench.jobs.records import Launcher, write_atomic
+
+SCHEMA = 1
+LAT_BYTES, BW_BYTES, BIG_BYTES = 8, 4 << 20, 1 << 20
+POINT_TIMEOUT_S = 180.0
+
+
+def _time_pingpong(comm, peer: int, nbytes: int, reps: int) -> float:
+    """Seconds per round trip between rank 0 and `peer` (others wait at the barrier)."""
+    import numpy as np
+
+    buf = np.zeros(max(1, nbytes), dtype=np.uint8)
+    rank = comm.Get_rank()
+    best = float("inf")
+    for _ in range(3):  # best of three batches: the machine's capability, not its noise
+        comm.Barrier()
+        t = time.perf_counter()
+        for _ in range(reps):
+            if rank == 0:
+                comm.Send(buf, dest=peer, tag=7)
+                comm.Recv(buf, source=peer, tag=7)
+            elif rank == peer:
+                comm.Recv(buf, source=0, tag=7)
+                comm.Send(buf, dest=0, tag=7)
+        best = min(best, (time.perf_counter() - t) / reps)
+    return best
+
+
+def _time_allreduce(comm, nbytes: int, reps: int) -> float:
+    import numpy as np
+    from mpi4py import MPI
+
+    n = max(1, nbytes // 8)
+    a, b = np.ones(n), np.zeros(n)
+    best = float("inf")
+    for _ in range(3):
+        comm.Barrier()
+        t = time.perf_counter()
+        for _ in range(reps):
+            comm.Allreduce(a, b, op=MPI.SUM)
+        best = min(best, comm.allreduce(time.perf_counter() - t, op=MPI.MAX) / reps)
+    return best
+
+
+def point() -> dict | None:
+    """One point, under MPI: rank 0 returns the numbers, the others None."""
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    size, rank = comm.Get_size(), comm.Get_rank()
+    hosts = comm.gather(socket.gethostname(), root=0)
+    out: dict = {"ranks": size}
+    if size > 1:
+        peer = size - 1
+        lat = _time_pingpong(comm, peer, LAT_BYTES, 200)
+        bw = _time_pingpong(comm, peer, BW_BYTES, 10)
+        out["pingpong_latency_us"] = lat / 2 * 1e6
+        out["pingpong_bandwidth_MBps"] = BW_BYTES / (bw / 2) / 1e6
+    else:
+        out["pingpong_latency_us"] = out["pingpong_bandwidth_MBps"] = None
+    out["allreduce_8B_us"] = _time_allreduce(comm, 8, 200) * 1e6
+    out["allreduce_1MB_us"] = _time_allreduce(comm, BIG_BYTES, 10) * 1e6
+    if rank != 0:
+        return None
+    out["hosts"] = sorted(set(hosts or []))
+    out["nodes"] = len(out["hosts"])
+    out["mpi_library"] = MPI.Get_library_version().strip().splitlines()[0]
+    return out
+
+
+def _run_point(argv: list[str], ranks: int, over: bool) -> dict:
+    env = {**os.environ, **mpi_env()}
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=POINT_TIMEOUT_S, env=env)
+    except subprocess.TimeoutExpired:
+        return {"ranks": ranks, "oversubscribed": over, "error": f"no answer in {POINT_TIMEOUT_S:.0f} s"}
+    except OSError as e:
+        return {"ranks": ranks, "oversubscribed": over, "error": f"{argv[0]}: {e}"}
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+    if p.returncode != 0 or not lines:
+        tail = (p.stderr or p.stdout).strip()[-400:]
+        return {"ranks": ranks, "oversubscribed": over, "error": f"exit {p.returncode}: {tail}"}
+    got = json.loads(lines[-1])
+    got["oversubscribed"] = over
+    return got
+
+
+def _write(out_path: Path, variant: str, launcher: Launcher, points: list[dict]) -> dict:
+    hosts = sorted({h for pt in points for h in pt.pop("hosts", [])})
+    libs = [pt.pop("mpi_library") for pt in points if "mpi_library" in pt]
+    doc = {"schema": SCHEMA, "variant": variant, "launcher": launcher.template, "hosts": hosts,
+           "points": points, "measured_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+           "mpi_library": libs[0].replace("\x00", "").strip() if libs else ""}
+    write_atomic(Path(out_path), json.dumps(doc, indent=1))
+    return doc
+
+
+def _program(python: str = "") -> list[str]:
+    return [python or sys.executable, "-m", "hpcbench.machine_baseline", "--point"]
+
+
+def measure(site, ranks_list: list[int], out_path: Path, variant: str | None = None) -> dict:
+    """Measure here with the site's launcher (no allocation around it) and write the file.
+    `variant`: whose launcher (default: the site's first variant)."""
+    from hpcbench.jobs.launch import launch_argv
+
+    variant = variant or (site.variants[0].name if site.variants else "cpu")
+    vcfg = site.variant(variant) if any(v.name == variant for v in site.variants) else None
+    launcher = (vcfg.launcher if vcfg and vcfg.launcher else None) or site.launcher
+    points = []
+    for r in sorted(set(ranks_list)):
+        argv, over = launch_argv(launcher, r, site.total_cores(), _program(site.batch.python))
+        points.append(_run_point(argv, r, over))
+    return _write(out_path, variant, launcher, points)
+
+
+def in_allocation(manifest, hosts: list[str], cores_per_node: int) -> dict:
+    """Inside a packed allocation (jobs/pack.py): each point placed as its jobs' runs are."""
+    from hpcbench.jobs.placement import PackContext, placed_launcher
+
+    req = manifest.baseline
+    ctx = PackContext(manifest.scheduler, tuple(hosts), cores_per_node,
+                      str(Path(manifest.work_dir) / ".pack-hosts" / "baseline"))
+    points = []
+    for r in sorted(set(req.ranks)):
+        argv, over, _ = placed_launcher(req.launcher, r, ctx)
+        if over and req.launcher.oversubscribe_flag:
+            argv.append(req.launcher.oversubscribe_flag)
+        points.append(_run_point(argv + _program(req.python), r, over))
+    return _write(Path(req.out), manifest.variant, req.launcher, points)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = argv if argv is not None else sys.argv[1:]
+    if argv != ["--point"]:
+        print("usage: python -m hpcbench.machine_baseline --point   (under mpiexec/srun)", file=sys.stderr)
+        return 2
+    out = point()
+    if out is not None:
+        print(json.dumps(out), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+def doctor_points(site, account: str, ranks_list: tuple[int, ...] = (1, 2)) -> tuple[str, list[str]]:
+    """`doctor --site`: the baseline through the site's launcher where it can run from here
+    (local, batch.login_node_mpi, or Slurm's srun making a small allocation of its own);
+    PBS needs an allocation (the packed allocation measures it before its jobs). How to
+    launch from here is the executor's (Executor.login_launch), as for doctor's MPI check."""
+    from hpcbench.executors import executor_class
+    from hpcbench.jobs.launch import launch_argv
+
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        return "MISSING", ["mpi4py is not installed (scripts/setup.sh installs it; clusters: py-mpi4py in spack.yaml)"]
+    lines, bad = [], False
+    for r in ranks_list:
+        argv, over = launch_argv(site.launcher, r, site.total_cores(), _program(site.batch.python))
+        launch = executor_class(site.scheduler).login_launch(site, argv, account)
+        if isinstance(launch, str):
+            return "not run", [f"{launch}; measured inside each packed allocation "
+                               "(<campaign>/machine/baseline-<variant>.json)"]
+        pt = _run_point(launch, r, over)
+        if pt.get("error"):
+            bad = True
+            lines.append(f"{r} rank(s): {pt['error']}")
+            continue
+        lat = pt.get("pingpong_latency_us")
+        bw = pt.get("pingpong_bandwidth_MBps")
+        pp = f"ping-pong {lat:.2f} us, {bw:.0f} MB/s; " if lat is not None else ""
+        lines.append(f"{r} rank(s) on {pt['nodes']} node(s): {pp}allreduce 8 B {pt['allreduce_8B_us']:.2f} us, "
+                     f"1 MB {pt['allreduce_1MB_us']:.0f} us" + (" (oversubscribed)" if over else ""))
+    return ("FAILED" if bad else "ok"), lines

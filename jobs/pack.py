@@ -1,0 +1,203 @@
+"""The driver inside a packed allocation: every job of one variant runs in this one batch job.
+
+    python -m hpcbench.jobs.pack MANIFEST.json
+
+The batch script `exec`s this (hpcbench/executors/pack.py writes both). It finds the
+allocation's nodes, measures the machine's own baseline (hpcbench/machine_baseline.py)
+when asked, then starts each job's usual driver (`python -m hpcbench.jobs.job SPEC`)
+with its node set in HPCBENCH_PACK (jobs/placement.py):
+- jobs wider than a node run one after another, each on the fewest nodes that hold it
+  (on a one-node allocation a wider job runs there, oversubscribed, as unpacked);
+- the others run side by side, spread over the nodes; each node's core slots
+  (jobs/slots.py) keep their runs from oversubscribing one another, and Slurm (srun
+  --exact steps) or PALS (mpiexec --hostfile) puts the ranks on the cores.
+A job that already has a record is not started again (nothing finished is redone).
+At the walltime warning (USR2) or a cancel (SIGTERM) the running jobs are stopped as
+cancelled (their finished runs set aside in cancelled.json) and the jobs not started
+stay without a record: both are "not run", and `submit --resume` runs them."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from hpcbench.jobs import slots
+from hpcbench.jobs.interrupt import WALLTIME_ENV
+from hpcbench.jobs.placement import ENV, PackContext
+from hpcbench.jobs.records import JobResult, JobSpec, Launcher, save_model, write_atomic
+
+STOP_GRACE_S = 20.0
+
+
+class BaselineRequest(BaseModel):
+    out: str  # <campaign>/machine/baseline-<variant>.json
+    ranks: list[int]
+    launcher: Launcher
+    python: str = ""
+
+
+class PackManifest(BaseModel):
+    scheduler: str  # slurm | pbs | local
+    variant: str
+    specs: list[str]  # spec files, in the order they are started
+    cores_per_node: int
+    work_dir: str  # the campaign's work/ folder
+    summary: str  # where this driver writes what it ran and what it left
+    baseline: BaselineRequest | None = None
+
+
+def allocation_hosts(scheduler: str) -> list[str]:
+    """The allocation's nodes, first (where this driver runs) first."""
+    if scheduler == "slurm" and os.environ.get("SLURM_JOB_NODELIST"):
+        p = subprocess.run(["scontrol", "show", "hostnames", os.environ["SLURM_JOB_NODELIST"]],
+                           capture_output=True, text=True, timeout=60)
+        if p.returncode == 0 and p.stdout.split():
+            return p.stdout.split()
+    if scheduler == "pbs" and os.environ.get("PBS_NODEFILE"):
+        seen: list[str] = []
+        for line in Path(os.environ["PBS_NODEFILE"]).read_text().split():
+            if line not in seen:
+                seen.append(line)
+        if seen:
+            return seen
+    return [socket.gethostname()]
+
+
+def cores_per_node(planned: int) -> int:
+    """What the scheduler gave per node (Slurm SLURM_CPUS_ON_NODE, PBS Pro NCPUS), never more
+    than planned: a node's hardware threads (PBS counts them on ALCF) are not cores."""
+    got = os.environ.get("SLURM_CPUS_ON_NODE", "") or os.environ.get("NCPUS", "")
+    return min(planned, int(got)) if got.isdigit() and int(got) > 0 else planned
+
+
+class PackDriver:
+    def __init__(self, manifest: PackManifest, hosts: list[str]):
+        self.m, self.hosts = manifest, hosts
+        self.cpn = cores_per_node(manifest.cores_per_node)
+        self.alloc_id = os.environ.get("SLURM_JOB_ID") or os.environ.get("PBS_JOBID") or f"local-{os.getpid()}"
+        self.stopping = False
+        self.running: dict[str, tuple[subprocess.Popen, JobSpec]] = {}
+        self.summary: dict = {"allocation": self.alloc_id, "hosts": hosts, "cores_per_node": self.cpn,
+                              "started": [], "finished": [], "not_run": [], "already_done": []}
+
+    def _slots_dir(self, host: str) -> Path:
+        return Path(self.m.work_dir) / ".pack-slots" / self.alloc_id.replace("/", "_") / host
+
+    def _context(self, hosts: list[str]) -> PackContext:
+        return PackContext(self.m.scheduler, tuple(hosts), self.cpn,
+                           str(Path(self.m.work_dir) / ".pack-hosts" / self.alloc_id.replace("/", "_")))
+
+    def _start(self, spec_path: str, spec: JobSpec, hosts: list[str]) -> None:
+        Path(spec.work_dir).mkdir(parents=True, exist_ok=True)
+        # The allocation's end is not the job's walltime; its per-node task count is not a step's.
+        env = {k: v for k, v in os.environ.items() if k not in (WALLTIME_ENV, "SLURM_NTASKS_PER_NODE")}
+        env[ENV] = self._context(hosts).to_env()
+        env[slots.ENV] = f"{self._slots_dir(hosts[0])}:{self.cpn * len(hosts)}"
+        with open(Path(spec.work_dir) / "job.log", "ab") as log:
+            proc = subprocess.Popen([sys.executable, "-u", "-m", "hpcbench.jobs.job", spec_path], stdout=log,
+                                    stderr=subprocess.STDOUT, start_new_session=True, env=env)
+        self.running[spec.job_id] = (proc, spec)
+        self.summary["started"].append({"job": spec.job_id, "hosts": hosts, "at": time.time()})
+
+    def _reap(self) -> None:
+        for jid, (proc, spec) in list(self.running.items()):
+            if proc.poll() is None:
+                continue
+            del self.running[jid]
+            if Path(spec.record_path).is_file():
+                self.summary["finished"].append(jid)
+            elif not (Path(spec.work_dir) / "cancelled.json").is_file() and not self.stopping:
+                save_model(Path(spec.record_path), JobResult(
+                    job_id=jid, agent=spec.agent, problem=spec.problem, attempt=spec.attempt, status="error",
+                    scheduler=self.m.scheduler, scheduler_job_id=self.alloc_id,
+                    reason=f"job process exited {proc.returncode} without a record (packed allocation "
+                           f"{self.alloc_id}; see {Path(spec.work_dir) / 'job.log'})"))
+                self.summary["finished"].append(jid)
+
+    def stop(self, signum: int, frame) -> None:
+        if self.stopping:
+            return
+        self.stopping = True
+        for proc, _ in self.running.values():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGTERM)
+
+    def run(self, specs: list[tuple[str, JobSpec]]) -> None:
+        todo = []
+        for path, spec in specs:
+            if Path(spec.record_path).is_file():
+                self.summary["already_done"].append(spec.job_id)
+            else:
+                todo.append((path, spec))
+        def nodes(spec: JobSpec) -> int:  # the fewest nodes that hold it (one node: oversubscribed)
+            return max(1, min(len(self.hosts), -(-spec.width // self.cpn)))
+
+        wide = [(p, s) for p, s in todo if nodes(s) > 1]
+        narrow = [(p, s) for p, s in todo if nodes(s) == 1]
+        for path, spec in wide:  # one at a time: their runs span nodes
+            if self.stopping:
+                break
+            self._start(path, spec, self.hosts[:nodes(spec)])
+            while self.running:
+                self._reap()
+                time.sleep(0.2)
+        # Side by side: as many drivers as cores (their builds and runs take core slots).
+        i = 0
+        while (narrow and not self.stopping) or self.running:
+            while narrow and not self.stopping and len(self.running) < 2 * self.cpn * len(self.hosts):
+                path, spec = narrow.pop(0)
+                self._start(path, spec, [self.hosts[i % len(self.hosts)]])
+                i += 1
+            self._reap()
+            time.sleep(0.2)
+
+    def wait_stopped(self) -> None:
+        deadline = time.monotonic() + STOP_GRACE_S
+        while self.running and time.monotonic() < deadline:
+            self._reap()
+            time.sleep(0.2)
+        for proc, _ in self.running.values():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        self._reap()
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = argv if argv is not None else sys.argv[1:]
+    if len(argv) != 1:
+        print("usage: python -m hpcbench.jobs.pack MANIFEST.json", file=sys.stderr)
+        return 2
+    m = PackManifest.model_validate_json(Path(argv[0]).read_text())
+    driver = PackDriver(m, allocation_hosts(m.scheduler))
+    for sig in (signal.SIGTERM, signal.SIGUSR2, signal.SIGINT):
+        signal.signal(sig, driver.stop)
+    t0 = time.time()
+    if m.baseline and not Path(m.baseline.out).is_file():
+        from hpcbench import machine_baseline
+
+        try:
+            machine_baseline.in_allocation(m, driver.hosts, driver.cpn)
+        except Exception as e:  # the jobs still run: the baseline only frames their efficiency
+            print(f"hpcbench pack: machine baseline failed: {type(e).__name__}: {e}", file=sys.stderr)
+    driver.summary["baseline_s"] = time.time() - t0
+    specs = [(p, JobSpec.model_validate_json(Path(p).read_text())) for p in m.specs]
+    driver.run(specs)
+    driver.wait_stopped()
+    driver.summary["not_run"] = [s.job_id for _, s in specs if not Path(s.record_path).is_file()]
+    driver.summary["wall_s"] = time.time() - t0
+    driver.summary["stopped"] = driver.stopping
+    write_atomic(Path(m.summary), json.dumps(driver.summary, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

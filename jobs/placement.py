@@ -1,0 +1,107 @@
+"""Where a run's ranks go, and the launch line that puts them there.
+
+Unpacked (one job per allocation, or local), the site's launcher template is used as is.
+Packed (many jobs in one allocation, hpcbench/executors/pack.py), the allocation's driver
+(jobs/pack.py) hands each job its node set in HPCBENCH_PACK and the launch line says
+where the ranks go:
+    Slurm  srun --exact -N n --nodelist=h1,h2 ...   a job step on cores Slurm picks (and
+           holds until they are free)
+    PBS    mpiexec ... --hostfile F                    PALS places the ranks on F's hosts,
+           a subset of $PBS_NODEFILE
+A run uses the fewest nodes of its job's set that hold its ranks, so the strong-scaling
+points of one program run on the same nodes, one after another."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+from hpcbench.jobs.records import Launcher, Placement
+from hpcbench.jobs.sandbox import Step
+
+ENV = "HPCBENCH_PACK"
+
+
+@dataclass(frozen=True)
+class PackContext:
+    scheduler: str  # slurm | pbs | local
+    hosts: tuple[str, ...]  # this job's node set
+    cores_per_node: int
+    hostfile_dir: str = ""
+
+    def to_env(self) -> str:
+        return json.dumps({"scheduler": self.scheduler, "hosts": list(self.hosts),
+                           "cores_per_node": self.cores_per_node, "hostfile_dir": self.hostfile_dir})
+
+    @classmethod
+    def from_env(cls) -> PackContext | None:
+        raw = os.environ.get(ENV, "")
+        if not raw:
+            return None
+        d = json.loads(raw)
+        return cls(d["scheduler"], tuple(d["hosts"]), int(d["cores_per_node"]), d.get("hostfile_dir", ""))
+
+
+def binding_of(argv: list[str]) -> str:
+    for i, a in enumerate(argv):
+        for flag in ("--cpu-bind", "--bind-to", "--cpu_bind"):
+            if a == flag and i + 1 < len(argv):
+                return f"{flag} {argv[i + 1]}"
+            if a.startswith(flag + "="):
+                return a
+    return "none"
+
+
+def hostfile(ctx: PackContext, hosts: list[str]) -> Path:
+    """PALS hostfile: one host per line (written once per node subset)."""
+    path = Path(ctx.hostfile_dir) / ("+".join(hosts) + ".hosts")
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(f"{h}\n" for h in hosts))
+    return path
+
+
+def placed_launcher(launcher: Launcher, ranks: int, ctx: PackContext | None,
+                    hostfile_for=hostfile) -> tuple[list[str], bool, Placement]:
+    """The launcher part of the argv (program not included), whether it oversubscribes,
+    and the placement it asks for."""
+    if ctx is None:
+        argv = shlex.split(launcher.template.format(ranks=ranks, ppn=ranks, depth=1))
+        return argv, False, Placement(nodes=[socket.gethostname()], ranks_per_node=ranks, binding=binding_of(argv))
+    cpn = max(1, ctx.cores_per_node)
+    n = max(1, min(len(ctx.hosts), -(-ranks // cpn)))
+    use = list(ctx.hosts[:n])
+    ppn = -(-ranks // n)
+    over = ranks > n * cpn
+    argv = shlex.split(launcher.template.format(ranks=ranks, ppn=ppn, depth=1))
+    if argv and argv[0] == "srun" and ctx.scheduler == "slurm":
+        # An oversubscribed step cannot be --exact (Slurm: "More processors requested than
+        # permitted"): it overcommits the allocation's cores, alone (it holds all core slots).
+        argv[1:1] = [*([] if over else ["--exact"]), "-N", str(n), f"--nodelist={','.join(use)}"]
+    elif argv and Path(argv[0]).name in ("mpiexec", "mpirun") and ctx.scheduler == "pbs":
+        at = next((i for i in range(1, len(argv)) if not argv[i].startswith("-")
+                   and not argv[i - 1].startswith("-")), len(argv))  # before a wrapper (Aurora's gpu_tile_compact.sh)
+        argv[at:at] = ["--hostfile", str(hostfile_for(ctx, use))]
+    return argv, over, Placement(nodes=use, ranks_per_node=ppn, binding=binding_of(argv), oversubscribed=over,
+                                 packed=True)
+
+
+def place(launcher: Launcher, ranks: int, cores: int, program: list[str],
+          step: Step | None = None) -> tuple[list[str], bool, Placement]:
+    """argv for `program` at `ranks` ranks where this job's allocation puts it, whether that
+    oversubscribes, and the placement to record. With a per-rank `step` (batch schedulers)
+    each rank is wrapped in its sandbox here."""
+    ctx = PackContext.from_env()
+    argv, over, where = placed_launcher(launcher, ranks, ctx)
+    if ctx is None:
+        over = ranks > cores
+        where.oversubscribed = over
+    if over and launcher.oversubscribe_flag:
+        argv.append(launcher.oversubscribe_flag)
+    if step is not None and step.isolation.per_rank:
+        program = step.wrap(program)
+    return argv + program, over, where

@@ -1,0 +1,183 @@
+"""Packed allocations (hpcbench/executors/pack.py, jobs/pack.py, jobs/placement.py): every job
+of a variant in one batch job, each run placed inside it.
+
+- PBS through the STAND-IN qsub/qstat of tests/fake_pbs (PBS Pro cannot be installed here;
+  the test plays the server and runs the generated script for real, real PETSc and MPI).
+- Dry runs of the bundled Polaris, Aurora, Perlmutter and Frontier configs.
+- Placement on host subsets, pure (no hosts but this one exist here)."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+from pathlib import Path
+
+import pytest
+
+from hpcbench.jobs.placement import PackContext, placed_launcher
+from hpcbench.jobs.records import Launcher
+from tests.conftest import ROOT, hpcbench
+from tests.test_pbs import _site, fake_pbs, serve  # noqa: F401 (fixture)
+
+PALS = Launcher(template="mpiexec --np {ranks} --ppn {ppn} --depth {depth} --cpu-bind depth", oversubscribe_flag="")
+
+
+def test_pals_runs_go_to_the_fewest_hosts_of_the_job_in_order(tmp_path):
+    ctx = PackContext("pbs", ("n0", "n1", "n2", "n3"), 4, str(tmp_path))
+    argv, over, where = placed_launcher(PALS, 6, ctx)
+    assert argv[:9] == ["mpiexec", "--np", "6", "--ppn", "3", "--depth", "1", "--cpu-bind", "depth"]
+    assert argv[9] == "--hostfile" and Path(argv[10]).read_text() == "n0\nn1\n"
+    assert (where.nodes, where.ranks_per_node, where.oversubscribed, where.binding) == (
+        ["n0", "n1"], 3, False, "--cpu-bind depth")
+    argv, _, where = placed_launcher(PALS, 2, ctx)  # a smaller strong-scaling point: the same first node
+    assert Path(argv[argv.index("--hostfile") + 1]).read_text() == "n0\n" and where.ranks_per_node == 2
+    _, over, where = placed_launcher(PALS, 20, ctx)  # wider than the job's nodes hold
+    assert over and where.nodes == ["n0", "n1", "n2", "n3"] and where.ranks_per_node == 5
+    # Aurora's GPU wrapper stays right before the program, after the hostfile.
+    aurora = Launcher(template="mpiexec -n {ranks} --ppn {ppn} --depth {depth} --cpu-bind depth gpu_tile_compact.sh")
+    argv, _, _ = placed_launcher(aurora, 4, ctx)
+    assert argv[-3:-1] == ["--hostfile", str(tmp_path / "n0.hosts")] and argv[-1] == "gpu_tile_compact.sh"
+
+
+def test_slurm_runs_are_exact_steps_on_the_jobs_nodes():
+    srun = Launcher(template="srun -n {ranks} -c {depth} --cpu-bind=cores", oversubscribe_flag="--overcommit")
+    argv, over, where = placed_launcher(srun, 3, PackContext("slurm", ("a", "b"), 2))
+    assert argv == ["srun", "--exact", "-N", "2", "--nodelist=a,b", "-n", "3", "-c", "1", "--cpu-bind=cores"]
+    assert not over and where.binding == "--cpu-bind=cores" and where.packed
+    argv, over, _ = placed_launcher(srun, 3, PackContext("slurm", ("a",), 2))
+    assert over and "--exact" not in argv  # Slurm refuses an --exact step over the cores; it runs alone
+
+
+def _dry(site: str, out: Path, *extra: str) -> str:
+    return hpcbench("submit", "--site", site, "--dry-run", "--agent", "reference", "--problems",
+                    "vec-scatter,rosenbrock", "--out", str(out), *extra).stdout
+
+
+@pytest.mark.parametrize("site", ["polaris", "aurora", "perlmutter", "frontier"])
+def test_dry_run_prints_one_allocation_and_every_launch_command(site, tmp_path, monkeypatch):
+    monkeypatch.setenv("HPCBENCH_ACCOUNT", "myproj")
+    text = _dry(site, tmp_path / "c")
+    assert text.count("#!/bin/bash") == 1 and "hpcbench.jobs.pack" in text  # one packed allocation
+    specs = [json.loads(p.read_text()) for p in (tmp_path / "c" / "specs").glob("*.json")]
+    assert {s["problem"] for s in specs} == {"vec-scatter", "rosenbrock"}
+    pbs = site in ("polaris", "aurora")
+    for s in specs:
+        for r in s["runs"]:
+            for kind in ("instrumented", f"timing x{s['timing_repeats']}"):
+                line = next(ln for ln in text.splitlines() if f"{r['case']} r{r['ranks']} {kind}" in ln)
+                if pbs:
+                    assert re.search(rf"mpiexec (--np|-n) {r['ranks']} --ppn {r['ranks']} .*--hostfile \S+node0\.hosts"
+                                     r" <app>", line), line
+                else:
+                    assert re.search(rf"srun --exact -N 1 --nodelist=node0 -n {r['ranks']} ", line), line
+        assert any(f"null r{r['ranks']}" in ln for ln in text.splitlines() for r in s["runs"])
+
+
+def test_dry_run_of_a_job_wider_than_a_node_spans_a_host_subset(tmp_path, monkeypatch):
+    monkeypatch.setenv("HPCBENCH_ACCOUNT", "myproj")
+    site = tmp_path / "polaris2.yaml"
+    site.write_text((ROOT / "site-configs" / "polaris.yaml").read_text().replace("cores_per_node: 32",
+                                                                                "cores_per_node: 2"))
+    text = _dry(str(site), tmp_path / "c")
+    assert "#PBS -l select=2:system=polaris" in text and "#PBS -l place=scatter" in text
+    assert re.search(r"default r3 instrumented +mpiexec --np 3 --ppn 2 .*--hostfile \$PACK_HOSTS/node0\+node1\.hosts",
+                     text)
+    assert re.search(r"n6 r1 instrumented +mpiexec --np 1 --ppn 1 .*--hostfile \$PACK_HOSTS/node0\.hosts", text)
+    unpacked = _dry(str(site), tmp_path / "c2", "--no-pack")  # arrays, and still every launch line
+    assert "#PBS -J" not in unpacked and unpacked.count("#!/bin/bash") == 2 and "--hostfile" not in unpacked
+    assert re.search(r"default r3 instrumented +mpiexec --np 3 --ppn 3 --depth 1 --cpu-bind depth <app>", unpacked)
+    local = _dry("local", tmp_path / "c3", "--pack")  # accepted; the local executor's core slots already pack
+    assert "no batch scripts" in local
+    assert re.search(r"default r3 instrumented +mpiexec -n 3 --oversubscribe <app>", local)
+
+
+@pytest.mark.petsc
+def test_pbs_packed_campaign_is_one_qsub_and_places_runs_with_hostfiles(fake_pbs, tmp_path, monkeypatch):  # noqa: F811
+    out = tmp_path / "c"
+    site = _site(tmp_path)  # Polaris (exclusive nodes: packed by default) with this machine's PETSc
+    # Open MPI spells PALS's --ppn --npernode; the hostfile is added by the packer.
+    site.write_text(site.read_text().replace('template: "mpiexec -n {ranks}"',
+                                             'template: "mpiexec --np {ranks} --npernode {ppn}"'))
+    hpcbench("submit", "--site", str(site), "--account", "MyProj", "--problems", "rosenbrock,vec-scatter",
+             "--out", str(out))
+    ledger = json.loads((out / "scheduler" / "ledger.json").read_text())
+    assert ledger["submit_calls"] == 1 and len(ledger["jobs"]) == 2
+    alloc = ledger["arrays"][0]["array_id"]
+    assert alloc == "1001.pbs-test" and {e["sched_id"] for e in ledger["jobs"].values()} == {alloc}
+    script = Path(ledger["arrays"][0]["script"]).read_text()
+    assert "#PBS -J" not in script and "#PBS -l select=1:system=polaris" in script
+    host = socket.gethostname()
+    nodefile = tmp_path / "nodefile"
+    nodefile.write_text(f"{host}\n{host}\n")  # PBS lists a host once per MPI process slot
+    monkeypatch.setenv("PBS_NODEFILE", str(nodefile))
+    monkeypatch.setenv("NCPUS", "2")  # PBS Pro exports the chunk's ncpus: this machine's 2 cores
+    serve(fake_pbs, alloc)
+    waited = hpcbench("wait", str(out), "--poll", "0.1", "--timeout", "60").stdout
+    assert "done: 2" in waited, waited
+    for jid in ledger["jobs"]:
+        rec = json.loads((out / "records" / f"{jid}.json").read_text())
+        assert rec["status"] == "done" and rec["scheduler_job_id"] == alloc
+        for run in rec["runs"]:
+            cmd = run["command"]
+            assert cmd[:5] == ["mpiexec", "--np", str(run["ranks"]), "--npernode", str(run["ranks"])], cmd
+            hf = cmd[cmd.index("--hostfile") + 1]
+            assert Path(hf).read_text() == f"{host}\n" and run["exit_code"] == 0
+            assert run["placement"]["nodes"] == [host] and run["placement"]["packed"]
+            assert run["placement"]["oversubscribed"] == (run["ranks"] > 2)
+    summary = json.loads(next((out / "scheduler" / "pack").glob("*.summary.json")).read_text())
+    assert summary["hosts"] == [host] and sorted(summary["finished"]) == sorted(ledger["jobs"])
+
+
+@pytest.mark.petsc
+def test_allocation_driver_measures_the_machine_baseline_before_its_jobs(tmp_path):
+    """The driver of a packed allocation, run here as the batch script would (no jobs, one host):
+    mpi4py ping-pong and allreduce through the launcher, placed like the jobs' runs."""
+    import subprocess
+    import sys
+
+    from hpcbench.jobs.pack import BaselineRequest, PackManifest
+
+    out = tmp_path / "machine" / "baseline-cpu.json"
+    m = PackManifest(scheduler="local", variant="cpu", specs=[], cores_per_node=2, work_dir=str(tmp_path / "work"),
+                     summary=str(tmp_path / "summary.json"),
+                     baseline=BaselineRequest(out=str(out), ranks=[2, 1, 4], launcher=Launcher()))
+    (tmp_path / "m.json").write_text(m.model_dump_json())
+    subprocess.run([sys.executable, "-m", "hpcbench.jobs.pack", str(tmp_path / "m.json")], check=True, timeout=300)
+    doc = json.loads(out.read_text())
+    assert doc["schema"] == 1 and doc["variant"] == "cpu" and doc["hosts"] == [socket.gethostname()]
+    assert "Open MPI" in doc["mpi_library"] or "MPICH" in doc["mpi_library"]
+    pts = {p["ranks"]: p for p in doc["points"]}
+    assert sorted(pts) == [1, 2, 4] and not any(p.get("error") for p in pts.values()), pts
+    assert pts[1]["pingpong_latency_us"] is None and pts[1]["allreduce_8B_us"] > 0
+    for r in (2, 4):
+        assert 0 < pts[r]["pingpong_latency_us"] < 1e5 and pts[r]["pingpong_bandwidth_MBps"] > 1
+        assert pts[r]["allreduce_1MB_us"] > pts[r]["allreduce_8B_us"] > 0 and pts[r]["nodes"] == 1
+    assert pts[4]["oversubscribed"] and not pts[2]["oversubscribed"]
+    assert json.loads((tmp_path / "summary.json").read_text())["not_run"] == []
+
+
+@pytest.mark.petsc
+def test_doctor_prints_the_machine_baseline_through_the_launcher():
+    text = hpcbench("doctor", "--site", "local").stdout
+    line = next(ln for ln in text.splitlines() if ln.startswith("machine baseline (mpi4py)"))
+    assert " ok " in line and "1 rank(s) on 1 node(s): allreduce 8 B" in line
+    assert re.search(r"2 rank\(s\) on 1 node\(s\): ping-pong [\d.]+ us, \d+ MB/s", text)
+    assert "measured inside each packed allocation" in hpcbench("doctor", "--site", "polaris", check=False).stdout
+
+
+def test_one_allocation_per_variant_sized_for_the_widest_job_and_the_walltime_cap(tmp_path):
+    from hpcbench.executors.pack import plan_packs
+    from hpcbench.site import load_site
+    from tests.test_sched_units import _spec
+
+    site = load_site("frontier")  # 56 cores per node, 120 min cap, cpu and kokkos on one partition
+    jobs = [_spec(tmp_path, f"j{i}", ranks=r, limit=600) for i, r in enumerate([1, 2, 4, 100] * 10)]
+    jobs.append(_spec(tmp_path, "gpu", ranks=2, variant="kokkos"))
+    plans = plan_packs(jobs, site)
+    assert sorted((p.shape.variant, len(p.jobs)) for p in plans) == [("cpu", 40), ("kokkos", 1)]
+    cpu = next(p for p in plans if p.shape.variant == "cpu")
+    assert cpu.nodes == 2 and cpu.cores_per_node == 56  # the 100-rank job: two whole nodes
+    assert cpu.walltime_min == 120 and cpu.jobs[0].width == 100  # capped; widest first
+    gpu = next(p for p in plans if p.shape.variant == "kokkos")
+    assert gpu.shape.gpus == 8 and gpu.walltime_min < 120

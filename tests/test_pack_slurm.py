@@ -1,0 +1,97 @@
+"""A packed campaign on the REAL single-node Slurm test cluster (scripts/slurm-test-cluster.sh):
+one sbatch for all jobs, their runs as `srun --exact` steps of that one job in sacct, then
+scancel of the allocation and `submit --resume` running only what had not finished, down
+to the run (a finished case of the stopped job is not redone)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import hpcbench
+from tests.test_slurm_cluster import _site_variant, slurm_cluster  # noqa: F401 (fixture)
+
+pytestmark = [pytest.mark.slurm, pytest.mark.petsc]
+
+SLOWISH_C = r"""/* Slow on purpose: each run sleeps 4 s, so the allocation can be cancelled mid-job. */
+#include <petscsys.h>
+int main(int argc, char **argv)
+{
+  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+  PetscCall(PetscSleep(4));
+  PetscCall(PetscFinalize());
+  return 0;
+}
+"""
+
+
+def _tree(root: Path) -> Path:
+    d = root / "slowish-coder" / "rosenbrock" / "1"
+    d.mkdir(parents=True)
+    (d / "main.c").write_text(SLOWISH_C)
+    (d / "submission.json").write_text(json.dumps({
+        "problem": "rosenbrock", "agent": "slowish-coder", "model": "hand-written sample", "attempt": "1",
+        "entry": "main.c", "files": ["main.c"], "ranks": [], "args": [], "refused": False, "generation": {}}))
+    return root
+
+
+def _until(cond, what: str, timeout: float = 240) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return
+        time.sleep(0.5)
+    pytest.fail(f"gave up waiting for {what}")
+
+
+def test_packed_campaign_is_one_sbatch_of_steps_and_resume_reruns_only_the_rest(slurm_cluster, tmp_path):  # noqa: F811
+    site = _site_variant(tmp_path, "ci-slurm-pack", **{"timing_repeats: 3": "timing_repeats: 1",
+                                                       "valgrind: true": "valgrind: false"})
+    out = tmp_path / "c"
+    args = ["--site", str(site), "--pack", "--agent", "reference", "--submissions", str(_tree(tmp_path / "t")),
+            "--problems", "rosenbrock", "--out", str(out)]
+    hpcbench("submit", *args)
+    ledger = json.loads((out / "scheduler" / "ledger.json").read_text())
+    assert ledger["submit_calls"] == 1 and len(ledger["jobs"]) == 2  # one sbatch for both jobs
+    alloc = ledger["arrays"][0]["array_id"]
+    assert {e["sched_id"] for e in ledger["jobs"].values()} == {alloc}
+    slow, ref = "slowish-coder__rosenbrock__1", "reference__rosenbrock__1"
+    # Cancel once the reference has its record and the slow job finished its first case (n6).
+    _until(lambda: (out / "records" / f"{ref}.json").is_file()
+           and (out / "work" / slow / "logs" / "n6.r1.timing0.xml").is_file(), "the first case")
+    time.sleep(1.0)  # into the next run
+    assert "cancelled 1 job" in hpcbench("cancel", str(out)).stdout
+    waited = hpcbench("wait", str(out), "--timeout", "120").stdout
+    assert "cancelled: 1" in waited and "done: 1" in waited, waited
+    steps = subprocess.run(["sacct", "-n", "-P", "-j", alloc, "-o", "JobID,JobName,State"], capture_output=True,
+                           text=True, check=True).stdout.splitlines()
+    ids = [s.split("|")[0] for s in steps]
+    step_ids = [i for i in ids if "." in i and i.rsplit(".", 1)[1].isdigit()]  # N.0, N.1 ...: job steps
+    assert ids[0] == alloc and f"{alloc}.batch" in ids
+    ref_rec = json.loads((out / "records" / f"{ref}.json").read_text())
+    assert all(s.startswith(f"{alloc}.") for s in step_ids)
+    assert len(step_ids) >= len(ref_rec["runs"]) + 2  # the reference's runs and the slow job's, all steps
+    assert all(r["command"][:2] == ["srun", "--exact"] and r["placement"]["packed"] for r in ref_rec["runs"])
+    partial = json.loads((out / "work" / slow / "cancelled.json").read_text())
+    done_n6 = {(r["kind"], r["wall_s"]) for r in partial["runs"] if r["case"] == "n6" and r["kind"] != "null"}
+    assert len(done_n6) == 2  # instrumented and timed: the case finished before the cancel
+
+    ref_text = (out / "records" / f"{ref}.json").read_text()
+    resumed = hpcbench("submit", *args).stderr
+    assert "1 already done" in resumed and "submitted 1 jobs" in resumed, resumed
+    second = json.loads((out / "scheduler" / "ledger.json").read_text())
+    assert second["submit_calls"] == 2 and second["jobs"][ref]["outcome"] == "done"
+    assert second["jobs"][ref]["sched_id"] == alloc and second["jobs"][slow]["sched_id"] != alloc
+    manifest = json.loads((out / "scheduler" / "pack" / "hpcbench-pack-cpu-1.json").read_text())
+    assert [Path(p).stem for p in manifest["specs"]] == [slow]  # only what had not finished
+    waited = hpcbench("wait", str(out), "--timeout", "240").stdout
+    assert "done: 2" in waited, waited
+    rec = json.loads((out / "records" / f"{slow}.json").read_text())
+    assert rec["status"] == "done" and rec["extra"]["resumed_runs"] == "2"
+    assert {(r["kind"], r["wall_s"]) for r in rec["runs"] if r["case"] == "n6" and r["kind"] != "null"} == done_n6
+    assert any(r["case"] == "n20" and r["kind"] == "timing" and r["exit_code"] == 0 for r in rec["runs"])
+    assert (out / "records" / f"{ref}.json").read_text() == ref_text  # nothing finished is redone
