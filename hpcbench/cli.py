@@ -403,6 +403,10 @@ from hpcbench.cli_sched import register as _register_sched  # noqa: E402
 
 _register_sched(main)
 
+from hpcbench.cli_sweep import register as _register_sweep  # noqa: E402
+
+_register_sweep(main)
+
 
 if __name__ == "__main__":
     main()

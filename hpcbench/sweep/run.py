@@ -1,0 +1,113 @@
+"""Running a sweep: choose the submissions (only those that passed every gate), plan the
+sweep campaign (an ordinary campaign whose problems' cases are the sweep points, valgrind
+off, K timing repeats), hand its jobs to the site's executor, measure the machine's own
+baseline where we run the launcher ourselves, collect, analyse and store.
+
+The sweep never talks to a scheduler: `executor_for(site, campaign)` does, and packs the
+jobs into one allocation where the executor supports it (hpcbench.executors, issue 12 B)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from hpcbench.campaign import Campaign, Plan, create_campaign
+from hpcbench.errors import HpcbenchError
+from hpcbench.jobs.records import write_atomic
+from hpcbench.problem import ProblemBundle
+from hpcbench.site import SiteConfig
+from hpcbench.submission import LoadedSubmission, load_tree, reference_submission
+from hpcbench.sweep.plan import SweepPlan, sweep_problem
+
+PLAN_FILE = "sweep.json"
+Notify = Callable[[str], None]
+
+
+def gated_submissions(campaign_dir: Path, problems: dict[str, ProblemBundle], scoring_id: str | None = None
+                      ) -> tuple[list[LoadedSubmission], list[str]]:
+    """The staged copies of a scored campaign's submissions that passed every gate in its
+    scoring (the latest by default), and a line for each one left out and why. The
+    reference is not among them: the sweep always adds the bundled one."""
+    from hpcbench.store.scorings import read_scoring
+
+    sc = read_scoring(Path(campaign_dir), scoring_id)
+    passed = {(r["agent"], r["problem"], r["attempt"]) for r in sc.rows
+              if r["gates_passed"] and not r["refused"] and r["agent"] != "reference"}
+    left = [f"{r['agent']}/{r['problem']}/{r['attempt']}: failed gate {r['failed_gate'] or r['status']}"
+            for r in sc.rows if r["problem"] in problems and r["agent"] != "reference"
+            and (r["agent"], r["problem"], r["attempt"]) not in passed]
+    # the staged tree holds exactly the bytes that were gated (sha256 in .staged.json)
+    subs, rejected = load_tree(Campaign(campaign_dir).submissions_dir, set(problems))
+    left += [f"{r}" for r in rejected]
+    return [s for s in subs if s.key in passed and s.meta.problem in problems], left
+
+
+def with_references(subs: list[LoadedSubmission], problems: dict[str, ProblemBundle]) -> list[LoadedSubmission]:
+    """The yardstick: every problem's bundled reference, swept beside the submissions."""
+    out = [s for s in subs if s.meta.agent != "reference"]
+    for pid, b in problems.items():
+        ref = reference_submission(b.folder, pid)
+        if not isinstance(ref, LoadedSubmission):
+            raise HpcbenchError(f"{pid}: its reference does not load ({ref}); a sweep needs it as the yardstick")
+        out.append(ref)
+    return out
+
+
+def sweep_site(site: SiteConfig, plan: SweepPlan) -> SiteConfig:
+    """The site as the sweep uses it: the chosen variant only, K repeats, no valgrind
+    (a sweep measures time; memory safety was a gate already)."""
+    return site.model_copy(update={"variants": [site.variant(plan.variant)], "timing_repeats": plan.repeats,
+                                   "valgrind": False})
+
+
+def plan_campaign(out: Path, site: SiteConfig, problems: dict[str, ProblemBundle], plan: SweepPlan,
+                  subs: list[LoadedSubmission]) -> tuple[SiteConfig, Campaign, Plan]:
+    """The sweep campaign folder with sweep.json at its root and one job per program."""
+    swept = {ps.problem: sweep_problem(problems[ps.problem], ps) for ps in plan.problems}
+    s = sweep_site(site, plan)
+    campaign, cplan = create_campaign(Path(out), s, swept, with_references(subs, swept), [])
+    write_atomic(campaign.root / PLAN_FILE, plan.model_dump_json(indent=1))
+    return s, campaign, cplan
+
+
+def read_plan(root: Path) -> SweepPlan | None:
+    p = Path(root) / PLAN_FILE
+    return SweepPlan.model_validate_json(p.read_text()) if p.is_file() else None
+
+
+def baseline_path(campaign: Campaign, variant: str) -> Path:
+    return campaign.root / "machine" / f"baseline-{variant}.json"
+
+
+def measure_baseline(site: SiteConfig, campaign: Campaign, plan: SweepPlan, notify: Notify) -> Path | None:
+    """The machine's own latency, bandwidth and allreduce at the sweep's rank counts.
+    On a batch site the allocation measures it before the jobs (the packing executor);
+    here only where the launcher runs on this machine."""
+    path = baseline_path(campaign, plan.variant)
+    if path.is_file() or site.scheduler != "local":
+        return path if path.is_file() else None
+    try:
+        # LEAD: wired at merge. hpcbench.machine_baseline is pack's module (issue 12 B):
+        # measure(site, ranks_list, out_path) runs the mpi4py ping-pong/allreduce program.
+        from hpcbench import machine_baseline  # type: ignore[attr-defined]
+    except ImportError:
+        notify("machine baseline: not measured (hpcbench.machine_baseline is not in this build); "
+               "efficiencies are shown without it")
+        return None
+    try:
+        machine_baseline.measure(site, plan.rank_counts(), path)
+    except Exception as e:  # noqa: BLE001 - the sweep goes on without the baseline and says why
+        notify(f"machine baseline: measurement failed ({type(e).__name__}: {e}); shown without it")
+        return None
+    return path if path.is_file() else None
+
+
+def read_baseline(campaign_root: Path, variant: str) -> dict | None:
+    p = Path(campaign_root) / "machine" / f"baseline-{variant}.json"
+    if not p.is_file():
+        return None
+    try:
+        return json.loads(p.read_text())
+    except ValueError:
+        return None
