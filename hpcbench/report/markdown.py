@@ -108,4 +108,7 @@ def markdown(h5_path: Path, scoring_id: str | None = None, plot_file: str | None
         lines += ["", f"Total: generation {tot:.4f} USD, judging {jt:.4f} USD."]
     lines += calibration.markdown_lines(rep)  # empty unless an LLM judge scored it
     lines += agreement.markdown_lines(h5_path, sid)  # empty unless a scoring by another judge exists
+    from hpcbench.report.scaling import markdown_lines as scaling_lines  # empty unless the campaign has sweeps
+
+    lines += scaling_lines(Path(h5_path).parent)
     return "\n".join(lines) + "\n"

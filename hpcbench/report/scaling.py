@@ -174,6 +174,27 @@ def section_html(campaign_root: Path) -> str:
     return "<h2 id='scaling'>Scaling</h2>" + "".join(parts) if parts else ""
 
 
+def markdown_lines(campaign_root: Path) -> list[str]:
+    """The scaling numbers as markdown tables (the figures are in the HTML report)."""
+    lines: list[str] = []
+    for sw in sweeps_of(Path(campaign_root)):
+        camp = sw.path.parent
+        lines += ["", f"## Scaling (sweep {camp})", "",
+                  f"Modes {', '.join(sw.plan.modes)}, {sw.plan.repeats} repeats per point; figures in the HTML "
+                  f"report. Each row's source: `hpcbench explain {camp} /sweep/points/...` (last column).", "",
+                  "| program | problem | mode | size | ranks | status | time s | efficiency | rel. eff. | marks "
+                  "| source |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for p in sorted(sw.analysis.points, key=lambda p: (p.problem, p.agent, p.attempt, p.mode, p.size, p.ranks)):
+            marks = ", ".join(m for m, on in (("oversubscribed", p.oversubscribed), ("noisy", p.noisy)) if on)
+            lines.append(f"| {p.agent}/{p.attempt} | {p.problem} | {p.mode} | {p.size} | {p.ranks} | {p.status} | "
+                         f"{_f(p.time_s, 4)} | {_f(p.efficiency)} | {_f(p.rel_efficiency)} | {marks} | "
+                         f"`{point_path(p)}` |")
+        if not sw.baseline:
+            lines += ["", "Machine baseline: not measured for this sweep."]
+    return lines
+
+
 def write_scaling_report(campaign_root: Path, report_dir: Path) -> Path:
     """report/scaling.html (self-contained) and one PNG per problem beside it."""
     report_dir = Path(report_dir)
