@@ -1,0 +1,206 @@
+"""Scaling sweeps (`hpcbench sweep`, docs/sweeps.md): the plan and its refusals, the
+analysis formulas on hand-made records, and one real local sweep (PETSc, Open MPI) of
+advection1d over 1, 2 and 4 ranks (4 oversubscribed on this 2-core machine): the
+reference, rank0-coder (rank 0 computes every flux while the others wait) and
+serial-minded-coder (wrong answer on more than one rank), taken `--from` the shared
+sample campaign, which gated them. The scaling report is rendered in headless Chromium.
+
+Timing under the load of a shared 2-core machine is noisy: the defect is asserted as a
+ratio against the reference measured in the same sweep, with a wide margin (the defect
+bounds rank0-coder's efficiency at 2 ranks near 0.5 of the reference's), never as a time."""
+
+from __future__ import annotations
+
+import math
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from hpcbench.jobs.records import JobResult, LogView, RunResult, TimingSummary
+from hpcbench.problem import Checks, load_problems
+from hpcbench.site import load_site
+from hpcbench.sweep.analysis import analyse, largest_clean
+from hpcbench.sweep.plan import SweepRefused, make_plan, weak_size
+from tests.conftest import hpcbench
+
+# ----------------------------------------------------------------------------- plan (no MPI)
+
+
+def test_plan_takes_the_problems_scaling_field_and_marks_oversubscribed_points():
+    probs = load_problems(None, ["advection1d"])
+    site = load_site("local").model_copy(update={"cores": 2})
+    plan = make_plan(probs, site, modes=["strong", "weak"], ranks=[1, 2, 4], sizes=[400000])
+    pts = plan.problems[0].points
+    assert {(p.mode, p.size, p.ranks) for p in pts} >= {("strong", 400000, 1), ("strong", 400000, 4),
+                                                         ("weak", 565684, 2), ("weak", 800000, 4)}
+    assert [p.oversubscribed for p in pts if p.mode == "strong"] == [False, False, True]
+    sc = probs["advection1d"].problem.scaling
+    assert weak_size(sc, 400000, 2) % 4 == 0  # the problem needs a multiple of 4
+    cases = {c.name: c for c in plan.problems[0].cases()}
+    assert cases["n400000"].ranks == [1, 2, 4] and cases["n400000"].args[-2:] == ["-n", "400000"]
+    assert "-tfinal" in cases["n400000"].args  # the scaling field's own args
+
+
+def test_plan_refuses_before_anything_runs_with_every_reason():
+    probs = load_problems(None, ["advection1d", "darcy-dmplex"])
+    local = load_site("local")
+    with pytest.raises(SweepRefused) as e:
+        make_plan(probs, local, modes=["strong"], ranks=[1, 2], variant="cuda")
+    assert "site local has no such variant" in str(e.value)
+    with pytest.raises(SweepRefused) as e:
+        make_plan(probs, local, modes=["strong"], ranks=[1, 4096], sizes=[1001])
+    text = str(e.value)
+    assert "advection1d: -n 1001 is not allowed" in text and "multiple of 4" in text
+    assert "advection1d: 4096 ranks at -n 1001" in text and "min_per_rank" in text
+    with pytest.raises(SweepRefused) as e:
+        make_plan(probs, load_site("polaris"), modes=["strong"], ranks=[32, 64, 128])
+    assert "4 nodes is wider than partition debug (2 nodes at most" in str(e.value)
+    with pytest.raises(SweepRefused) as e:
+        make_plan(probs, load_site("polaris"), modes=["strong"], ranks=[64], nodes=[1])
+    assert "64 ranks fit none of --nodes [1]" in str(e.value)
+    with pytest.raises(SweepRefused) as e:
+        make_plan(load_problems(None, ["rosenbrock"]), local, modes=["strong"])
+    assert "no `scaling` field" in str(e.value)
+
+
+def test_cli_refusal_names_the_reason_and_creates_nothing(tmp_path):
+    out = tmp_path / "s"
+    proc = hpcbench("sweep", "--problems", "advection1d", "--ranks", "1,2", "--sizes", "1002", "--out", str(out),
+                    check=False)
+    assert proc.returncode == 2 and "-n 1002 is not allowed" in proc.stderr
+    assert not out.exists()
+    dry = hpcbench("sweep", "--site", "polaris", "--problems", "darcy-dmplex", "--ranks", "16,64", "--dry-run",
+                   "--out", str(out))
+    assert "ranks 64    nodes 2" in dry.stdout and "reference/darcy-dmplex/1" in dry.stdout
+    assert not out.exists()
+
+
+# ----------------------------------------------------------------------------- analysis (hand-made records)
+
+
+def _record(agent: str, times: dict[int, float], mass: dict[int, float]) -> JobResult:
+    runs, timings = [], []
+    for r, t in times.items():
+        runs.append(RunResult(case="n64", ranks=r, kind="instrumented", command=["app"], exit_code=0, wall_s=t,
+                              stdout=f"mass: {mass[r]}\n", log_view=LogView(total_time_s=t)))
+        for k in range(3):
+            runs.append(RunResult(case="n64", ranks=r, kind="timing", repeat=k, command=["app"], exit_code=0,
+                                  wall_s=t + 0.5, log_view=LogView(total_time_s=t)))
+        timings.append(TimingSummary(case="n64", ranks=r, repeats=3, wall_median_s=t + 0.5, null_median_s=0.5,
+                                     exec_s=t, exec_source="log_view"))
+    return JobResult(job_id=f"{agent}__p__1", agent=agent, problem="advection1d", attempt="1", runs=runs,
+                     timings=timings)
+
+
+def test_analysis_formulas_and_wrong_answers_excluded():
+    probs = load_problems(None, ["advection1d"])
+    plan = make_plan(probs, load_site("local").model_copy(update={"cores": 8}), modes=["strong"], ranks=[1, 2, 4],
+                     sizes=[64 * 64])
+    plan.problems[0].points = [p.model_copy(update={"case": "n64"}) for p in plan.problems[0].points]
+    plan.problems[0].outputs = ["mass"]
+    recs = {("reference", "advection1d", "1"): _record("reference", {1: 8.0, 2: 4.0, 4: 2.5}, {1: 1, 2: 1, 4: 1}),
+            ("slow", "advection1d", "1"): _record("slow", {1: 8.0, 2: 6.0, 4: 5.0}, {1: 1, 2: 1, 4: 1}),
+            ("fast-wrong", "advection1d", "1"): _record("fast-wrong", {1: 8.0, 2: 1.0, 4: 0.5}, {1: 1, 2: 2, 4: 2})}
+    an = analyse(plan, recs, {"advection1d": Checks.model_validate({"checks": [], "expect": "refuse",
+                                                                    "refusal": {"why": "unit test of sweeps"}})})
+    pt = {(p.agent, p.ranks): p for p in an.points}
+    ref4, slow2, slow4 = pt[("reference", 4)], pt[("slow", 2)], pt[("slow", 4)]
+    assert ref4.speedup == pytest.approx(3.2) and ref4.efficiency == pytest.approx(0.8)
+    assert ref4.karp_flatt == pytest.approx((1 / 3.2 - 1 / 4) / (1 - 1 / 4))
+    assert slow2.efficiency == pytest.approx(8 / 6 / 2) and slow2.rel_efficiency == pytest.approx((8 / 12) / 1.0)
+    assert slow4.rel_efficiency == pytest.approx(0.4 / 0.8)
+    # a fast wrong answer is not a scaling result
+    assert pt[("fast-wrong", 2)].status == "wrong answer" and math.isnan(pt[("fast-wrong", 2)].efficiency)
+    assert "mass disagrees with the reference" in pt[("fast-wrong", 2)].reason
+    assert largest_clean([p for p in an.points if p.agent == "slow"]) is slow4
+
+
+# ----------------------------------------------------------------------------- a real sweep
+
+
+@pytest.fixture(scope="module")
+def sweep_dir(sample_campaign, tmp_path_factory):
+    out = tmp_path_factory.mktemp("sweep") / "s"
+    proc = hpcbench("sweep", "--from", str(sample_campaign), "--problems", "advection1d", "--ranks", "1,2,4",
+                    "--sizes", "800000", "--repeats", "3", "--out", str(out))
+    assert "report:" in proc.stdout
+    return out
+
+
+@pytest.fixture(scope="module")
+def points(sweep_dir):
+    from hpcbench.store.sweeps import read_sweep
+
+    sw = read_sweep(sweep_dir / "campaign.h5")
+    assert sw is not None
+    return {(p.agent, p.ranks): p for p in sw.analysis.points}
+
+
+@pytest.mark.slow
+def test_defective_sample_scales_clearly_worse_than_the_reference(points):
+    ref, bad = points[("reference", 2)], points[("rank0-coder", 2)]
+    for p in (ref, bad, points[("reference", 1)], points[("rank0-coder", 1)]):
+        assert p.status == "ok" and p.correct and not p.oversubscribed, (p.agent, p.ranks, p.reason)
+        assert p.repeats == 3 and p.time_source == "log_view"
+    assert bad.efficiency < 0.75 * ref.efficiency, (bad.efficiency, ref.efficiency)
+    assert bad.rel_efficiency < 0.75
+    # the 4-rank point runs on 2 cores: kept, computed and marked
+    assert points[("reference", 4)].oversubscribed and points[("rank0-coder", 4)].oversubscribed
+    # gated, and swept, but wrong on more than one rank: no efficiency from it
+    wrong = points[("serial-minded-coder", 2)]
+    assert wrong.status == "wrong answer" and "mass disagrees" in wrong.reason and math.isnan(wrong.efficiency)
+    assert points[("serial-minded-coder", 1)].status == "ok"
+
+
+@pytest.mark.slow
+def test_sweep_points_are_rederived_by_explain(sweep_dir, points):
+    p = points[("rank0-coder", 2)]
+    out = hpcbench("explain", str(sweep_dir),
+                   f"/sweep/points/rank0-coder/advection1d/1/strong/800000/r2-N{p.nodes}").stdout
+    assert "recomputed from the stored rows: match" in out
+    assert "speedup = t(1) / t(2)" in out and "relative to the reference" in out
+
+
+@pytest.mark.slow
+def test_scalability_metric_from_the_sweep(sweep_dir, points):
+    from hpcbench.evaluators.base import EvalContext
+    from hpcbench.evaluators.metrics.scalability import Scalability
+    from hpcbench.problem import load_problem
+    from hpcbench.submission import Submission
+
+    bundle = load_problem(next(iter(load_problems(None, ["advection1d"]).values())).folder)
+
+    def ctx(agent: str, where: str) -> EvalContext:
+        meta = Submission(problem="advection1d", agent=agent, attempt="1", entry="main.c", files=["main.c"])
+        return EvalContext(problem=bundle.problem, checks=bundle.checks, submission=meta, sources={}, record=None,
+                           extra={"campaign_dir": where})
+
+    ev = Scalability()
+    bad, ref = ev.evaluate(ctx("rank0-coder", str(sweep_dir))), ev.evaluate(ctx("reference", str(sweep_dir)))
+    assert bad.status == "scored" and ref.status == "scored" and bad.score < 0.75 and ref.score == 1.0
+    assert "at 2 ranks" in bad.rationale  # the largest clean point: 4 ranks are oversubscribed here
+    none = ev.evaluate(ctx("rank0-coder", str(sweep_dir.parent)))
+    assert none.status == "unscored" and none.score is None and none.evidence.get("optional")
+
+
+@pytest.mark.slow
+def test_scaling_report_renders_in_headless_chromium(sweep_dir, tmp_path):
+    page = sweep_dir / "report" / "scaling.html"
+    text = page.read_text()
+    assert "data:image/png;base64," in text and (sweep_dir / "report" / "scaling-advection1d.png").is_file()
+    assert not re.search(r"""(src|href)=['"]?(https?:|//|file:)""", text)
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert exe, "headless Chromium is needed: scripts/setup.sh installs Debian's chromium package"
+    flags = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
+    dom = subprocess.run([exe, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert 'alt="scaling of advection1d"' in dom.stdout
+    assert 'data-source="/sweep/points/rank0-coder/advection1d/1/strong/800000/r2-N1"' in dom.stdout
+    assert "oversubscribed" in dom.stdout and "wrong answer" in dom.stdout
+    shot = tmp_path / "shot.png"
+    subprocess.run([exe, *flags, "--window-size=1300,1400", f"--screenshot={shot}", page.as_uri()],
+                   capture_output=True, timeout=120, check=True)
+    png = shot.read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
