@@ -97,26 +97,29 @@ def figure_png(sw: StoredSweep, problem: str) -> bytes:
 
 
 def _breakdown(ax, sw: StoredSweep, problem: str, progs: list) -> None:
-    """Stacked event shares at the largest strong size, one bar per program and rank count."""
-    ev = [e for e in sw.analysis.events if e.problem == problem and e.mode == "strong"]
+    """Each main event's share of the run time against the ranks at the largest strong size:
+    colour = event, line style = program. A share that grows with the ranks is where the
+    time goes when scaling breaks (nested events overlap: shares do not add up to 1)."""
+    ev = [e for e in sw.analysis.events if e.problem == problem and e.mode == "strong" and e.event != "self"]
     if not ev:
         ax.text(0.5, 0.5, "no -log_view events", ha="center", transform=ax.transAxes)
         return
     size = max(e.size for e in ev)
     ev = [e for e in ev if e.size == size]
-    names = sorted({e.event for e in ev}, key=lambda n: -max(e.share for e in ev if e.event == n))[:8]
-    bars = [(k, r) for k in progs for r in sorted({e.ranks for e in ev if (e.agent, e.attempt) == k})]
-    bottom = [0.0] * len(bars)
-    for i, n in enumerate(names):
-        vals = [next((e.share for e in ev if (e.agent, e.attempt, e.ranks, e.event) == (*k, r, n)), 0.0)
-                for k, r in bars]
-        ax.bar(range(len(bars)), vals, bottom=bottom, color=f"C{i % 10}", label=n)
-        bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
-    ax.set_xticks(range(len(bars)))
-    ax.set_xticklabels([f"{k[0][:12]}\n{r}r" for k, r in bars], fontsize=6)
+    names = sorted({e.event for e in ev}, key=lambda n: -max(e.share for e in ev if e.event == n))[:6]
+    styles = ["-", "--", ":", "-."]
+    for j, k in enumerate(progs):
+        for i, n in enumerate(names):
+            line = sorted((e for e in ev if (e.agent, e.attempt, e.event) == (*k, n)), key=lambda e: e.ranks)
+            if line:
+                ax.plot([e.ranks for e in line], [e.share for e in line], styles[j % 4], marker="o", ms=3,
+                        color=f"C{i % 10}", label=f"{n} ({k[0]})")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("MPI ranks")
+    ax.set_ylim(0, 1.05)
     ax.set_ylabel("share of run time")
-    ax.set_title(f"-log_view events at n={size} (nested events overlap)", fontsize=9)
-    ax.legend(fontsize=6)
+    ax.set_title(f"-log_view events at n={size} (line style: program)", fontsize=9)
+    ax.legend(fontsize=5, ncol=2)
 
 
 def _table(sw: StoredSweep, problem: str, campaign: str) -> str:
