@@ -59,7 +59,7 @@ class Scalability(Evaluator):
                 return self.unscored("no sweep point beyond the base ran with the right answer beside the reference"
                                      + (f" ({len(wrong)} wrong answers)" if wrong else ""),
                                      evidence={"points": [point_path(p) for p in pts]})
-            best = max(usable, key=lambda p: p.ranks)
+            best = max(usable, key=lambda p: (not p.oversubscribed, p.ranks))  # noisy before oversubscribed
             confidence = OVERSUBSCRIBED_CONFIDENCE if best.oversubscribed else NOISY_CONFIDENCE
             note = "; no clean point: " + ("oversubscribed" if best.oversubscribed else "noisy") + \
                    " (lower confidence)"
