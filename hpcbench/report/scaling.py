@@ -198,6 +198,28 @@ def markdown_lines(campaign_root: Path) -> list[str]:
     return lines
 
 
+def sweep_only(campaign_root: Path, fmt: str) -> str | None:
+    """The report of a sweep campaign that has no scoring (sweep.json at its root): its scaling
+    section alone; None for any other campaign."""
+    from hpcbench.store.scorings import list_scorings
+
+    root = Path(campaign_root)
+    if not (root / "sweep.json").is_file() or list_scorings(root):
+        return None
+    if fmt == "html":
+        return _page(root, section_html(root))
+    if fmt == "md":
+        return f"# hpcbench scaling report: {root.name}\n" + "\n".join(markdown_lines(root)) + "\n"
+    raise LookupError(f"{root}: a sweep campaign's report is md or html (its numbers: `hpcbench explain {root} "
+                      "/sweep/points`)")
+
+
+def _page(root: Path, body: str) -> str:
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>hpcbench scaling: {html.escape(root.name)}"
+            f"</title><style>{_CSS}</style></head><body><h1>hpcbench scaling report: {html.escape(root.name)}</h1>"
+            f"{body}</body></html>")
+
+
 def write_scaling_report(campaign_root: Path, report_dir: Path) -> Path:
     """report/scaling.html (self-contained) and one PNG per problem beside it."""
     report_dir = Path(report_dir)
@@ -205,9 +227,6 @@ def write_scaling_report(campaign_root: Path, report_dir: Path) -> Path:
     for sw in sweeps_of(Path(campaign_root))[:1]:
         for ps in sw.plan.problems:
             (report_dir / f"scaling-{ps.problem}.png").write_bytes(figure_png(sw, ps.problem))
-    body = section_html(Path(campaign_root))
     out = report_dir / "scaling.html"
-    out.write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>hpcbench scaling: "
-                   f"{html.escape(Path(campaign_root).name)}</title><style>{_CSS}</style></head><body>"
-                   f"<h1>hpcbench scaling report: {html.escape(Path(campaign_root).name)}</h1>{body}</body></html>")
+    out.write_text(_page(Path(campaign_root), section_html(Path(campaign_root))))
     return out
