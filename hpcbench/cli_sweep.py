@@ -123,7 +123,7 @@ def sweep(site, agents, submissions, from_campaign, problem_ids, ranks, nodes, s
 
     from hpcbench.cli import _lock, _submit
     from hpcbench.site import load_site
-    from hpcbench.sweep.plan import make_plan
+    from hpcbench.sweep.plan import Mode, make_plan
     from hpcbench.sweep.run import gated_submissions, measure_baseline, plan_campaign, with_references
 
     if from_campaign and (agents or submissions):
@@ -136,7 +136,7 @@ def sweep(site, agents, submissions, from_campaign, problem_ids, ranks, nodes, s
     problems = _problems(problem_ids)
     if not problems:
         raise HpcbenchError("no problem to sweep (none of them has a scaling field)")
-    modes = ["strong", "weak"] if mode == "both" else [mode]
+    modes: list[Mode] = ["strong", "weak"] if mode == "both" else [mode]
     plan = make_plan(problems, s, modes=modes, ranks=_ints(ranks, "--ranks"), nodes=_ints(nodes, "--nodes"),
                      sizes=_ints(sizes, "--sizes"), repeats=repeats, variant=variant)  # refusals: nothing ran yet
     outp = Path(out)

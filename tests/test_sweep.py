@@ -214,3 +214,28 @@ def test_scaling_report_renders_in_headless_chromium(sweep_dir, tmp_path):
                    capture_output=True, timeout=120, check=True)
     png = shot.read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
+
+
+@pytest.mark.slow
+def test_machine_baseline_is_stored_and_shown_beside_the_sweep(sample_campaign, sweep_dir):
+    """The baseline file as the packing executor writes it (issue 12's contract); rerunning the
+    sweep resumes (no job runs again) and stores and shows it."""
+    import json
+
+    import h5py
+
+    before = {p.name: p.stat().st_mtime_ns for p in (sweep_dir / "records").iterdir()}
+    base = {"schema": 1, "variant": "cpu", "launcher": "mpiexec -n {ranks}", "hosts": ["vm"],
+            "points": [{"ranks": 2, "nodes": 1, "pingpong_latency_us": 1.5, "pingpong_bandwidth_MBps": 5000.0,
+                        "allreduce_8B_us": 2.0, "allreduce_1MB_us": 400.0}],
+            "measured_at": "2026-12-03T18:00:00+00:00", "mpi_library": "Open MPI 4.1"}
+    (sweep_dir / "machine").mkdir(exist_ok=True)
+    (sweep_dir / "machine" / "baseline-cpu.json").write_text(json.dumps(base))
+    hpcbench("sweep", "--from", str(sample_campaign), "--problems", "advection1d", "--ranks", "1,2,4",
+             "--sizes", "800000", "--repeats", "3", "--out", str(sweep_dir))
+    assert {p.name: p.stat().st_mtime_ns for p in (sweep_dir / "records").iterdir()} == before  # nothing rerun
+    with h5py.File(sweep_dir / "campaign.h5", "r") as f:
+        row = f["sweep/baseline"][0]
+        assert row["ranks"] == 2 and row["pingpong_latency_us"] == 1.5 and row["allreduce_1MB_us"] == 400.0
+    page = (sweep_dir / "report" / "scaling.html").read_text()
+    assert "Machine baseline (mpi4py" in page and "Open MPI 4.1" in page

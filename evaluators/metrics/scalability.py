@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from pathlib import Path
 
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, register
 
@@ -26,7 +27,7 @@ NOISY_CONFIDENCE = 0.6
 def _points(campaign_dir: str) -> tuple:
     from hpcbench.store.sweeps import sweeps_of
 
-    return tuple((str(sw.path), p) for sw in sweeps_of(campaign_dir) for p in sw.analysis.points) \
+    return tuple((str(sw.path), p) for sw in sweeps_of(Path(campaign_dir)) for p in sw.analysis.points) \
         if campaign_dir else ()
 
 

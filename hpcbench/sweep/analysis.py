@@ -207,7 +207,10 @@ def correctness(rec: JobResult, ref: JobResult | None, pt: SweepPoint, ps: Probl
     return True, "; ".join(notes + [f"{', '.join(ps.outputs) or 'outputs'} agree with {against}"])
 
 
-def _totals(rec: JobResult, pt: SweepPoint, row: PointRow) -> list[tuple[str, float, float, float, float, float]]:
+EventTotals = tuple[str, float, float, float, float, float, float]  # name, time, share, imbalance, rates
+
+
+def _totals(rec: JobResult, pt: SweepPoint, row: PointRow) -> list[EventTotals]:
     """Events of the instrumented run by name (summed over call sites) and the run's rates."""
     inst = _runs(rec, pt.case, pt.ranks, "instrumented")
     lv = inst[0].log_view if inst else None
