@@ -144,14 +144,19 @@ def test_defective_sample_scales_clearly_worse_than_the_reference(points):
     for p in (ref, bad, points[("reference", 1)], points[("rank0-coder", 1)]):
         assert p.status == "ok" and p.correct and not p.oversubscribed, (p.agent, p.ranks, p.reason)
         assert p.repeats == 3 and p.time_source == "log_view"
-    # Quiet machine: the reference near 0.9 at 2 ranks, rank0-coder near 0.45 (it cannot beat 0.5).
-    # Measured under a load of 6 on 2 cores (nobody gets the second core): 0.53 vs 0.42 (ratio 0.79).
-    assert bad.efficiency < 0.85 * ref.efficiency, (bad.efficiency, ref.efficiency)
+    # Quiet machine: the reference near 0.9 at 2 ranks, rank0-coder below 0.5 (rank 0 does all the
+    # work). Under the other helpers' load (4-8 on 2 cores) the second core is mostly someone
+    # else's: measured 0.43-0.53 vs 0.33-0.42 (relative 0.77-0.79), and rank0-coder's 2-rank time
+    # 1.6x the reference's. Both programs do the same work at 1 rank, so at 2 ranks their times
+    # compare directly (their runs alternate on the same cores) and the median of each 1-rank
+    # base adds its noise to the efficiencies: the time ratio is the steadier witness.
+    assert bad.efficiency < 0.9 * ref.efficiency, (bad.efficiency, ref.efficiency)
+    assert bad.time_s > 1.25 * ref.time_s, (bad.time_s, ref.time_s)
     assert bad.rel_efficiency == pytest.approx(bad.efficiency / ref.efficiency)
     # the 4-rank point runs on 2 cores: kept, computed and marked, and the defect shows there too
     ref4, bad4 = points[("reference", 4)], points[("rank0-coder", 4)]
     assert ref4.oversubscribed and bad4.oversubscribed and ref4.status == bad4.status == "ok"
-    assert bad4.efficiency < 0.85 * ref4.efficiency, (bad4.efficiency, ref4.efficiency)
+    assert bad4.time_s > 1.25 * ref4.time_s, (bad4.time_s, ref4.time_s)
     # gated and swept, but its answers are wrong (mass without a reduction; no `moment` line at all):
     # a fast wrong answer is not a scaling result
     wrong = points[("serial-minded-coder", 2)]
@@ -184,7 +189,7 @@ def test_scalability_metric_from_the_sweep(sweep_dir, points):
 
     ev = Scalability()
     bad, ref = ev.evaluate(ctx("rank0-coder", str(sweep_dir))), ev.evaluate(ctx("reference", str(sweep_dir)))
-    assert bad.status == "scored" and ref.status == "scored" and bad.score < 0.85 and ref.score == 1.0
+    assert bad.status == "scored" and ref.status == "scored" and bad.score < 0.9 and ref.score == 1.0
     if not points[("rank0-coder", 2)].noisy and not points[("reference", 2)].noisy:
         assert "at 2 ranks" in bad.rationale and bad.confidence == 1.0  # 4 ranks: oversubscribed, not clean
     else:  # a loaded machine: no clean point beyond the base; the oversubscribed one at lower confidence
