@@ -80,33 +80,50 @@ def test_cli_refusal_names_the_reason_and_creates_nothing(tmp_path):
 # ----------------------------------------------------------------------------- analysis (hand-made records)
 
 
-def _record(agent: str, times: dict[int, float], mass: dict[int, float]) -> JobResult:
+def _record(agent: str, times: dict, mass: dict, case: str = "n64", exit_codes: dict | None = None) -> JobResult:
+    """A record as a job writes it: per rank count (or (case, ranks)) an instrumented run printing
+    `mass`, three timing runs and the timings row."""
     runs, timings = [], []
-    for r, t in times.items():
-        runs.append(RunResult(case="n64", ranks=r, kind="instrumented", command=["app"], exit_code=0, wall_s=t,
-                              stdout=f"mass: {mass[r]}\n", log_view=LogView(total_time_s=t)))
+    for key, t in times.items():
+        c, r = key if isinstance(key, tuple) else (case, key)
+        code = (exit_codes or {}).get(key, 0)
+        runs.append(RunResult(case=c, ranks=r, kind="instrumented", command=["app"], exit_code=code, wall_s=t,
+                              stdout=f"mass: {mass[key]}\n", log_view=LogView(total_time_s=t)))
         for k in range(3):
-            runs.append(RunResult(case="n64", ranks=r, kind="timing", repeat=k, command=["app"], exit_code=0,
-                                  wall_s=t + 0.5, log_view=LogView(total_time_s=t)))
-        timings.append(TimingSummary(case="n64", ranks=r, repeats=3, wall_median_s=t + 0.5, null_median_s=0.5,
-                                     exec_s=t, exec_source="log_view"))
+            runs.append(RunResult(case=c, ranks=r, kind="timing", repeat=k, command=["app"], exit_code=code,
+                                  wall_s=t + 0.5, log_view=LogView(total_time_s=t * (1 + 0.1 * k))))
+        timings.append(TimingSummary(case=c, ranks=r, repeats=3, wall_median_s=t + 0.5, null_median_s=0.5,
+                                     exec_s=t * 1.1, exec_source="log_view"))
     return JobResult(job_id=f"{agent}__p__1", agent=agent, problem="advection1d", attempt="1", runs=runs,
                      timings=timings)
 
 
-def test_analysis_formulas_and_wrong_answers_excluded():
+NO_CHECKS = Checks.model_validate({"checks": [], "expect": "refuse", "refusal": {"why": "unit test of sweeps"}})
+
+
+def _plan(modes: list, sizes: list[int]):
     probs = load_problems(None, ["advection1d"])
-    plan = make_plan(probs, load_site("local").model_copy(update={"cores": 8}), modes=["strong"], ranks=[1, 2, 4],
-                     sizes=[64 * 64])
-    plan.problems[0].points = [p.model_copy(update={"case": "n64"}) for p in plan.problems[0].points]
+    plan = make_plan(probs, load_site("local").model_copy(update={"cores": 8}), modes=modes, ranks=[1, 2, 4],
+                     sizes=sizes)
     plan.problems[0].outputs = ["mass"]
+    return plan
+
+
+def test_analysis_formulas_and_wrong_answers_excluded():
+    plan = _plan(["strong"], [4096])
+    plan.problems[0].points = [p.model_copy(update={"case": "n64"}) for p in plan.problems[0].points]
     recs = {("reference", "advection1d", "1"): _record("reference", {1: 8.0, 2: 4.0, 4: 2.5}, {1: 1, 2: 1, 4: 1}),
             ("slow", "advection1d", "1"): _record("slow", {1: 8.0, 2: 6.0, 4: 5.0}, {1: 1, 2: 1, 4: 1}),
-            ("fast-wrong", "advection1d", "1"): _record("fast-wrong", {1: 8.0, 2: 1.0, 4: 0.5}, {1: 1, 2: 2, 4: 2})}
-    an = analyse(plan, recs, {"advection1d": Checks.model_validate({"checks": [], "expect": "refuse",
-                                                                    "refusal": {"why": "unit test of sweeps"}})})
+            ("fast-wrong", "advection1d", "1"): _record("fast-wrong", {1: 8.0, 2: 1.0, 4: 0.5}, {1: 1, 2: 2, 4: 2}),
+            ("crash1", "advection1d", "1"): _record("crash1", {1: 8.0, 2: 5.0, 4: 2.0}, {1: 1, 2: 1, 4: 1},
+                                                    exit_codes={1: 139}),
+            ("never-ran", "advection1d", "1"): None}
+    an = analyse(plan, recs, {"advection1d": NO_CHECKS})
     pt = {(p.agent, p.ranks): p for p in an.points}
     ref4, slow2, slow4 = pt[("reference", 4)], pt[("slow", 2)], pt[("slow", 4)]
+    # the median is the timings row's exec_s (1.1 x); min and max come from the repeats
+    assert ref4.time_s == pytest.approx(2.75) and ref4.time_min_s == pytest.approx(2.5)
+    assert ref4.spread == pytest.approx((2.5 * 1.2 - 2.5) / 2.75)
     assert ref4.speedup == pytest.approx(3.2) and ref4.efficiency == pytest.approx(0.8)
     assert ref4.karp_flatt == pytest.approx((1 / 3.2 - 1 / 4) / (1 - 1 / 4))
     assert slow2.efficiency == pytest.approx(8 / 6 / 2) and slow2.rel_efficiency == pytest.approx((8 / 12) / 1.0)
@@ -114,7 +131,23 @@ def test_analysis_formulas_and_wrong_answers_excluded():
     # a fast wrong answer is not a scaling result
     assert pt[("fast-wrong", 2)].status == "wrong answer" and math.isnan(pt[("fast-wrong", 2)].efficiency)
     assert "mass disagrees with the reference" in pt[("fast-wrong", 2)].reason
+    # a crash is recorded, the rest goes on, and the base moves to the fewest ranks that ran
+    assert pt[("crash1", 1)].status == "crashed" and "exit 139" in pt[("crash1", 1)].reason
+    assert pt[("crash1", 4)].base_ranks == 2 and pt[("crash1", 4)].efficiency == pytest.approx(5 / 2 * 2 / 4)
+    assert pt[("never-ran", 2)].status == "not run" and "--resume" in pt[("never-ran", 2)].reason
     assert largest_clean([p for p in an.points if p.agent == "slow"]) is slow4
+
+
+def test_weak_scaling_efficiency_grows_the_size_with_the_ranks():
+    plan = _plan(["weak"], [400000])
+    sizes = {p.ranks: p.size for p in plan.problems[0].points}
+    assert sizes == {1: 400000, 2: 565684, 4: 800000}  # 400000 * sqrt(ranks), a multiple of 4
+    times = {(f"n{sizes[r]}", r): t for r, t in ((1, 2.0), (2, 2.5), (4, 4.0))}
+    rec = _record("reference", times, {k: 1 for k in times})
+    an = analyse(plan, {("reference", "advection1d", "1"): rec}, {"advection1d": NO_CHECKS})
+    eff = {p.ranks: p.efficiency for p in an.points}
+    assert eff[1] == pytest.approx(1.0) and eff[2] == pytest.approx(0.8) and eff[4] == pytest.approx(0.5)
+    assert all(math.isnan(p.speedup) for p in an.points)  # weak scaling has no speedup
 
 
 # ----------------------------------------------------------------------------- a real sweep
