@@ -234,6 +234,27 @@ def test_scalability_metric_from_the_sweep(sweep_dir, points):
 
 
 @pytest.mark.slow
+def test_campaign_with_a_sweep_scores_scalability_and_reports_scaling(sample_campaign, sweep_dir, tmp_path):
+    """A copy of the gated campaign with the sweep under its sweeps/: scoring it again scores the
+    optional metric for the swept programs only; its HTML report gains the scaling section."""
+    import json
+
+    camp = tmp_path / "c"
+    shutil.copytree(sample_campaign, camp, ignore=shutil.ignore_patterns("work"))
+    shutil.copytree(sweep_dir, camp / "sweeps" / "s1", ignore=shutil.ignore_patterns("work"))
+    hpcbench("score", str(camp))
+    rows = {(r["agent"], r["problem"]): r for r in
+            json.loads(hpcbench("report", str(camp), "--format", "json").stdout)["submissions"]}
+    bad = rows[("rank0-coder", "advection1d")]["evaluators"]["scalability"]
+    assert bad["status"] == "scored" and bad["score"] < 0.9
+    assert rows[("reference", "advection1d")]["evaluators"]["scalability"]["score"] == 1.0
+    other = rows[("reference", "rosenbrock")]
+    assert other["evaluators"]["scalability"]["status"] == "unscored" and "scalability" not in other["unscored"]
+    page = hpcbench("report", str(camp), "--format", "html").stdout
+    assert "<h2 id='scaling'>Scaling</h2>" in page and "/sweep/points/rank0-coder/advection1d/1/" in page
+
+
+@pytest.mark.slow
 def test_scaling_report_renders_in_headless_chromium(sweep_dir, tmp_path):
     page = sweep_dir / "report" / "scaling.html"
     text = page.read_text()
