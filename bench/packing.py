@@ -60,10 +60,13 @@ def run_cli(*args: str) -> float:
 def sweep_shaped(out: Path, problems: str) -> float:
     """Plan the references like a campaign, turn each job into a sweep's (first case at 1, 2, 4
     ranks, one timed repeat), and submit them packed through the executor API; wait."""
-    from hpcbench.cli import _plan
     from hpcbench.executors import executor_for
+    from hpcbench.plan import plan_campaign
+    from hpcbench.site import load_site
 
-    site, campaign, plan = _plan(str(out), "ci-slurm", ["reference"], None, problems)
+    site = load_site("ci-slurm")
+    planned = plan_campaign(out, site, ["reference"], None, problems)
+    campaign, plan = planned.campaign, planned.plan
     jobs = []
     for j in plan.jobs:
         first = j.runs[0]
@@ -72,8 +75,7 @@ def sweep_shaped(out: Path, problems: str) -> float:
         (campaign.specs_dir / f"{spec.job_id}.json").write_text(spec.model_dump_json(indent=1))
         jobs.append(spec)
     t0 = time.perf_counter()
-    ex = executor_for(site, campaign)
-    ex.pack, ex.baseline_ranks = True, [1, 2, 4]
+    ex = executor_for(site, campaign, pack=True, baseline_ranks=[1, 2, 4])
     ex.submit(jobs)
     ex.wait(jobs, poll_s=1.0)
     return time.perf_counter() - t0

@@ -59,6 +59,7 @@ class EvalContext:
     h5_path: str = ""  # HDF5 path of the submission, for evidence pointers
     petsc_api: PetscApi | None = None  # the PETSc API scanned at planning (campaign.h5 snapshot)
     judge: JudgeConfig | None = None  # None: the judged evaluators are unscored
+    campaign_dir: str = ""  # the campaign folder: the scalability evaluator reads its sweeps there
     # Results of the evaluators that ran before this one (scoring fills it in stage order):
     # the judges show them as evidence.
     results: dict[str, EvalResult] = field(default_factory=dict)

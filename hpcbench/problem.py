@@ -44,11 +44,37 @@ class TestCase(Strict):
 
 
 class Scaling(Strict):
-    """Optional parameter a scaling sweep varies (e.g. `-n` grid size)."""
+    """How `hpcbench sweep` scales the problem (docs/sweeps.md): the size option it varies,
+    the sizes and rank counts it tries by default, what it may not go beyond, how the size
+    grows with the ranks for weak scaling, and which outputs must stay right at every point."""
 
     option: str
     values: Annotated[list[str], Field(min_length=1)]
     ranks: list[Annotated[int, Field(ge=1, le=65536)]] = []
+    args: list[str] = []  # other options of every sweep run (e.g. a fixed final time)
+    # weak scaling: size = base * ranks**weak_exponent, rounded to a multiple of `multiple_of`
+    # (1/d keeps the work per rank for a d-dimensional grid and a fixed number of steps;
+    # 1/(d+1) where the step count grows with the grid, as under a CFL limit)
+    weak_exponent: Annotated[float, Field(gt=0, le=1)] = 1.0
+    multiple_of: Annotated[int, Field(ge=1)] = 1
+    min_value: Annotated[int, Field(ge=1)] = 1  # sizes the program accepts
+    max_value: Annotated[int, Field(ge=1)] = 1 << 30
+    dims: Annotated[int, Field(ge=1, le=3)] = 1  # the grid has size**dims cells
+    min_per_rank: Annotated[float, Field(gt=0)] = 1.0  # fewer cells per rank (size**dims/ranks) is refused
+    max_ranks: Annotated[int, Field(ge=1, le=1 << 20)] = 65536
+    outputs: list[str] = []  # quantities that must agree with the reference's run at the same point
+    rtol: Annotated[float, Field(gt=0)] = 1e-6  # that agreement, where no compare check names the quantity
+    time_limit_s: Annotated[float, Field(gt=0, le=86400)] = 120.0
+
+    @model_validator(mode="after")
+    def _sizes(self) -> Scaling:
+        for v in self.values:
+            if not v.isdigit() or not self.min_value <= int(v) <= self.max_value or int(v) % self.multiple_of:
+                raise ValueError(f"values: {v!r} is not an integer in [{self.min_value}, {self.max_value}] "
+                                 f"and a multiple of {self.multiple_of}")
+        if any(r > self.max_ranks for r in self.ranks):
+            raise ValueError(f"ranks: above max_ranks ({self.max_ranks})")
+        return self
 
 
 class Problem(Strict):
@@ -91,6 +117,9 @@ class Problem(Strict):
         names = [c.name for c in self.cases]
         if len(names) != len(set(names)):
             raise ValueError(f"case names must be unique, got {names}")
+        unknown = [q for q in (self.scaling.outputs if self.scaling else []) if q not in {o.name for o in self.output}]
+        if unknown:
+            raise ValueError(f"scaling.outputs: {', '.join(unknown)} not in the problem's output")
         return self
 
     def public_view(self) -> dict:

@@ -28,6 +28,7 @@ class Partition(Strict):
     qos: str = ""
     gpus_per_node: int = Field(0, ge=0)
     cores_per_node: int = Field(0, ge=0)  # 0: not declared
+    max_nodes: int = Field(0, ge=0)  # nodes one job may have (0: not declared); wider sweep points are refused
     constraint: str = ""  # Slurm --constraint (Perlmutter: cpu | gpu)
     max_walltime_min: int = Field(60, ge=1)
     directives: list[str] = []  # extra options for jobs on this partition only

@@ -35,9 +35,9 @@ def main() -> None:
 
 
 def _register_all() -> None:
-    from hpcbench.cli import agents, campaign, doctor, judge, lint, problems, report, score
+    from hpcbench.cli import agents, campaign, doctor, judge, lint, problems, report, score, sweep
 
-    for module in (campaign, score, report, problems, doctor, judge, agents, lint):
+    for module in (campaign, score, report, problems, doctor, judge, agents, lint, sweep):
         module.register(main)
 
 

@@ -85,6 +85,17 @@ def run_jobs(site, campaign, plan, resume: bool = True, account: str | None = No
     click.echo("", err=True)
 
 
+def collect_score_report(campaign, judge_cfg=None) -> tuple[str, list]:
+    """collect, score (judges' progress shown), report.md/html: the markdown and the scores."""
+    from hpcbench import report, store
+    from hpcbench.score import scoring
+
+    store.collect(campaign)
+    with Display(JUDGE) as progress:
+        sid, scores = scoring.score(campaign.h5_path, judge=judge_cfg, progress=judge_calls(progress))
+    return report.write_campaign_report(campaign.h5_path, campaign.report_dir, sid), scores
+
+
 @click.command()
 @with_common
 @wait_lock_opt
@@ -93,8 +104,6 @@ def run_jobs(site, campaign, plan, resume: bool = True, account: str | None = No
 def run(agents, site, submissions, problem_ids, out, wait_lock, keep_work, **judge) -> None:
     """Plan, run, collect, score and report in one go (default: local site,
     the reference and the bundled sample agents, every supported problem)."""
-    from hpcbench import report, store
-    from hpcbench.score import scoring
     from hpcbench.site import load_site
 
     # The bundled samples only when asked for, or when nothing is: `--submissions DIR` runs the user's tree.
@@ -105,10 +114,7 @@ def run(agents, site, submissions, problem_ids, out, wait_lock, keep_work, **jud
     with lock(out, wait_lock):
         campaign, planned = plan(out, s, agents, submissions, problem_ids, keep_work=keep_work)
         run_jobs(s, campaign, planned)
-        store.collect(campaign)
-        with Display(JUDGE) as progress:
-            sid, scores = scoring.score(campaign.h5_path, judge=judge_cfg, progress=judge_calls(progress))
-        md = report.write_campaign_report(campaign.h5_path, campaign.report_dir, sid)
+        md, scores = collect_score_report(campaign, judge_cfg)
     click.echo(md)
     click.echo(f"campaign: {campaign.root}\nreport:   {campaign.report_dir / 'report.md'} (and report.html)")
     exit_if_unscored(scores)

@@ -42,6 +42,11 @@ __all__ = ["CATEGORIES", "STAGES", "Report", "costs", "leaderboard", "load", "ma
 
 
 def render(h5_path: Path, fmt: str, scoring_id: str | None = None) -> str:
+    from hpcbench.report.scaling import sweep_only  # a sweep campaign is not scored: its scaling report
+
+    only = sweep_only(Path(h5_path).parent, fmt) if scoring_id is None else None
+    if only is not None:
+        return only
     return {"md": markdown, "json": to_json, "csv": to_csv, "html": to_html}[fmt](h5_path, scoring_id)
 
 
@@ -49,7 +54,7 @@ def write(h5_path: Path, fmt: str, out: Path, scoring_id: str | None = None) -> 
     """Write a report file; markdown gets its profile plot as a PNG beside it
     (HTML embeds it). Returns the files written."""
     out = Path(out)
-    if fmt != "md":
+    if fmt != "md" or (Path(h5_path).parent / "sweep.json").is_file():
         out.write_text(render(h5_path, fmt, scoring_id))
         return [out]
     rep = load(h5_path, scoring_id)

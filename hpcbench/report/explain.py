@@ -155,6 +155,8 @@ class Tree:
             return self._score_node(path, parts[1:])
         if head == "submissions":
             return self._sub_node(path, parts[1:])
+        if head == "sweep" and len(parts) > 2 and parts[1] == "points" and "sweep" in self.f:
+            return Node(path, kind="sweep_point", data=parts[2:])  # hpcbench.sweep.explain
         if head == "tables":
             if len(parts) == 1:
                 return Node(path, children=list(layout.TABLES) + ["texts", "strings"])
@@ -420,6 +422,10 @@ def explain(h5_path: Path, path: str, full: bool = False) -> str:
             elif node.kind == "score":
                 sc, row = node.data
                 out += explain_submission_score(sc, row)
+            elif node.kind == "sweep_point":
+                from hpcbench.sweep.explain import explain_point
+
+                out += explain_point(f, node.data)
             elif node.kind == "aggregate":
                 sc, rows = node.data
                 out += explain_aggregate(t, sc, rows)  # leaderboard and per-problem means: computed, not stored

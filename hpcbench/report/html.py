@@ -156,6 +156,9 @@ def to_html(h5_path: Path, scoring_id: str | None = None) -> str:
                   f"{_e(other)}</code>.</p>",
                   _table(["evaluator", "n", "mean A", "mean B", "mean abs diff", "max abs diff", "scored by one only"],
                          body, "agreement")]
+    from hpcbench.report.scaling import section_html  # the campaign's sweeps, when it has any
+
+    parts.append(section_html(Path(h5_path).parent))
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>hpcbench report {_e(Path(h5_path).parent.name)}</title><style>{_CSS}</style></head><body>"
             + "\n".join(parts) + "</body></html>\n")

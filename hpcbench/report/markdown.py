@@ -18,6 +18,7 @@ from hpcbench.report.data import (
     refusals,
     taxonomy,
 )
+from hpcbench.report.scaling import markdown_lines as scaling_lines
 from hpcbench.score import agreement
 
 
@@ -39,6 +40,7 @@ def markdown(h5_path: Path, scoring_id: str | None = None, plot_file: str | None
     lines += _costs(rep)
     lines += calibration.markdown_lines(rep)  # empty unless an LLM judge scored it
     lines += agreement.markdown_lines(h5_path, sid)  # empty unless a scoring by another judge exists
+    lines += scaling_lines(Path(h5_path).parent)  # empty unless the campaign has sweeps
     return "\n".join(lines) + "\n"
 
 

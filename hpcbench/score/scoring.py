@@ -144,7 +144,9 @@ def finish(out: SubmissionScore) -> SubmissionScore:
         out.categories, out.composite, out.left_out = cats, comp, left
         # An unscored metric or quality evaluator in a scored category also leaves
         # something out of the composite (gates are not part of it).
-        out.unscored = [r.evaluator for r in out.results if r.status == "unscored" and r.stage != "gate"]
+        # An optional evaluator with nothing to score (scalability without a sweep) leaves nothing out.
+        out.unscored = [r.evaluator for r in out.results if r.status == "unscored" and r.stage != "gate"
+                        and not r.evidence.get("optional")]
         out.partial = bool(left or out.unscored)
     return out
 
@@ -164,7 +166,7 @@ def contexts(stored: StoredCampaign) -> list[tuple[StoredSubmission, EvalContext
         problem, checks = stored.problems[s.meta.problem]
         out.append((s, EvalContext(problem=problem, checks=checks, submission=s.meta, sources=s.sources,
                                    record=s.record, reference=refs.get(s.meta.problem), h5_path=s.path,
-                                   petsc_api=stored.petsc_api)))
+                                   petsc_api=stored.petsc_api, campaign_dir=stored.attrs.get("campaign_dir", ""))))
     return out
 
 
@@ -284,6 +286,7 @@ def score(h5_path: Path, scoring_id: str | None = None, judge: JudgeConfig | Non
         raise FileExistsError(f"{h5_path.parent}: scoring {sid!r} exists; scorings are never overwritten")
     # -log_view events: judge evidence only
     stored, batches = read_campaign_batches(h5_path, events=judge is not None)
+    stored.attrs["campaign_dir"] = str(h5_path.parent)  # the scalability evaluator reads its sweeps there
     cache = JudgeCache(h5_path) if judge is not None else None
     stats: dict = {}
     scores = score_campaign(stored, judge, cache, stats, batches=batches, progress=progress)

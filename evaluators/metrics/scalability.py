@@ -1,0 +1,75 @@
+"""Metric (optional): how the program scales next to the reference, from a sweep.
+
+The score is the submission's parallel efficiency relative to the reference's at the
+largest clean point of its sweep (ok, right answer, not oversubscribed, not noisy),
+capped at 1: a program that scales as well as the expert's scores 1, one at half the
+reference's efficiency 0.5. Without a sweep of this program it is unscored, never 0, and
+marked optional: the composite is not partial for lack of a sweep.
+When every point beyond the base is oversubscribed or noisy, the largest such point is
+used at lower confidence (0.4 oversubscribed, 0.6 noisy), and said.
+
+The sweeps are those of the campaign (hpcbench.store.sweeps.sweeps_of: its own /sweep,
+or <campaign>/sweeps/*): `hpcbench sweep --from CAMPAIGN`, then score again."""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from pathlib import Path
+
+from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, register
+
+OVERSUBSCRIBED_CONFIDENCE = 0.4
+NOISY_CONFIDENCE = 0.6
+
+
+@lru_cache(maxsize=8)
+def _points(campaign_dir: str) -> tuple:
+    from hpcbench.store.sweeps import sweeps_of
+
+    return tuple((str(sw.path), p) for sw in sweeps_of(Path(campaign_dir)) for p in sw.analysis.points) \
+        if campaign_dir else ()
+
+
+@register
+class Scalability(Evaluator):
+    name = "scalability"
+    stage = "metric"
+    category = "performance"
+    order = 30
+
+    def evaluate(self, ctx: EvalContext) -> EvalResult:
+        from hpcbench.report.scaling import point_path
+        from hpcbench.sweep.analysis import largest_clean
+
+        key = (ctx.submission.agent, ctx.submission.problem, ctx.submission.attempt)
+        mine = [(src, p) for src, p in _points(ctx.campaign_dir)
+                if (p.agent, p.problem, p.attempt) == key]
+        if not mine:
+            # optional: without a sweep nothing is missing from the composite (scoring.finish)
+            return self.unscored("no scaling sweep of this program (hpcbench sweep --from CAMPAIGN, then score)",
+                                 evidence={"optional": True})
+        pts = [p for _, p in mine]
+        best = largest_clean(pts)
+        confidence, note = 1.0, ""
+        if best is None:
+            usable = [p for p in pts if p.status == "ok" and math.isfinite(p.rel_efficiency)
+                      and p.ranks > p.base_ranks]
+            if not usable:
+                wrong = [p for p in pts if p.status == "wrong answer"]
+                return self.unscored("no sweep point beyond the base ran with the right answer beside the reference"
+                                     + (f" ({len(wrong)} wrong answers)" if wrong else ""),
+                                     evidence={"points": [point_path(p) for p in pts]})
+            best = max(usable, key=lambda p: (not p.oversubscribed, p.ranks))  # noisy before oversubscribed
+            confidence = OVERSUBSCRIBED_CONFIDENCE if best.oversubscribed else NOISY_CONFIDENCE
+            note = "; no clean point: " + ("oversubscribed" if best.oversubscribed else "noisy") + \
+                   " (lower confidence)"
+        score = min(1.0, best.rel_efficiency)
+        wrong = sum(p.status == "wrong answer" for p in pts)
+        rationale = (f"{best.mode} scaling at {best.ranks} ranks (size {best.size}): efficiency "
+                     f"{best.efficiency:.2f} vs the reference's {best.ref_efficiency:.2f} -> {best.rel_efficiency:.2f}"
+                     f"{note}" + (f"; {wrong} point(s) gave a wrong answer" if wrong else ""))
+        src = next(s for s, p in mine if p is best)
+        return self.result(score, rationale, confidence=confidence,
+                           evidence={"point": point_path(best), "sweep": src, "efficiency": best.efficiency,
+                                     "ref_efficiency": best.ref_efficiency, "wrong_points": wrong})

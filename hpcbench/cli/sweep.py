@@ -1,0 +1,155 @@
+"""`hpcbench sweep`: multi-rank scaling sweeps (docs/sweeps.md). Hung on the command
+group by `register(group)`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from hpcbench.errors import HpcbenchError
+
+
+def _ints(text: str | None, opt: str) -> list[int] | None:
+    if not text:
+        return None
+    try:
+        out = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise click.BadParameter(f"{text!r}: comma-separated integers, e.g. 1,2,4", param_hint=opt) from None
+    if not out or any(x < 1 for x in out):
+        raise click.BadParameter(f"{text!r}: positive integers", param_hint=opt)
+    return out
+
+
+def _say(msg: str) -> None:
+    click.echo(f"sweep: {msg}", err=True)
+
+
+def _problems(problem_ids: str | None) -> dict:
+    from hpcbench.problem import load_problems
+
+    ids = [p.strip() for p in problem_ids.split(",") if p.strip()] if problem_ids else None
+    problems = load_problems(None, ids)
+    if ids is None:  # default: every problem that says how it scales
+        problems = {k: v for k, v in problems.items() if v.problem.scaling is not None}
+    return problems
+
+
+def _gate(out: Path, site, agents: list[str], submissions: str | None, problem_ids: str, wait_lock: bool):
+    """Ungated programs run through the gates first, as an ordinary campaign in <out>/gates."""
+    from hpcbench.cli.campaign import collect_score_report, lock, plan, run_jobs
+
+    gates = out / "gates"
+    _say(f"running the gates first (an ordinary campaign in {gates}); only programs that pass every gate are swept")
+    with lock(str(gates), wait_lock):
+        campaign, planned = plan(str(gates), site, agents, submissions, problem_ids)
+        run_jobs(site, campaign, planned, block=True)
+        collect_score_report(campaign)
+    return gates
+
+
+def _dry_run(plan, subs) -> None:
+    click.echo(f"sweep plan (site {plan.site}, variant {plan.variant}, modes {','.join(plan.modes)}, "
+               f"{plan.repeats} repeats, {plan.cores} cores per node):")
+    for ps in plan.problems:
+        click.echo(f"  {ps.problem}: {ps.option} sizes {sorted({p.size for p in ps.points})}; outputs that must "
+                   f"stay right: {', '.join(ps.outputs) or '(none declared)'}")
+        for p in ps.points:
+            click.echo(f"    {p.mode:6s} {ps.option} {p.size:<8d} ranks {p.ranks:<5d} nodes {p.nodes}"
+                       + ("  oversubscribed" if p.oversubscribed else ""))
+    for note in plan.notes:
+        click.echo(f"  note: {note}")
+    progs = sorted({f"{s.meta.agent}/{s.meta.problem}/{s.meta.attempt}" for s in subs})
+    click.echo(f"programs ({len(progs)}; the reference of each problem always): {', '.join(progs)}")
+
+
+def register(group: click.Group) -> None:
+    group.add_command(sweep)
+
+
+@click.command()
+@click.option("--site", default="local", show_default=True, help="site name or path to a site YAML")
+@click.option("--agent", "agents", multiple=True, help="reference | samples | dir:PATH (repeatable): "
+              "run through the gates first (<out>/gates), then the programs that passed are swept")
+@click.option("--submissions", type=click.Path(file_okay=False), help="tree <agent>/<problem>/<attempt>/ "
+              "(gated first, like --agent)")
+@click.option("--from", "from_campaign", type=click.Path(exists=True, file_okay=False),
+              help="a scored campaign: sweep its programs that passed every gate (latest scoring)")
+@click.option("--problems", "problem_ids", help="comma-separated problem ids (default: every problem with a "
+              "scaling field)")
+@click.option("--ranks", help="rank counts, e.g. 1,2,4,8 (default: the problem's scaling.ranks)")
+@click.option("--nodes", help="node counts, e.g. 1,2 (batch sites)")
+@click.option("--sizes", help="sizes of the problem's scaling option (default: its scaling.values)")
+@click.option("--mode", type=click.Choice(["strong", "weak", "both"]), default="strong", show_default=True)
+@click.option("--repeats", type=int, default=3, show_default=True, help="timing repeats per point (median, spread)")
+@click.option("--variant", help="PETSc variant of the site (default: its first)")
+@click.option("--account", help="allocation to charge (default: $HPCBENCH_ACCOUNT)")
+@click.option("--dry-run", is_flag=True, help="print the plan and refuse what cannot run; submit nothing")
+@click.option("--resume/--no-resume", default=True, help="skip points already recorded")
+@click.option("--wait/--no-wait", "block", default=True, help="batch sites: wait for the allocation, then analyse")
+@click.option("--wait-lock", is_flag=True, help="wait for another run/submit writing this folder")
+@click.option("--out", type=click.Path(file_okay=False), help="sweep campaign folder (default with --from: "
+              "CAMPAIGN/sweeps/<time>)")
+def sweep(site, agents, submissions, from_campaign, problem_ids, ranks, nodes, sizes, mode, repeats, variant,
+          account, dry_run, resume, block, wait_lock, out) -> None:
+    """Strong and weak scaling of programs that passed every gate, beside each problem's reference."""
+    import datetime as dt
+
+    from hpcbench.cli.campaign import lock, run_jobs
+    from hpcbench.site import load_site
+    from hpcbench.sweep.plan import Mode, make_plan
+    from hpcbench.sweep.run import finish, gated_submissions, measure_baseline, plan_campaign, with_references
+
+    if from_campaign and (agents or submissions):
+        raise HpcbenchError("--from takes the programs of a scored campaign; do not add --agent/--submissions")
+    if not out:
+        if not from_campaign:
+            raise click.UsageError("--out DIR is needed (or --from CAMPAIGN, which defaults to CAMPAIGN/sweeps/<time>)")
+        out = str(Path(from_campaign) / "sweeps" / dt.datetime.now().strftime("sweep-%Y%m%d-%H%M%S"))
+    s = load_site(site)
+    problems = _problems(problem_ids)
+    if not problems:
+        raise HpcbenchError("no problem to sweep (none of them has a scaling field)")
+    modes: list[Mode] = ["strong", "weak"] if mode == "both" else [mode]
+    plan = make_plan(problems, s, modes=modes, ranks=_ints(ranks, "--ranks"), nodes=_ints(nodes, "--nodes"),
+                     sizes=_ints(sizes, "--sizes"), repeats=repeats, variant=variant)  # refusals: nothing ran yet
+    outp = Path(out)
+    subs: list = []
+    gated_by = ""
+    ungated = [a for a in agents if a != "reference"] or ([] if not submissions else ["(tree)"])
+    if from_campaign:
+        subs, left = gated_submissions(Path(from_campaign), problems)
+        gated_by = str(Path(from_campaign).resolve())
+        for line in left:
+            _say(f"not swept: {line}")
+    elif ungated and dry_run:
+        _say("the programs would first run through the gates (an ordinary campaign in <out>/gates); "
+             "the dry run shows the reference's points only")
+    elif ungated:
+        gates = _gate(outp, s, list(agents), submissions, ",".join(problems), wait_lock)
+        subs, left = gated_submissions(gates, problems)
+        gated_by = str(gates.resolve())
+        for line in left:
+            _say(f"not swept: {line}")
+    plan = plan.model_copy(update={"gated_by": gated_by})
+    if dry_run:
+        _dry_run(plan, with_references(subs, problems))
+        return
+    with lock(str(outp), wait_lock):
+        ss, campaign, cplan = plan_campaign(outp, s, problems, plan, subs)
+        measure_baseline(ss, campaign, plan, _say)
+        # a sweep always runs in one allocation per variant (batch sites), the machine baseline first
+        run_jobs(ss, campaign, cplan, resume, account, block, pack=True, baseline_ranks=plan.rank_counts())
+        report = finish(campaign, plan, _say)
+    if report is None:
+        sys.exit(0)
+    from hpcbench.store.sweeps import read_sweep
+
+    stored = read_sweep(campaign.h5_path)
+    assert stored is not None
+    bad = [p for p in stored.analysis.points if p.status != "ok"]
+    for p in bad:
+        _say(f"{p.agent}/{p.problem}/{p.attempt} {p.mode} {p.size} at {p.ranks} ranks: {p.status}: {p.reason}")
+    click.echo(f"sweep: {campaign.root}\nreport: {report}")
