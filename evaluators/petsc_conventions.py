@@ -119,7 +119,7 @@ def _walk(n: Node):
         stack.extend(reversed(cur.children))
 
 
-def _enclosing_function(n: Node) -> Node | None:
+def _enclosing_function(n: Node | None) -> Node | None:
     while n is not None and n.type != "function_definition":
         n = n.parent
     return n
@@ -251,11 +251,10 @@ def _after_assignment(stmt: Node, var: str) -> tuple[str, str]:
     return "unchecked", f"assigned to {var}, never checked"
 
 
-def _classify(call: Node) -> tuple[str, str, Node]:
-    """(form, how, wrapper-node) of one error-code call from where it sits in the tree."""
+def _look_through(call: Node) -> tuple[Node, Node | None]:
+    """(node, parent) above the call, past parentheses, non-void casts and the branches of a
+    ternary: PetscCall((PetscErrorCode)F(...)) and `return c ? F(...) : PETSC_SUCCESS` check F."""
     node, parent = call, call.parent
-    # Look through parentheses, non-void casts and the branches of a ternary:
-    # PetscCall((PetscErrorCode)F(...)) and `return c ? F(...) : PETSC_SUCCESS` check F.
     while parent is not None:
         if parent.type == "parenthesized_expression":
             pass
@@ -266,50 +265,71 @@ def _classify(call: Node) -> tuple[str, str, Node]:
         else:
             break
         node, parent = parent, parent.parent
-    if parent is None:
-        return "unchecked", "", call
-    if parent.type == "cast_expression":
-        return "discarded", "(void)", call
-    if parent.type == "argument_list" and parent.parent is not None and parent.parent.type == "call_expression":
-        outer = parent.parent
-        w = _call_name(outer)
-        if w.startswith("PetscCall"):
-            return "wrapped", w, outer
-        if w in LEGACY_CHECKS:
-            return "legacy", w, outer
-        if w in ("PetscFunctionReturn",):
-            return "propagated", w, outer
-        return "unchecked", f"passed as an argument of {w or 'an expression'}", outer
-    if parent.type == "return_statement":
-        return "propagated", "return", parent
-    if parent.type == "assignment_expression" and parent.child_by_field_name("right") == node:
-        left = parent.child_by_field_name("left")
-        var = _text(left).strip()
-        if left is not None and left.type == "pointer_expression":
-            return "propagated", f"stored in {var} for the caller", call  # Fortran-style `*ierr = F(...)`
-        stmt = parent.parent
-        if stmt is not None and stmt.type == "expression_statement":
-            if stmt.parent is not None and stmt.parent.type in ("for_statement", "while_statement", "do_statement"):
-                return "unchecked", f"assigned to {var} in an unbraced loop body; a check after the loop " \
-                                    "sees only the last iteration", call
-            form, how = _after_assignment(stmt, var)
-            return form, how, call
-        return "unchecked", f"assigned to {var}, never checked", call
-    if parent.type == "init_declarator" and parent.child_by_field_name("value") == node:
-        var = _text(parent.child_by_field_name("declarator")).strip()
-        decl = parent.parent
-        if decl is None:
-            return "unchecked", f"assigned to {var}, never checked", call
-        form, how = _after_assignment(decl, var)
+    return node, parent
+
+
+def _as_argument(outer: Node) -> tuple[str, str, Node]:
+    w = _call_name(outer)
+    if w.startswith("PetscCall"):
+        return "wrapped", w, outer
+    if w in LEGACY_CHECKS:
+        return "legacy", w, outer
+    if w in ("PetscFunctionReturn",):
+        return "propagated", w, outer
+    return "unchecked", f"passed as an argument of {w or 'an expression'}", outer
+
+
+def _assigned(parent: Node, call: Node) -> tuple[str, str, Node]:
+    left = parent.child_by_field_name("left")
+    var = _text(left).strip()
+    if left is not None and left.type == "pointer_expression":
+        return "propagated", f"stored in {var} for the caller", call  # Fortran-style `*ierr = F(...)`
+    stmt = parent.parent
+    if stmt is not None and stmt.type == "expression_statement":
+        if stmt.parent is not None and stmt.parent.type in ("for_statement", "while_statement", "do_statement"):
+            return "unchecked", f"assigned to {var} in an unbraced loop body; a check after the loop " \
+                                "sees only the last iteration", call
+        form, how = _after_assignment(stmt, var)
         return form, how, call
-    # Inside a condition: `if (F(...))` or `if (F(...) != PETSC_SUCCESS)`.
-    up = parent
+    return "unchecked", f"assigned to {var}, never checked", call
+
+
+def _initialised(parent: Node, call: Node) -> tuple[str, str, Node]:
+    var = _text(parent.child_by_field_name("declarator")).strip()
+    decl = parent.parent
+    if decl is None:
+        return "unchecked", f"assigned to {var}, never checked", call
+    form, how = _after_assignment(decl, var)
+    return form, how, call
+
+
+def _in_condition(parent: Node, call: Node) -> tuple[str, str, Node]:
+    """`if (F(...))` or `if (F(...) != PETSC_SUCCESS)` checks by hand; anything else does not."""
+    up: Node | None = parent
     while up is not None and up.type in ("binary_expression", "unary_expression", "parenthesized_expression",
                                          "condition_clause"):
         up = up.parent
     if up is not None and up.type in ("if_statement", "while_statement") and parent.type != "expression_statement":
         return "manual", "if", call
     return "unchecked", "", call
+
+
+def _classify(call: Node) -> tuple[str, str, Node]:
+    """(form, how, wrapper-node) of one error-code call from where it sits in the tree."""
+    node, parent = _look_through(call)
+    if parent is None:
+        return "unchecked", "", call
+    if parent.type == "cast_expression":
+        return "discarded", "(void)", call
+    if parent.type == "argument_list" and parent.parent is not None and parent.parent.type == "call_expression":
+        return _as_argument(parent.parent)
+    if parent.type == "return_statement":
+        return "propagated", "return", parent
+    if parent.type == "assignment_expression" and parent.child_by_field_name("right") == node:
+        return _assigned(parent, call)
+    if parent.type == "init_declarator" and parent.child_by_field_name("value") == node:
+        return _initialised(parent, call)
+    return _in_condition(parent, call)
 
 
 def errorcode_names(api: PetscApi | None) -> tuple[set[str], bool]:

@@ -50,6 +50,28 @@ def _gate(out: Path, site, agents: list[str], submissions: str | None, problem_i
     return gates
 
 
+def _programs(out: Path, site, problems: dict, from_campaign: str | None, agents: list[str],
+              submissions: str | None, dry_run: bool, wait_lock: bool) -> tuple[list, str]:
+    """The programs to sweep (those that passed every gate) and the campaign that gated them."""
+    from hpcbench.sweep.run import gated_submissions
+
+    ungated = [a for a in agents if a != "reference"] or ([] if not submissions else ["(tree)"])
+    if from_campaign:
+        gates = Path(from_campaign)
+    elif ungated and dry_run:
+        _say("the programs would first run through the gates (an ordinary campaign in <out>/gates); "
+             "the dry run shows the reference's points only")
+        return [], ""
+    elif ungated:
+        gates = _gate(out, site, agents, submissions, ",".join(problems), wait_lock)
+    else:
+        return [], ""
+    subs, left = gated_submissions(gates, problems)
+    for line in left:
+        _say(f"not swept: {line}")
+    return subs, str(gates.resolve())
+
+
 def _dry_run(plan, subs) -> None:
     click.echo(f"sweep plan (site {plan.site}, variant {plan.variant}, modes {','.join(plan.modes)}, "
                f"{plan.repeats} repeats, {plan.cores} cores per node):")
@@ -100,7 +122,7 @@ def sweep(site, agents, submissions, from_campaign, problem_ids, ranks, nodes, s
     from hpcbench.cli.campaign import lock, run_jobs
     from hpcbench.site import load_site
     from hpcbench.sweep.plan import Mode, make_plan
-    from hpcbench.sweep.run import finish, gated_submissions, measure_baseline, plan_campaign, with_references
+    from hpcbench.sweep.run import finish, measure_baseline, plan_campaign, with_references
 
     if from_campaign and (agents or submissions):
         raise HpcbenchError("--from takes the programs of a scored campaign; do not add --agent/--submissions")
@@ -116,23 +138,7 @@ def sweep(site, agents, submissions, from_campaign, problem_ids, ranks, nodes, s
     plan = make_plan(problems, s, modes=modes, ranks=_ints(ranks, "--ranks"), nodes=_ints(nodes, "--nodes"),
                      sizes=_ints(sizes, "--sizes"), repeats=repeats, variant=variant)  # refusals: nothing ran yet
     outp = Path(out)
-    subs: list = []
-    gated_by = ""
-    ungated = [a for a in agents if a != "reference"] or ([] if not submissions else ["(tree)"])
-    if from_campaign:
-        subs, left = gated_submissions(Path(from_campaign), problems)
-        gated_by = str(Path(from_campaign).resolve())
-        for line in left:
-            _say(f"not swept: {line}")
-    elif ungated and dry_run:
-        _say("the programs would first run through the gates (an ordinary campaign in <out>/gates); "
-             "the dry run shows the reference's points only")
-    elif ungated:
-        gates = _gate(outp, s, list(agents), submissions, ",".join(problems), wait_lock)
-        subs, left = gated_submissions(gates, problems)
-        gated_by = str(gates.resolve())
-        for line in left:
-            _say(f"not swept: {line}")
+    subs, gated_by = _programs(outp, s, problems, from_campaign, list(agents), submissions, dry_run, wait_lock)
     plan = plan.model_copy(update={"gated_by": gated_by})
     if dry_run:
         _dry_run(plan, with_references(subs, problems))

@@ -149,7 +149,7 @@ def _baseline(sw: StoredSweep) -> str:
         return ("<p class='note'>Machine baseline: not measured for this sweep (no "
                 f"<code>machine/baseline-{html.escape(sw.plan.variant)}.json</code>); efficiencies stand alone.</p>")
     rows = "".join(
-        "<tr>" + "".join(f"<td class='num'>{html.escape(_f(float(p.get(c, math.nan)), 4))}</td>"
+        "<tr>" + "".join(f"<td class='num'>{html.escape(_f(math.nan if p.get(c) is None else float(p[c]), 4))}</td>"
                          for c in ("ranks", "nodes", "pingpong_latency_us", "pingpong_bandwidth_MBps",
                                    "allreduce_8B_us", "allreduce_1MB_us")) + "</tr>"
         for p in b.get("points", []))

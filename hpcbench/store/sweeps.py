@@ -70,11 +70,13 @@ def write_sweep(h5_path: Path, plan: SweepPlan, analysis: SweepAnalysis, baselin
         pts = (baseline or {}).get("points", [])
         base = np.zeros(len(pts), dtype=np.dtype(BASELINE_COLUMNS))
         for i, p in enumerate(pts):
-            base[i] = tuple(float(p.get(c, math.nan)) if k == "f8" else int(p.get(c, 0)) for c, k in BASELINE_COLUMNS)
+            # null where a point has no such figure (no ping-pong partner at 1 rank): NaN, not an error
+            base[i] = tuple(float(math.nan if p.get(c) is None else p[c]) if k == "f8" else int(p.get(c) or 0)
+                            for c, k in BASELINE_COLUMNS)
         _table(g, "baseline", base)
 
 
-def _rows(arr: np.ndarray, cls: type) -> list:
+def table_rows(arr: np.ndarray, cls: type) -> list:
     out = []
     for r in arr:
         d = {}
@@ -105,7 +107,7 @@ def read_sweep(h5_path: Path) -> StoredSweep | None:
         g = f[GROUP]
         attrs = {k: (v.decode() if isinstance(v, bytes) else v.item() if hasattr(v, "item") else v)
                  for k, v in g.attrs.items()}
-        an = SweepAnalysis(_rows(g["points"][()], PointRow), _rows(g["events"][()], EventRow))
+        an = SweepAnalysis(table_rows(g["points"][()], PointRow), table_rows(g["events"][()], EventRow))
     base = json.loads(attrs["baseline"]) if attrs.get("baseline") else None
     return StoredSweep(h5_path, SweepPlan.model_validate_json(attrs["plan"]), an, base, attrs)
 

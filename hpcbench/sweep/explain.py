@@ -17,7 +17,7 @@ import h5py
 from hpcbench.problem import Checks
 from hpcbench.store import layout
 from hpcbench.store.read import Texts, live_submissions, rebuild_record, strings
-from hpcbench.store.sweeps import GROUP, PointRow, _rows
+from hpcbench.store.sweeps import GROUP, PointRow, table_rows
 from hpcbench.sweep.analysis import analyse
 from hpcbench.sweep.plan import SweepPlan
 
@@ -65,7 +65,7 @@ def explain_point(f: h5py.File, parts: list[str]) -> list[str]:
         return next((p for p in rows if (p.agent, p.problem, p.attempt, p.mode, p.size, p.ranks, p.nodes) == want),
                     None)
 
-    stored = pick(_rows(g["points"][()], PointRow))
+    stored = pick(table_rows(g["points"][()], PointRow))
     if stored is None:
         raise LookupError(f"/sweep/points: no point {'/'.join(parts)}")
     again = pick(derive_points(f, plan, problem))
