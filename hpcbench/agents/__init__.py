@@ -22,7 +22,6 @@ class AgentOptions:
     site: str = "local"
 
 
-
 def make_agent(spec: str, bundles: dict[str, ProblemBundle], known: set[str], opts: AgentOptions,
                sandbox_factory=None) -> Agent:
     """An agent from its --agent spelling; HpcbenchError says what is accepted."""
