@@ -32,23 +32,43 @@ LAT_BYTES, BW_BYTES, BIG_BYTES = 8, 4 << 20, 1 << 20
 POINT_TIMEOUT_S = 180.0
 
 
+BATCH_S = 0.1  # time one batch may take: an oversubscribed point is slow, not worth minutes
+
+
+def _affordable(comm, op, reps: int) -> int:
+    """Repetitions per batch that fit BATCH_S, from one timed call (the same on every rank)."""
+    from mpi4py import MPI
+
+    op()  # the first call sets up connections: not what a repetition costs
+    comm.Barrier()
+    t = time.perf_counter()
+    op()
+    one = comm.allreduce(time.perf_counter() - t, op=MPI.MAX)
+    return max(3, min(reps, int(BATCH_S / max(one, 1e-9))))
+
+
 def _time_pingpong(comm, peer: int, nbytes: int, reps: int) -> float:
     """Seconds per round trip between rank 0 and `peer` (others wait at the barrier)."""
     import numpy as np
 
     buf = np.zeros(max(1, nbytes), dtype=np.uint8)
     rank = comm.Get_rank()
+
+    def trip() -> None:
+        if rank == 0:
+            comm.Send(buf, dest=peer, tag=7)
+            comm.Recv(buf, source=peer, tag=7)
+        elif rank == peer:
+            comm.Recv(buf, source=0, tag=7)
+            comm.Send(buf, dest=0, tag=7)
+
+    reps = _affordable(comm, trip, reps)
     best = float("inf")
     for _ in range(3):  # best of three batches: the machine's capability, not its noise
         comm.Barrier()
         t = time.perf_counter()
         for _ in range(reps):
-            if rank == 0:
-                comm.Send(buf, dest=peer, tag=7)
-                comm.Recv(buf, source=peer, tag=7)
-            elif rank == peer:
-                comm.Recv(buf, source=0, tag=7)
-                comm.Send(buf, dest=0, tag=7)
+            trip()
         best = min(best, (time.perf_counter() - t) / reps)
     return best
 
@@ -59,6 +79,7 @@ def _time_allreduce(comm, nbytes: int, reps: int) -> float:
 
     n = max(1, nbytes // 8)
     a, b = np.ones(n), np.zeros(n)
+    reps = _affordable(comm, lambda: comm.Allreduce(a, b, op=MPI.SUM), reps)
     best = float("inf")
     for _ in range(3):
         comm.Barrier()
