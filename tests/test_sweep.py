@@ -223,7 +223,7 @@ def test_scalability_metric_from_the_sweep(sweep_dir, points):
     ev = Scalability()
     bad, ref = ev.evaluate(ctx("rank0-coder", str(sweep_dir))), ev.evaluate(ctx("reference", str(sweep_dir)))
     assert bad.status == "scored" and ref.status == "scored" and bad.score < 0.9 and ref.score == 1.0
-    if not points[("rank0-coder", 2)].noisy and not points[("reference", 2)].noisy:
+    if points[("rank0-coder", 2)].rel_clean:
         assert "at 2 ranks" in bad.rationale and bad.confidence == 1.0  # 4 ranks: oversubscribed, not clean
     else:  # a loaded machine: no clean point beyond the base; the oversubscribed one at lower confidence
         assert bad.confidence < 1.0 and "lower confidence" in bad.rationale
