@@ -27,5 +27,9 @@ def test_wheel_contains_mapped_packages_and_data(tmp_path):
                  "hpcbench/data/problems/cavity-dmstag/mutants/mutants.json",
                  "hpcbench/data/problems/rosenbrock/mutants/mutants.json",
                  "hpcbench/data/probes/v1/probes.json", "hpcbench/calibrate.py", "hpcbench/judge/trust.py",
-                 "hpcbench/data/probes/v1/submissions/probe/robertson/p18/main.c"):
+                 "hpcbench/data/probes/v1/submissions/probe/robertson/p18/main.c",
+                 "hpcbench/sweep/analysis.py", "hpcbench/store/sweeps.py", "hpcbench/store/collect.py",
+                 "hpcbench/report/scaling.py",
+                 "hpcbench/evaluators/metrics/scalability.py",
+                 "hpcbench/data/examples/submissions/rank0-coder/advection1d/1/main.c"):
         assert must in names, must
