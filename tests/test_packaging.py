@@ -31,5 +31,9 @@ def test_wheel_contains_mapped_packages_and_data(tmp_path):
                  # every stage package (pyproject lists packages one by one)
                  "hpcbench/cli/campaign.py", "hpcbench/plan/gather.py", "hpcbench/store/collect.py",
                  "hpcbench/score/scoring.py", "hpcbench/calibration/probes.py", "hpcbench/report/explain.py",
-                 "hpcbench/doctor.py"):
+                 "hpcbench/doctor.py", "hpcbench/cli/sweep.py",
+                 "hpcbench/sweep/analysis.py", "hpcbench/store/sweeps.py", "hpcbench/report/scaling.py",
+                 "hpcbench/evaluators/metrics/scalability.py", "hpcbench/executors/pack.py",
+                 "hpcbench/machine_baseline.py", "hpcbench/jobs/pack.py",
+                 "hpcbench/data/examples/submissions/rank0-coder/advection1d/1/main.c"):
         assert must in names, must

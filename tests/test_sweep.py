@@ -186,10 +186,11 @@ def test_defective_sample_scales_clearly_worse_than_the_reference(points):
     assert bad.efficiency < 0.9 * ref.efficiency, (bad.efficiency, ref.efficiency)
     assert bad.time_s > 1.25 * ref.time_s, (bad.time_s, ref.time_s)
     assert bad.rel_efficiency == pytest.approx(bad.efficiency / ref.efficiency)
-    # the 4-rank point runs on 2 cores: kept, computed and marked, and the defect shows there too
+    # the 4-rank point runs on 2 cores: kept, computed and marked (its times say little: with 4
+    # ranks on 2 loaded cores the two programs measured 1.17x to 1.55x apart), never a clean point
     ref4, bad4 = points[("reference", 4)], points[("rank0-coder", 4)]
     assert ref4.oversubscribed and bad4.oversubscribed and ref4.status == bad4.status == "ok"
-    assert bad4.time_s > 1.25 * ref4.time_s, (bad4.time_s, ref4.time_s)
+    assert math.isfinite(bad4.efficiency) and math.isfinite(bad4.rel_efficiency) and not bad4.rel_clean
     # gated and swept, but its answers are wrong (mass without a reduction; no `moment` line at all):
     # a fast wrong answer is not a scaling result
     wrong = points[("serial-minded-coder", 2)]
@@ -223,7 +224,7 @@ def test_scalability_metric_from_the_sweep(sweep_dir, points):
     ev = Scalability()
     bad, ref = ev.evaluate(ctx("rank0-coder", str(sweep_dir))), ev.evaluate(ctx("reference", str(sweep_dir)))
     assert bad.status == "scored" and ref.status == "scored" and bad.score < 0.9 and ref.score == 1.0
-    if not points[("rank0-coder", 2)].noisy and not points[("reference", 2)].noisy:
+    if points[("rank0-coder", 2)].rel_clean:
         assert "at 2 ranks" in bad.rationale and bad.confidence == 1.0  # 4 ranks: oversubscribed, not clean
     else:  # a loaded machine: no clean point beyond the base; the oversubscribed one at lower confidence
         assert bad.confidence < 1.0 and "lower confidence" in bad.rationale

@@ -1,7 +1,8 @@
 """Metric (optional): how the program scales next to the reference, from a sweep.
 
 The score is the submission's parallel efficiency relative to the reference's at the
-largest clean point of its sweep (ok, right answer, not oversubscribed, not noisy),
+largest clean point of its sweep (every time behind it, the program's and the reference's
+at that point and at their base points: ok, right answer, not oversubscribed, not noisy),
 capped at 1: a program that scales as well as the expert's scores 1, one at half the
 reference's efficiency 0.5. Without a sweep of this program it is unscored, never 0, and
 marked optional: the composite is not partial for lack of a sweep.
@@ -62,7 +63,8 @@ class Scalability(Evaluator):
                                      evidence={"points": [point_path(p) for p in pts]})
             best = max(usable, key=lambda p: (not p.oversubscribed, p.ranks))  # noisy before oversubscribed
             confidence = OVERSUBSCRIBED_CONFIDENCE if best.oversubscribed else NOISY_CONFIDENCE
-            note = "; no clean point: " + ("oversubscribed" if best.oversubscribed else "noisy") + \
+            note = "; no clean point: " + ("oversubscribed" if best.oversubscribed else
+                                           "noisy times (its own, the reference's or a base point)") + \
                    " (lower confidence)"
         score = min(1.0, best.rel_efficiency)
         wrong = sum(p.status == "wrong answer" for p in pts)

@@ -61,6 +61,8 @@ class PointRow:
     karp_flatt: float = math.nan
     ref_efficiency: float = math.nan
     rel_efficiency: float = math.nan
+    # every time behind rel_efficiency (this point, the reference's, both base points) clean
+    rel_clean: bool = False
     mflops: float = math.nan  # flop rate of the whole run (-log_view, instrumented run)
     mbps: float = math.nan  # message volume rate
     reductions_per_s: float = math.nan
@@ -310,17 +312,25 @@ def analyse(plan: SweepPlan, records: dict[tuple[str, str, str], JobResult | Non
 
 def _relative(points: list[PointRow], reference: str) -> None:
     refs = {(p.problem, *p.key()): p for p in points if p.agent == reference}
+
+    def base(p: PointRow) -> PointRow | None:
+        size = p.size if p.mode == "strong" else None
+        return next((b for b in points if (b.agent, b.problem, b.attempt, b.mode) == (p.agent, p.problem, p.attempt,
+                     p.mode) and b.ranks == p.base_ranks and (size is None or b.size == size)), None)
+
     for p in points:
         r = refs.get((p.problem, *p.key()))
         if r is not None and math.isfinite(r.efficiency) and math.isfinite(p.efficiency) and r.efficiency > 0:
             p.ref_efficiency = r.efficiency
             p.rel_efficiency = p.efficiency / r.efficiency
+            bases = [base(p), base(r)]
+            p.rel_clean = p.clean and r.clean and all(b is not None and b.clean for b in bases)
 
 
 def largest_clean(points: list[PointRow]) -> PointRow | None:
-    """The point with the most ranks whose relative efficiency rests on clean points
-    (ok, not oversubscribed, not noisy) beyond the base; None without one."""
-    cand = [p for p in points if p.clean and math.isfinite(p.rel_efficiency) and p.ranks > p.base_ranks]
+    """The point with the most ranks beyond the base whose relative efficiency rests on clean
+    times only (its own, the reference's, both bases: ok, not oversubscribed, not noisy)."""
+    cand = [p for p in points if p.rel_clean and math.isfinite(p.rel_efficiency) and p.ranks > p.base_ranks]
     return max(cand, key=lambda p: (p.ranks, p.mode == "strong", p.size), default=None)
 
 
