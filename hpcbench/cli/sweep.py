@@ -141,7 +141,7 @@ def sweep(site, agents, submissions, from_campaign, problem_ids, ranks, nodes, s
     subs, gated_by = _programs(outp, s, problems, from_campaign, list(agents), submissions, dry_run, wait_lock)
     plan = plan.model_copy(update={"gated_by": gated_by})
     for pid in problems:
-        if (from_campaign or ungated) and not dry_run and not any(x.meta.problem == pid for x in subs):
+        if gated_by and not dry_run and not any(x.meta.problem == pid for x in subs):
             _say(f"{pid}: no program passed every gate; sweeping its reference only")
     if dry_run:
         _dry_run(plan, with_references(subs, problems))
