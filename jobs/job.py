@@ -240,15 +240,19 @@ def run_job(spec: JobSpec, previous: JobResult | None = None) -> JobResult:
         if summary:
             result.timings.append(summary)
     if spec.valgrind and spec.runs:
-        ok_runs = [c for c in spec.runs if any(r.case == c.case and r.ranks == c.ranks and r.exit_code == 0
-                                                for r in result.runs)]
-        if valgrind_path() is None:
-            result.extra["valgrind"] = "not installed on this node"
-        elif ok_runs:
-            # One rank where the case allows it: the cheapest full check of the program's own memory.
-            target = min(ok_runs, key=lambda c: c.ranks)
-            result.runs.append(runner.valgrind(binary, target))
+        _valgrind_run(spec, runner, binary, result)
     return _finish(result, t0)
+
+
+def _valgrind_run(spec: JobSpec, runner: Runner, binary: Path, result: JobResult) -> None:
+    ok_runs = [c for c in spec.runs if any(r.case == c.case and r.ranks == c.ranks and r.exit_code == 0
+                                            for r in result.runs)]
+    if valgrind_path() is None:
+        result.extra["valgrind"] = "not installed on this node"
+    elif ok_runs:
+        # One rank where the case allows it: the cheapest full check of the program's own memory.
+        target = min(ok_runs, key=lambda c: c.ranks)
+        result.runs.append(runner.valgrind(binary, target))
 
 
 def _finish(result: JobResult, t0: float) -> JobResult:

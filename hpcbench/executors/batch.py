@@ -32,10 +32,12 @@ from pydantic import BaseModel
 
 from hpcbench.errors import HpcbenchError
 from hpcbench.executors.base import Executor, JobDetail, JobState, Progress
+from hpcbench.executors.pack import PackPlan
 from hpcbench.executors.shapes import ArrayPlan, plan_arrays, resolve_account
 from hpcbench.jobs.interrupt import SCHEDULER_JOB_ID_ENV
 from hpcbench.jobs.records import JobResult, JobSpec, JobStatus, save_model, write_atomic
 from hpcbench.jobs.resume import keep_for_resume
+from hpcbench.site import SiteConfig
 
 ACTIVE = {"PENDING", "RUNNING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING", "SUSPENDED",
           "CONFIGURING", "COMPLETING", "STOPPED", "SIGNALING", "STAGE_OUT", "RESV_DEL_HOLD", "HELD", "QUEUED",
@@ -89,6 +91,9 @@ class Backend(ABC):
 
     name = ""
     submit_command = ""
+    site: SiteConfig
+    folder: Path  # scripts and logs
+    python: str  # the interpreter the batch job runs
 
     @abstractmethod
     def submit_array(self, plan: ArrayPlan, account: str) -> tuple[str, list[str], str]:
@@ -107,6 +112,14 @@ class Backend(ABC):
 
     def log_tail(self, sched_id: str, n: int = 1500) -> str:
         return ""
+
+    def render_pack(self, plan: PackPlan, account: str, manifest: Path, command: str) -> str:
+        """The script of one packed allocation (executors/pack.py) whose job runs `command`."""
+        raise HpcbenchError(f"{self.name}: this scheduler cannot run a packed allocation (use --no-pack)")
+
+    def submit_pack(self, plan: PackPlan, account: str, manifest: Path, key: str, command: str) -> tuple[str, str]:
+        """Submit one packed allocation: (scheduler id, script path)."""
+        raise HpcbenchError(f"{self.name}: this scheduler cannot run a packed allocation (use --no-pack)")
 
 
 def _record_status(path: Path) -> str:

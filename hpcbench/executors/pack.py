@@ -17,18 +17,27 @@ the executor records them as not run (cancelled) and `submit --resume` runs them
 from __future__ import annotations
 
 import shlex
-import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
-from hpcbench.errors import HpcbenchError
 from hpcbench.executors.shapes import ArrayPlan, job_walltime_s, shape_of
-from hpcbench.jobs.interrupt import WALLTIME_ENV
 from hpcbench.jobs.pack import BaselineRequest, PackManifest
 from hpcbench.jobs.placement import PackContext, placed_launcher
 from hpcbench.jobs.records import JobSpec, write_atomic
 from hpcbench.site import SiteConfig
+
+
+class Backend(Protocol):
+    """What packing needs of a scheduler's backend (executors/batch.Backend): the scheduler's own
+    script and submission of one allocation live beside its arrays (slurm.py, pbs.py)."""
+
+    site: SiteConfig
+    python: str
+
+    def render_pack(self, plan: PackPlan, account: str, manifest: Path, command: str) -> str: ...
+
+    def submit_pack(self, plan: PackPlan, account: str, manifest: Path, key: str, command: str) -> tuple[str, str]: ...
 
 BASELINE_S = 120.0  # walltime kept for the machine baseline and the driver's start
 
@@ -161,52 +170,8 @@ def driver_command(python: str, manifest: Path) -> str:
     return f"exec {shlex.quote(python)} -u -m hpcbench.jobs.pack {shlex.quote(str(manifest))}"
 
 
-def slurm_parameters(plan: PackPlan, site: SiteConfig, account: str, python: str) -> dict:
-    from hpcbench.executors.slurm import sbatch_parameters
-
-    params = sbatch_parameters(plan, site, account, python)
-    # Tasks, not one task with many cpus: `srun --exact -n R` steps take R of them.
-    params.update(nodes=plan.nodes, ntasks_per_node=plan.cores_per_node, cpus_per_task=1)
-    params.pop("array_parallelism", None)
-    return params
-
-
-def render_slurm(backend, plan: PackPlan, account: str, manifest: Path) -> str:
-    from submitit.slurm.slurm import _make_sbatch_string
-
-    params = slurm_parameters(plan, backend.site, account, backend.python)
-    return _make_sbatch_string(command=driver_command(backend.python, manifest), folder=backend.folder, **params)
-
-
-def render_pbs(backend, plan: PackPlan, account: str, manifest: Path) -> str:
-    from hpcbench.executors.pbs import hms
-
-    site, part = backend.site, plan.partition
-    select = f"select={plan.nodes}"
-    if not site.batch.whole_nodes:
-        select += f":ncpus={plan.cores_per_node}" + (f":ngpus={plan.shape.gpus}" if plan.shape.gpus else "")
-    if site.batch.select_extra:
-        select += f":{site.batch.select_extra}"
-    log_dir = backend.folder / "logs"
-    lines = ["#!/bin/bash", f"#PBS -N {plan.name[:15]}", f"#PBS -l {select}", "#PBS -l place=scatter",
-             f"#PBS -l walltime={hms(plan.walltime_min)}"]
-    if site.batch.filesystems:
-        lines.append(f"#PBS -l filesystems={site.batch.filesystems}")
-    if part and part.queue:
-        lines.append(f"#PBS -q {part.queue}")
-    if account:
-        lines.append(f"#PBS -A {account}")
-    lines += ["#PBS -j oe", f"#PBS -o {log_dir}/", "#PBS -r n"]
-    lines += [f"#PBS {d}" for d in [*site.batch.directives, *(part.directives if part else [])]]
-    lines += ["", "# setup", *plan.setup, f"export {WALLTIME_ENV}={plan.walltime_min * 60}", "",
-              f'exec >>{shlex.quote(str(log_dir))}/"${{PBS_JOBID}}.log" 2>&1',
-              f"# {len(plan.jobs)} job(s) run inside this allocation on hosts from $PBS_NODEFILE",
-              driver_command(backend.python, manifest), ""]
-    return "\n".join(lines)
-
-
-def render(backend, plan: PackPlan, account: str, manifest: Path) -> str:
-    text = (render_slurm if backend.name == "slurm" else render_pbs)(backend, plan, account, manifest)
+def render(backend: Backend, plan: PackPlan, account: str, manifest: Path) -> str:
+    text = backend.render_pack(plan, account, manifest, driver_command(backend.python, manifest))
     jobs = "\n".join(f"#   {j.job_id}" for j in plan.jobs)
     return f"{text}\n# hpcbench: {len(plan.jobs)} job(s) packed in this allocation\n{jobs}\n"
 
@@ -218,60 +183,12 @@ def _next_key(folder: Path, name: str) -> str:
     return f"{name}-{n}"
 
 
-def submit(backend, campaign, plan: PackPlan, account: str, baseline_ranks: list[int] | None) -> tuple[str, str]:
+def submit(backend: Backend, campaign, plan: PackPlan, account: str,
+           baseline_ranks: list[int] | None) -> tuple[str, str]:
     """Write the manifest and submit the allocation: (scheduler id, script path)."""
     folder = campaign.root / "scheduler" / "pack"
     folder.mkdir(parents=True, exist_ok=True)
     key = _next_key(folder, plan.name)
     path, manifest = manifest_for(plan, campaign, backend.site, key, baseline_ranks, backend.python)
     write_atomic(path, manifest.model_dump_json(indent=1))
-    if backend.name == "slurm":
-        return _submit_slurm(backend, plan, account, path)
-    return _submit_pbs(backend, plan, account, path, key)
-
-
-def _submit_slurm(backend, plan: PackPlan, account: str, manifest: Path) -> tuple[str, str]:
-    import submitit
-    from submitit.core.utils import FailedJobError, FailedSubmissionError
-
-    from hpcbench.executors.slurm import clean_env
-    from hpcbench.jobs import pack as packmain
-
-    if shutil.which("sbatch") is None:
-        raise HpcbenchError(f"site {backend.site.name!r}: sbatch not found on PATH (is this a Slurm login node?)")
-    command = driver_command(backend.python, manifest)
-
-    class _PackSlurmExecutor(submitit.SlurmExecutor):
-        @property
-        def _submitit_command_str(self) -> str:
-            return command
-
-    ex = _PackSlurmExecutor(folder=backend.folder, python=shlex.quote(backend.python))
-    ex.update_parameters(**slurm_parameters(plan, backend.site, account, backend.python))
-    try:
-        with clean_env():
-            job = ex.submit(packmain.main, [str(manifest)])
-    except (FailedJobError, FailedSubmissionError, subprocess.CalledProcessError, OSError) as e:
-        msg = str(e).strip().splitlines()
-        detail = next((ln for ln in msg if "error" in ln.lower()), msg[-1] if msg else "")
-        raise HpcbenchError(f"sbatch refused allocation {plan.name} (partition "
-                            f"{plan.shape.partition or 'default'}): {detail.strip()}") from None
-    return job.job_id, str(backend.folder / f"{job.job_id}_submission.sh")
-
-
-def _submit_pbs(backend, plan: PackPlan, account: str, manifest: Path, key: str) -> tuple[str, str]:
-    from hpcbench.executors.pbs import parse_qsub
-
-    if shutil.which("qsub") is None:
-        raise HpcbenchError(f"site {backend.site.name!r}: qsub not found on PATH (is this a PBS login node?)")
-    (backend.folder / "logs").mkdir(parents=True, exist_ok=True)
-    script = backend.folder / f"{key}.sh"
-    script.write_text(render_pbs(backend, plan, account, manifest))
-    try:
-        p = subprocess.run(["qsub", str(script)], capture_output=True, text=True, timeout=120)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise HpcbenchError(f"qsub {script}: {e}") from None
-    if p.returncode != 0:
-        raise HpcbenchError(f"qsub refused allocation {plan.name} (queue {plan.shape.partition or 'default'}): "
-                            f"{(p.stderr or p.stdout).strip()}")
-    return parse_qsub(p.stdout), str(script)
+    return backend.submit_pack(plan, account, path, key, driver_command(backend.python, path))

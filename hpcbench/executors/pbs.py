@@ -24,6 +24,7 @@ from pathlib import Path
 from hpcbench.errors import HpcbenchError
 from hpcbench.executors.base import register_executor
 from hpcbench.executors.batch import Backend, BatchExecutor, SchedInfo
+from hpcbench.executors.pack import PackPlan
 from hpcbench.executors.shapes import ArrayPlan
 from hpcbench.jobs.interrupt import WALLTIME_ENV
 from hpcbench.site import SiteConfig
@@ -150,6 +151,46 @@ class PbsBackend(Backend):
                                 f"{(p.stderr or p.stdout).strip()}")
         array_id = parse_qsub(p.stdout)
         return array_id, subjob_ids(array_id, len(plan.jobs)), str(script)
+
+    # ------------------------------------------------------------------ packed allocation
+    def render_pack(self, plan: PackPlan, account: str, manifest: Path, command: str) -> str:
+        site, part = self.site, plan.partition
+        select = f"select={plan.nodes}"
+        if not site.batch.whole_nodes:
+            select += f":ncpus={plan.cores_per_node}" + (f":ngpus={plan.shape.gpus}" if plan.shape.gpus else "")
+        if site.batch.select_extra:
+            select += f":{site.batch.select_extra}"
+        log_dir = self.folder / "logs"
+        lines = ["#!/bin/bash", f"#PBS -N {plan.name[:15]}", f"#PBS -l {select}", "#PBS -l place=scatter",
+                 f"#PBS -l walltime={hms(plan.walltime_min)}"]
+        if site.batch.filesystems:
+            lines.append(f"#PBS -l filesystems={site.batch.filesystems}")
+        if part and part.queue:
+            lines.append(f"#PBS -q {part.queue}")
+        if account:
+            lines.append(f"#PBS -A {account}")
+        lines += ["#PBS -j oe", f"#PBS -o {log_dir}/", "#PBS -r n"]
+        lines += [f"#PBS {d}" for d in [*site.batch.directives, *(part.directives if part else [])]]
+        lines += ["", "# setup", *plan.setup, f"export {WALLTIME_ENV}={plan.walltime_min * 60}", "",
+                  f'exec >>{shlex.quote(str(log_dir))}/"${{PBS_JOBID}}.log" 2>&1',
+                  f"# {len(plan.jobs)} job(s) run inside this allocation on hosts from $PBS_NODEFILE",
+                  command, ""]
+        return "\n".join(lines)
+
+    def submit_pack(self, plan: PackPlan, account: str, manifest: Path, key: str, command: str) -> tuple[str, str]:
+        if shutil.which("qsub") is None:
+            raise HpcbenchError(f"site {self.site.name!r}: qsub not found on PATH (is this a PBS login node?)")
+        (self.folder / "logs").mkdir(parents=True, exist_ok=True)
+        script = self.folder / f"{key}.sh"
+        script.write_text(self.render_pack(plan, account, manifest, command))
+        try:
+            p = subprocess.run(["qsub", str(script)], capture_output=True, text=True, timeout=120)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise HpcbenchError(f"qsub {script}: {e}") from None
+        if p.returncode != 0:
+            raise HpcbenchError(f"qsub refused allocation {plan.name} (queue {plan.shape.partition or 'default'}): "
+                                f"{(p.stderr or p.stdout).strip()}")
+        return parse_qsub(p.stdout), str(script)
 
     def poll(self, ids: list[str]) -> dict[str, SchedInfo]:
         if not ids:

@@ -25,6 +25,7 @@ from pathlib import Path
 from hpcbench.errors import HpcbenchError
 from hpcbench.executors.base import register_executor
 from hpcbench.executors.batch import Backend, BatchExecutor, SchedInfo
+from hpcbench.executors.pack import PackPlan
 from hpcbench.executors.shapes import ArrayPlan
 from hpcbench.jobs.interrupt import WALLTIME_ENV
 from hpcbench.site import SiteConfig
@@ -186,6 +187,43 @@ class SlurmBackend(Backend):
         array_id = ids[0].split("_")[0]
         script = str(self.folder / f"{array_id}_submission.sh")
         return array_id, ids, script
+
+    # ------------------------------------------------------------------ packed allocation
+    def pack_parameters(self, plan: PackPlan, account: str) -> dict:
+        params = sbatch_parameters(plan, self.site, account, self.python)
+        # Tasks, not one task with many cpus: `srun --exact -n R` steps take R of them.
+        params.update(nodes=plan.nodes, ntasks_per_node=plan.cores_per_node, cpus_per_task=1)
+        params.pop("array_parallelism", None)
+        return params
+
+    def render_pack(self, plan: PackPlan, account: str, manifest: Path, command: str) -> str:
+        # Private, kept: submitit has no public way to render the script without submitting it.
+        from submitit.slurm.slurm import _make_sbatch_string
+
+        return _make_sbatch_string(command=self._command(), folder=self.folder,
+                                   **self.pack_parameters(plan, account)) + f"\n# the job runs: {command}\n"
+
+    def submit_pack(self, plan: PackPlan, account: str, manifest: Path, key: str, command: str) -> tuple[str, str]:
+        """One sbatch for the whole allocation: submitit runs the pack driver (jobs/pack.py), which
+        installs its own USR2/TERM handlers in place of submitit's."""
+        import submitit
+        from submitit.core.utils import FailedJobError, FailedSubmissionError
+
+        from hpcbench.jobs import pack as packmain
+
+        if shutil.which("sbatch") is None:
+            raise HpcbenchError(f"site {self.site.name!r}: sbatch not found on PATH (is this a Slurm login node?)")
+        ex = submitit.SlurmExecutor(folder=self.folder, python=f"exec {shlex.quote(self.python)}")
+        ex.update_parameters(**self.pack_parameters(plan, account))
+        try:
+            with clean_env():
+                job = ex.submit(packmain.main, [str(manifest)])
+        except (FailedJobError, FailedSubmissionError, subprocess.CalledProcessError, OSError) as e:
+            msg = str(e).strip().splitlines()
+            detail = next((ln for ln in msg if "error" in ln.lower()), msg[-1] if msg else "")
+            raise HpcbenchError(f"sbatch refused allocation {plan.name} (partition "
+                                f"{plan.shape.partition or 'default'}): {detail.strip()}") from None
+        return job.job_id, str(self.folder / f"{job.job_id}_submission.sh")
 
     def poll(self, ids: list[str]) -> dict[str, SchedInfo]:
         if not ids:
