@@ -109,6 +109,18 @@ def _plan(modes: list, sizes: list[int]):
     return plan
 
 
+def test_dry_run_prints_the_packed_allocation_and_every_launch_line(tmp_path, monkeypatch):
+    """Polaris (PBS Pro, PETSc as its site file declares it: not installed here): one allocation
+    for the whole sweep, the machine baseline first, each point placed with PALS mpiexec."""
+    monkeypatch.setenv("HPCBENCH_ACCOUNT", "myproj")
+    out = hpcbench("sweep", "--site", "polaris", "--problems", "advection1d", "--ranks", "1,2,4,8",
+                   "--sizes", "400000", "--dry-run", "--out", str(tmp_path / "s")).stdout
+    assert out.count("#!/bin/bash") == 1 and "#PBS -A myproj" in out and "-m hpcbench.jobs.pack" in out
+    for r in (1, 2, 4, 8):
+        assert re.search(rf"n400000 r{r} timing x3 +mpiexec --np {r} --ppn {r} .*--hostfile", out), r
+    assert not list((tmp_path / "s").glob("records/*.json"))  # nothing ran
+
+
 def test_analysis_formulas_and_wrong_answers_excluded():
     plan = _plan(["strong"], [4096])
     plan.problems[0].points = [p.model_copy(update={"case": "n64"}) for p in plan.problems[0].points]

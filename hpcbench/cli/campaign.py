@@ -151,20 +151,27 @@ def show_dry_run(out: str, site, agents: list[str], submissions: str | None, pro
                  account: str | None, pack: bool | None = None) -> None:
     """Plan with the PETSc the site declares (it may not be here) and print the batch scripts
     and every launch command they will run."""
-    from hpcbench.executors import executor_for
-    from hpcbench.executors.pack import plan_launch_lines
-    from hpcbench.executors.shapes import ArrayPlan, Shape
     from hpcbench.plan import declared_installs
 
     campaign, planned = plan(out, site, agents, submissions, problem_ids, installs=declared_installs(site))
-    ex = executor_for(site, campaign, account=account, pack=pack)
+    print_scripts(site, campaign, planned.jobs, account, pack)
+
+
+def print_scripts(site, campaign, jobs: list, account: str | None, pack: bool | None,
+                  baseline_ranks: list[int] | None = None) -> None:
+    """The batch scripts `submit` would hand the scheduler and every launch command they run."""
+    from hpcbench.executors import executor_for
+    from hpcbench.executors.pack import plan_launch_lines
+    from hpcbench.executors.shapes import ArrayPlan, Shape
+
+    ex = executor_for(site, campaign, account=account, pack=pack, baseline_ranks=baseline_ranks)
     if not ex.batch:
-        click.echo(f"site {site.name!r} runs jobs on this machine ({len(planned.jobs)} planned): no batch scripts; "
+        click.echo(f"site {site.name!r} runs jobs on this machine ({len(jobs)} planned): no batch scripts; "
                    "launch commands:")
-        whole = ArrayPlan(Shape("", site.total_cores(), 0, ""), planned.jobs, 0, None)
+        whole = ArrayPlan(Shape("", site.total_cores(), 0, ""), jobs, 0, None)
         click.echo("\n".join(plan_launch_lines(whole, site)))
         return
-    scripts = ex.dry_run(planned.jobs)
+    scripts = ex.dry_run(jobs)
     for p, text in scripts:
         nodes = f", {p.nodes} node(s) packed" if hasattr(p, "nodes") else ""
         click.echo(f"# ===== {p.name}: {len(p.jobs)} job(s){nodes}, {p.walltime_min} min, partition "
@@ -172,7 +179,7 @@ def show_dry_run(out: str, site, agents: list[str], submissions: str | None, pro
         click.echo(text)
         click.echo(f"# ----- launch commands of {p.name} (<app>: the job's build, <null>: launcher calibration) -----")
         click.echo("\n".join(plan_launch_lines(p, site)) + "\n")
-    click.echo(f"dry run: {len(scripts)} batch script(s) for {len(planned.jobs)} jobs; nothing submitted. "
+    click.echo(f"dry run: {len(scripts)} batch script(s) for {len(jobs)} jobs; nothing submitted. "
                f"Campaign planned in {campaign.root}", err=True)
 
 

@@ -87,6 +87,17 @@ def _dry_run(plan, subs) -> None:
     click.echo(f"programs ({len(progs)}; the reference of each problem always): {', '.join(progs)}")
 
 
+def _dry_run_scripts(out: Path, site, problems: dict, plan, subs: list, account: str | None) -> None:
+    """The sweep campaign planned with the PETSc the site declares, and the one packed
+    allocation per variant it would submit, with every launch command."""
+    from hpcbench.cli.campaign import print_scripts
+    from hpcbench.plan import declared_installs
+    from hpcbench.sweep.run import plan_campaign
+
+    ss, campaign, cplan = plan_campaign(out, site, problems, plan, subs, installs=declared_installs(site))
+    print_scripts(ss, campaign, cplan.jobs, account, pack=True, baseline_ranks=plan.rank_counts())
+
+
 def register(group: click.Group) -> None:
     group.add_command(sweep)
 
@@ -145,6 +156,7 @@ def sweep(site, agents, submissions, from_campaign, problem_ids, ranks, nodes, s
             _say(f"{pid}: no program passed every gate; sweeping its reference only")
     if dry_run:
         _dry_run(plan, with_references(subs, problems))
+        _dry_run_scripts(outp, s, problems, plan, subs, account)
         return
     with lock(str(outp), wait_lock):
         ss, campaign, cplan = plan_campaign(outp, s, problems, plan, subs)

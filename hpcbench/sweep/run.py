@@ -77,11 +77,12 @@ def sweep_site(site: SiteConfig, plan: SweepPlan) -> SiteConfig:
 
 
 def plan_campaign(out: Path, site: SiteConfig, problems: dict[str, ProblemBundle], plan: SweepPlan,
-                  subs: list[LoadedSubmission]) -> tuple[SiteConfig, Campaign, Plan]:
-    """The sweep campaign folder with sweep.json at its root and one job per program."""
+                  subs: list[LoadedSubmission], installs: dict | None = None) -> tuple[SiteConfig, Campaign, Plan]:
+    """The sweep campaign folder with sweep.json at its root and one job per program
+    (`installs`: the site's PETSc as declared, for a dry run away from the machine)."""
     swept = {ps.problem: sweep_problem(problems[ps.problem], ps) for ps in plan.problems}
     s = sweep_site(site, plan)
-    campaign, cplan = create_campaign(Path(out), s, swept, with_references(subs, swept), [])
+    campaign, cplan = create_campaign(Path(out), s, swept, with_references(subs, swept), [], installs)
     write_atomic(campaign.root / PLAN_FILE, plan.model_dump_json(indent=1))
     return s, campaign, cplan
 
