@@ -5,7 +5,6 @@ read into rows (every number with the logical path it came from, which
 from __future__ import annotations
 
 import json
-import math
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,21 +12,16 @@ from pathlib import Path
 import numpy as np
 
 from hpcbench.evaluators.categories import CATEGORIES
-from hpcbench.store import scorings
+from hpcbench.store import layout, scorings
 from hpcbench.store.read import Texts, live_submissions, open_store, strings
 
 STAGES = ["generated", "compiled", "ran", "passed checks"]
 
 
-def _nan(x: object) -> float | None:
-    if x is None:
-        return None
-    v = float(x)  # type: ignore[arg-type]
-    return None if math.isnan(v) else v
+_nan = layout.nan_to_none
 
 
-def _s(x: object) -> str:
-    return x.decode() if isinstance(x, bytes) else str(x)
+_s = layout.text  # a string cell as h5py returns it
 
 
 @dataclass

@@ -44,8 +44,7 @@ _SKELETON_EXCLUDE = {
 }
 
 
-def _s(x: object) -> str:
-    return x.decode() if isinstance(x, bytes) else str(x)
+_s = layout.text  # a string cell as h5py returns it
 
 
 def _fingerprint(*paths: Path) -> str:

@@ -10,6 +10,8 @@ texts resolved."""
 
 from __future__ import annotations
 
+import math
+
 import h5py
 import numpy as np
 
@@ -97,3 +99,16 @@ def append(ds: h5py.Dataset, rows: np.ndarray) -> int:
         ds.resize((start + len(rows),))
         ds[start:] = rows
     return start
+
+
+def text(x: object) -> str:
+    """A string cell as h5py returns it (bytes, or str for variable-length strings)."""
+    return x.decode() if isinstance(x, bytes) else str(x)
+
+
+def nan_to_none(x: object) -> float | None:
+    """A float cell, None where it is missing (None) or NaN (the store's "no value")."""
+    if x is None:
+        return None
+    v = float(x)  # type: ignore[arg-type]
+    return None if math.isnan(v) else v

@@ -20,9 +20,7 @@ from hpcbench.store import layout
 from hpcbench.store.lock import store_lock
 from hpcbench.submission import Submission
 
-
-def _s(x: object) -> str:
-    return x.decode() if isinstance(x, bytes) else str(x)
+_s = layout.text  # a string cell as h5py returns it
 
 
 def check_schema(f: h5py.File) -> None:

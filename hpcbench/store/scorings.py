@@ -47,12 +47,10 @@ def _dtype(cols: list[tuple[str, str]]) -> np.dtype:
     return np.dtype(out)
 
 
-def _s(x: object) -> str:
-    return x.decode() if isinstance(x, bytes) else str(x)
+_s = layout.text  # a string cell as h5py returns it
 
 
-def _nan(x: float) -> float | None:
-    return None if np.isnan(x) else float(x)
+_nan = layout.nan_to_none
 
 
 def scores_dir(root: Path) -> Path:

@@ -21,9 +21,7 @@ from hpcbench.store.sweeps import GROUP, PointRow, table_rows
 from hpcbench.sweep.analysis import analyse
 from hpcbench.sweep.plan import SweepPlan
 
-
-def _s(x: object) -> str:
-    return x.decode() if isinstance(x, bytes) else str(x)
+_s = layout.text  # a string cell as h5py returns it
 
 
 def derive_points(f: h5py.File, plan: SweepPlan, problem: str) -> list[PointRow]:
