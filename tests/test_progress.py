@@ -39,3 +39,24 @@ def test_live_display_draws_a_bar_of_finished_over_all():
     text = out.getvalue()
     assert "generate: 1 queued, 1 running, 2 done (1 failed)" in text
     assert "2/4" in text and "left" in text
+
+
+def test_scoring_shows_evaluated_submissions_then_judge_calls_one_live_display_at_a_time():
+    """`score` and `run` show the deterministic evaluators' progress (10,000 submissions take
+    a minute), then the judge calls; rich allows one live display at a time, so the first
+    closes when all submissions are evaluated."""
+    from hpcbench.cli.progress import EVALUATE, evaluated
+
+    out = io.StringIO()
+    ev, jd = Display(EVALUATE, stream=out, live=True), Display(JUDGE, stream=out, live=True)
+    show, calls = evaluated(ev), judge_calls(jd)
+    show(500, 1100)
+    show(1100, 1100)
+    assert ev._bar is None  # closed at the end of evaluation
+    calls(1, 2)  # a second live display starts without rich's "Only one live display" error
+    calls(2, 2)
+    jd.close()
+    assert "evaluators: 1100 of 1100 submissions" in out.getvalue() and "judge calls" in out.getvalue()
+    plain = io.StringIO()
+    evaluated(Display(EVALUATE, stream=plain, live=False))(0, 0)  # an empty campaign: one line, no division
+    assert plain.getvalue().strip() == "evaluators: 0 of 0 submissions"

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from hpcbench.cli.judge import judge_config, judge_options
-from hpcbench.cli.progress import JOB_STATES_KIND, JOBS, JUDGE, Display, judge_calls
+from hpcbench.cli.progress import EVALUATE, JOB_STATES_KIND, JOBS, JUDGE, Display, evaluated, judge_calls
 from hpcbench.cli.score import exit_if_unscored
 
 agent_opt = click.option("--agent", "agents", multiple=True,
@@ -91,8 +91,9 @@ def collect_score_report(campaign, judge_cfg=None) -> tuple[str, list]:
     from hpcbench.score import scoring
 
     store.collect(campaign)
-    with Display(JUDGE) as progress:
-        sid, scores = scoring.score(campaign.h5_path, judge=judge_cfg, progress=judge_calls(progress))
+    with Display(EVALUATE) as ev, Display(JUDGE) as progress:
+        sid, scores = scoring.score(campaign.h5_path, judge=judge_cfg, progress=judge_calls(progress),
+                                    evaluated=evaluated(ev))
     return report.write_campaign_report(campaign.h5_path, campaign.report_dir, sid), scores
 
 

@@ -37,6 +37,7 @@ PROBE_JOBS = Kind(lambda c: f"probe jobs: {c['pending']} queued, {c['running']} 
 GENERATE = Kind(lambda c: f"generate: {c['pending']} queued, {c['running']} running, {c['done']} done "
                           f"({c['failed']} failed)", subcounts=("failed",))
 JUDGE = Kind(lambda c: f"judge calls: {c['pending']} pending, {c['done']} answered")
+EVALUATE = Kind(lambda c: f"evaluators: {c['done']} of {c['done'] + c['pending']} submissions")
 
 
 class Display:
@@ -98,3 +99,13 @@ class Display:
 def judge_calls(display: Display) -> Callable[[int, int], None]:
     """The judge runner reports (answered, total): as counts for a Display."""
     return lambda done, total: display(Counter(pending=total - done, done=done))
+
+
+def evaluated(display: Display) -> Callable[[int, int], None]:
+    """Scoring reports (submissions evaluated, total); the display closes at the end, before
+    the judge calls' display starts (one live display at a time)."""
+    def show(done: int, total: int) -> None:
+        display(Counter(pending=max(total - done, 0), done=done))
+        if done >= total:
+            display.close()
+    return show

@@ -28,7 +28,7 @@ def exit_if_unscored(scores) -> None:
 @judge_options
 def score(campaign_dir, scoring_id, **judge) -> None:
     """Score campaign.h5 offline into a new scores/<id>.h5 (LLM judges with --judge)."""
-    from hpcbench.cli.progress import JUDGE, Display, judge_calls
+    from hpcbench.cli.progress import EVALUATE, JUDGE, Display, evaluated, judge_calls
     from hpcbench.plan import Campaign
     from hpcbench.score import scoring
     from hpcbench.store.scorings import read_scoring, scoring_path
@@ -36,8 +36,9 @@ def score(campaign_dir, scoring_id, **judge) -> None:
     c = Campaign(Path(campaign_dir))
     if not c.h5_path.is_file():
         raise FileNotFoundError(f"{c.h5_path}: not collected yet; run `hpcbench collect {campaign_dir}`")
-    with Display(JUDGE) as progress:
-        sid, scores = scoring.score(c.h5_path, scoring_id, judge_config(**judge), judge_calls(progress))
+    with Display(EVALUATE) as ev, Display(JUDGE) as progress:
+        sid, scores = scoring.score(c.h5_path, scoring_id, judge_config(**judge), judge_calls(progress),
+                                    evaluated(ev))
     click.echo(f"scoring {sid}: {len(scores)} submissions scored into {scoring_path(c.root, sid)}")
     click.echo(judge_summary(read_scoring(c.root, sid).config))
     exit_if_unscored(scores)

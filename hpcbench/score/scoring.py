@@ -209,9 +209,11 @@ def score_workers() -> int:
 def score_campaign(stored: StoredCampaign, judge: JudgeConfig | None = None,
                    cache: JudgeCache | None = None, stats: dict | None = None,
                    workers: int | None = None, batches: Iterable[list[StoredSubmission]] | None = None,
-                   progress: JudgeProgress | None = None) -> list[SubmissionScore]:
+                   progress: JudgeProgress | None = None,
+                   evaluated: Callable[[int], None] | None = None) -> list[SubmissionScore]:
     """Every submission's evaluators, then the judge calls of all. `batches` (else
-    stored.submissions at once) bounds the records held in memory."""
+    stored.submissions at once) bounds the records held in memory; `evaluated(n)` after
+    each batch, n submissions so far."""
     scores = []
     for part in batches if batches is not None else [stored.submissions]:
         refs = stored.references if stored.references is not None else {
@@ -226,6 +228,8 @@ def score_campaign(stored: StoredCampaign, judge: JudgeConfig | None = None,
                                               left_out=list(WEIGHTS)))
         stored.submissions = [s for s in part if s.meta.problem not in no_ref]
         scores += evaluate_all(stored, judge, workers)
+        if evaluated is not None:
+            evaluated(len(scores))
     # Judge calls of every submission go out together, up to the judge's concurrency.
     got = resolve_judged(scores, judge, cache, progress)
     if stats is not None:
@@ -278,8 +282,10 @@ def write_scores(h5_path: Path, scoring_id: str, scores: list[SubmissionScore], 
 
 
 def score(h5_path: Path, scoring_id: str | None = None, judge: JudgeConfig | None = None,
-          progress: JudgeProgress | None = None) -> tuple[str, list[SubmissionScore]]:
-    """Score campaign.h5 into a new scores/<id>.h5; `progress(answered, total)` follows the judge calls."""
+          progress: JudgeProgress | None = None,
+          evaluated: JudgeProgress | None = None) -> tuple[str, list[SubmissionScore]]:
+    """Score campaign.h5 into a new scores/<id>.h5; `evaluated(done, total)` follows the
+    submissions through the deterministic evaluators, `progress(answered, total)` the judge calls."""
     h5_path = Path(h5_path)
     sid = scoring_id or new_scoring_id()
     if scoring_path(h5_path.parent, sid).exists():  # before any judge call is paid for
@@ -289,7 +295,9 @@ def score(h5_path: Path, scoring_id: str | None = None, judge: JudgeConfig | Non
     stored.attrs["campaign_dir"] = str(h5_path.parent)  # the scalability evaluator reads its sweeps there
     cache = JudgeCache(h5_path) if judge is not None else None
     stats: dict = {}
-    scores = score_campaign(stored, judge, cache, stats, batches=batches, progress=progress)
+    total = int(stored.attrs.get("live_submissions", 0))
+    scores = score_campaign(stored, judge, cache, stats, batches=batches, progress=progress,
+                            evaluated=(lambda n: evaluated(n, total)) if evaluated else None)
     evs = all_evaluators()
     config = {"evaluators": [e.name for e in evs],
               "prompt_versions": {e.name: e.prompt_version for e in evs if hasattr(e, "prompt_version")},

@@ -161,6 +161,7 @@ def read_campaign_batches(h5_path: Path, events: bool = True, batch: int = 500
                                   Checks.model_validate_json(_s(r["checks_json"])))
                     for r in f["problems"][()]}
         subs = live_submissions(f)
+        attrs["live_submissions"] = len(subs)
         t = {name: f[name][()] for name in layout.CHILDREN if name != "log_view" or events}
         texts = Texts(f)
         codes = strings(f)
