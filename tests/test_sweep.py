@@ -74,7 +74,10 @@ def test_cli_refusal_names_the_reason_and_creates_nothing(tmp_path):
     dry = hpcbench("sweep", "--site", "polaris", "--problems", "darcy-dmplex", "--ranks", "16,64", "--dry-run",
                    "--out", str(out))
     assert "ranks 64    nodes 2" in dry.stdout and "reference/darcy-dmplex/1" in dry.stdout
-    assert not out.exists()
+    # planned like `submit --dry-run` (a 2-node point is a valid case), never run; without an
+    # account the batch script cannot be written and the dry run says so
+    assert "no batch script shown" in dry.stderr and "HPCBENCH_ACCOUNT" in dry.stderr
+    assert (out / "sweep.json").is_file() and not list(out.glob("records/*.json"))
 
 
 # ----------------------------------------------------------------------------- analysis (hand-made records)
@@ -231,7 +234,7 @@ def test_scalability_metric_from_the_sweep(sweep_dir, points):
     def ctx(agent: str, where: str) -> EvalContext:
         meta = Submission(problem="advection1d", agent=agent, attempt="1", entry="main.c", files=["main.c"])
         return EvalContext(problem=bundle.problem, checks=bundle.checks, submission=meta, sources={}, record=None,
-                           extra={"campaign_dir": where})
+                           campaign_dir=where)
 
     ev = Scalability()
     bad, ref = ev.evaluate(ctx("rank0-coder", str(sweep_dir))), ev.evaluate(ctx("reference", str(sweep_dir)))

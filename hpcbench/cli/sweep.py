@@ -95,7 +95,10 @@ def _dry_run_scripts(out: Path, site, problems: dict, plan, subs: list, account:
     from hpcbench.sweep.run import plan_campaign
 
     ss, campaign, cplan = plan_campaign(out, site, problems, plan, subs, installs=declared_installs(site))
-    print_scripts(ss, campaign, cplan.jobs, account, pack=True, baseline_ranks=plan.rank_counts())
+    try:
+        print_scripts(ss, campaign, cplan.jobs, account, pack=True, baseline_ranks=plan.rank_counts())
+    except HpcbenchError as e:  # e.g. no account yet: the plan above still stands
+        _say(f"no batch script shown: {e}")
 
 
 def register(group: click.Group) -> None:

@@ -132,7 +132,7 @@ def _width_problems(site: SiteConfig, variant: str, ranks: int, nodes: int) -> t
 
 
 def _case(size: int, nodes: int) -> str:
-    return f"n{size}" if nodes == 1 else f"n{size}-N{nodes}"
+    return f"n{size}" if nodes == 1 else f"n{size}-nodes{nodes}"  # case names are lowercase (TestCase)
 
 
 def _pairs(rank_list: list[int], nodes: list[int] | None, per_node: int, local: bool,
