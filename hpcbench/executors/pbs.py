@@ -44,15 +44,17 @@ def hms(minutes: int) -> str:
     return f"{minutes // 60:02d}:{minutes % 60:02d}:00"
 
 
-def pbs_script(plan: ArrayPlan, site: SiteConfig, account: str, python: str, list_file: Path,
-               log_dir: Path) -> str:
+def pbs_head(plan: ArrayPlan, site: SiteConfig, account: str, log_dir: Path, nodes: int, ncpus: int,
+             placement: list[str], array: list[str]) -> list[str]:
+    """The #PBS directives and setup lines of an array (`array`: its -J) or of a packed
+    allocation (`placement`: place=scatter over `nodes` nodes)."""
     part = plan.partition
-    select = "select=1"
+    select = f"select={nodes}"
     if not site.batch.whole_nodes:  # ALCF gives whole nodes: ncpus/ngpus are not asked for there
-        select += f":ncpus={plan.shape.cpus}" + (f":ngpus={plan.shape.gpus}" if plan.shape.gpus else "")
+        select += f":ncpus={ncpus}" + (f":ngpus={plan.shape.gpus}" if plan.shape.gpus else "")
     if site.batch.select_extra:
         select += f":{site.batch.select_extra}"
-    lines = ["#!/bin/bash", f"#PBS -N {plan.name[:15]}", f"#PBS -l {select}",
+    lines = ["#!/bin/bash", f"#PBS -N {plan.name[:15]}", f"#PBS -l {select}", *placement,
              f"#PBS -l walltime={hms(plan.walltime_min)}"]
     if site.batch.filesystems:
         lines.append(f"#PBS -l filesystems={site.batch.filesystems}")
@@ -60,12 +62,17 @@ def pbs_script(plan: ArrayPlan, site: SiteConfig, account: str, python: str, lis
         lines.append(f"#PBS -q {part.queue}")
     if account:
         lines.append(f"#PBS -A {account}")
-    if len(plan.jobs) > 1:
-        lines.append(f"#PBS -J 0-{len(plan.jobs) - 1}")
+    lines += array
     lines += ["#PBS -j oe", f"#PBS -o {log_dir}/", "#PBS -r n"]  # a rerun is the driver's decision
     lines += [f"#PBS {d}" for d in [*site.batch.directives, *(part.directives if part else [])]]
-    lines += ["", "# setup", *plan.setup, f"export {WALLTIME_ENV}={plan.walltime_min * 60}", "",
-              "# this subjob's spec (line PBS_ARRAY_INDEX+1 of the list)",
+    return lines + ["", "# setup", *plan.setup, f"export {WALLTIME_ENV}={plan.walltime_min * 60}", ""]
+
+
+def pbs_script(plan: ArrayPlan, site: SiteConfig, account: str, python: str, list_file: Path,
+               log_dir: Path) -> str:
+    array = [f"#PBS -J 0-{len(plan.jobs) - 1}"] if len(plan.jobs) > 1 else []
+    lines = pbs_head(plan, site, account, log_dir, 1, plan.shape.cpus, [], array)
+    lines += ["# this subjob's spec (line PBS_ARRAY_INDEX+1 of the list)",
               'idx="${PBS_ARRAY_INDEX:-0}"',
               f'spec="$(sed -n "$((idx + 1))p" {shlex.quote(str(list_file))})"',
               f'exec >>{shlex.quote(str(log_dir))}/"${{PBS_JOBID}}.log" 2>&1',
@@ -154,25 +161,10 @@ class PbsBackend(Backend):
 
     # ------------------------------------------------------------------ packed allocation
     def render_pack(self, plan: PackPlan, account: str, manifest: Path, command: str) -> str:
-        site, part = self.site, plan.partition
-        select = f"select={plan.nodes}"
-        if not site.batch.whole_nodes:
-            select += f":ncpus={plan.cores_per_node}" + (f":ngpus={plan.shape.gpus}" if plan.shape.gpus else "")
-        if site.batch.select_extra:
-            select += f":{site.batch.select_extra}"
         log_dir = self.folder / "logs"
-        lines = ["#!/bin/bash", f"#PBS -N {plan.name[:15]}", f"#PBS -l {select}", "#PBS -l place=scatter",
-                 f"#PBS -l walltime={hms(plan.walltime_min)}"]
-        if site.batch.filesystems:
-            lines.append(f"#PBS -l filesystems={site.batch.filesystems}")
-        if part and part.queue:
-            lines.append(f"#PBS -q {part.queue}")
-        if account:
-            lines.append(f"#PBS -A {account}")
-        lines += ["#PBS -j oe", f"#PBS -o {log_dir}/", "#PBS -r n"]
-        lines += [f"#PBS {d}" for d in [*site.batch.directives, *(part.directives if part else [])]]
-        lines += ["", "# setup", *plan.setup, f"export {WALLTIME_ENV}={plan.walltime_min * 60}", "",
-                  f'exec >>{shlex.quote(str(log_dir))}/"${{PBS_JOBID}}.log" 2>&1',
+        lines = pbs_head(plan, self.site, account, log_dir, plan.nodes, plan.cores_per_node,
+                         ["#PBS -l place=scatter"], [])
+        lines += [f'exec >>{shlex.quote(str(log_dir))}/"${{PBS_JOBID}}.log" 2>&1',
                   f"# {len(plan.jobs)} job(s) run inside this allocation on hosts from $PBS_NODEFILE",
                   command, ""]
         return "\n".join(lines)
