@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import hpcbench
-from tests.test_slurm_cluster import _site_variant, slurm_cluster  # noqa: F401 (fixture)
+from tests.test_slurm_cluster import _site_variant, rosenbrock_tree, slurm_cluster  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.slurm, pytest.mark.petsc]
 
@@ -30,13 +30,7 @@ int main(int argc, char **argv)
 
 
 def _tree(root: Path) -> Path:
-    d = root / "slowish-coder" / "rosenbrock" / "1"
-    d.mkdir(parents=True)
-    (d / "main.c").write_text(SLOWISH_C)
-    (d / "submission.json").write_text(json.dumps({
-        "problem": "rosenbrock", "agent": "slowish-coder", "model": "hand-written sample", "attempt": "1",
-        "entry": "main.c", "files": ["main.c"], "ranks": [], "args": [], "refused": False, "generation": {}}))
-    return root
+    return rosenbrock_tree(root, "slowish-coder", SLOWISH_C)
 
 
 def _until(cond, what: str, timeout: float = 240) -> None:

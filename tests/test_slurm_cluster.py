@@ -48,16 +48,20 @@ def slurm_cluster(tmp_path_factory):
         subprocess.run([str(SCRIPT), "stop"], capture_output=True, timeout=120)
 
 
-@pytest.fixture(scope="session")
-def slow_tree(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("slow")
-    d = root / "slow-coder" / "rosenbrock" / "1"
+def rosenbrock_tree(root: Path, agent: str, source: str) -> Path:
+    """A submission tree of one hand-written rosenbrock program by `agent`."""
+    d = root / agent / "rosenbrock" / "1"
     d.mkdir(parents=True)
-    (d / "main.c").write_text(SLOW_C)
+    (d / "main.c").write_text(source)
     (d / "submission.json").write_text(json.dumps({
-        "problem": "rosenbrock", "agent": "slow-coder", "model": "hand-written sample", "attempt": "1",
+        "problem": "rosenbrock", "agent": agent, "model": "hand-written sample", "attempt": "1",
         "entry": "main.c", "files": ["main.c"], "ranks": [], "args": [], "refused": False, "generation": {}}))
     return root
+
+
+@pytest.fixture(scope="session")
+def slow_tree(tmp_path_factory) -> Path:
+    return rosenbrock_tree(tmp_path_factory.mktemp("slow"), "slow-coder", SLOW_C)
 
 
 def _site_variant(tmp: Path, name: str, **edits: str) -> Path:
