@@ -162,3 +162,24 @@ def test_doctor_shows_the_isolation_level_and_that_it_starts():
     out = subprocess.run([str(exe), "doctor", "--site", "polaris", "--no-launch"], capture_output=True,
                          text=True).stdout
     assert any(ln.startswith("isolation: none") and "WARNING" in ln for ln in out.splitlines()), out
+
+
+def test_a_group_of_only_zombies_is_not_waited_for_but_a_live_member_is():
+    """srun's helper outlives srun as a zombie where PID 1 is slow to reap; kill_group used to
+    wait its whole grace for it, holding the run's core slots idle (0.5 s of every packed run)."""
+    import subprocess
+    import time
+
+    from hpcbench.jobs.capture import group_alive, kill_group
+
+    dead = subprocess.Popen(["true"], start_new_session=True)  # never waited: a zombie leader
+    while Path(f"/proc/{dead.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+        time.sleep(0.01)
+    os.killpg(dead.pid, 0)  # the group still answers signals...
+    assert not group_alive(dead.pid)  # ...but nothing of it runs
+    live = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    assert group_alive(live.pid)
+    kill_group(live.pid)
+    assert live.wait(timeout=5) == -15  # SIGTERM within the grace
+    dead.wait()
+    assert not group_alive(live.pid)
