@@ -85,6 +85,7 @@ class PackDriver:
         self.cpn = cores_per_node(manifest.cores_per_node)
         self.alloc_id = os.environ.get("SLURM_JOB_ID") or os.environ.get("PBS_JOBID") or f"local-{os.getpid()}"
         self.stopping = False
+        self.priority: dict[str, int] = {}  # job -> its place in the manifest (the most work first)
         self.running: dict[str, tuple[subprocess.Popen, JobSpec]] = {}
         self.summary: dict = {"allocation": self.alloc_id, "hosts": hosts, "cores_per_node": self.cpn,
                               "started": [], "finished": [], "not_run": [], "already_done": []}
@@ -102,6 +103,7 @@ class PackDriver:
         env = {k: v for k, v in os.environ.items() if k not in (WALLTIME_ENV, "SLURM_NTASKS_PER_NODE")}
         env[ENV] = self._context(hosts).to_env()
         env[slots.ENV] = f"{self._slots_dir(hosts[0])}:{self.cpn * len(hosts)}"
+        env[slots.PRIORITY_ENV] = str(self.priority.get(spec.job_id, len(self.priority)))
         with open(Path(spec.work_dir) / "job.log", "ab") as log:
             proc = subprocess.Popen([sys.executable, "-u", "-m", "hpcbench.jobs.job", spec_path], stdout=log,
                                     stderr=subprocess.STDOUT, start_new_session=True, env=env)
@@ -132,6 +134,7 @@ class PackDriver:
                 os.killpg(proc.pid, signal.SIGTERM)
 
     def run(self, specs: list[tuple[str, JobSpec]]) -> None:
+        self.priority = {spec.job_id: i for i, (_, spec) in enumerate(specs)}
         todo = []
         for path, spec in specs:
             if Path(spec.record_path).is_file():

@@ -8,13 +8,17 @@ for as long as it runs, and never more than the machine has: timings are not
 distorted by oversubscription between jobs.
 
 Slots are lock files (flock), so a crashed holder frees its slots with its
-process. Any waiter that fits takes free slots (a one-rank run does not leave
-a core idle behind a two-rank run that cannot start yet), but a waiter older
-than `patience_s` goes first and blocks the others until it starts, so a wide
-run is never starved by a stream of narrow ones (a queue file guarded by a
-mutex keeps the waiters). No
-library does this for processes that are not children of one parent;
-under Slurm or PBS the allocation is the job's own and slots are not used.
+process. Waiters are served in the order of their job's priority (the executor
+gives the jobs with the most work the lowest number, in HPCBENCH_SLOT_PRIORITY),
+then of arrival: the longest job's runs go first and the shorter jobs fill the
+cores around them, so the campaign does not end with one long job running alone
+on a machine that is otherwise idle. A waiter that does not fit yet lets those
+behind it take the free slots (a one-rank run does not leave a core idle behind
+a two-rank run that cannot start), but once it has waited `patience_s` it
+blocks them until it starts, so a wide run is never starved by a stream of
+narrow ones (a queue file guarded by a mutex keeps the waiters). No library
+does this for processes that are not children of one parent. Under Slurm and
+PBS the packed allocation's driver shares its cores the same way (jobs/pack.py).
 """
 
 from __future__ import annotations
@@ -24,9 +28,37 @@ import fcntl
 import os
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
-ENV = "HPCBENCH_CORE_SLOTS"  # "<folder>:<count>", set by the local executor
+ENV = "HPCBENCH_CORE_SLOTS"  # "<folder>:<count>", set by the local executor and the pack driver
+PRIORITY_ENV = "HPCBENCH_SLOT_PRIORITY"  # the job's rank by estimated work: 0 the most
+
+
+@dataclass(frozen=True)
+class Waiter:
+    pid: int
+    since_ns: int
+    priority: int
+    cores: int
+
+    def __str__(self) -> str:
+        return f"{self.pid}.{self.since_ns}.{self.priority}.{self.cores}"
+
+    @classmethod
+    def parse(cls, text: str) -> Waiter | None:
+        parts = text.split(".")
+        if len(parts) != 4 or not all(p.isdigit() for p in parts):
+            return None
+        return cls(*(int(p) for p in parts))
+
+    def waited_s(self) -> float:
+        return (time.time_ns() - self.since_ns) / 1e9
+
+
+def priority_from_env() -> int:
+    value = os.environ.get(PRIORITY_ENV, "")
+    return int(value) if value.isdigit() else 1 << 20
 
 
 class CoreSlots:
@@ -54,16 +86,42 @@ class CoreSlots:
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
-    def _queue(self) -> list[str]:
+    def _queue(self) -> list[Waiter]:
+        """The live waiters, in the order they are served."""
         path = self.folder / "queue"
-        entries = path.read_text().split() if path.is_file() else []
-        alive = [e for e in entries if _alive(int(e.split(".")[0]))]
-        if alive != entries:
+        entries = [Waiter.parse(e) for e in (path.read_text().split() if path.is_file() else [])]
+        alive = [w for w in entries if w is not None and _alive(w.pid)]
+        if len(alive) != len(entries):
             self._set_queue(alive)
-        return alive
+        return sorted(alive, key=lambda w: (w.priority, w.since_ns))
 
-    def _set_queue(self, entries: list[str]) -> None:
-        (self.folder / "queue").write_text("".join(f"{e}\n" for e in entries))
+    def _set_queue(self, waiters: list[Waiter]) -> None:
+        (self.folder / "queue").write_text("".join(f"{w}\n" for w in waiters))
+
+    def _free(self) -> int:
+        free = 0
+        for i in range(self.count):
+            with open(self.folder / f"slot{i}", "a") as fh:
+                try:
+                    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue
+                free += 1  # closing the file drops the probe's lock
+        return free
+
+    def _my_turn(self, me: Waiter, queue: list[Waiter]) -> bool:
+        """Whether `me` may take slots now: the free slots, served in queue order, reach it.
+        A waiter ahead that fits keeps its share; one that does not fit lets the others pass
+        until it has waited `patience_s`, then nobody behind it starts before it does."""
+        avail = self._free()
+        for w in queue:
+            if w == me:
+                return avail >= me.cores
+            if w.cores <= avail:
+                avail -= w.cores
+            elif w.waited_s() >= self.patience_s:
+                return False
+        return avail >= me.cores
 
     def _try_take(self, k: int) -> list:
         held = []
@@ -84,7 +142,7 @@ class CoreSlots:
     @contextlib.contextmanager
     def hold(self, cores: int) -> Iterator[None]:
         k = min(max(1, cores), self.count)
-        me = f"{os.getpid()}.{time.time_ns()}"
+        me = Waiter(os.getpid(), time.time_ns(), priority_from_env(), k)
         with self._mutex():
             self._set_queue([*self._queue(), me])
         held: list = []
@@ -92,19 +150,17 @@ class CoreSlots:
             while not held:
                 with self._mutex():
                     queue = self._queue()
-                    oldest = queue[0] if queue else me
-                    waited = (time.time_ns() - int(oldest.split(".")[1])) / 1e9
-                    if oldest == me or waited < self.patience_s:
+                    if self._my_turn(me, queue):
                         held = self._try_take(k)
                         if held:
-                            self._set_queue([e for e in queue if e != me])
+                            self._set_queue([w for w in queue if w != me])
                 if not held:
                     time.sleep(self.poll_s)
             yield
         finally:
             if not held:
                 with self._mutex():
-                    self._set_queue([e for e in self._queue() if e != me])
+                    self._set_queue([w for w in self._queue() if w != me])
             for fh in held:
                 fh.close()  # closing drops the flock
 

@@ -1,7 +1,9 @@
 """A packed campaign on the REAL single-node Slurm test cluster (scripts/slurm-test-cluster.sh):
 one sbatch for all jobs, their runs as `srun --exact` steps of that one job in sacct, then
 scancel of the allocation and `submit --resume` running only what had not finished, down
-to the run (a finished case of the stopped job is not redone)."""
+to the run (a finished case of the stopped job is not redone). The same for `hpcbench sweep`:
+one sbatch, the machine baseline and every point as steps of it, scancel, and the same command
+again resuming only the points that had not finished."""
 
 from __future__ import annotations
 
@@ -89,3 +91,44 @@ def test_packed_campaign_is_one_sbatch_of_steps_and_resume_reruns_only_the_rest(
     assert {(r["kind"], r["wall_s"]) for r in rec["runs"] if r["case"] == "n6" and r["kind"] != "null"} == done_n6
     assert any(r["case"] == "n20" and r["kind"] == "timing" and r["exit_code"] == 0 for r in rec["runs"])
     assert (out / "records" / f"{ref}.json").read_text() == ref_text  # nothing finished is redone
+
+
+def test_sweep_is_one_sbatch_and_the_same_command_after_scancel_runs_only_the_rest(slurm_cluster, tmp_path):  # noqa: F811
+    out = tmp_path / "sweep"
+    args = ["--site", "ci-slurm", "--agent", "reference", "--problems", "advection1d", "--ranks", "1,2",
+            "--sizes", "400000,800000", "--repeats", "2", "--out", str(out)]
+    first = hpcbench("sweep", *args, "--no-wait")
+    assert "no job has finished yet" in first.stderr, first.stderr
+    ledger = json.loads((out / "scheduler" / "ledger.json").read_text())
+    job = "reference__advection1d__1"
+    assert ledger["submit_calls"] == 1 and list(ledger["jobs"]) == [job]
+    alloc = ledger["jobs"][job]["sched_id"]
+    logs = out / "work" / job / "logs"
+    # Cancel once the first point (n400000 at 1 rank) has its instrumented run and both repeats.
+    _until(lambda: (logs / "n400000.r1.timing1.xml").is_file(), "the first sweep point")
+    assert "cancelled 1 job" in hpcbench("cancel", str(out)).stdout
+    waited = hpcbench("wait", str(out), "--timeout", "120").stdout
+    assert "cancelled: 1" in waited, waited
+    rows = subprocess.run(["sacct", "-n", "-P", "-j", alloc, "-o", "JobID,NTasks"], capture_output=True, text=True,
+                          check=True).stdout.splitlines()
+    steps = [r.split("|")[0] for r in rows if r.split("|")[0].rsplit(".", 1)[-1].isdigit() and "." in r]
+    partial = json.loads((out / "work" / job / "cancelled.json").read_text())
+    assert all(s.startswith(f"{alloc}.") for s in steps)
+    # the machine baseline (1 and 2 ranks) and the finished runs: all steps of the one allocation
+    assert len(steps) >= len(partial["runs"]) + 2, (steps, len(partial["runs"]))
+    kept = {(r["case"], r["ranks"], r["kind"], r["repeat"]): r["wall_s"] for r in partial["runs"]
+            if r["case"] == "n400000" and r["ranks"] == 1 and r["kind"] != "null"}
+    assert len(kept) == 3  # instrumented and two timed: that point finished before the cancel
+    assert (out / "machine" / "baseline-cpu.json").is_file()
+
+    again = hpcbench("sweep", *args)  # resumes: one more allocation for what had not finished
+    second = json.loads((out / "scheduler" / "ledger.json").read_text())
+    assert second["submit_calls"] == 2 and second["jobs"][job]["sched_id"] != alloc, again.stderr
+    rec = json.loads((out / "records" / f"{job}.json").read_text())
+    assert rec["status"] == "done" and int(rec["extra"]["resumed_runs"]) >= 3
+    assert {(r["case"], r["ranks"], r["kind"], r["repeat"]): r["wall_s"] for r in rec["runs"]
+            if (r["case"], r["ranks"], r["kind"], r["repeat"]) in kept} == kept  # not redone
+    timed = {(r["case"], r["ranks"]) for r in rec["runs"] if r["kind"] == "timing" and r["exit_code"] == 0}
+    assert timed == {(f"n{n}", k) for n in (400000, 800000) for k in (1, 2)}
+    assert all(r["placement"]["packed"] and r["command"][:2] == ["srun", "--exact"] for r in rec["runs"])
+    assert "report:" in again.stdout and (out / "report" / "scaling.html").is_file(), again.stdout

@@ -8,12 +8,12 @@ import subprocess
 import sys
 import time
 
-from hpcbench.jobs.slots import CoreSlots
+from hpcbench.jobs.slots import PRIORITY_ENV, CoreSlots
 
 HOLDER = r"""
 import json, sys, time
 from pathlib import Path
-from hpcbench.jobs.slots import CoreSlots
+from hpcbench.jobs.slots import PRIORITY_ENV, CoreSlots
 folder, count, cores, hold_s, log = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
 slots = CoreSlots(Path(folder), count)
 slots.patience_s = 0.3
@@ -25,11 +25,38 @@ Path(log).write_text(json.dumps([cores, t0, t1]))
 """
 
 
-def _spawn(tmp_path, name, cores, hold_s, count=2):
+def _spawn(tmp_path, name, cores, hold_s, count=2, priority=None):
     log = tmp_path / f"{name}.json"
+    env = {**os.environ, **({PRIORITY_ENV: str(priority)} if priority is not None else {})}
     p = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path / "slots"), str(count), str(cores),
-                          str(hold_s), str(log)])
+                          str(hold_s), str(log)], env=env)
     return p, log
+
+
+def _queued(tmp_path, n: int) -> None:
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        q = tmp_path / "slots" / "queue"
+        if q.is_file() and len(q.read_text().split()) >= n:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"{n} waiters never queued")
+
+
+def test_the_job_with_the_most_work_goes_first_whatever_its_arrival(tmp_path):
+    """Priority 0 (the longest job, executors/shapes.start_order) is served before an earlier
+    waiter of priority 9: the long job does not end the campaign alone on an idle machine."""
+    first, first_log = _spawn(tmp_path, "busy", 1, 3.0, count=1, priority=5)
+    while not first_log.exists() and not (tmp_path / "slots" / "slot0").exists():
+        time.sleep(0.02)
+    time.sleep(0.3)  # the busy one holds the only slot
+    late, late_log = _spawn(tmp_path, "low", 1, 0.2, count=1, priority=9)
+    _queued(tmp_path, 1)
+    urgent, urgent_log = _spawn(tmp_path, "high", 1, 0.2, count=1, priority=0)
+    for p in (first, late, urgent):
+        assert p.wait(timeout=60) == 0
+    low_start, high_start = json.loads(late_log.read_text())[1], json.loads(urgent_log.read_text())[1]
+    assert high_start < low_start, "the earlier, low-priority waiter went first"
 
 
 def test_concurrent_holders_never_use_more_cores_than_there_are(tmp_path):

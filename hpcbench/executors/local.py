@@ -31,6 +31,7 @@ import psutil
 from hpcbench.errors import HpcbenchError
 from hpcbench.executors import lease
 from hpcbench.executors.base import Executor, JobState, Progress, register_executor
+from hpcbench.executors.shapes import start_order
 from hpcbench.jobs import slots
 from hpcbench.jobs.records import JobResult, JobSpec, save_model
 
@@ -43,7 +44,8 @@ class LocalExecutor(Executor):
 
     def submit(self, jobs: list[JobSpec], progress: Progress | None = None) -> None:
         cores = self.site.total_cores()
-        queue = sorted(jobs, key=lambda j: -j.width)  # widest first: their runs wait least at the end
+        queue = start_order(jobs)  # the most work first; each job's place is its core-slot priority
+        priority = {j.job_id: i for i, j in enumerate(queue)}
         running: dict[str, tuple[subprocess.Popen, JobSpec, lease.Lease]] = {}
         adopted = self._adopt(queue)  # still running from a driver that died: wait for them, never restart
         queue = [j for j in queue if j.job_id not in adopted]
@@ -56,7 +58,7 @@ class LocalExecutor(Executor):
                 # jobs as cores, so one-rank work fills the gaps around wide runs.
                 while queue and len(running) + len(adopted) < 2 * cores:
                     job = queue.pop(0)
-                    proc = self._start(job)
+                    proc = self._start(job, priority.get(job.job_id, len(priority)))
                     running[job.job_id] = (proc, job, self._lease(job, proc))
                 for jid, (proc, job, _) in list(running.items()):
                     if proc.poll() is not None:
@@ -136,11 +138,12 @@ class LocalExecutor(Executor):
         for _, job in procs:
             lease.release(Path(job.work_dir))
 
-    def _start(self, job: JobSpec) -> subprocess.Popen:
+    def _start(self, job: JobSpec, priority: int) -> subprocess.Popen:
         Path(job.work_dir).mkdir(parents=True, exist_ok=True)
         spec = Path(self.campaign.specs_dir) / f"{job.job_id}.json"
         log = open(Path(job.work_dir) / "job.log", "wb")  # noqa: SIM115 (owned by the child)
-        env = {**os.environ, slots.ENV: f"{self._slots_dir()}:{self.site.total_cores()}"}
+        env = {**os.environ, slots.ENV: f"{self._slots_dir()}:{self.site.total_cores()}",
+               slots.PRIORITY_ENV: str(priority)}
         proc = subprocess.Popen([sys.executable, "-m", "hpcbench.jobs.job", str(spec)], stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True, env=env)
         log.close()

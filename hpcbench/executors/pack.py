@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from hpcbench.executors.shapes import ArrayPlan, job_walltime_s, shape_of
+from hpcbench.executors.shapes import ArrayPlan, job_walltime_s, shape_of, start_order
 from hpcbench.jobs.pack import BaselineRequest, PackManifest
 from hpcbench.jobs.placement import PackContext, placed_launcher
 from hpcbench.jobs.records import JobSpec, write_atomic
@@ -57,7 +57,7 @@ class PackPlan(ArrayPlan):
 def plan_packs(jobs: list[JobSpec], site: SiteConfig) -> list[PackPlan]:
     """One plan per variant (and partition): every job of it in one allocation."""
     groups: dict[tuple[str, str, int], list[JobSpec]] = {}
-    for j in sorted(jobs, key=lambda j: (-j.width, j.job_id)):  # widest first, as the driver starts them
+    for j in start_order(jobs):  # the driver starts them in this order, and gives their runs cores in it
         shape, _ = shape_of(j, site)
         groups.setdefault((shape.variant, shape.partition, shape.gpus), []).append(j)
     out = []

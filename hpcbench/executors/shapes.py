@@ -26,6 +26,18 @@ def job_walltime_s(spec: JobSpec) -> float:
     return t
 
 
+def job_work(spec: JobSpec) -> float:
+    """Core-seconds of its runs, each at its limit (an upper bound, used only to order jobs)."""
+    return sum(r.time_limit_s * min(r.ranks, spec.cores) for r in spec.runs) * (1 + spec.timing_repeats)
+
+
+def start_order(jobs: list[JobSpec]) -> list[JobSpec]:
+    """The most work first, then the widest (longest-processing-time-first list scheduling): each
+    job's place is also its core-slot priority (jobs/slots.py), so the longest job's runs go
+    first and the short jobs fill the cores around them instead of a long job finishing alone."""
+    return sorted(jobs, key=lambda j: (-job_work(j), -j.width, j.job_id))
+
+
 @dataclass(frozen=True)
 class Shape:
     """What the scheduler is asked for, per job: jobs with equal shapes share an array."""
