@@ -1,7 +1,7 @@
 """Benchmark: packed allocations. Scheduler calls per campaign and per sweep, and how close a
 packed allocation's wall time comes to the work its builds and runs did.
 
-    python bench/packing.py [--problems P,Q] [--no-slurm] [--no-local]
+    python bench/packing.py [--problems P,Q] [--no-slurm] [--no-local] [--repeats K]
 
 Modes, each a fresh campaign of the references, measured in this one run:
   local              `submit --site local` (the core slots: what --pack means locally)
@@ -15,13 +15,16 @@ Printed per mode: scheduler calls (sbatch invocations in the ledger; target 1 pe
 packed), wall time of the command, and wall / (core-seconds / cores), where core-seconds sum
 every build (one core) and every run (min(ranks, cores) cores) from the records: the measure
 bench/run_overhead.py uses (target <= 1.15 packed). Under Slurm the wall time includes the
-queue wait of an idle cluster. Figures on a loaded machine are noisy: compare modes of one run."""
+queue wait of an idle cluster. Figures on a loaded machine are noisy: compare modes of one run.
+With --repeats K every mode runs K times (fresh campaigns) and a median line follows: one
+packed campaign's ratio varies by about +-0.05 between runs on this 2-core machine."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -86,6 +89,7 @@ def main() -> int:
     ap.add_argument("--problems", default=DEFAULT_PROBLEMS)
     ap.add_argument("--no-slurm", action="store_true")
     ap.add_argument("--no-local", action="store_true")
+    ap.add_argument("--repeats", type=int, default=1, help="run every mode K times; print each and the median")
     a = ap.parse_args()
     cores = os.cpu_count() or 1
     root = Path(tempfile.mkdtemp(prefix="bench-packing-"))
@@ -100,19 +104,31 @@ def main() -> int:
     print(f"{cores} cores; problems {a.problems}; load average {os.getloadavg()[0]:.1f} at start")
     print(f"{'mode':20s} {'jobs':>4s} {'runs':>5s} {'sched calls':>11s} {'wall s':>7s} {'core-s':>7s} "
           f"{'wall/(core-s/cores)':>19s}")
-    for name, args in modes:
-        out = root / name.replace(" ", "-")
-        wall = run_cli(*args, "--out", str(out))
+    def row(name: str, out: Path, wall: float, ratios: list[float], note: str = "") -> None:
         cs, n_rec, n_runs = core_seconds(out, cores)
+        ratios.append(wall / (cs / cores))
         print(f"{name:20s} {n_rec:4d} {n_runs:5d} {submit_calls(out):11d} {wall:7.1f} {cs:7.1f} "
-              f"{wall / (cs / cores):19.2f}", flush=True)
+              f"{ratios[-1]:19.2f}{note}", flush=True)
+
+    def median(name: str, ratios: list[float]) -> None:
+        if len(ratios) > 1:
+            print(f"{name + ' median':38s} of {len(ratios)} runs {'':25s}{statistics.median(ratios):13.2f}"
+                  f"   ({min(ratios):.2f}-{max(ratios):.2f})", flush=True)
+
+    for name, args in modes:
+        ratios: list[float] = []
+        for k in range(a.repeats):
+            out = root / f"{name.replace(' ', '-')}-{k}"
+            row(name, out, run_cli(*args, "--out", str(out)), ratios)
+        median(name, ratios)
     if not a.no_slurm:
-        out = root / "slurm-sweep"
-        wall = sweep_shaped(out, a.problems)
-        cs, n_rec, n_runs = core_seconds(out, cores)
-        base = out / "machine" / "baseline-cpu.json"
-        print(f"{'slurm sweep packed':20s} {n_rec:4d} {n_runs:5d} {submit_calls(out):11d} {wall:7.1f} {cs:7.1f} "
-              f"{wall / (cs / cores):19.2f}   baseline: {'written' if base.is_file() else 'MISSING'}")
+        ratios = []
+        for k in range(a.repeats):
+            out = root / f"slurm-sweep-{k}"
+            wall = sweep_shaped(out, a.problems)
+            base = out / "machine" / "baseline-cpu.json"
+            row("slurm sweep packed", out, wall, ratios, f"   baseline: {'written' if base.is_file() else 'MISSING'}")
+        median("slurm sweep packed", ratios)
     print(f"load average {os.getloadavg()[0]:.1f} at the end; campaigns in {root}")
     return 0
 

@@ -220,6 +220,44 @@ def test_sweep_points_are_rederived_by_explain(sweep_dir, points):
                    f"/sweep/points/rank0-coder/advection1d/1/strong/800000/r2-N{p.nodes}").stdout
     assert "recomputed from the stored rows: match" in out
     assert "speedup = t(1) / t(2)" in out and "relative to the reference" in out
+    events = [line for line in out.splitlines() if "share " in line and "recomputed:" in line]
+    assert events and all(line.endswith("recomputed: match") for line in events), out
+    assert any("KSPSolve" in line or "TSStep" in line or "VecScatter" in line for line in events), out
+
+
+@pytest.mark.slow
+def test_a_rebuilt_store_gets_its_sweep_derived_again_and_explain_catches_a_forged_event(sweep_dir, tmp_path):
+    """/sweep is derived from stored rows: a store rebuilt by collect (here: one a killed collect
+    left marked) gets it again, equal to the first; an edited event row is a MISMATCH."""
+    import h5py
+
+    from hpcbench.store.sweeps import read_sweep
+
+    copy = tmp_path / "s"
+    shutil.copytree(sweep_dir, copy, ignore=shutil.ignore_patterns("work"))
+    before = read_sweep(copy / "campaign.h5")
+    with h5py.File(copy / "campaign.h5", "a") as f:
+        f.attrs["writing"] = "killed"
+    out = hpcbench("collect", str(copy))
+    assert "/sweep derived again" in out.stderr, out.stderr
+    after = read_sweep(copy / "campaign.h5")
+    assert after is not None and before is not None
+    assert [(p.agent, p.ranks, p.status, p.time_s) for p in after.analysis.points] == \
+        [(p.agent, p.ranks, p.status, p.time_s) for p in before.analysis.points]
+    assert len(after.analysis.events) == len(before.analysis.events) > 0
+    with h5py.File(copy / "campaign.h5", "a") as f:
+        ev = f["sweep/events"]
+        rows = ev[()]
+        i = next(i for i, r in enumerate(rows) if r["agent"] == b"reference" and r["ranks"] == 2)
+        row = rows[i]
+        row["share"] = row["share"] + 0.25
+        ev[i] = row
+        name = row["event"].decode()
+    pt = next(p for p in after.analysis.points if p.agent == "reference" and p.ranks == 2)
+    where = f"/sweep/points/reference/advection1d/1/strong/{pt.size}/r2-N{pt.nodes}"
+    text = hpcbench("explain", str(copy), where).stdout
+    forged = next(line for line in text.splitlines() if line.strip().startswith(name))
+    assert "MISMATCH in share" in forged, text
 
 
 @pytest.mark.slow

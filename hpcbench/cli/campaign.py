@@ -249,6 +249,18 @@ def cancel(campaign_dir, job_ids) -> None:
     click.echo(f"cancelled {n} job(s); `hpcbench submit --resume` reruns them")
 
 
+def _sweep_again(c, changed: bool) -> None:
+    """A sweep campaign's /sweep is derived from the stored rows: derived again when they changed
+    or when the store was rebuilt without it (a killed collect, another store schema)."""
+    from hpcbench.store.sweeps import read_sweep
+    from hpcbench.sweep.run import analyse_and_store, read_plan
+
+    plan = read_plan(c.root)
+    if plan is not None and (changed or read_sweep(c.h5_path) is None):
+        analyse_and_store(c, plan)
+        click.echo(f"{c.h5_path}: /sweep derived again from the stored runs", err=True)
+
+
 @click.command()
 @campaign_arg
 def collect(campaign_dir) -> None:
@@ -260,6 +272,7 @@ def collect(campaign_dir) -> None:
     counts = store.collect(c)
     for line in counts["unreadable"]:
         click.echo(f"skipped: {line}", err=True)
+    _sweep_again(c, changed=bool(counts["added"] or counts["replaced"] or counts["removed"]))
     click.echo(f"{c.h5_path}: {counts['submissions']} submissions, {counts['records']} with records, "
                f"{counts['missing']} still without; {counts['added']} added, {counts['replaced']} replaced, "
                f"{counts['unchanged']} unchanged" + (f", {counts['removed']} removed" if counts["removed"] else ""))

@@ -1,10 +1,10 @@
-"""`hpcbench explain CAMPAIGN /sweep/...`: a sweep point's numbers derived again from the
-store's own rows (runs, timings, -log_view events of the program and of the reference)
-and sweep.json as stored in /sweep@plan, then compared with the stored row.
+"""`hpcbench explain CAMPAIGN /sweep/...`: a sweep point's numbers, and its per-event breakdown,
+derived again from the store's own rows (runs, timings, -log_view events of the program and
+of the reference) and sweep.json as stored in /sweep@plan, then compared with the stored rows.
 
 Paths: `/sweep` (the group), `/sweep/points` | `/sweep/events` | `/sweep/baseline` (the
 tables as stored), `/sweep/points/<agent>/<problem>/<attempt>/<mode>/<size>/r<R>-N<N>`
-(one point, with its derivation)."""
+(one point with its derivation, and its rows of /sweep/events)."""
 
 from __future__ import annotations
 
@@ -18,14 +18,14 @@ from hpcbench.problem import Checks
 from hpcbench.store import layout
 from hpcbench.store.read import Texts, live_submissions, rebuild_record, strings
 from hpcbench.store.sweeps import GROUP, PointRow, table_rows
-from hpcbench.sweep.analysis import analyse
+from hpcbench.sweep.analysis import EventRow, SweepAnalysis, analyse
 from hpcbench.sweep.plan import SweepPlan
 
 _s = layout.text  # a string cell as h5py returns it
 
 
-def derive_points(f: h5py.File, plan: SweepPlan, problem: str) -> list[PointRow]:
-    """Every point of `problem`, computed again from campaign.h5's rows (an open file)."""
+def derive(f: h5py.File, plan: SweepPlan, problem: str) -> SweepAnalysis:
+    """Every point and event row of `problem`, computed again from campaign.h5's rows (an open file)."""
     subs = live_submissions(f)
     t = {name: f[name][()] for name in layout.CHILDREN}
     texts, codes = Texts(f), strings(f)
@@ -36,7 +36,7 @@ def derive_points(f: h5py.File, plan: SweepPlan, problem: str) -> list[PointRow]
         key = (_s(row["agent"]), problem, _s(row["attempt"]))
         records[key] = rebuild_record(row, t, texts, codes, True) if row["record_len"] else None
     checks = {_s(r["id"]): Checks.model_validate_json(_s(r["checks_json"])) for r in f["problems"][()]}
-    return analyse(plan, records, checks).points
+    return analyse(plan, records, checks)
 
 
 def _fmt(x: float) -> str:
@@ -66,7 +66,8 @@ def explain_point(f: h5py.File, parts: list[str]) -> list[str]:
     stored = pick(table_rows(g["points"][()], PointRow))
     if stored is None:
         raise LookupError(f"/sweep/points: no point {'/'.join(parts)}")
-    again = pick(derive_points(f, plan, problem))
+    derived = derive(f, plan, problem)
+    again = pick(derived.points)
     lines = [f"sweep point {agent}/{problem}/{attempt}: {mode} scaling, size {size}, {ranks} ranks on {nodes} node(s)",
              f"  status: {stored.status}" + (f" ({stored.reason})" if stored.reason else ""),
              f"  time: median of {stored.repeats} timing repeats = {_fmt(stored.time_s)} s ({stored.time_source}); "
@@ -104,4 +105,25 @@ def explain_point(f: h5py.File, parts: list[str]) -> list[str]:
         lines.append("  recomputed from the stored rows: " + ("match" if not diff else
                                                                f"MISMATCH in {', '.join(diff)}"))
     lines.append(f"  row: {json.dumps(dataclasses.asdict(stored), default=str)}")
+    return lines + _events(table_rows(g["events"][()], EventRow), derived.events, want)
+
+
+def _events(stored: list[EventRow], derived: list[EventRow], want: tuple) -> list[str]:
+    """The point's rows of /sweep/events, each compared with the same row derived again."""
+    def mine(rows: list[EventRow]) -> dict[str, EventRow]:
+        return {e.event: e for e in rows if (e.agent, e.problem, e.attempt, e.mode, e.size, e.ranks, e.nodes) == want}
+
+    have, again = mine(stored), mine(derived)
+    if not have:
+        return ["  events: none stored for this point (no -log_view, or every event under the breakdown's "
+                "2% floor)"]
+    lines = ["  events (/sweep/events; share of the run's -log_view time, growth against the base point, "
+             "slowest/fastest rank):"]
+    for name, e in sorted(have.items(), key=lambda kv: -kv[1].time_s):
+        other = again.get(name)
+        diff = ["missing"] if other is None else [fl.name for fl in dataclasses.fields(EventRow)
+                                                   if not _same(getattr(e, fl.name), getattr(other, fl.name))]
+        lines.append(f"    {name:24s} {_fmt(e.time_s)} s  share {_fmt(e.share)}  growth {_fmt(e.share_growth)}  "
+                     f"imbalance {_fmt(e.time_max_ratio)}  {_fmt(e.mflops)} Mflop/s  "
+                     + ("recomputed: match" if not diff else f"recomputed: MISMATCH in {', '.join(diff)}"))
     return lines

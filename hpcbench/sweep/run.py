@@ -131,15 +131,24 @@ def finish(campaign: Campaign, plan: SweepPlan, notify: Notify) -> Path | None:
     """Collect, analyse, store /sweep, write the scaling report; the report's path, or None when
     no job has a record yet."""
     from hpcbench import store
-    from hpcbench.plan.campaign import git_commit
     from hpcbench.report.scaling import write_scaling_report
-    from hpcbench.store.sweeps import write_sweep
-    from hpcbench.sweep.analysis import analyse
 
     if not any(campaign.records_dir.glob("*.json")):
         notify("no job has finished yet; run the same command again (it resumes) to analyse")
         return None
     store.collect(campaign)
+    analyse_and_store(campaign, plan)
+    return write_scaling_report(campaign.root, campaign.report_dir)
+
+
+def analyse_and_store(campaign: Campaign, plan: SweepPlan) -> None:
+    """/sweep derived from the collected store: by `finish`, and by `hpcbench collect` when the
+    store was rebuilt from the records (the group is derived, never kept only there)."""
+    from hpcbench import store
+    from hpcbench.plan.campaign import git_commit
+    from hpcbench.store.sweeps import write_sweep
+    from hpcbench.sweep.analysis import analyse
+
     stored = store.read_campaign(campaign.h5_path, events=True)
     records = {(s.meta.agent, s.meta.problem, s.meta.attempt): s.record for s in stored.submissions}
     checks = {pid: c for pid, (_, c) in stored.problems.items()}
@@ -147,4 +156,3 @@ def finish(campaign: Campaign, plan: SweepPlan, notify: Notify) -> Path | None:
     baseline = read_baseline(campaign.root, plan.variant)
     write_sweep(campaign.h5_path, plan, analysis, baseline, sum(r is not None for r in records.values()),
                 git_commit())
-    return write_scaling_report(campaign.root, campaign.report_dir)
