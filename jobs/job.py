@@ -266,10 +266,12 @@ def main(argv: list[str] | None = None) -> int:
     if len(argv) != 1:
         print("usage: python -m hpcbench.jobs.job SPEC.json", file=sys.stderr)
         return 2
+    # First: under Slurm, submitit's own SIGTERM handler (log and carry on) is in place until
+    # this line, so a scancel that came earlier was lost and the job ran on until SIGKILL.
+    interrupt.install()
     spec = JobSpec.model_validate_json(Path(argv[0]).read_text())
     aside = cancelled_path(spec)
     previous = resume.previous_partial(spec)  # removes the set-aside records it read
-    interrupt.install()
     try:
         result = run_job(spec, previous)
     except interrupt.Interrupted as stop:  # walltime near or cancelled: keep what finished
