@@ -14,8 +14,10 @@ The Slurm modes need the test cluster up (scripts/slurm-test-cluster.sh start) a
 Printed per mode: scheduler calls (sbatch invocations in the ledger; target 1 per variant when
 packed), wall time of the command, and wall / (core-seconds / cores), where core-seconds sum
 every build (one core) and every run (min(ranks, cores) cores) from the records: the measure
-bench/run_overhead.py uses (target <= 1.15 packed). Under Slurm the wall time includes the
-queue wait of an idle cluster. Figures on a loaded machine are noisy: compare modes of one run.
+bench/run_overhead.py uses (target <= 1.15 packed). Under each row, where the idle core-seconds
+went (from the start time and the wait for cores that every build and run records). Under
+Slurm the wall time includes the queue wait of an idle cluster. Figures on a loaded machine are
+noisy: compare modes of one run.
 With --repeats K every mode runs K times (fresh campaigns) and a median line follows: one
 packed campaign's ratio varies by about +-0.05 between runs on this 2-core machine."""
 
@@ -48,19 +50,63 @@ def core_seconds(out: Path, cores: int) -> tuple[float, int, int]:
     return total, n_rec, n_runs
 
 
+def intervals(out: Path, cores: int) -> tuple[list[tuple[float, float, int]], list[tuple[float, float]]]:
+    """Every build and run as (start, end, cores) and every wait for cores as (start, end),
+    from the records' started_at and slot_wait_s (Unix times)."""
+    busy, waits = [], []
+    for p in (out / "records").glob("*.json"):
+        rec = json.loads(p.read_text())
+        steps = ([(rec["build"], 1)] if rec.get("build") else []) + [(r, min(r["ranks"], cores))
+                                                                      for r in rec.get("runs", [])]
+        for step, width in steps:
+            t = step.get("started_at", 0.0)
+            if t > 0:
+                busy.append((t, t + step["wall_s"], width))
+                if step.get("slot_wait_s", 0.0) > 0:
+                    waits.append((t - step["slot_wait_s"], t))
+    return busy, waits
+
+
+def idle_breakdown(out: Path, cores: int, t0: float, t1: float) -> str:
+    """Where the cores sat idle during [t0, t1]: before the first build or run and after the last
+    (planning, sbatch, queue wait, polling, collecting), and between them split by whether a
+    build or run was waiting for cores then (a wide run waiting for a narrow one to finish)
+    or nothing was (jobs' own Python between steps, start-up of the job processes)."""
+    busy, waits = intervals(out, cores)
+    if not busy:
+        return "   (no start times in the records)"
+    first, last = min(b[0] for b in busy), max(b[1] for b in busy)
+    edges = sorted({first, last, *(x for b in busy for x in b[:2]), *(x for w in waits for x in w)})
+    waiting_idle = free_idle = 0.0
+    for a, b in zip(edges, edges[1:]):
+        if a < first or b > last:
+            continue
+        mid = (a + b) / 2
+        used = sum(c for s, e, c in busy if s <= mid < e)
+        idle = max(0, cores - used) * (b - a)
+        if any(s <= mid < e for s, e in waits):
+            waiting_idle += idle
+        else:
+            free_idle += idle
+    outside = cores * ((first - t0) + (t1 - last))
+    return (f"   idle core-s: {outside:.0f} before/after the runs, {waiting_idle:.0f} while a step waited "
+            f"for cores, {free_idle:.0f} with none waiting")
+
+
 def submit_calls(out: Path) -> int:
     p = out / "scheduler" / "ledger.json"
     return json.loads(p.read_text())["submit_calls"] if p.is_file() else 0
 
 
-def run_cli(*args: str) -> float:
+def run_cli(*args: str) -> tuple[float, float]:
+    """(Unix time at the start, wall seconds) of one hpcbench command."""
     exe = Path(sys.executable).parent / "hpcbench"
-    t0 = time.perf_counter()
+    start, t0 = time.time(), time.perf_counter()
     subprocess.run([str(exe), *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+    return start, time.perf_counter() - t0
 
 
-def sweep_shaped(out: Path, problems: str) -> float:
+def sweep_shaped(out: Path, problems: str) -> tuple[float, float]:
     """Plan the references like a campaign, turn each job into a sweep's (first case at 1, 2, 4
     ranks, one timed repeat), and submit them packed through the executor API; wait."""
     from hpcbench.executors import executor_for
@@ -77,11 +123,11 @@ def sweep_shaped(out: Path, problems: str) -> float:
         spec = j.model_copy(update={"runs": runs, "valgrind": False, "timing_repeats": 1, "cores": 2})
         (campaign.specs_dir / f"{spec.job_id}.json").write_text(spec.model_dump_json(indent=1))
         jobs.append(spec)
-    t0 = time.perf_counter()
+    start, t0 = time.time(), time.perf_counter()
     ex = executor_for(site, campaign, pack=True, baseline_ranks=[1, 2, 4])
     ex.submit(jobs)
     ex.wait(jobs, poll_s=1.0)
-    return time.perf_counter() - t0
+    return start, time.perf_counter() - t0
 
 
 def main() -> int:
@@ -104,11 +150,13 @@ def main() -> int:
     print(f"{cores} cores; problems {a.problems}; load average {os.getloadavg()[0]:.1f} at start")
     print(f"{'mode':20s} {'jobs':>4s} {'runs':>5s} {'sched calls':>11s} {'wall s':>7s} {'core-s':>7s} "
           f"{'wall/(core-s/cores)':>19s}")
-    def row(name: str, out: Path, wall: float, ratios: list[float], note: str = "") -> None:
+    def row(name: str, out: Path, timed: tuple[float, float], ratios: list[float], note: str = "") -> None:
+        start, wall = timed
         cs, n_rec, n_runs = core_seconds(out, cores)
         ratios.append(wall / (cs / cores))
         print(f"{name:20s} {n_rec:4d} {n_runs:5d} {submit_calls(out):11d} {wall:7.1f} {cs:7.1f} "
               f"{ratios[-1]:19.2f}{note}", flush=True)
+        print(idle_breakdown(out, cores, start, start + wall), flush=True)
 
     def median(name: str, ratios: list[float]) -> None:
         if len(ratios) > 1:
@@ -125,9 +173,9 @@ def main() -> int:
         ratios = []
         for k in range(a.repeats):
             out = root / f"slurm-sweep-{k}"
-            wall = sweep_shaped(out, a.problems)
+            timed = sweep_shaped(out, a.problems)
             base = out / "machine" / "baseline-cpu.json"
-            row("slurm sweep packed", out, wall, ratios, f"   baseline: {'written' if base.is_file() else 'MISSING'}")
+            row("slurm sweep packed", out, timed, ratios, f"   baseline: {'written' if base.is_file() else 'MISSING'}")
         median("slurm sweep packed", ratios)
     print(f"load average {os.getloadavg()[0]:.1f} at the end; campaigns in {root}")
     return 0

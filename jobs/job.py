@@ -112,6 +112,18 @@ class Runner:
                          readonly=[p for p in readonly if p.is_dir()],
                          scratch=work / "tmp" if spec.isolation.per_rank else None)
         self.env.update(self.step.rank_env())
+        self.took: dict[tuple[bool, str, int], list[float]] = {}  # (null?, case, ranks) -> walls of clean runs
+
+    def bounds(self, kind: str, case: str, ranks: int) -> tuple[float, float]:
+        """(shortest, longest) this run can take, from the clean runs of the same program, case and
+        ranks so far (0: unknown): the core slots let a narrow run past a blocked wide one only
+        when it is sure to be done first. Margins are wide; a wrong bound only costs idle time."""
+        walls = self.took.get((kind == "null", case, ranks))
+        if not walls:
+            return 0.0, 0.0
+        if kind == "valgrind":  # never faster than the program alone; how much slower is unknown
+            return min(walls), 0.0
+        return 0.5 * min(walls), 1.25 * max(walls) + 0.1
 
     def run(self, binary: Path, case: CaseRun, kind: str, repeat: int, extra: list[str],
              prefix: list[str] | None = None, ranks: int | None = None) -> RunResult:
@@ -119,9 +131,11 @@ class Runner:
         program = [*(prefix or []), str(binary), *case.args, *self.spec.variant.runtime_options, *extra]
         argv, over, where = place(self.spec.launcher, ranks, self.spec.cores, program, self.step)
         limit = case.time_limit_s * (30 if kind == "valgrind" else 1) + (10 if kind == "valgrind" else 0)
-        with slots.hold(min(ranks, self.spec.cores)):
+        with slots.hold(min(ranks, self.spec.cores), *self.bounds(kind, case.case, ranks)) as held:
             cap = run_captured(argv, cwd=self.run_dir, env=self.env, timeout_s=limit,
                                output_cap=self.spec.limits.output_bytes, limits=self.spec.limits, step=self.step)
+        if cap.exit_code == 0 and not cap.timed_out and kind != "valgrind":
+            self.took.setdefault((kind == "null", case.case, ranks), []).append(cap.wall_s)
         return RunResult(
             case=case.case, ranks=ranks, kind=kind, repeat=repeat, variant=self.spec.variant.name,
             command=argv, exit_code=cap.exit_code, signal=cap.signal, timed_out=cap.timed_out,
@@ -129,6 +143,7 @@ class Runner:
             stdout_truncated=cap.stdout_truncated, stderr_truncated=cap.stderr_truncated,
             stdout_bytes=cap.stdout_bytes, stderr_bytes=cap.stderr_bytes, oversubscribed=over,
             hostnames=[socket.gethostname()], isolation=self.spec.isolation.level, placement=where,
+            started_at=held.started_at, slot_wait_s=held.waited_s,
         )
 
     def log_file(self, case: CaseRun, kind: str, repeat: int) -> Path:
@@ -208,9 +223,10 @@ def run_job(spec: JobSpec, previous: JobResult | None = None) -> JobResult:
     result.mpi_version = first_line(["mpiexec", "--version"])
     result.compilers = {"mpicc": first_line(["mpicc", "--version"])}
     stage_sources(spec, build_dir)
-    with slots.hold(1):
+    with slots.hold(1) as held:
         result.build = build_submission(build_dir, spec.files, spec.entry, petsc, timeout_s=spec.build_timeout_s,
                                         isolation=spec.isolation, limits=spec.limits)
+    result.build.started_at, result.build.slot_wait_s = held.started_at, held.waited_s
     if result.build.exit_code != 0:
         return _finish(result, t0)
     binary = build_dir / BINARY_NAME

@@ -128,6 +128,8 @@ class BuildResult(Model):
     makefile: str = ""
     stopped_reason: str = ""  # timeout | memory limit N MB | disk limit N MB | ...
     isolation: str = ""  # the sandbox it ran in: bwrap | apptainer | none
+    started_at: float = 0.0  # Unix time it got its core (0: before this was recorded)
+    slot_wait_s: float = 0.0  # how long it waited for that core beside the other jobs
 
 
 class LogEvent(Model):
@@ -226,6 +228,8 @@ class RunResult(Model):
     valgrind: ValgrindSummary | None = None
     hostnames: list[str] = []
     placement: Placement | None = None
+    started_at: float = 0.0  # Unix time it got its cores (0: before this was recorded)
+    slot_wait_s: float = 0.0  # how long it waited for them beside the other jobs
 
 
 class TimingSummary(Model):

@@ -16,9 +16,14 @@ on a machine that is otherwise idle. A waiter that does not fit yet lets those
 behind it take the free slots (a one-rank run does not leave a core idle behind
 a two-rank run that cannot start), but once it has waited `patience_s` it
 blocks them until it starts, so a wide run is never starved by a stream of
-narrow ones (a queue file guarded by a mutex keeps the waiters). No library
-does this for processes that are not children of one parent. Under Slurm and
-PBS the packed allocation's driver shares its cores the same way (jobs/pack.py).
+narrow ones (a queue file guarded by a mutex keeps the waiters). Even then a
+narrow waiter may start on the idle cores ahead of it when it is sure to be done
+before the blocked wide one could start (EASY backfilling, as batch schedulers
+do): a holder writes into its slot files the earliest it can end, a waiter the
+longest it can take, both from the job's own earlier runs (jobs/job.py
+Runner.bounds); where either is unknown nothing passes. No library does this
+for processes that are not children of one parent. Under Slurm and PBS the
+packed allocation's driver shares its cores the same way (jobs/pack.py).
 """
 
 from __future__ import annotations
@@ -41,19 +46,28 @@ class Waiter:
     since_ns: int
     priority: int
     cores: int
+    max_ns: int = 0  # the longest it will hold its cores (0: unknown)
 
     def __str__(self) -> str:
-        return f"{self.pid}.{self.since_ns}.{self.priority}.{self.cores}"
+        return f"{self.pid}.{self.since_ns}.{self.priority}.{self.cores}.{self.max_ns}"
 
     @classmethod
     def parse(cls, text: str) -> Waiter | None:
         parts = text.split(".")
-        if len(parts) != 4 or not all(p.isdigit() for p in parts):
+        if len(parts) not in (4, 5) or not all(p.isdigit() for p in parts):
             return None
         return cls(*(int(p) for p in parts))
 
     def waited_s(self) -> float:
         return (time.time_ns() - self.since_ns) / 1e9
+
+
+@dataclass
+class Held:
+    """When a holder got its cores and how long it waited for them: each build and run
+    records both, so a campaign's timeline (and its idle cores) can be read back."""
+    started_at: float = 0.0  # Unix time
+    waited_s: float = 0.0
 
 
 def priority_from_env() -> int:
@@ -98,30 +112,38 @@ class CoreSlots:
     def _set_queue(self, waiters: list[Waiter]) -> None:
         (self.folder / "queue").write_text("".join(f"{w}\n" for w in waiters))
 
-    def _free(self) -> int:
-        free = 0
+    def _scan(self) -> tuple[int, list[int]]:
+        """(free slots, for each held slot the earliest its holder can end: Unix ns, 0 unknown)."""
+        free, ends = 0, []
         for i in range(self.count):
-            with open(self.folder / f"slot{i}", "a") as fh:
+            with open(self.folder / f"slot{i}", "a+") as fh:
                 try:
                     fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except BlockingIOError:
+                    fh.seek(0)
+                    text = fh.read().strip()
+                    ends.append(int(text) if text.isdigit() else 0)
                     continue
                 free += 1  # closing the file drops the probe's lock
-        return free
+        return free, ends
 
     def _my_turn(self, me: Waiter, queue: list[Waiter]) -> bool:
         """Whether `me` may take slots now: the free slots, served in queue order, reach it.
         A waiter ahead that fits keeps its share; one that does not fit lets the others pass
-        until it has waited `patience_s`, then nobody behind it starts before it does."""
-        avail = self._free()
+        until it has waited `patience_s`. From then on it has the next slots that free up
+        reserved: behind it, only a waiter that fits and will be done before those holders
+        can end may start (backfill)."""
+        avail, ends = self._scan()
+        now, shadow = time.time_ns(), None
         for w in queue:
+            fits = w.cores <= avail and (shadow is None or 0 < w.max_ns <= shadow - now)
             if w == me:
-                return avail >= me.cores
-            if w.cores <= avail:
+                return fits
+            if fits:
                 avail -= w.cores
-            elif w.waited_s() >= self.patience_s:
-                return False
-        return avail >= me.cores
+            elif shadow is None and w.waited_s() >= self.patience_s:
+                shadow = _reserved_at(w.cores - avail, ends, now)
+        return avail >= me.cores and shadow is None
 
     def _try_take(self, k: int) -> list:
         held = []
@@ -140,9 +162,11 @@ class CoreSlots:
         return []
 
     @contextlib.contextmanager
-    def hold(self, cores: int) -> Iterator[None]:
+    def hold(self, cores: int, min_s: float = 0.0, max_s: float = 0.0) -> Iterator[Held]:
+        """`cores` slots for the block; `min_s` and `max_s` bound how long the block will take
+        (0: unknown), so that narrow waiters can be let past a blocked wide one safely."""
         k = min(max(1, cores), self.count)
-        me = Waiter(os.getpid(), time.time_ns(), priority_from_env(), k)
+        me = Waiter(os.getpid(), time.time_ns(), priority_from_env(), k, int(max_s * 1e9))
         with self._mutex():
             self._set_queue([*self._queue(), me])
         held: list = []
@@ -154,15 +178,28 @@ class CoreSlots:
                         held = self._try_take(k)
                         if held:
                             self._set_queue([w for w in queue if w != me])
+                            earliest_end = time.time_ns() + int(min_s * 1e9) if min_s > 0 else 0
+                            for fh in held:
+                                fh.truncate(0)
+                                fh.write(f"{earliest_end}\n")
+                                fh.flush()
                 if not held:
                     time.sleep(self.poll_s)
-            yield
+            yield Held(time.time(), (time.time_ns() - me.since_ns) / 1e9)
         finally:
             if not held:
                 with self._mutex():
                     self._set_queue([w for w in self._queue() if w != me])
             for fh in held:
                 fh.close()  # closing drops the flock
+
+
+def _reserved_at(needed: int, ends: list[int], now: int) -> int:
+    """When `needed` more slots will have freed up at the earliest, from the holders' earliest
+    ends (Unix ns). An unknown end (0) or one already past could be any moment: `now`, and
+    where that decides it nothing backfills."""
+    soonest = sorted(max(e, now) for e in ends)
+    return soonest[needed - 1] if 0 < needed <= len(soonest) else now
 
 
 def _alive(pid: int) -> bool:
@@ -175,7 +212,7 @@ def _alive(pid: int) -> bool:
         return True
 
 
-def hold(cores: int) -> contextlib.AbstractContextManager:
-    """Slots for `cores` cores when the executor shares the machine, else nothing."""
+def hold(cores: int, min_s: float = 0.0, max_s: float = 0.0) -> contextlib.AbstractContextManager[Held]:
+    """Slots for `cores` cores when the executor shares the machine, else nothing to wait for."""
     slots = CoreSlots.from_env()
-    return slots.hold(cores) if slots else contextlib.nullcontext()
+    return slots.hold(cores, min_s, max_s) if slots else contextlib.nullcontext(Held(time.time(), 0.0))

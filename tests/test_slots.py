@@ -15,9 +15,10 @@ import json, sys, time
 from pathlib import Path
 from hpcbench.jobs.slots import PRIORITY_ENV, CoreSlots
 folder, count, cores, hold_s, log = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+min_s, max_s = float(sys.argv[6]), float(sys.argv[7])
 slots = CoreSlots(Path(folder), count)
 slots.patience_s = 0.3
-with slots.hold(cores):
+with slots.hold(cores, min_s, max_s):
     t0 = time.time()
     time.sleep(hold_s)
     t1 = time.time()
@@ -25,11 +26,11 @@ Path(log).write_text(json.dumps([cores, t0, t1]))
 """
 
 
-def _spawn(tmp_path, name, cores, hold_s, count=2, priority=None):
+def _spawn(tmp_path, name, cores, hold_s, count=2, priority=None, min_s=0.0, max_s=0.0):
     log = tmp_path / f"{name}.json"
     env = {**os.environ, **({PRIORITY_ENV: str(priority)} if priority is not None else {})}
     p = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path / "slots"), str(count), str(cores),
-                          str(hold_s), str(log)], env=env)
+                          str(hold_s), str(log), str(min_s), str(max_s)], env=env)
     return p, log
 
 
@@ -84,6 +85,30 @@ def test_a_wide_waiter_is_not_starved_by_narrow_ones(tmp_path):
     _, w0, _ = json.loads(wide_log.read_text())
     last_narrow_start = max(json.loads(log.read_text())[1] for _, log in narrow)
     assert w0 < last_narrow_start, "the wide holder waited for every narrow one"
+
+
+def test_a_narrow_run_sure_to_end_first_backfills_past_a_blocked_wide_one(tmp_path):
+    """A holds one of two cores for 4 s and says it cannot end sooner; the wide waiter W is
+    blocked behind it. A narrow run that will take at most 0.5 s starts on the idle core at
+    once; one whose length is unknown, and one that may outlast A, wait until W has run."""
+    a, a_log = _spawn(tmp_path, "a", 1, 4.0, min_s=4.0, max_s=4.5)
+    slot_files = [tmp_path / "slots" / f"slot{i}" for i in range(2)]
+    while not any(f.is_file() and f.read_text().strip() for f in slot_files):
+        time.sleep(0.02)  # A holds its core and has written when it can end
+    w, w_log = _spawn(tmp_path, "wide", 2, 0.2)
+    _queued(tmp_path, 1)
+    time.sleep(0.5)  # past W's patience: the next slots are reserved for it
+    short, short_log = _spawn(tmp_path, "short", 1, 0.3, max_s=0.5)
+    unknown, unknown_log = _spawn(tmp_path, "unknown", 1, 0.3)
+    long_, long_log = _spawn(tmp_path, "long", 1, 0.3, max_s=10.0)
+    for p in (a, w, short, unknown, long_):
+        assert p.wait(timeout=60) == 0
+    (_, _, a_end), (_, w_start, _) = json.loads(a_log.read_text()), json.loads(w_log.read_text())
+    _, short_start, short_end = json.loads(short_log.read_text())
+    assert short_start < a_end - 2.0 and short_end <= a_end, "the short run did not fill the idle core"
+    assert w_start < a_end + 0.5, "the backfill delayed the wide run"
+    for log in (unknown_log, long_log):
+        assert json.loads(log.read_text())[1] >= w_start, f"{log.stem} jumped the reservation"
 
 
 def test_a_killed_holder_frees_its_slots(tmp_path):
