@@ -36,43 +36,42 @@ from pathlib import Path
 DEFAULT_PROBLEMS = "advection1d,cavity-dmstag,darcy-dmplex,robertson,rosenbrock,vec-scatter"
 
 
-def core_seconds(out: Path, cores: int) -> tuple[float, int, int]:
+def records(out: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in (out / "records").glob("*.json")]
+
+
+def steps(recs: list[dict], cores: int) -> list[tuple[dict, int]]:
+    """Every build (one core) and run (min(ranks, cores) cores) of the records, with its width."""
+    return [(s, w) for rec in recs
+            for s, w in ([(rec["build"], 1)] if rec.get("build") else [])
+            + [(r, min(r["ranks"], cores)) for r in rec.get("runs", [])]]
+
+
+def core_seconds(recs: list[dict], cores: int) -> tuple[float, int, int]:
     """(build and run core-seconds from the records, records, runs)."""
-    total, n_rec, n_runs = 0.0, 0, 0
-    for p in (out / "records").glob("*.json"):
-        rec = json.loads(p.read_text())
-        n_rec += 1
-        if rec.get("build"):
-            total += rec["build"]["wall_s"]
-        for r in rec.get("runs", []):
-            total += r["wall_s"] * min(r["ranks"], cores)
-            n_runs += 1
-    return total, n_rec, n_runs
+    total = sum(s["wall_s"] * w for s, w in steps(recs, cores))
+    return total, len(recs), sum(len(rec.get("runs", [])) for rec in recs)
 
 
-def intervals(out: Path, cores: int) -> tuple[list[tuple[float, float, int]], list[tuple[float, float]]]:
+def intervals(recs: list[dict], cores: int) -> tuple[list[tuple[float, float, int]], list[tuple[float, float]]]:
     """Every build and run as (start, end, cores) and every wait for cores as (start, end),
     from the records' started_at and slot_wait_s (Unix times)."""
     busy, waits = [], []
-    for p in (out / "records").glob("*.json"):
-        rec = json.loads(p.read_text())
-        steps = ([(rec["build"], 1)] if rec.get("build") else []) + [(r, min(r["ranks"], cores))
-                                                                      for r in rec.get("runs", [])]
-        for step, width in steps:
-            t = step.get("started_at", 0.0)
-            if t > 0:
-                busy.append((t, t + step["wall_s"], width))
-                if step.get("slot_wait_s", 0.0) > 0:
-                    waits.append((t - step["slot_wait_s"], t))
+    for step, width in steps(recs, cores):
+        t = step.get("started_at", 0.0)
+        if t > 0:
+            busy.append((t, t + step["wall_s"], width))
+            if step.get("slot_wait_s", 0.0) > 0:
+                waits.append((t - step["slot_wait_s"], t))
     return busy, waits
 
 
-def idle_breakdown(out: Path, cores: int, t0: float, t1: float) -> str:
+def idle_breakdown(recs: list[dict], cores: int, t0: float, t1: float) -> str:
     """Where the cores sat idle during [t0, t1]: before the first build or run and after the last
     (planning, sbatch, queue wait, polling, collecting), and between them split by whether a
     build or run was waiting for cores then (a wide run waiting for a narrow one to finish)
     or nothing was (jobs' own Python between steps, start-up of the job processes)."""
-    busy, waits = intervals(out, cores)
+    busy, waits = intervals(recs, cores)
     if not busy:
         return "   (no start times in the records)"
     first, last = min(b[0] for b in busy), max(b[1] for b in busy)
@@ -152,11 +151,12 @@ def main() -> int:
           f"{'wall/(core-s/cores)':>19s}")
     def row(name: str, out: Path, timed: tuple[float, float], ratios: list[float], note: str = "") -> None:
         start, wall = timed
-        cs, n_rec, n_runs = core_seconds(out, cores)
+        recs = records(out)
+        cs, n_rec, n_runs = core_seconds(recs, cores)
         ratios.append(wall / (cs / cores))
         print(f"{name:20s} {n_rec:4d} {n_runs:5d} {submit_calls(out):11d} {wall:7.1f} {cs:7.1f} "
               f"{ratios[-1]:19.2f}{note}", flush=True)
-        print(idle_breakdown(out, cores, start, start + wall), flush=True)
+        print(idle_breakdown(recs, cores, start, start + wall), flush=True)
 
     def median(name: str, ratios: list[float]) -> None:
         if len(ratios) > 1:
