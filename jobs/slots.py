@@ -54,7 +54,7 @@ class Waiter:
     @classmethod
     def parse(cls, text: str) -> Waiter | None:
         parts = text.split(".")
-        if len(parts) not in (4, 5) or not all(p.isdigit() for p in parts):
+        if len(parts) != 5 or not all(p.isdigit() for p in parts):
             return None
         return cls(*(int(p) for p in parts))
 
