@@ -180,6 +180,15 @@ start() {
   wait_for 60 "node $HOST" bash -c "sinfo -h -n $HOST -o %t | grep -qvE 'unk|down|drain|n/a' "
   scontrol update nodename="$HOST" state=resume >/dev/null 2>&1 || true
   wait_for 60 "the cluster (sinfo+sacct)" cluster_ok
+  # Jobs saved in the state of an earlier run (pending or cut off when its daemons stopped)
+  # would be scheduled first and hold the node's CPUs: a cold start begins with an empty queue.
+  local left
+  left=$(squeue -h -o %i | tr '\n' ' ')
+  if [ -n "${left// }" ]; then
+    # shellcheck disable=SC2086
+    scancel $left || true
+    log "cancelled jobs left from an earlier run: $left"
+  fi
   log "up: SLURM_CONF=$SLURM_CONF (cluster $CLUSTER, node $HOST, partitions debug, short)"
 }
 

@@ -43,9 +43,26 @@ def slurm_cluster(tmp_path_factory):
     if not was_up:
         p = subprocess.run([str(SCRIPT), "start"], capture_output=True, text=True, timeout=900)
         assert p.returncode == 0, f"slurm-test-cluster.sh start failed:\n{p.stdout}\n{p.stderr}"
+    _drained(timeout=600)
     yield conf
     if not was_up:
         subprocess.run([str(SCRIPT), "stop"], capture_output=True, timeout=120)
+
+
+def _drained(timeout: float) -> None:
+    """The tests time their jobs from sbatch on: someone else's job on the node's two CPUs
+    would make them wait their whole patience (CI once found a job left from a work session
+    queued ahead of its own). Wait for such jobs to end; name them if they do not."""
+    end = time.monotonic() + timeout
+    while True:
+        left = subprocess.run(["squeue", "-h", "-o", "%i %j %T %u"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+        if not left:
+            return
+        if time.monotonic() > end:
+            pytest.fail(f"the Slurm test cluster is still busy after {timeout:.0f} s with jobs the tests "
+                        f"did not submit:\n{left}\n(scancel them, or wait for them to end)")
+        time.sleep(2)
 
 
 def rosenbrock_tree(root: Path, agent: str, source: str) -> Path:
