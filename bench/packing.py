@@ -1,7 +1,7 @@
 """Benchmark: packed allocations. Scheduler calls per campaign and per sweep, and how close a
 packed allocation's wall time comes to the work its builds and runs did.
 
-    python bench/packing.py [--problems P,Q] [--no-slurm] [--no-local] [--repeats K]
+    python bench/packing.py [--problems P,Q] [--modes local,unpacked,packed,sweep] [--repeats K]
 
 Modes, each a fresh campaign of the references, measured in this one run:
   local              `submit --site local` (the core slots: what --pack means locally)
@@ -132,18 +132,25 @@ def sweep_shaped(out: Path, problems: str) -> tuple[float, float]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--problems", default=DEFAULT_PROBLEMS)
-    ap.add_argument("--no-slurm", action="store_true")
-    ap.add_argument("--no-local", action="store_true")
+    ap.add_argument("--modes", default="local,unpacked,packed,sweep",
+                    help="which of local, unpacked, packed, sweep to run (default: all)")
+    ap.add_argument("--no-slurm", action="store_true", help="leave out the Slurm modes")
+    ap.add_argument("--no-local", action="store_true", help="leave out the local mode")
     ap.add_argument("--repeats", type=int, default=1, help="run every mode K times; print each and the median")
     a = ap.parse_args()
+    chosen = set(a.modes.split(",")) - ({"unpacked", "packed", "sweep"} if a.no_slurm else set()) \
+        - ({"local"} if a.no_local else set())
+    if unknown := chosen - {"local", "unpacked", "packed", "sweep"}:
+        ap.error(f"--modes: unknown {', '.join(sorted(unknown))} (known: local, unpacked, packed, sweep)")
     cores = os.cpu_count() or 1
     root = Path(tempfile.mkdtemp(prefix="bench-packing-"))
     modes = []
-    if not a.no_local:
+    if "local" in chosen:
         modes.append(("local", ["submit", "--site", "local", "--problems", a.problems]))
-    if not a.no_slurm:
+    if "unpacked" in chosen:
         modes.append(("slurm unpacked", ["submit", "--site", "ci-slurm", "--no-pack", "--wait", "--problems",
                                          a.problems]))
+    if "packed" in chosen:
         modes.append(("slurm packed", ["submit", "--site", "ci-slurm", "--pack", "--wait", "--problems",
                                        a.problems]))
     print(f"{cores} cores; problems {a.problems}; load average {os.getloadavg()[0]:.1f} at start")
@@ -169,7 +176,7 @@ def main() -> int:
             out = root / f"{name.replace(' ', '-')}-{k}"
             row(name, out, run_cli(*args, "--out", str(out)), ratios)
         median(name, ratios)
-    if not a.no_slurm:
+    if "sweep" in chosen:
         ratios = []
         for k in range(a.repeats):
             out = root / f"slurm-sweep-{k}"

@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -311,3 +313,19 @@ def test_a_variant_launcher_overrides_the_sites(tmp_path, monkeypatch):
     assert "--gpus-per-task" not in specs["reference__vec-scatter__1"]["launcher"]["template"]
     assert specs["reference__scatter-cuda__1"]["variant"]["runtime_options"] == \
         ["-vec_type", "cuda", "-mat_type", "aijcusparse"]
+
+
+def test_waiting_ends_soon_after_the_last_record_not_a_whole_poll_later(tmp_path):
+    """_doze (between scheduler polls in `wait`) wakes once every active job has its record;
+    until then it sleeps the whole poll (the scheduler is not asked more often)."""
+    from hpcbench.executors.batch import _doze
+
+    specs = [SimpleNamespace(record_path=str(tmp_path / f"{i}.json")) for i in range(2)]
+    t0 = time.monotonic()
+    _doze(specs, 1.0)
+    assert time.monotonic() - t0 >= 1.0  # no record yet: the whole poll
+    for s in specs:
+        Path(s.record_path).write_text("{}")
+    t0 = time.monotonic()
+    _doze(specs, 60.0)
+    assert time.monotonic() - t0 < 30.0  # every record written: wakes at once, not a minute later

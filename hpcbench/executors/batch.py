@@ -122,6 +122,18 @@ class Backend(ABC):
         raise HpcbenchError(f"{self.name}: this scheduler cannot run a packed allocation (use --no-pack)")
 
 
+def _doze(active: list[JobSpec], poll_s: float) -> None:
+    """Sleep until the next poll of the scheduler, or less: once every job still active has
+    written its record, the scheduler is asked again every half second until it says they
+    ended, so `--wait` returns within a moment of the last result rather than up to a whole
+    poll (15 s by default) later, without asking the scheduler more often while jobs run."""
+    end = time.monotonic() + poll_s
+    while (left := end - time.monotonic()) > 0:
+        time.sleep(min(0.5, left))
+        if active and all(Path(j.record_path).is_file() for j in active):
+            return
+
+
 def _record_status(path: Path) -> str:
     try:
         return json.loads(path.read_text()).get("status", "done")
@@ -361,7 +373,7 @@ class BatchExecutor(Executor):
             if time.monotonic() > deadline:
                 raise HpcbenchError(f"gave up waiting after {limit_s:.0f} s with jobs still queued or running; "
                                     "they keep going: run `hpcbench wait` again later")
-            time.sleep(poll_s)
+            _doze([j for j in jobs if states.get(j.job_id) in ("pending", "running", "unknown")], poll_s)
 
     def cancel(self, jobs: list[JobSpec]) -> int:
         ledger = self.load_ledger()
