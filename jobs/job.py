@@ -95,6 +95,22 @@ def null_program(spec: JobSpec, petsc: PetscInstall) -> Path | None:
     return final / BINARY_NAME
 
 
+VALGRIND_RUNS = 10  # a valgrind run takes about as long as this many plain runs (memcheck)
+
+
+def planned_runs(spec: JobSpec) -> float:
+    """The job's runs counted by the cores each keeps busy: what is left of it, times the
+    mean length of its runs so far, is the work it has left (its core-slot priority)."""
+    def width(ranks: int) -> int:
+        return min(ranks, spec.cores)
+
+    runs = sum((1 + spec.timing_repeats) * width(c.ranks) for c in spec.runs)
+    runs += sum(spec.timing_repeats * width(r) for r in {c.ranks for c in spec.runs})  # null runs
+    if spec.valgrind and spec.runs:
+        runs += VALGRIND_RUNS * min(width(c.ranks) for c in spec.runs)
+    return float(runs)
+
+
 class Runner:
     def __init__(self, spec: JobSpec, petsc: PetscInstall, build_dir: Path, log_dir: Path):
         self.spec, self.petsc, self.build_dir, self.log_dir = spec, petsc, build_dir, log_dir
@@ -113,6 +129,17 @@ class Runner:
                          scratch=work / "tmp" if spec.isolation.per_rank else None)
         self.env.update(self.step.rank_env())
         self.took: dict[tuple[bool, str, int], list[float]] = {}  # (null?, case, ranks) -> walls of clean runs
+        self.runs_left = planned_runs(spec)
+
+    def priority(self) -> int:
+        """Longest remaining work first (jobs/slots.py priority_for): the runs left, each as
+        long as this job's clean runs so far (1 s before the first)."""
+        walls = [w for ws in self.took.values() for w in ws]
+        return slots.priority_for(self.runs_left * (statistics.fmean(walls) if walls else 1.0))
+
+    def skip(self, case: CaseRun) -> None:
+        """A case finished by an earlier try: its runs are not left to do."""
+        self.runs_left = max(0.0, self.runs_left - (1 + self.spec.timing_repeats) * min(case.ranks, self.spec.cores))
 
     def bounds(self, kind: str, case: str, ranks: int) -> tuple[float, float]:
         """(shortest, longest) this run can take, from the clean runs of the same program, case and
@@ -131,9 +158,11 @@ class Runner:
         program = [*(prefix or []), str(binary), *case.args, *self.spec.variant.runtime_options, *extra]
         argv, over, where = place(self.spec.launcher, ranks, self.spec.cores, program, self.step)
         limit = case.time_limit_s * (30 if kind == "valgrind" else 1) + (10 if kind == "valgrind" else 0)
-        with slots.hold(min(ranks, self.spec.cores), *self.bounds(kind, case.case, ranks)) as held:
+        width = min(ranks, self.spec.cores)
+        with slots.hold(width, *self.bounds(kind, case.case, ranks), priority=self.priority()) as held:
             cap = run_captured(argv, cwd=self.run_dir, env=self.env, timeout_s=limit,
                                output_cap=self.spec.limits.output_bytes, limits=self.spec.limits, step=self.step)
+        self.runs_left = max(0.0, self.runs_left - width * (VALGRIND_RUNS if kind == "valgrind" else 1))
         if cap.exit_code == 0 and not cap.timed_out and kind != "valgrind":
             self.took.setdefault((kind == "null", case.case, ranks), []).append(cap.wall_s)
         return RunResult(
@@ -223,7 +252,7 @@ def run_job(spec: JobSpec, previous: JobResult | None = None) -> JobResult:
     result.mpi_version = first_line(["mpiexec", "--version"])
     result.compilers = {"mpicc": first_line(["mpicc", "--version"])}
     stage_sources(spec, build_dir)
-    with slots.hold(1) as held:
+    with slots.hold(1, priority=slots.priority_for(planned_runs(spec))) as held:
         result.build = build_submission(build_dir, spec.files, spec.entry, petsc, timeout_s=spec.build_timeout_s,
                                         isolation=spec.isolation, limits=spec.limits)
     result.build.started_at, result.build.slot_wait_s = held.started_at, held.waited_s
@@ -236,6 +265,7 @@ def run_job(spec: JobSpec, previous: JobResult | None = None) -> JobResult:
     for case in spec.runs:
         kept = resume.finished_case(previous, case, spec.timing_repeats)
         if kept is not None:  # finished by an earlier, stopped try of this job: not redone
+            runner.skip(case)
             result.extra["resumed_runs"] = str(int(result.extra.get("resumed_runs", "0")) + len(kept))
         first = kept[0] if kept is not None else runner.instrumented(binary, case)
         result.runs.append(first)

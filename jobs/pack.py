@@ -153,11 +153,14 @@ class PackDriver:
             while self.running:
                 self._reap()
                 time.sleep(0.2)
-        # Side by side: as many drivers as cores (their builds and runs take core slots).
+        # Side by side (their builds and runs take core slots); on several nodes each node's
+        # slots are its own, so jobs go round the nodes and admission follows the first's.
+        admit = slots.Admission(self._slots_dir(self.hosts[0]), self.cpn)
         i = 0
         while (narrow and not self.stopping) or self.running:
-            while narrow and not self.stopping and len(self.running) < 2 * self.cpn * len(self.hosts):
-                path, spec = narrow.pop(0)
+            while not self.stopping and (k := admit.next(narrow, len(self.running) // len(self.hosts),
+                                                        lambda ps: ps[1].width)) is not None:
+                path, spec = narrow.pop(k)
                 self._start(path, spec, [self.hosts[i % len(self.hosts)]])
                 i += 1
             self._reap()

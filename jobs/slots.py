@@ -8,15 +8,19 @@ for as long as it runs, and never more than the machine has: timings are not
 distorted by oversubscription between jobs.
 
 Slots are lock files (flock), so a crashed holder frees its slots with its
-process. Waiters are served in the order of their job's priority (the executor
-gives the jobs with the most work the lowest number, in HPCBENCH_SLOT_PRIORITY),
-then of arrival: the longest job's runs go first and the shorter jobs fill the
-cores around them, so the campaign does not end with one long job running alone
-on a machine that is otherwise idle. A waiter that does not fit yet lets those
+process. Waiters are served in the order of their priority, then of arrival: a
+job's runs carry the work the job has left (jobs/job.py Runner.priority), so the
+job with the most left goes first and the shorter ones fill the cores around it,
+and the campaign does not end with one long job running alone on a machine that
+is otherwise idle (a holder that does not say falls back on its job's start-order
+rank in HPCBENCH_SLOT_PRIORITY). A waiter that does not fit yet lets those
 behind it take the free slots (a one-rank run does not leave a core idle behind
-a two-rank run that cannot start), but once it has waited `patience_s` it
-blocks them until it starts, so a wide run is never starved by a stream of
-narrow ones (a queue file guarded by a mutex keeps the waiters). Even then a
+a two-rank run that cannot start), and where the order would leave free slots
+idle the widest waiters go first (a lone one-rank run does not start on an empty
+machine while a two-rank run waits); but once a waiter has waited `patience_s` it goes
+ahead of every waiter that has not, whatever their priority, and blocks them
+until it starts, so a wide run is never starved by a stream of narrow ones
+(a queue file guarded by a mutex keeps the waiters). Even then a
 narrow waiter may start on the idle cores ahead of it when it is sure to be done
 before the blocked wide one could start (EASY backfilling, as batch schedulers
 do): a holder writes into its slot files the earliest it can end, a waiter the
@@ -32,12 +36,14 @@ import contextlib
 import fcntl
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 ENV = "HPCBENCH_CORE_SLOTS"  # "<folder>:<count>", set by the local executor and the pack driver
 PRIORITY_ENV = "HPCBENCH_SLOT_PRIORITY"  # the job's rank by estimated work: 0 the most
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -75,6 +81,16 @@ def priority_from_env() -> int:
     return int(value) if value.isdigit() else 1 << 20
 
 
+WORK_SCALE = 10**9  # ms: a priority from work left sorts after every start-order rank in the env
+
+
+def priority_for(work_left_s: float) -> int:
+    """The priority of a job's next step from the core-seconds its job has left: the most work
+    left goes first (longest remaining processing time), so the job on the campaign's critical
+    path is not the one that ends alone on an otherwise idle allocation."""
+    return max(1 << 21, WORK_SCALE - int(work_left_s * 1000))
+
+
 class CoreSlots:
     poll_s = 0.02
     patience_s = 5.0
@@ -107,7 +123,7 @@ class CoreSlots:
         alive = [w for w in entries if w is not None and _alive(w.pid)]
         if len(alive) != len(entries):
             self._set_queue(alive)
-        return sorted(alive, key=lambda w: (w.priority, w.since_ns))
+        return sorted(alive, key=lambda w: (w.priority, w.since_ns))  # those past their patience: `admitted`
 
     def _set_queue(self, waiters: list[Waiter]) -> None:
         (self.folder / "queue").write_text("".join(f"{w}\n" for w in waiters))
@@ -128,22 +144,20 @@ class CoreSlots:
         return free, ends
 
     def _my_turn(self, me: Waiter, queue: list[Waiter]) -> bool:
-        """Whether `me` may take slots now: the free slots, served in queue order, reach it.
-        A waiter ahead that fits keeps its share; one that does not fit lets the others pass
-        until it has waited `patience_s`. From then on it has the next slots that free up
-        reserved: behind it, only a waiter that fits and will be done before those holders
-        can end may start (backfill)."""
+        """Whether `me` is among the waiters that take slots now (see `admitted`)."""
         avail, ends = self._scan()
-        now, shadow = time.time_ns(), None
-        for w in queue:
-            fits = w.cores <= avail and (shadow is None or 0 < w.max_ns <= shadow - now)
-            if w == me:
-                return fits
-            if fits:
-                avail -= w.cores
-            elif shadow is None and w.waited_s() >= self.patience_s:
-                shadow = _reserved_at(w.cores - avail, ends, now)
-        return avail >= me.cores and shadow is None
+        if me not in queue:  # its entry was lost (a queue file cut short): behind everyone
+            queue = [*queue, me]
+        return me in admitted(queue, avail, ends, time.time_ns(), self.patience_s)
+
+    def unwanted(self) -> int:
+        """Free slots that no waiter fits in now (0 when some waiter could take them): a driver
+        with jobs not yet started starts one more when this stays above 0, because only work
+        not yet in flight (a new job's one-core build and runs) can use those cores."""
+        with self._mutex():
+            queue = self._queue()
+            free, _ = self._scan()
+        return 0 if any(w.cores <= free for w in queue) else free
 
     def _try_take(self, k: int) -> list:
         held = []
@@ -162,11 +176,13 @@ class CoreSlots:
         return []
 
     @contextlib.contextmanager
-    def hold(self, cores: int, min_s: float = 0.0, max_s: float = 0.0) -> Iterator[Held]:
+    def hold(self, cores: int, min_s: float = 0.0, max_s: float = 0.0, priority: int | None = None) -> Iterator[Held]:
         """`cores` slots for the block; `min_s` and `max_s` bound how long the block will take
-        (0: unknown), so that narrow waiters can be let past a blocked wide one safely."""
+        (0: unknown), so that narrow waiters can be let past a blocked wide one safely;
+        `priority` (lower first) defaults to the job's start-order rank in the environment."""
         k = min(max(1, cores), self.count)
-        me = Waiter(os.getpid(), time.time_ns(), priority_from_env(), k, int(max_s * 1e9))
+        prio = priority_from_env() if priority is None else priority
+        me = Waiter(os.getpid(), _unique_ns(), prio, k, int(max_s * 1e9))
         with self._mutex():
             self._set_queue([*self._queue(), me])
         held: list = []
@@ -194,12 +210,80 @@ class CoreSlots:
                 fh.close()  # closing drops the flock
 
 
+def admitted(queue: list[Waiter], avail: int, ends: list[int], now: int, patience_s: float) -> list[Waiter]:
+    """The waiters of `queue` (in priority order) that take slots now, given `avail` free
+    slots and the holders' earliest ends (Unix ns, 0 unknown).
+
+    Waiters past their patience go first, whatever their priority (aging: else the job with
+    the most work left keeps one core busy with a stream of one-rank runs while the other
+    idles under a two-rank waiter), in order, and the first that does not fit has the next
+    slots reserved: behind it only a waiter that fits and will be done before the
+    reservation may start (backfill). Without such a reservation the free slots go in
+    priority order when that fills them, else to the widest waiters first (stable in
+    priority order): a lone one-rank run started on an empty two-core machine leaves the
+    other core idle for its whole length while a two-rank run waits."""
+    chosen: list[Waiter] = []
+    fresh = [w for w in queue if (now - w.since_ns) / 1e9 < patience_s]
+    shadow = None
+    for w in (w for w in queue if w not in fresh):
+        if w.cores <= avail and (shadow is None or 0 < w.max_ns <= shadow - now):
+            chosen.append(w)
+            avail -= w.cores
+        elif shadow is None:
+            shadow = _reserved_at(w.cores - avail, ends, now)
+    if shadow is not None:
+        return chosen + _first_fit([w for w in fresh if 0 < w.max_ns <= shadow - now], avail)
+    in_order = _first_fit(fresh, avail)
+    widest = _first_fit(sorted(fresh, key=lambda w: -w.cores), avail)
+    return chosen + (widest if sum(w.cores for w in widest) > sum(w.cores for w in in_order) else in_order)
+
+
+def _first_fit(waiters: list[Waiter], avail: int) -> list[Waiter]:
+    chosen = []
+    for w in waiters:
+        if w.cores <= avail:
+            chosen.append(w)
+            avail -= w.cores
+    return chosen
+
+
 def _reserved_at(needed: int, ends: list[int], now: int) -> int:
     """When `needed` more slots will have freed up at the earliest, from the holders' earliest
     ends (Unix ns). An unknown end (0) or one already past could be any moment: `now`, and
     where that decides it nothing backfills."""
     soonest = sorted(max(e, now) for e in ends)
     return soonest[needed - 1] if 0 < needed <= len(soonest) else now
+
+
+class Admission:
+    """Which job a driver starts next on cores shared through the slots. Twice as many jobs
+    as cores are kept in flight, in the start order; one more (up to four per core) whenever
+    cores have stayed free with no waiter that fits them for `patience` polls in a row
+    (every job in flight waits for a wider run): then the narrowest job not yet started,
+    whose build and runs can fill them. Without it the last jobs, often narrow, started only
+    as others ended and ran alone at the end of a packed allocation."""
+
+    settle_s = 1.0  # a job just started needs about this long to ask for its build's core
+
+    def __init__(self, folder: Path, cores: int, patience: int = 2):
+        self.slots, self.base, self.most = CoreSlots(folder, cores), 2 * cores, 4 * cores
+        self.patience, self.starved, self.quiet_until = patience, 0, 0.0
+
+    def next(self, queue: list[T], in_flight: int, width: Callable[[T], int]) -> int | None:
+        """The index in `queue` of the job to start now, or None (call once per poll)."""
+        if not queue:
+            return None
+        if in_flight < self.base:
+            self.starved = 0
+            return 0
+        if in_flight >= self.most or time.monotonic() < self.quiet_until:
+            return None
+        self.starved = self.starved + 1 if self.slots.unwanted() > 0 else 0
+        if self.starved < self.patience:
+            return None
+        self.starved, self.quiet_until = 0, time.monotonic() + self.settle_s
+        narrowest = min(width(j) for j in queue)
+        return next(i for i, j in enumerate(queue) if width(j) == narrowest)
 
 
 def _alive(pid: int) -> bool:
@@ -212,7 +296,19 @@ def _alive(pid: int) -> bool:
         return True
 
 
-def hold(cores: int, min_s: float = 0.0, max_s: float = 0.0) -> contextlib.AbstractContextManager[Held]:
+def hold(cores: int, min_s: float = 0.0, max_s: float = 0.0,
+         priority: int | None = None) -> contextlib.AbstractContextManager[Held]:
     """Slots for `cores` cores when the executor shares the machine, else nothing to wait for."""
     slots = CoreSlots.from_env()
-    return slots.hold(cores, min_s, max_s) if slots else contextlib.nullcontext(Held(time.time(), 0.0))
+    return slots.hold(cores, min_s, max_s, priority) if slots else contextlib.nullcontext(Held(time.time(), 0.0))
+
+
+_last_ns = 0
+
+
+def _unique_ns() -> int:
+    """A waiter's arrival, never equal to an earlier one of this process (it is part of the
+    waiter's identity in the queue file)."""
+    global _last_ns
+    _last_ns = max(time.time_ns(), _last_ns + 1)
+    return _last_ns

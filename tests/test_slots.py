@@ -8,16 +8,16 @@ import subprocess
 import sys
 import time
 
-from hpcbench.jobs.slots import PRIORITY_ENV, CoreSlots
+from hpcbench.jobs.slots import PRIORITY_ENV, CoreSlots, Waiter, admitted
 
 HOLDER = r"""
 import json, sys, time
 from pathlib import Path
 from hpcbench.jobs.slots import PRIORITY_ENV, CoreSlots
 folder, count, cores, hold_s, log = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
-min_s, max_s = float(sys.argv[6]), float(sys.argv[7])
+min_s, max_s, patience_s = float(sys.argv[6]), float(sys.argv[7]), float(sys.argv[8])
 slots = CoreSlots(Path(folder), count)
-slots.patience_s = 0.3
+slots.patience_s = patience_s
 with slots.hold(cores, min_s, max_s):
     t0 = time.time()
     time.sleep(hold_s)
@@ -26,11 +26,11 @@ Path(log).write_text(json.dumps([cores, t0, t1]))
 """
 
 
-def _spawn(tmp_path, name, cores, hold_s, count=2, priority=None, min_s=0.0, max_s=0.0):
+def _spawn(tmp_path, name, cores, hold_s, count=2, priority=None, min_s=0.0, max_s=0.0, patience_s=0.3):
     log = tmp_path / f"{name}.json"
     env = {**os.environ, **({PRIORITY_ENV: str(priority)} if priority is not None else {})}
     p = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path / "slots"), str(count), str(cores),
-                          str(hold_s), str(log), str(min_s), str(max_s)], env=env)
+                          str(hold_s), str(log), str(min_s), str(max_s), str(patience_s)], env=env)
     return p, log
 
 
@@ -44,20 +44,41 @@ def _queued(tmp_path, n: int) -> None:
     raise AssertionError(f"{n} waiters never queued")
 
 
+def _busy(tmp_path, hold_s: float):
+    """A holder of the only slot of a one-slot machine, once it holds it."""
+    p, log = _spawn(tmp_path, "busy", 1, hold_s, count=1, priority=5)
+    while not log.exists() and not (tmp_path / "slots" / "slot0").exists():
+        time.sleep(0.02)
+    time.sleep(0.3)
+    return p
+
+
 def test_the_job_with_the_most_work_goes_first_whatever_its_arrival(tmp_path):
     """Priority 0 (the longest job, executors/shapes.start_order) is served before an earlier
     waiter of priority 9: the long job does not end the campaign alone on an idle machine."""
-    first, first_log = _spawn(tmp_path, "busy", 1, 3.0, count=1, priority=5)
-    while not first_log.exists() and not (tmp_path / "slots" / "slot0").exists():
-        time.sleep(0.02)
-    time.sleep(0.3)  # the busy one holds the only slot
-    late, late_log = _spawn(tmp_path, "low", 1, 0.2, count=1, priority=9)
+    busy = _busy(tmp_path, 2.0)
+    late, late_log = _spawn(tmp_path, "low", 1, 0.2, count=1, priority=9, patience_s=30)
     _queued(tmp_path, 1)
-    urgent, urgent_log = _spawn(tmp_path, "high", 1, 0.2, count=1, priority=0)
-    for p in (first, late, urgent):
+    urgent, urgent_log = _spawn(tmp_path, "high", 1, 0.2, count=1, priority=0, patience_s=30)
+    for p in (busy, late, urgent):
         assert p.wait(timeout=60) == 0
     low_start, high_start = json.loads(late_log.read_text())[1], json.loads(urgent_log.read_text())[1]
     assert high_start < low_start, "the earlier, low-priority waiter went first"
+
+
+def test_a_waiter_past_its_patience_goes_ahead_of_fresh_higher_priority_ones(tmp_path):
+    """Aging: the low-priority waiter has waited its patience when the priority-0 one comes, so
+    it goes first (the packed Slurm campaign had a priority-0 job's stream of one-rank runs
+    keep a core busy for 10 s while the other idled under lower-priority two-rank waiters)."""
+    busy = _busy(tmp_path, 4.0)
+    late, late_log = _spawn(tmp_path, "low", 1, 0.2, count=1, priority=9, patience_s=2.0)
+    _queued(tmp_path, 1)
+    time.sleep(2.5)  # past its patience; the busy holder ends about 1 s later, within the new one's
+    urgent, urgent_log = _spawn(tmp_path, "high", 1, 0.2, count=1, priority=0, patience_s=2.0)
+    for p in (busy, late, urgent):
+        assert p.wait(timeout=60) == 0
+    low_start, high_start = json.loads(late_log.read_text())[1], json.loads(urgent_log.read_text())[1]
+    assert low_start < high_start, "a fresh higher-priority waiter jumped one past its patience"
 
 
 def test_concurrent_holders_never_use_more_cores_than_there_are(tmp_path):
@@ -129,3 +150,75 @@ def test_a_killed_holder_frees_its_slots(tmp_path):
     with slots.hold(2):
         pass
     assert time.time() - t0 < 5
+
+
+def _w(name: int, cores: int, waited_s: float, priority: int = 1, max_s: float = 0.0, now: int = 10**18) -> Waiter:
+    return Waiter(name, now - int(waited_s * 1e9), priority, cores, int(max_s * 1e9))
+
+
+def test_admission_fills_the_free_cores_before_it_follows_priority():
+    """The served set, as every waiter computes it under the queue mutex (pure function)."""
+    now, patience = 10**18, 5.0
+    narrow, wide, narrow2 = _w(1, 1, 1.0, priority=0), _w(2, 2, 1.0, priority=1), _w(3, 1, 0.5, priority=2)
+    # an empty two-core machine: the two-rank run, not a lone one-rank run beside an idle core
+    assert admitted([narrow, wide], 2, [], now, patience) == [wide]
+    # two one-rank runs fill it as well as the wide one would: priority order stands
+    assert admitted([narrow, wide, narrow2], 2, [], now, patience) == [narrow, narrow2]
+    # one core free: the narrow one takes it
+    assert admitted([narrow, wide], 1, [0], now, patience) == [narrow]
+    # past its patience a narrow waiter goes first even onto an empty machine (no starvation)
+    old = _w(4, 1, 6.0, priority=3)
+    assert admitted([old, wide], 2, [], now, patience) == [old]
+    # a wide waiter past its patience reserves: a fresh narrow run of unknown length waits,
+    # one sure to end before the holder's earliest end (3 s from now) backfills
+    blocked = _w(5, 2, 6.0)
+    sure, unsure = _w(6, 1, 0.1, max_s=1.0), _w(7, 1, 0.1)
+    assert admitted([blocked, unsure, sure], 1, [now + int(3e9)], now, patience) == [sure]
+    assert admitted([blocked, sure], 1, [0], now, patience) == []  # the holder's end unknown
+
+
+def test_a_jobs_priority_follows_the_work_it_has_left():
+    """Longest remaining work first: planned runs weighted by cores (null runs once per rank
+    count, valgrind as ten runs), each as long as the job's clean runs so far."""
+    from hpcbench.jobs.job import Runner, planned_runs
+    from hpcbench.jobs.records import CaseRun, JobSpec, Variant
+    from hpcbench.jobs.slots import priority_for
+
+    cases = [CaseRun(case=c, args=[], ranks=r, time_limit_s=30) for c, r in (("a", 1), ("b", 2), ("c", 4))]
+    spec = JobSpec(job_id="j", agent="a", problem="p", attempt="1", source_dir="/x", entry="main.c",
+                   files=["main.c"], runs=cases, variant=Variant(name="cpu", petsc_dir="/x"), work_dir="/x",
+                   record_path="/x/r.json", cores=2, timing_repeats=3, valgrind=True)
+    # cases: 4 runs each at 1, 2, 2 cores = 20; nulls at ranks 1, 2, 4: 3 x (1 + 2 + 2) = 15; valgrind 10 x 1
+    assert planned_runs(spec) == 45
+    runner = Runner.__new__(Runner)  # priority needs only the spec, the runs left and the walls so far
+    runner.spec, runner.took, runner.runs_left = spec, {}, planned_runs(spec)
+    assert runner.priority() == priority_for(45.0)
+    runner.took = {(False, "a", 1): [0.5, 0.7]}  # runs of 0.6 s
+    assert runner.priority() == priority_for(45 * 0.6)
+    runner.skip(cases[1])  # finished by an earlier try: 4 runs x 2 cores
+    assert runner.runs_left == 37
+    assert priority_for(100.0) < priority_for(10.0) < priority_for(0.0)  # more left, served earlier
+
+
+def test_admission_starts_the_narrowest_job_when_cores_stay_unused(tmp_path):
+    """Twice the cores in flight; beyond that one more only after two polls with free cores
+    that no waiter fits (then the narrowest job); never more than four per core."""
+    from hpcbench.jobs.slots import Admission
+
+    admit = Admission(tmp_path / "slots", 2)
+    width = {"wide": 2, "narrow": 1}.get
+    queue = ["wide", "narrow", "narrow"]
+    assert admit.next(queue, 3, width) == 0  # under twice the cores: the start order
+    held = admit.slots._try_take(1)  # one core busy, one free
+    assert admit.next(queue, 4, width) is None  # free once: not yet
+    assert admit.next(queue, 4, width) == 1  # free twice in a row: the narrowest
+    assert admit.next(queue, 5, width) is None  # not again before that job could ask for a core
+    time.sleep(admit.settle_s)
+    assert [admit.next(queue, 5, width) for _ in range(2)] == [None, 1]
+    assert admit.next(queue, 8, width) is None  # four per core at most
+    admit = Admission(tmp_path / "slots", 2)
+    (tmp_path / "slots" / "queue").write_text(f"{Waiter(os.getpid(), time.time_ns(), 0, 1)}\n")
+    assert [admit.next(queue, 4, width) for _ in range(3)] == [None] * 3  # a waiter can use the free core
+    for fh in held:
+        fh.close()
+    assert admit.next([], 0, width) is None

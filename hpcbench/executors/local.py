@@ -1,6 +1,7 @@
 """Run jobs on this machine, as many at once as the cores allow.
 
-Up to two jobs per core run at once; inside them, every build and run takes
+Two jobs per core run at once, more while cores sit idle with nothing waiting
+that fits them (jobs/slots.py Admission); inside them, every build and run takes
 core slots (hpcbench.jobs.slots) for as many cores as it keeps busy and only
 while it runs, so a job whose widest run has two ranks does not hold two cores
 through its one-rank build and runs, and runs never oversubscribe each other.
@@ -52,12 +53,13 @@ class LocalExecutor(Executor):
         done = 0
         counts: Counter[str] = Counter()
         last_beat = time.monotonic()
+        # Admission only (the slots share the cores between runs): twice as many jobs as
+        # cores, more while cores sit idle, so one-rank work fills the gaps around wide runs.
+        admit = slots.Admission(self._slots_dir(), cores)
         try:
             while queue or running or adopted:
-                # Admission only (the slots share the cores between runs): twice as many
-                # jobs as cores, so one-rank work fills the gaps around wide runs.
-                while queue and len(running) + len(adopted) < 2 * cores:
-                    job = queue.pop(0)
+                while (k := admit.next(queue, len(running) + len(adopted), lambda j: j.width)) is not None:
+                    job = queue.pop(k)
                     proc = self._start(job, priority.get(job.job_id, len(priority)))
                     running[job.job_id] = (proc, job, self._lease(job, proc))
                 for jid, (proc, job, _) in list(running.items()):
