@@ -8,6 +8,11 @@
 #   scripts/slurm-test-cluster.sh status   exit 0 when the cluster answers sinfo and sacct
 #   scripts/slurm-test-cluster.sh env      print the `export SLURM_CONF=...` clients need
 #
+# HPCBENCH_SLURM_NODES=N (default 1) makes N nodes of this one machine (node1..nodeN, the
+# cores split between them, one slurmd each on its own port): multi-node placement (srun
+# --nodelist, steps spanning nodes) tested for real. Give such a cluster its own
+# HPCBENCH_SLURM_DIR, HPCBENCH_SLURM_PORT_BASE and HPCBENCH_SLURM_CLUSTER.
+#
 # All state (configs, spool, logs, the database) lives under $HPCBENCH_SLURM_DIR
 # (default ${TMPDIR:-/tmp}/hpcbench-slurm). Ports are off the defaults so that
 # a system Slurm or MariaDB on the same machine is not disturbed. Needs root
@@ -23,6 +28,9 @@ DBD_PORT=$((PORT_BASE + 2))
 DB_PORT=$((PORT_BASE + 3))
 DB_PASS="hpcbench-test"   # a throw-away database bound to 127.0.0.1 only
 HOST="$(hostname -s)"
+NODES="${HPCBENCH_SLURM_NODES:-1}"
+if [ "$NODES" -gt 1 ]; then NODE_NAMES=$(seq -f 'node%g' -s ' ' 1 "$NODES"); else NODE_NAMES=$HOST; fi
+NODE_LIST=${NODE_NAMES// /,}
 export SLURM_CONF="$DIR/etc/slurm.conf"
 
 log() { printf '[slurm-test-cluster] %s\n' "$*" >&2; }
@@ -68,6 +76,18 @@ write_configs() {
   # RealMemory below what slurmd measures, so the node never drains for "low memory".
   mem=$(slurmd -C 2>/dev/null | sed -n 's/.*RealMemory=\([0-9]*\).*/\1/p' | head -1)
   mem=$(( ${mem:-2048} * 9 / 10 ))
+  local nodes_conf="NodeName=$HOST CPUs=$cpus RealMemory=$mem State=UNKNOWN" i=0 name
+  if [ "$NODES" -gt 1 ]; then
+    # TmpFS holds Slurm's PMIx rendezvous folders (spmix_appdir_<uid>_<step>): each node's
+    # slurmd sees its own (a bind mount, below), or the ranks of one step on two nodes of this
+    # one machine trample each other's and the step hangs.
+    nodes_conf="TmpFS=$DIR/tmp"$'\n'
+    for name in $NODE_NAMES; do
+      i=$((i + 1))
+      nodes_conf+="NodeName=$name NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$((PORT_BASE + 10 + i)) "
+      nodes_conf+="CPUs=$(( cpus / NODES > 0 ? cpus / NODES : 1 )) RealMemory=$(( mem / NODES )) State=UNKNOWN"$'\n'
+    done
+  fi
   cat >"$SLURM_CONF" <<EOF
 # Written by scripts/slurm-test-cluster.sh: a single-node cluster with accounting.
 ClusterName=$CLUSTER
@@ -78,11 +98,11 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 StateSaveLocation=$DIR/spool/ctld
-SlurmdSpoolDir=$DIR/spool/d
+SlurmdSpoolDir=$DIR/spool/d/%n
 SlurmctldPidFile=$DIR/run/slurmctld.daemon.pid
-SlurmdPidFile=$DIR/run/slurmd.daemon.pid
+SlurmdPidFile=$DIR/run/slurmd.%n.daemon.pid
 SlurmctldLogFile=$DIR/log/slurmctld.log
-SlurmdLogFile=$DIR/log/slurmd.log
+SlurmdLogFile=$DIR/log/slurmd.%n.log
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SelectType=select/cons_tres
@@ -99,9 +119,9 @@ KillWait=5
 MinJobAge=30
 InactiveLimit=0
 SchedulerType=sched/backfill
-NodeName=$HOST CPUs=$cpus RealMemory=$mem State=UNKNOWN
-PartitionName=debug Nodes=$HOST Default=YES MaxTime=60 State=UP
-PartitionName=short Nodes=$HOST Default=NO MaxTime=5 State=UP
+$nodes_conf
+PartitionName=debug Nodes=$NODE_LIST Default=YES MaxTime=60 State=UP
+PartitionName=short Nodes=$NODE_LIST Default=NO MaxTime=5 State=UP
 EOF
   cat >"$DIR/etc/slurmdbd.conf" <<EOF
 AuthType=auth/munge
@@ -175,10 +195,21 @@ start() {
   sacctmgr -i add cluster "$CLUSTER" >/dev/null 2>&1 || true
   spawn slurmctld slurmctld -D -i
   wait_for 60 slurmctld scontrol ping
-  spawn slurmd slurmd -D
-  # A node that was down in an earlier run comes back by hand.
-  wait_for 60 "node $HOST" bash -c "sinfo -h -n $HOST -o %t | grep -qvE 'unk|down|drain|n/a' "
-  scontrol update nodename="$HOST" state=resume >/dev/null 2>&1 || true
+  local name
+  for name in $NODE_NAMES; do
+    mkdir -p "$DIR/spool/d/$name" "$DIR/tmp" "$DIR/tmp-$name"
+    if [ "$NODES" -gt 1 ]; then
+      spawn "slurmd-$name" unshare -m --propagation private \
+        bash -c "mount --bind '$DIR/tmp-$name' '$DIR/tmp' && exec slurmd -D -N '$name'"
+    else
+      spawn "slurmd-$name" slurmd -D -N "$name"
+    fi
+  done
+  for name in $NODE_NAMES; do
+    # A node that was down in an earlier run comes back by hand.
+    wait_for 60 "node $name" bash -c "sinfo -h -n $name -o %t | grep -qvE 'unk|down|drain|n/a' "
+    scontrol update nodename="$name" state=resume >/dev/null 2>&1 || true
+  done
   wait_for 60 "the cluster (sinfo+sacct)" cluster_ok
   # Jobs saved in the state of an earlier run (pending or cut off when its daemons stopped)
   # would be scheduled first and hold the node's CPUs: a cold start begins with an empty queue.
@@ -189,12 +220,12 @@ start() {
     scancel $left || true
     log "cancelled jobs left from an earlier run: $left"
   fi
-  log "up: SLURM_CONF=$SLURM_CONF (cluster $CLUSTER, node $HOST, partitions debug, short)"
+  log "up: SLURM_CONF=$SLURM_CONF (cluster $CLUSTER, nodes $NODE_LIST, partitions debug, short)"
 }
 
 stop() {
   local name pid
-  for name in slurmd slurmctld slurmdbd mariadb munged; do
+  for name in $(for n in $NODE_NAMES; do echo "slurmd-$n"; done) slurmd slurmctld slurmdbd mariadb munged; do
     [ -f "$DIR/run/$name.pid" ] || continue
     pid=$(cat "$DIR/run/$name.pid")
     if kill -0 "$pid" 2>/dev/null; then

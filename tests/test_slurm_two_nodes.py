@@ -1,0 +1,83 @@
+"""Packed placement across nodes on a REAL two-node Slurm cluster: two slurmd daemons on this
+one machine (scripts/slurm-test-cluster.sh with HPCBENCH_SLURM_NODES=2: node1 and node2, one
+core each, their own ports, spool and accounting), so that `srun --exact --nodelist` subsets
+and steps spanning nodes are Slurm's own doing, checked against sacct, not a dry run. Both
+nodes are this machine: what this cannot show is placement across real network links."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from tests.conftest import hpcbench
+from tests.test_slurm_cluster import SCRIPT, _site_variant
+
+pytestmark = [pytest.mark.slurm, pytest.mark.petsc]
+
+TWO_NODES = {"HPCBENCH_SLURM_DIR": "/tmp/hpcbench-slurm-2n", "HPCBENCH_SLURM_PORT_BASE": "17917",
+             "HPCBENCH_SLURM_CLUSTER": "hpcbench2n", "HPCBENCH_SLURM_NODES": "2"}
+
+
+@pytest.fixture(scope="module")
+def two_node_cluster():
+    if os.geteuid() != 0:
+        pytest.fail("the Slurm test cluster runs its daemons as root (SlurmUser=root): run the tests as root")
+    env = {**os.environ, **TWO_NODES}
+    env.pop("SLURM_CONF", None)  # the script derives it from its own folder
+    conf = subprocess.run([str(SCRIPT), "env"], capture_output=True, text=True, check=True,
+                          env=env).stdout.strip().split("=", 1)[1]
+    was_up = subprocess.run([str(SCRIPT), "status"], capture_output=True, env=env).returncode == 0
+    if not was_up:
+        p = subprocess.run([str(SCRIPT), "start"], capture_output=True, text=True, timeout=900, env=env)
+        assert p.returncode == 0, f"slurm-test-cluster.sh start (two nodes) failed:\n{p.stdout}\n{p.stderr}"
+    yield conf
+    if not was_up:
+        subprocess.run([str(SCRIPT), "stop"], capture_output=True, timeout=120, env=env)
+
+
+def _steps(alloc: str, conf: str) -> dict[str, str]:
+    """Step id -> its NodeList, from sacct of the allocation."""
+    rows = subprocess.run(["sacct", "-n", "-P", "-j", alloc, "-o", "JobID,NodeList"], capture_output=True, text=True,
+                          check=True, env={**os.environ, "SLURM_CONF": conf}).stdout.splitlines()
+    return {r.split("|")[0]: r.split("|")[1] for r in rows if r}
+
+
+def test_packed_campaign_places_runs_on_node_subsets_and_spans_both_nodes(two_node_cluster, tmp_path, monkeypatch):
+    monkeypatch.setenv("SLURM_CONF", two_node_cluster)
+    site = _site_variant(tmp_path, "ci-slurm-2n", **{
+        "  - name: debug\n    max_walltime_min: 60": "  - name: debug\n    max_walltime_min: 60\n"
+                                                    "    cores_per_node: 1\n    max_nodes: 2",
+        "timing_repeats: 3": "timing_repeats: 1", "valgrind: true": "valgrind: false"})
+    out = tmp_path / "c"
+    hpcbench("submit", "--site", str(site), "--pack", "--wait", "--agent", "reference",
+             "--problems", "advection1d,robertson,rosenbrock", "--out", str(out))
+    ledger = json.loads((out / "scheduler" / "ledger.json").read_text())
+    assert ledger["submit_calls"] == 1
+    alloc = {e["sched_id"] for e in ledger["jobs"].values()}.pop()
+    steps = _steps(alloc, two_node_cluster)
+    assert steps[alloc] == "node[1-2]"  # one allocation of both nodes
+    summary = json.loads(next((out / "scheduler" / "pack").glob("*.summary.json")).read_text())
+    assert summary["hosts"] == ["node1", "node2"] and summary["cores_per_node"] == 1
+
+    recs = {p.stem.split("__")[1]: json.loads(p.read_text()) for p in (out / "records").glob("*.json")}
+    assert set(recs) == {"advection1d", "robertson", "rosenbrock"}
+    assert all(r["status"] == "done" for r in recs.values()), {k: r.get("reason") for k, r in recs.items()}
+    # Every run is a step of the allocation, on the nodes its record names: what Slurm says.
+    step_nodes = sorted((k, v) for k, v in steps.items() if "." in k and k.rsplit(".", 1)[-1].isdigit())
+    runs = [r for rec in recs.values() for r in rec["runs"]]
+    assert len(step_nodes) == len(runs)
+    assert all(r["exit_code"] == 0 and r["placement"]["packed"] for r in runs)
+    expand = {"node[1-2]": ["node1", "node2"], "node1": ["node1"], "node2": ["node2"]}
+    assert sorted(map(tuple, (expand[v] for _, v in step_nodes))) == sorted(tuple(r["placement"]["nodes"])
+                                                                           for r in runs)
+    # advection1d's two-rank runs span both nodes (one rank each); its one-rank runs the first
+    wide = [r for r in recs["advection1d"]["runs"] if r["ranks"] == 2]
+    assert wide and all(r["placement"]["nodes"] == ["node1", "node2"] and r["placement"]["ranks_per_node"] == 1
+                        and "--nodelist=node1,node2" in " ".join(r["command"]) for r in wide)
+    # the two one-rank jobs side by side, one per node
+    narrow_nodes = {name: {tuple(r["placement"]["nodes"]) for r in recs[name]["runs"]}
+                    for name in ("robertson", "rosenbrock")}
+    assert sorted(narrow_nodes.values(), key=str) == [{("node1",)}, {("node2",)}], narrow_nodes
