@@ -180,6 +180,8 @@ EOF
 }
 
 cluster_ok() {
+  # Without its config file a Slurm client looks for a config server in DNS and waits a minute.
+  [ -f "$SLURM_CONF" ] || return 1
   sinfo -h -o '%t' 2>/dev/null | grep -qE '^(idle|mix|alloc)' && sacct -n -X -S now-1minutes >/dev/null 2>&1
 }
 
