@@ -89,7 +89,7 @@ write_configs() {
     done
   fi
   cat >"$SLURM_CONF" <<EOF
-# Written by scripts/slurm-test-cluster.sh: a single-node cluster with accounting.
+# Written by scripts/slurm-test-cluster.sh: a test cluster (one machine) with accounting.
 ClusterName=$CLUSTER
 SlurmctldHost=$HOST
 SlurmctldPort=$CTLD_PORT
