@@ -101,13 +101,10 @@ VALGRIND_RUNS = 10  # a valgrind run takes about as long as this many plain runs
 def planned_runs(spec: JobSpec) -> float:
     """The job's runs counted by the cores each keeps busy: what is left of it, times the
     mean length of its runs so far, is the work it has left (its core-slot priority)."""
-    def width(ranks: int) -> int:
-        return min(ranks, spec.cores)
-
-    runs = sum((1 + spec.timing_repeats) * width(c.ranks) for c in spec.runs)
-    runs += sum(spec.timing_repeats * width(r) for r in {c.ranks for c in spec.runs})  # null runs
+    runs = sum((1 + spec.timing_repeats) * spec.cores_for(c.ranks) for c in spec.runs)
+    runs += sum(spec.timing_repeats * spec.cores_for(r) for r in {c.ranks for c in spec.runs})  # null runs
     if spec.valgrind and spec.runs:
-        runs += VALGRIND_RUNS * min(width(c.ranks) for c in spec.runs)
+        runs += VALGRIND_RUNS * min(spec.cores_for(c.ranks) for c in spec.runs)
     return float(runs)
 
 
@@ -139,7 +136,7 @@ class Runner:
 
     def skip(self, case: CaseRun) -> None:
         """A case finished by an earlier try: its runs are not left to do."""
-        self.runs_left = max(0.0, self.runs_left - (1 + self.spec.timing_repeats) * min(case.ranks, self.spec.cores))
+        self.runs_left = max(0.0, self.runs_left - (1 + self.spec.timing_repeats) * self.spec.cores_for(case.ranks))
 
     def bounds(self, kind: str, case: str, ranks: int) -> tuple[float, float]:
         """(shortest, longest) this run can take, from the clean runs of the same program, case and
@@ -158,7 +155,7 @@ class Runner:
         program = [*(prefix or []), str(binary), *case.args, *self.spec.variant.runtime_options, *extra]
         argv, over, where = place(self.spec.launcher, ranks, self.spec.cores, program, self.step)
         limit = case.time_limit_s * (30 if kind == "valgrind" else 1) + (10 if kind == "valgrind" else 0)
-        width = min(ranks, self.spec.cores)
+        width = self.spec.cores_for(ranks)
         with slots.hold(width, *self.bounds(kind, case.case, ranks), priority=self.priority()) as held:
             cap = run_captured(argv, cwd=self.run_dir, env=self.env, timeout_s=limit,
                                output_cap=self.spec.limits.output_bytes, limits=self.spec.limits, step=self.step)

@@ -112,6 +112,10 @@ class JobSpec(Model):
         """Ranks the job needs at once (its resource shape)."""
         return max((r.ranks for r in self.runs), default=1)
 
+    def cores_for(self, ranks: int) -> int:
+        """Cores a run of `ranks` ranks keeps busy (more ranks than cores share them)."""
+        return min(ranks, self.cores)
+
 
 # ----------------------------------------------------------------------------- results
 

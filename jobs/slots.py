@@ -64,8 +64,8 @@ class Waiter:
             return None
         return cls(*(int(p) for p in parts))
 
-    def waited_s(self) -> float:
-        return (time.time_ns() - self.since_ns) / 1e9
+    def waited_s(self, now_ns: int) -> float:
+        return (now_ns - self.since_ns) / 1e9
 
 
 @dataclass
@@ -223,7 +223,7 @@ def admitted(queue: list[Waiter], avail: int, ends: list[int], now: int, patienc
     priority order): a lone one-rank run started on an empty two-core machine leaves the
     other core idle for its whole length while a two-rank run waits."""
     chosen: list[Waiter] = []
-    fresh = [w for w in queue if (now - w.since_ns) / 1e9 < patience_s]
+    fresh = [w for w in queue if w.waited_s(now) < patience_s]
     shadow = None
     for w in (w for w in queue if w not in fresh):
         if w.cores <= avail and (shadow is None or 0 < w.max_ns <= shadow - now):

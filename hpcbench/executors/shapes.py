@@ -28,7 +28,7 @@ def job_walltime_s(spec: JobSpec) -> float:
 
 def job_work(spec: JobSpec) -> float:
     """Core-seconds of its runs, each at its limit (an upper bound, used only to order jobs)."""
-    return sum(r.time_limit_s * min(r.ranks, spec.cores) for r in spec.runs) * (1 + spec.timing_repeats)
+    return sum(r.time_limit_s * spec.cores_for(r.ranks) for r in spec.runs) * (1 + spec.timing_repeats)
 
 
 def start_order(jobs: list[JobSpec]) -> list[JobSpec]:
