@@ -6,10 +6,12 @@ Kept small (2 problems) because the test machine has 2 cores."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,22 +33,33 @@ int main(int argc, char **argv)
 """
 
 
-@pytest.fixture(scope="session")
-def slurm_cluster(tmp_path_factory):
-    """Start the cluster (installing it when missing) unless one is up; stop what we started."""
+@contextlib.contextmanager
+def running_cluster(settings: dict[str, str]) -> Iterator[str]:
+    """A cluster of scripts/slurm-test-cluster.sh with `settings` (HPCBENCH_SLURM_*; none: the
+    default one), started (installed when missing) unless it is up, stopped after if we
+    started it; yields its SLURM_CONF."""
     if os.geteuid() != 0:
         pytest.fail("the Slurm test cluster runs its daemons as root (SlurmUser=root): run the tests as root")
-    env_line = subprocess.run([str(SCRIPT), "env"], capture_output=True, text=True, check=True).stdout
-    conf = env_line.strip().split("=", 1)[1]
-    os.environ["SLURM_CONF"] = conf
-    was_up = subprocess.run([str(SCRIPT), "status"], capture_output=True).returncode == 0
+    env = {**os.environ, **settings}
+    conf = subprocess.run([str(SCRIPT), "env"], capture_output=True, text=True, check=True,
+                          env=env).stdout.strip().split("=", 1)[1]
+    was_up = subprocess.run([str(SCRIPT), "status"], capture_output=True, env=env).returncode == 0
     if not was_up:
-        p = subprocess.run([str(SCRIPT), "start"], capture_output=True, text=True, timeout=900)
-        assert p.returncode == 0, f"slurm-test-cluster.sh start failed:\n{p.stdout}\n{p.stderr}"
-    _drained(timeout=600)
-    yield conf
-    if not was_up:
-        subprocess.run([str(SCRIPT), "stop"], capture_output=True, timeout=120)
+        p = subprocess.run([str(SCRIPT), "start"], capture_output=True, text=True, timeout=900, env=env)
+        assert p.returncode == 0, f"slurm-test-cluster.sh start {settings} failed:\n{p.stdout}\n{p.stderr}"
+    try:
+        yield conf
+    finally:
+        if not was_up:
+            subprocess.run([str(SCRIPT), "stop"], capture_output=True, timeout=120, env=env)
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster(tmp_path_factory):
+    with running_cluster({}) as conf:
+        os.environ["SLURM_CONF"] = conf
+        _drained(timeout=600)
+        yield conf
 
 
 def _drained(timeout: float) -> None:

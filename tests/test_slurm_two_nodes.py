@@ -13,7 +13,7 @@ import subprocess
 import pytest
 
 from tests.conftest import hpcbench
-from tests.test_slurm_cluster import SCRIPT, _site_variant
+from tests.test_slurm_cluster import _site_variant, running_cluster
 
 pytestmark = [pytest.mark.slurm, pytest.mark.petsc]
 
@@ -23,19 +23,8 @@ TWO_NODES = {"HPCBENCH_SLURM_DIR": "/tmp/hpcbench-slurm-2n", "HPCBENCH_SLURM_POR
 
 @pytest.fixture(scope="module")
 def two_node_cluster():
-    if os.geteuid() != 0:
-        pytest.fail("the Slurm test cluster runs its daemons as root (SlurmUser=root): run the tests as root")
-    env = {**os.environ, **TWO_NODES}
-    env.pop("SLURM_CONF", None)  # the script derives it from its own folder
-    conf = subprocess.run([str(SCRIPT), "env"], capture_output=True, text=True, check=True,
-                          env=env).stdout.strip().split("=", 1)[1]
-    was_up = subprocess.run([str(SCRIPT), "status"], capture_output=True, env=env).returncode == 0
-    if not was_up:
-        p = subprocess.run([str(SCRIPT), "start"], capture_output=True, text=True, timeout=900, env=env)
-        assert p.returncode == 0, f"slurm-test-cluster.sh start (two nodes) failed:\n{p.stdout}\n{p.stderr}"
-    yield conf
-    if not was_up:
-        subprocess.run([str(SCRIPT), "stop"], capture_output=True, timeout=120, env=env)
+    with running_cluster(TWO_NODES) as conf:
+        yield conf
 
 
 def _steps(alloc: str, conf: str) -> dict[str, str]:
