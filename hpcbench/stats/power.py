@@ -75,7 +75,8 @@ def standard_error(c: Components, problems: int, attempts: int, settings: Settin
         if c.interaction is None:
             raise ValueError("no two agents share two problems: how their gap varies by problem is unknown")
         return math.sqrt((2 * c.interaction + 2 * c.within / attempts) / problems), problems - 1, PROBLEMS
-    return math.sqrt(2 * c.within / (attempts * problems)), max(1, problems * (attempts - 1)), THESE
+    # two agents' attempts within fixed problems: a two-sample comparison with 2 P (n - 1) df
+    return math.sqrt(2 * c.within / (attempts * problems)), max(1, 2 * problems * (attempts - 1)), THESE
 
 
 def multiplier(df: int, level: float, power: float) -> float:
