@@ -3,16 +3,18 @@ whose truth is known: how often the interval holds it, for an agent's mean and f
 paired difference of two agents, against the alternatives the choice was made over.
 
     .venv/bin/python bench/stats_coverage.py [--campaigns 2000] [--resamples 4000] [--seed 1]
+        [--models normal,problems,pass/fail] [--sizes 1x6,6x3,10x3]
 
 Campaigns: two agents (true means 60 and 55) on P problems with n attempts each.
 `normal`: score = mean + problem effect (sd 10) + agent-by-problem (sd 5) + attempt (sd 20);
 `problems`: the same with sd 10 / 10 / 5 (problems vary more than attempts);
 `pass/fail`: each attempt right (100) or wrong (50), P(right) = logistic of a latent like the
 above on the logit scale, the way composites of real attempts split. Methods:
-`chosen` = the shipped one (problems drawn, each keeping its attempts, expanded percentile
-for P >= 6; attempts drawn within fixed problems, percentile, below 6); `two-stage` =
-problems then attempts both drawn with replacement, percentile; `cluster-pct` = problems
-drawn, plain percentile; `t` = Student t on problem means. Below 6 problems the truth is
+`chosen` = the shipped one (P >= 6: problems drawn, each keeping its attempts, estimate +-
+t(P-1) x the bootstrap standard error x sqrt(P/(P-1)); below 6: attempts drawn within fixed
+problems, percentile); `two-stage` = problems then attempts both drawn with replacement,
+percentile; `cluster-pct` = problems drawn, plain percentile; `expanded-pct` = the same at
+Hesterberg's expanded levels; `t` = Student t on problem means. Below 6 problems the truth is
 the mean on these problems (what that interval claims); from 6 up, on problems like these."""
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import time
 import numpy as np
 from scipy import stats
 
-from hpcbench.stats import intervals, resample
+from hpcbench.stats import intervals
 from hpcbench.stats.intervals import PROBLEMS, THESE, Settings
 
 MU = np.array([60.0, 55.0])
@@ -54,15 +56,13 @@ def covered(lo: np.ndarray, hi: np.ndarray, truth: np.ndarray) -> float:
 
 def chosen(vals: np.ndarray, settings: Settings, rng: np.random.Generator) -> tuple[list, str]:
     c, _, p, n = vals.shape
-    counts = np.full(p, n)
     kind, _ = intervals.scope([n] * p, settings)
+    per = [[vals[:, a, j, :] for j in range(p)] for a in (0, 1)]
     out = []
     for a in (0, 1):
-        lower, lo, hi = intervals.bounds(intervals.mean_draws(vals[:, a], counts, kind, settings, rng), kind, p,
-                                         settings)
+        lo, hi, _ = intervals.mean_bounds(per[a], kind, settings, rng)
         out.append((lo, hi))
-    d = intervals.paired_draws(vals[:, 0], counts, vals[:, 1], counts, kind, settings, rng)
-    _, lo, hi = intervals.bounds(d, kind, p, settings)
+    lo, hi, _ = intervals.paired_bounds(per[0], per[1], kind, settings, rng)
     return out + [(lo, hi)], kind
 
 
@@ -70,10 +70,13 @@ def alternatives(vals: np.ndarray, settings: Settings, rng: np.random.Generator)
     c, _, p, n = vals.shape
     means = vals.mean(axis=3)  # (c, 2, p)
     series = [means[:, 0], means[:, 1], means[:, 0] - means[:, 1]]
-    out: dict[str, list] = {"two-stage": [], "cluster-pct": [], "t": []}
+    out: dict[str, list] = {"two-stage": [], "cluster-pct": [], "expanded-pct": [], "t": []}
+    expanded = 1 - 2 * float(stats.norm.sf(stats.t.ppf(0.975, p - 1) * np.sqrt(p / (p - 1))))
     for s in series:
-        draws = resample.draw_problems(s, settings.resamples, rng)
-        out["cluster-pct"].append(resample.percentile_interval(draws, 0.025))
+        for name, level in (("cluster-pct", 0.95), ("expanded-pct", expanded)):
+            ci = stats.bootstrap((s,), np.mean, n_resamples=settings.resamples, vectorized=True, axis=-1,
+                                 method="percentile", confidence_level=level, rng=rng).confidence_interval
+            out[name].append((ci.low, ci.high))
         m, se = s.mean(axis=1), s.std(axis=1, ddof=1) / np.sqrt(p)
         q = stats.t.ppf(0.975, p - 1)
         out["t"].append((m - q * se, m + q * se))
@@ -89,7 +92,7 @@ def alternatives(vals: np.ndarray, settings: Settings, rng: np.random.Generator)
             two[a].append(np.take_along_axis(picked, att, axis=3).mean(axis=(2, 3)))
     ta, tb = np.concatenate(two[0]), np.concatenate(two[1])
     for d in (ta, tb, ta - tb):
-        out["two-stage"].append(resample.percentile_interval(d, 0.025))
+        out["two-stage"].append(tuple(np.quantile(d, [0.025, 0.975], axis=-1)))
     return out
 
 
@@ -98,15 +101,19 @@ def main() -> None:
     ap.add_argument("--campaigns", type=int, default=2000)
     ap.add_argument("--resamples", type=int, default=4000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--models", default=",".join(MODELS), help="comma-separated: " + ", ".join(MODELS))
+    ap.add_argument("--sizes", default="1x6,1x10,3x6,5x6,6x3,6x6,10x3,20x3,40x3",
+                    help="comma-separated PxN: problems x attempts")
     args = ap.parse_args()
+    sizes = [tuple(int(x) for x in s.split("x")) for s in args.sizes.split(",")]
     settings = Settings(resamples=args.resamples)
     rng = np.random.default_rng(args.seed)
     print(f"{args.campaigns} campaigns per row, {args.resamples} resamples; coverage of agent A, agent B, A-B")
     print(f"{'model':10s} {'P':>3s} {'n':>3s}  {'scope':15s} {'chosen':>20s} {'two-stage':>20s} "
-          f"{'cluster-pct':>20s} {'t':>20s}")
+          f"{'cluster-pct':>20s} {'expanded-pct':>20s} {'t':>20s}")
     t0 = time.perf_counter()
-    for model in MODELS:
-        for p, n in ((1, 6), (1, 10), (3, 6), (5, 6), (6, 3), (6, 6), (10, 3), (20, 3), (40, 3)):
+    for model in args.models.split(","):
+        for p, n in sizes:
             vals, pop, these = campaigns(model, args.campaigns, p, n, rng)
             iv, kind = chosen(vals, settings, rng)
             truth = [pop[0], pop[1], pop[0] - pop[1]] if kind == PROBLEMS else [
@@ -115,9 +122,9 @@ def main() -> None:
             if kind == PROBLEMS:
                 alt = alternatives(vals, settings, rng)
                 cells += [" ".join(f"{covered(lo, hi, t):.3f}" for (lo, hi), t in zip(alt[m], truth))
-                          for m in ("two-stage", "cluster-pct", "t")]
+                          for m in ("two-stage", "cluster-pct", "expanded-pct", "t")]
             else:
-                cells += ["-", "-", "-"]
+                cells += ["-", "-", "-", "-"]
             label = kind if kind != THESE else "these problems"
             print(f"{model:10s} {p:3d} {n:3d}  {label:15s} " + " ".join(f"{x:>20s}" for x in cells), flush=True)
     print(f"({time.perf_counter() - t0:.0f} s)")

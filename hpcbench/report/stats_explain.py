@@ -16,8 +16,10 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 from hpcbench.score import uncertainty
-from hpcbench.stats import analysis, passk, power
+from hpcbench.stats import analysis, passk, power, resample
 from hpcbench.stats.analysis import COMPOSITE, PASS
 from hpcbench.stats.intervals import PROBLEMS, THESE, Settings, established
 from hpcbench.stats.ranks import label, rank_ranges
@@ -147,7 +149,8 @@ class StatsView:
             lines.append(f"judge share of the interval's variance: {got['judge_share']:.3f} "
                          "(hpcbench.stats.judge_noise; the rest: attempts and problems)")
         return lines + ["", verdict(got, self.stored_item(["agents", *more]),
-                                    ["estimate", "low", "high", "scope", "judge_share"])]
+                                    ["estimate", "low", "high", "scope", "standard_error",
+                                                                   "judge_share"])]
 
     def pair(self, more: list[str]) -> list[str]:
         a, b = more
@@ -163,7 +166,8 @@ class StatsView:
                          f"({len(cb[p])})")
         lines += _interval_lines(got, self.settings, f"pair/{a}/{b}/composite")
         lines.append("order: " + {1: f"{a} above {b}", -1: f"{b} above {a}", 0: "not established"}[established(iv)])
-        return lines + ["", verdict(got, self.stored_item(["pairs", a, b]), ["estimate", "low", "high", "scope"])]
+        return lines + ["", verdict(got, self.stored_item(["pairs", a, b]),
+                                    ["estimate", "low", "high", "scope", "standard_error"])]
 
     def rank(self, more: list[str]) -> list[str]:
         agent = more[0]
@@ -241,11 +245,18 @@ def _interval_lines(got: dict, settings: Settings, key: str) -> list[str]:
     lines = [f"estimate {_fmt(got['estimate'])}", f"scope: {got['scope']}{note}"]
     if got["scope"] not in (PROBLEMS, THESE):
         return lines
-    how = ("problems drawn with replacement, each keeping its attempts; expanded percentile for "
-           f"{got['problems']} problems" if got["scope"] == PROBLEMS else
-           "attempts drawn with replacement within each problem, problems fixed; percentile")
-    lines += [f"bootstrap: {settings.resamples} resamples, seed {settings.seed}, stream {key!r}: {how}",
-              f"interval: quantiles {got['lower_level']:.5f} and {1 - got['lower_level']:.5f} of the resampled "
-              f"statistics = [{_fmt(got['low'])}, {_fmt(got['high'])}]"]
+    lines.append(f"bootstrap: {settings.resamples} resamples, seed {settings.seed}, stream {key!r}")
+    if got["scope"] == PROBLEMS:
+        p = got["problems"]
+        half = resample.t_half_width(np.asarray(got["standard_error"]), p, settings.level)
+        lines += [f"  problems drawn with replacement, each keeping its attempts: standard error "
+                  f"{got['standard_error']:.4f}",
+                  f"  interval: estimate +- t({p - 1}) x sqrt({p}/{p - 1}) x standard error = "
+                  f"{_fmt(got['estimate'])} +- {float(half):.4f} (clipped to the measure's range) = "
+                  f"[{_fmt(got['low'])}, {_fmt(got['high'])}]"]
+    else:
+        lines.append(f"  attempts drawn with replacement within each problem, problems fixed: percentiles "
+                     f"{(1 - settings.level) / 2:.3f} and {(1 + settings.level) / 2:.3f} of the resampled means = "
+                     f"[{_fmt(got['low'])}, {_fmt(got['high'])}]")
     return lines
 

@@ -20,6 +20,11 @@ MAX_PAIRED_AGENTS = 100
 COMPOSITE, PASS = "composite", "pass"
 
 
+def limits(measure: str) -> tuple[float, float]:
+    """What a measure can be: composites 0-100, the share passed and categories 0-1."""
+    return (0.0, 100.0) if measure == COMPOSITE else (0.0, 1.0)
+
+
 @dataclass(frozen=True)
 class Attempt:
     """One scored attempt as the statistics see it."""
@@ -61,7 +66,7 @@ def samples(mine: Iterable[Attempt]) -> dict[str, list[list[float]]]:
 
 def agent_interval(mine: Sequence[Attempt], agent: str, measure: str, settings: Settings) -> dict:
     c = cells(mine, measure)
-    iv = mean_interval(c, settings, f"agent/{agent}/{measure}")
+    iv = mean_interval(c, settings, f"agent/{agent}/{measure}", limits(measure))
     out = iv.as_dict()
     if measure == COMPOSITE:
         probs = sorted(c)
@@ -73,7 +78,7 @@ def agent_interval(mine: Sequence[Attempt], agent: str, measure: str, settings: 
 def pair_interval(mine_a: Sequence[Attempt], mine_b: Sequence[Attempt], a: str, b: str,
                   settings: Settings) -> tuple[Interval, dict]:
     ca, cb = cells(mine_a, COMPOSITE), cells(mine_b, COMPOSITE)
-    iv = paired_interval(ca, cb, settings, f"pair/{a}/{b}/{COMPOSITE}")
+    iv = paired_interval(ca, cb, settings, f"pair/{a}/{b}/{COMPOSITE}", (-100.0, 100.0))
     shared = sorted(set(ca) & set(cb))
     judge, total = judge_noise.paired_variances(ca, cb, samples(mine_a), samples(mine_b), shared, iv.scope)
     return iv, {**iv.as_dict(), "judge_share": judge_noise.share(judge, total)}

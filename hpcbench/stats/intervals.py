@@ -39,9 +39,10 @@ class Settings:
         return {**asdict(self), "method": METHOD}
 
 
-METHOD = ("cluster bootstrap, seeded per item: with >= min_units problems, problems drawn with replacement "
-          "(each keeping its attempts), expanded percentile interval (Hesterberg 2014); with fewer, attempts "
-          "drawn with replacement within each of these problems, percentile interval")
+METHOD = ("cluster bootstrap (scipy.stats.bootstrap), seeded per item: with >= min_units problems, problems "
+          "drawn with replacement (each keeping its attempts), estimate +- t(P-1) x bootstrap standard error x "
+          "sqrt(P/(P-1)); with fewer, attempts drawn with replacement within each of these problems, percentile "
+          "interval; clipped to the measure's range")
 
 
 @dataclass
@@ -52,7 +53,7 @@ class Interval:
     scope: str  # PROBLEMS, THESE or TOO_FEW
     problems: int
     attempts: int
-    lower_level: float | None = None  # the quantile level taken for `low` (1 - it for `high`)
+    standard_error: float | None = None  # the bootstrap's, where problems are drawn
     note: str = ""
 
     def as_dict(self) -> dict:
@@ -72,85 +73,77 @@ def scope(counts: Sequence[int], settings: Settings) -> tuple[str, str]:
                      f"or {settings.min_units} attempts on each problem)")
 
 
-def padded(cells: Cells, problems: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """(P, n_max) values padded with 0 beyond each problem's count, and the counts."""
-    counts = np.array([len(cells[p]) for p in problems], dtype=np.int64)
-    out = np.zeros((len(problems), int(counts.max()) if len(problems) else 0))
-    for i, p in enumerate(problems):
-        out[i, :counts[i]] = cells[p]
-    return out, counts
+def samples_of(cells: Cells, problems: Sequence[str]) -> list[np.ndarray]:
+    """Each problem's attempt values, in the order of `problems`."""
+    return [np.asarray(cells[p], dtype=float) for p in problems]
 
 
-def problem_means(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """(batch, P, n_max) padded values -> (batch, P) means over each problem's attempts."""
-    valid = np.arange(values.shape[-1]) < counts[..., None]
-    return np.where(valid, values, 0.0).sum(axis=-1) / counts
-
-
-def mean_draws(values: np.ndarray, counts: np.ndarray, kind: str, settings: Settings,
-               rng: np.random.Generator) -> np.ndarray:
-    """Resampled means (batch, resamples) of a batch of campaigns sharing one shape:
-    `values` (batch, P, n_max), `counts` (P,) attempts per problem."""
+def mean_bounds(samples: Sequence[np.ndarray], kind: str, settings: Settings,
+                rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(low, high, standard error or None) of the mean over problems of each problem's mean;
+    `samples`: one array per problem, its attempts on the last axis (leading axes: a batch
+    of campaigns of one shape)."""
     if kind == PROBLEMS:
-        return resample.draw_problems(problem_means(values, counts), settings.resamples, rng)
-    cnt = np.broadcast_to(counts, values.shape[:2])
-    return resample.draw_attempts(values, cnt, settings.resamples, rng)
+        means = np.stack([s.mean(axis=-1) for s in samples], axis=-1)
+        return resample.problems_drawn(means, settings.level, settings.resamples, rng)
+    return *resample.attempts_drawn(samples, settings.level, settings.resamples, rng), None
 
 
-def paired_draws(va: np.ndarray, ca: np.ndarray, vb: np.ndarray, cb: np.ndarray, kind: str, settings: Settings,
-                 rng: np.random.Generator) -> np.ndarray:
-    """Resampled differences of means (batch, resamples): the same problems drawn for both
-    agents (their per-problem differences), or each agent's attempts within fixed problems."""
+def paired_bounds(a: Sequence[np.ndarray], b: Sequence[np.ndarray], kind: str, settings: Settings,
+                  rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The same for the mean over shared problems of a's mean - b's mean: the same problems
+    drawn for both (their per-problem differences), or each agent's attempts drawn within
+    fixed problems."""
     if kind == PROBLEMS:
-        d = problem_means(va, ca) - problem_means(vb, cb)
-        return resample.draw_problems(d, settings.resamples, rng)
-    return mean_draws(va, ca, THESE, settings, rng) - mean_draws(vb, cb, THESE, settings, rng)
+        diffs = np.stack([x.mean(axis=-1) - y.mean(axis=-1) for x, y in zip(a, b)], axis=-1)
+        return resample.problems_drawn(diffs, settings.level, settings.resamples, rng)
+    return *resample.attempts_drawn(a, settings.level, settings.resamples, rng, minus=b), None
 
 
-def bounds(draws: np.ndarray, kind: str, problems: int, settings: Settings) -> tuple[float, np.ndarray, np.ndarray]:
-    """(lower quantile level, low, high) of resampled statistics (batch, resamples)."""
-    lower = resample.tail(settings.level, problems if kind == PROBLEMS else None)
-    lo, hi = resample.percentile_interval(draws, lower)
-    return lower, lo, hi
+Bounds = Callable[[np.random.Generator], tuple[np.ndarray, np.ndarray, np.ndarray | None]]
 
 
-def _interval(est: float, draw: Callable[[np.random.Generator], np.ndarray] | None, kind: str, why: str,
-              counts: Sequence[int], settings: Settings, key: str) -> Interval:
+def _interval(est: float, bounds: Bounds, kind: str, why: str, counts: Sequence[int], settings: Settings, key: str,
+              limits: tuple[float, float]) -> Interval:
     out = Interval(est, None, None, kind, len(counts), int(sum(counts)), note=why)
-    if draw is not None and kind != TOO_FEW:
-        lower, lo, hi = bounds(draw(resample.stream(settings.seed, key)), kind, len(counts), settings)
-        out.lower_level = lower
-        # the estimate lies inside: round-off of a mean of equal values must not put it out
-        out.low, out.high = min(float(lo[0]), est), max(float(hi[0]), est)
+    if kind != TOO_FEW:
+        lo, hi, se = bounds(resample.stream(settings.seed, key))
+        out.standard_error = None if se is None else float(se)
+        # never beyond what the measure can be (the truth is inside: no coverage is lost), and the
+        # estimate inside (round-off of a mean of equal values)
+        out.low = min(max(float(lo), limits[0]), est)
+        out.high = max(min(float(hi), limits[1]), est)
     return out
 
 
-def mean_interval(cells: Cells, settings: Settings, key: str) -> Interval:
-    """The mean over problems of the mean over attempts, with its interval."""
+def mean_interval(cells: Cells, settings: Settings, key: str,
+                  limits: tuple[float, float] = (-np.inf, np.inf)) -> Interval:
+    """The mean over problems of the mean over attempts, with its interval (within `limits`)."""
     problems = sorted(p for p, v in cells.items() if len(v))
     if not problems:
         return Interval(None, None, None, TOO_FEW, 0, 0, note="no scored attempt")
-    vals, cnt = padded(cells, problems)
-    est = float(problem_means(vals[None], cnt)[0].mean())
-    kind, why = scope(cnt.tolist(), settings)
-    return _interval(est, lambda rng: mean_draws(vals[None], cnt, kind, settings, rng), kind, why, cnt.tolist(),
-                     settings, key)
+    samples = samples_of(cells, problems)
+    counts = [len(x) for x in samples]
+    est = float(np.mean([x.mean() for x in samples]))
+    kind, why = scope(counts, settings)
+    return _interval(est, lambda rng: mean_bounds(samples, kind, settings, rng), kind, why, counts, settings, key,
+                     limits)
 
 
-def paired_interval(a: Cells, b: Cells, settings: Settings, key: str) -> Interval:
+def paired_interval(a: Cells, b: Cells, settings: Settings, key: str,
+                    limits: tuple[float, float] = (-np.inf, np.inf)) -> Interval:
     """Mean over the problems both attempted of (a's mean - b's mean), with the paired
     interval: the same problems drawn for both; attempts drawn within each agent."""
     shared = sorted(p for p in set(a) & set(b) if len(a[p]) and len(b[p]))
     if not shared:
         return Interval(None, None, None, TOO_FEW, 0, 0, note="no problem attempted by both")
-    va, ca = padded(a, shared)
-    vb, cb = padded(b, shared)
-    est = float((problem_means(va[None], ca) - problem_means(vb[None], cb))[0].mean())
-    kind, why = scope(ca.tolist(), settings)
+    sa, sb = samples_of(a, shared), samples_of(b, shared)
+    est = float(np.mean([x.mean() - y.mean() for x, y in zip(sa, sb)]))
+    kind, why = scope([len(x) for x in sa], settings)
     if kind == THESE:  # both sides' attempts are drawn: each needs enough
-        kind, why = scope(cb.tolist(), settings)
-    out = _interval(est, lambda rng: paired_draws(va[None], ca, vb[None], cb, kind, settings, rng), kind, why,
-                    (ca + cb).tolist(), settings, key)
+        kind, why = scope([len(y) for y in sb], settings)
+    out = _interval(est, lambda rng: paired_bounds(sa, sb, kind, settings, rng), kind, why,
+                    [len(x) + len(y) for x, y in zip(sa, sb)], settings, key, limits)
     out.problems = len(shared)
     return out
 

@@ -63,6 +63,8 @@ def components(cells: Mapping[str, Mapping[str, Sequence[float]]]) -> Components
         num += (float(np.var(d, ddof=1)) - noise) / 2 * (len(shared) - 1)
         den += len(shared) - 1
     counts = [len(v) for per in cells.values() for v in per.values()]
+    if len(cells) == 1:  # no pair: the design is the one agent's problems
+        most = len(next(iter(cells.values())))
     return Components(within, int(df), max(0.0, num / den) if den else None, len(cells) * (len(cells) - 1) // 2,
                       most, int(np.median(counts)) if counts else 0)
 
@@ -71,6 +73,8 @@ def standard_error(c: Components, problems: int, attempts: int, settings: Settin
     """(standard error of a paired difference, degrees of freedom, scope) for a design."""
     if c.within is None:
         raise ValueError("no problem has two attempts by one agent: the spread of attempts is unknown")
+    if problems < 1:
+        raise ValueError("no two agents attempted a common problem")
     if problems >= settings.min_units:
         if c.interaction is None:
             raise ValueError("no two agents share two problems: how their gap varies by problem is unknown")
