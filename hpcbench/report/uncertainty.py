@@ -84,13 +84,17 @@ def _pairsmd_cell(rep: Report) -> list[str]:
     pairs = ordered_pairs(rep)
     if not pairs:
         return [rep.stats.get("note", "")] if rep.stats.get("note") else []
+    judged = any(p.get("judge_share") is not None for p in pairs)
     lines = ["### Paired differences", "",
-             "Mean composite of A minus B over the problems both attempted, with its paired 95% interval.", "",
-             "| A | B | A - B | 95% interval | problems | order | source |", "|---|---|---|---|---|---|---|"]
+             "Mean composite of A minus B over the problems both attempted, with its paired 95% interval"
+             + (" and the judge's share of its variance." if judged else "."), "",
+             "| A | B | A - B | 95% interval | problems | order | " + ("judge | " if judged else "") + "source |",
+             "|---|---|---|---|---|---|" + ("---|" if judged else "") + "---|"]
     for p in pairs[:MAX_PAIR_ROWS]:
+        share = f"{_pct(p.get('judge_share'))} | " if judged else ""
         lines.append(f"| {md_cell(p['a'])} | {md_cell(p['b'])} | {fmt(p['estimate'])} | "
                      f"{interval_text(p['low'], p['high'], p['scope'])} | {p['problems']} | {md_cell(order_text(p))} | "
-                     f"`{p['source']}` |")
+                     f"{share}`{p['source']}` |")
     if len(pairs) > MAX_PAIR_ROWS:
         lines.append(f"\n({len(pairs) - MAX_PAIR_ROWS} more pairs in the JSON report.)")
     return lines + [""]
