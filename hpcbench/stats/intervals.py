@@ -68,8 +68,9 @@ def scope(counts: Sequence[int], settings: Settings) -> tuple[str, str]:
         return THESE, (f"{len(counts)} problem{'s' * (len(counts) != 1)}: about these problems only (other problems "
                        f"need {settings.min_units}); over {min(counts)} attempts a percentile interval holds the "
                        "truth less often than it says")
-    return TOO_FEW, (f"too few to say: {len(counts)} problem{'s' * (len(counts) != 1)}, at most "
-                     f"{max(counts, default=0)} attempts on one (an interval needs {settings.min_units} problems, "
+    least = min(counts, default=0)
+    return TOO_FEW, (f"too few to say: {len(counts)} problem{'s' * (len(counts) != 1)}, {least} attempt"
+                     f"{'s' * (least != 1)} on the least tried (an interval needs {settings.min_units} problems, "
                      f"or {settings.min_units} attempts on each problem)")
 
 
