@@ -19,7 +19,7 @@ def to_json(h5_path: Path, scoring_id: str | None = None) -> str:
     other = agreement.partner(h5_path, rep.sid)
     return json.dumps({
         "scoring_id": rep.sid, "campaign": rep.campaign, "provenance": rep.provenance, "weights": rep.weights,
-        "leaderboard": leaderboard(rep),
+        "errors": rep.errors, "leaderboard": leaderboard(rep),
         "per_problem": [{"agent": a, "problem": p, **c} for (a, p), c in sorted(cells.items())],
         "taxonomy": {"stages": STAGES, "reached": {a: {s: reached(sc, s) for s in STAGES}
                                                    for a, sc in sorted(stages.items())},
