@@ -18,13 +18,12 @@ from hpcbench.agents.contract import GenerationFailure
 from hpcbench.agents.generate import ERRORS_DIR, generate, read_errors
 from hpcbench.agents.litellm_agent import LitellmAgent
 from hpcbench.agents.llm_errors import failure_from_exception, infrastructure_kind
+from hpcbench.llm import litellm_module
 from hpcbench.problem import load_problems
 from hpcbench.resources import data_path
 from hpcbench.submission import load_submission
 from tests.conftest import hpcbench
 from tests.openai_server import Reply
-
-from hpcbench.llm import litellm_module
 
 MODEL = "openai/gpt-4o-mini"
 litellm = litellm_module()  # told to use its bundled price map (no fetch from the internet)

@@ -205,8 +205,9 @@ async def generate(agents: list[Agent], bundles: dict[str, ProblemBundle], attem
             reply = await _one(agent, bundle, attempt, dest, timeout_s)
             counts["running"] -= 1
             if isinstance(reply.outcome, GenerationFailure) and reply.outcome.infrastructure:
+                when = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
                 err = GenerationError(agent.name, agent.model, bundle.id, attempt, reply.outcome.kind,
-                                      reply.outcome.reason, dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
+                                      reply.outcome.reason, when)
                 write_error(out, err)
                 summary.errors.append(err)
                 counts["errors"] += 1

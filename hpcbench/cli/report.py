@@ -47,6 +47,33 @@ def explain(campaign_dir, h5path, full) -> None:
     click.echo(run(c.h5_path, h5path, full), nl=False)
 
 
+@click.command()
+@campaign_arg
+@click.option("--scoring-id", help="which scoring (default: the latest)")
+@click.option("--host", default="127.0.0.1", show_default=True, help="address to listen on")
+@click.option("--port", default=8700, show_default=True, type=click.IntRange(0, 65535), help="port (0: any free one)")
+def view(campaign_dir, scoring_id, host, port) -> None:
+    """Serve the results browser of a scored campaign (submissions sortable and filterable, a page
+    per submission with source, build, runs, -log_view and every evaluator's rationale). Read-only;
+    Ctrl-C stops it."""
+    from hpcbench.plan import Campaign
+    from hpcbench.report.browser.server import BrowserServer
+
+    c = Campaign(Path(campaign_dir))
+    try:
+        srv = BrowserServer(c.h5_path, scoring_id, host, port)
+    except OSError as e:
+        raise click.UsageError(f"--host {host} --port {port}: cannot listen there ({e.strerror or e}); "
+                               "try --port 0 for any free port") from None
+    click.echo(f"hpcbench view: {srv.url}  ({len(srv.index['rows'])} submissions, scoring {srv.index['scoring']}); "
+               "Ctrl-C stops it", err=True)
+    try:
+        srv.serve_forever()
+    finally:
+        srv.stop()
+
+
 def register(main: click.Group) -> None:
     main.add_command(report)
     main.add_command(explain)
+    main.add_command(view)

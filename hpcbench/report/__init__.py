@@ -41,6 +41,9 @@ __all__ = ["CATEGORIES", "STAGES", "Report", "costs", "leaderboard", "load", "ma
            "to_csv", "to_html", "to_json", "write", "write_campaign_report"]
 
 
+BROWSE_DIR = "browse"  # the results browser beside report.html (report/browser)
+
+
 def render(h5_path: Path, fmt: str, scoring_id: str | None = None) -> str:
     from hpcbench.report.scaling import sweep_only  # a sweep campaign is not scored: its scaling report
 
@@ -54,6 +57,11 @@ def write(h5_path: Path, fmt: str, out: Path, scoring_id: str | None = None) -> 
     """Write a report file; markdown gets its profile plot as a PNG beside it
     (HTML embeds it). Returns the files written."""
     out = Path(out)
+    if fmt == "html" and not (Path(h5_path).parent / "sweep.json").is_file():
+        from hpcbench.report.browser import write_static
+
+        out.write_text(render(h5_path, fmt, scoring_id))  # the summary page, which links the browser
+        return [out, write_static(h5_path, out.parent / BROWSE_DIR, scoring_id)]
     if fmt != "md" or (Path(h5_path).parent / "sweep.json").is_file():
         out.write_text(render(h5_path, fmt, scoring_id))
         return [out]

@@ -58,7 +58,9 @@ def to_html(h5_path: Path, scoring_id: str | None = None) -> str:
              f"<p>Scoring <code>{_e(sid)}</code> of <code>{_e(h5_path)}</code>. Every number names its source: hover "
              f"a cell for the HDF5 path and the command that re-derives it "
              f"(<code>hpcbench explain {_e(rep.campaign)} PATH</code>).</p>",
-             "<ul>" + "".join(f"<li>{_e(k)}: {_e(v)}</li>" for k, v in rep.provenance.items()) + "</ul>"]
+             "<ul>" + "".join(f"<li>{_e(k)}: {_e(v)}</li>" for k, v in rep.provenance.items()) + "</ul>",
+             "<p><a href='browse/index.html'>Explore every submission</a> (sortable, filterable, a page per submission "
+             f"with its source, runs and evaluators; also <code>hpcbench view {_e(rep.campaign)}</code>).</p>"]
     if rep.isolation_warning():
         parts.append(f"<p class='warning'><strong>{_e(rep.isolation_warning())}</strong></p>")
     lb = leaderboard(rep)
