@@ -53,7 +53,8 @@ def _exercise(page, n_rows: int) -> None:
     assert page.locator("table.heatmap").count() == 1
 
     page.select_option("#f-agent", "reference")  # filter
-    page.wait_for_function("document.querySelector('#count').textContent.startsWith(String(document.querySelectorAll('#subs tbody tr').length))")
+    page.wait_for_function("document.querySelector('#count').textContent.startsWith("
+                           "String(document.querySelectorAll('#subs tbody tr').length))")
     assert set(_agents(page)) == {"reference"}
     n_ref = page.locator("#subs tbody tr").count()
     assert page.text_content("#count") == f"{n_ref} of {n_rows} submissions" and 0 < n_ref < n_rows

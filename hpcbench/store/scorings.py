@@ -191,3 +191,30 @@ def read_scoring(root: Path, sid: str | None = None, evidence: bool = False) -> 
 
 def created_now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def frame(root: Path, sid: str | None = None, level: str = "evaluators"):
+    """A scoring as one pandas DataFrame: `level="evaluators"` one row per (submission,
+    evaluator) with score, confidence, status, method, rationale and its explain path;
+    `level="submissions"` one row per submission with its composite, tier and categories
+    as columns `cat_<name>`. `attempt` is a string, as in every table of the store."""
+    import pandas as pd
+
+    sc = read_scoring(Path(root), sid)
+    keys = ("agent", "problem", "attempt", "submission")
+    if level == "submissions":
+        rows = [{**{k: r[k] for k in (*keys, "status", "failed_gate", "tier", "composite", "gates_passed",
+                                       "partial", "refused", "refusal_set", "source")},
+                 **{f"cat_{c}": v for c, v in r["categories"].items()}} for r in sc.rows]
+    elif level == "evaluators":
+        rows = [{**{k: r[k] for k in keys}, "evaluator": n,
+                 **{k: e[k] for k in ("stage", "category", "status", "score", "confidence", "passed", "method",
+                                      "judge_model", "prompt_version", "cost_usd", "rationale", "source")}}
+                for r in sc.rows for n, e in r["evaluators"].items()]
+    else:
+        raise ValueError(f"level must be 'evaluators' or 'submissions', not {level!r}")
+    df = pd.DataFrame(rows)
+    if len(df):
+        df["attempt"] = df["attempt"].astype("string")
+    df.attrs.update(scoring=sc.sid, path=str(sc.path))
+    return df
