@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from hpcbench.cli.judge import judge_config, judge_options
-from hpcbench.cli.progress import EVALUATE, JOB_STATES_KIND, JOBS, JUDGE, Display, evaluated, judge_calls
+from hpcbench.cli.progress import EVALUATE, JOB_STATES_KIND, JOBS, JUDGE, Display, JobOutcomes, evaluated, judge_calls
 from hpcbench.cli.score import exit_if_unscored, judge_errors
 
 agent_opt = click.option("--agent", "agents", multiple=True,
@@ -95,7 +95,8 @@ def run_jobs(site, campaign, plan, resume: bool = True, account: str | None = No
     # account: batch schedulers charge it; pack: one allocation per variant (executors/pack.py; locally
     # the core slots already pack); baseline_ranks: packed, the mpi4py machine baseline first
     ex = executor_for(site, campaign, account=account, pack=pack, baseline_ranks=baseline_ranks)
-    with Display(JOBS) as progress:
+    with Display(JOBS) as display:
+        progress = JobOutcomes(campaign.records_dir, display) if not ex.batch else display
         if todo:
             ex.submit(todo, progress=progress)
         if ex.batch:  # submit returned once the jobs were queued
@@ -164,11 +165,28 @@ def run_campaign(opts, out: str | None, wait_lock: bool, dry_run: bool = False, 
             exit_if_errors(planned.gathered.errors, [], out)
             return
         md, scores = collect_score_report(planned.campaign, judge_cfg)
-    click.echo(md)
-    click.echo(f"campaign: {planned.campaign.root}\nreport:   {planned.campaign.report_dir / 'report.md'} "
-               "(and report.html)")
+    click.echo(summary_text(planned.campaign))
     exit_if_errors(planned.gathered.errors, scores, out)
     exit_if_unscored(scores)
+
+
+def summary_text(campaign) -> str:
+    """What `run` prints at the end: the leaderboard in brief and where the whole report is
+    (the markdown report itself is a file: printed whole it scrolled the summary away)."""
+    from hpcbench.report.data import fmt_comp, leaderboard, load
+
+    rep = load(campaign.h5_path)
+    rows = leaderboard(rep)
+    width = max([len("agent"), *(len(r["agent"]) for r in rows)])
+    lines = [f"{'agent':<{width}}  {'n':>3}  {'composite':>9}  {'gate pass':>9}"]
+    for r in rows:
+        lines.append(f"{r['agent']:<{width}}  {r['submissions']:>3}  "
+                     f"{fmt_comp(r['composite_mean'], bool(r['partial'])):>9}  {r['gate_pass_rate']:>9.0%}")
+    if any(r["partial"] for r in rows):
+        lines.append("* partial: some categories had no scored evaluator (e.g. no --judge); see the report")
+    report = campaign.report_dir
+    return "\n".join([*lines, "", f"campaign: {campaign.root}", f"report:   {report / 'report.md'}",
+                      f"browse:   {report / 'report.html'} (or: hpcbench view {campaign.root})"])
 
 
 def exit_if_errors(errors: list, scores: list, out: str) -> None:
