@@ -49,7 +49,11 @@ def measure(browser, url: str, agent: str) -> dict[str, float]:
     page.wait_for_selector("body[data-ready='1'] #subs tbody tr", timeout=120000)
     out["open"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    page.select_option("#f-agent", agent)
+    if page.eval_on_selector("#f-agent", "e => e.tagName") == "SELECT":
+        page.select_option("#f-agent", agent)
+    else:  # thousands of agents: a text box with suggestions
+        page.fill("#f-agent", agent)
+        page.press("#f-agent", "Enter")
     page.wait_for_function(f"document.querySelector('#subs tbody tr td') && "
                            f"document.querySelector('#subs tbody tr td').textContent === {agent!r}")
     out["filter"] = time.perf_counter() - t0

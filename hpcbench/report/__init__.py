@@ -67,8 +67,9 @@ def write(h5_path: Path, fmt: str, out: Path, scoring_id: str | None = None) -> 
     if fmt == "html" and not (Path(h5_path).parent / "sweep.json").is_file():
         from hpcbench.report.browser import write_static
 
-        out.write_text(render(h5_path, fmt, scoring_id))  # the summary page, which links the browser
-        return [out, write_static(h5_path, out.parent / BROWSE_DIR, scoring_id)]
+        rep = load(h5_path, scoring_id)
+        out.write_text(to_html(h5_path, rep.sid, rep))  # the summary page, which links the browser
+        return [out, write_static(h5_path, out.parent / BROWSE_DIR, rep.sid, rep=rep)]
     if fmt != "md" or (Path(h5_path).parent / "sweep.json").is_file():
         out.write_text(render(h5_path, fmt, scoring_id))
         return [out]

@@ -51,8 +51,8 @@ def _table(head: list[str], body: list[str], tid: str = "") -> str:
         "".join(f"<tr>{b}</tr>" for b in body) + "</tbody></table>"
 
 
-def to_html(h5_path: Path, scoring_id: str | None = None) -> str:
-    rep = load(h5_path, scoring_id)
+def to_html(h5_path: Path, scoring_id: str | None = None, rep: Report | None = None) -> str:
+    rep = rep or load(h5_path, scoring_id)
     sid, cats = rep.sid, rep.categories
     parts = [f"<h1>hpcbench report: {_e(Path(h5_path).parent.name)}</h1>",
              f"<p>Scoring <code>{_e(sid)}</code> of <code>{_e(h5_path)}</code>. Every number names its source: hover "

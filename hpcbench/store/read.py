@@ -197,17 +197,19 @@ class _SlicedTexts(Texts):
         return self.ds[int(off):int(off) + int(n)].tobytes().decode("utf-8", errors="replace") if n else ""
 
 
-def submission_index(h5_path: Path) -> dict[str, int]:
-    """{logical path /submissions/<agent>/<problem>/<attempt>: row} of the live submissions."""
+def submission_index(h5_path: Path) -> tuple[dict[str, int], list[str]]:
+    """{logical path /submissions/<agent>/<problem>/<attempt>: row} of the live submissions,
+    and the /strings codes (what read_one needs besides the row)."""
     with open_store(h5_path, "index") as f:
-        subs = f["submissions"][()]
+        subs = f["submissions"].fields(["agent", "problem", "attempt", "live"])[()]
+        codes = strings(f)
     return {f"/submissions/{_s(r['agent'])}/{_s(r['problem'])}/{_s(r['attempt'])}": i
-            for i, r in enumerate(subs) if r["live"]}
+            for i, r in enumerate(subs) if r["live"]}, codes
 
 
-def read_one(h5_path: Path, row_index: int) -> StoredSubmission:
+def read_one(h5_path: Path, row_index: int, codes: list[str] | None = None) -> StoredSubmission:
     """One submission with its record, reading only its own rows and texts: what a results
-    browser asks for one page, at any campaign size."""
+    browser asks for one page, at any campaign size (`codes`: /strings, read once by the caller)."""
     with open_store(h5_path, "read one") as f:
         row = f["submissions"][row_index]
         t = {}
@@ -217,7 +219,7 @@ def read_one(h5_path: Path, row_index: int) -> StoredSubmission:
             t[name] = f[name][start:start + n]
             shifted[f"{name}_start"] = 0
         texts = _SlicedTexts(f)
-        codes = strings(f)
+        codes = codes if codes is not None else strings(f)
         meta = Submission.model_validate_json(texts.get(row["submission_json_off"], row["submission_json_len"]))
         sources = json.loads(texts.get(row["sources_off"], row["sources_len"]) or "{}")
         rec = rebuild_record(shifted, t, texts, codes, True) if row["record_len"] else None

@@ -189,6 +189,28 @@ def read_scoring(root: Path, sid: str | None = None, evidence: bool = False) -> 
     return out
 
 
+def row_index(root: Path, sid: str) -> dict[str, int]:
+    """{logical submission path: its row} of a scoring (read_evidence's `row`), one column read."""
+    with h5py.File(scoring_path(root, sid), "r") as f:
+        subs = f["submissions"].fields(["submission"])[()]
+    return {_s(x): i for i, x in enumerate(subs)}
+
+
+def read_evidence(root: Path, sid: str, row: int) -> dict[str, Any]:
+    """{evaluator: evidence} of the `row`-th submission of a scoring, reading only its rows and
+    texts (a results browser's page, at any scoring size)."""
+    with h5py.File(scoring_path(root, sid), "r") as f:
+        s = f["submissions"][row]
+        evs = f["evaluators"][int(s["ev_start"]):int(s["ev_start"]) + int(s["ev_n"])]
+        texts = f["texts"]
+        out = {}
+        for e in evs:
+            o, n = int(e["evidence_off"]), int(e["evidence_len"])
+            out[_s(e["evaluator"])] = json.loads(texts[o:o + n].tobytes().decode("utf-8", errors="replace")
+                                                 if n else "null")
+    return out
+
+
 def created_now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 

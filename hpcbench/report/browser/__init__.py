@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from hpcbench.report.browser.payload import build
+from hpcbench.report.data import Report
 
 SHARD = 50  # submissions per details file of the static browser
 DETAILS_LIMIT = 500  # static details at most (~50 kB each); the index always holds every submission
@@ -46,10 +47,10 @@ def _js(call: str, obj: Any) -> str:
 
 
 def write_static(h5_path: Path, out_dir: Path, scoring_id: str | None = None,
-                 details_limit: int = DETAILS_LIMIT) -> Path:
+                 details_limit: int = DETAILS_LIMIT, rep: Report | None = None) -> Path:
     """Write the browser into `out_dir` (index.html, app.js, app.css, data/); returns index.html."""
     out_dir = Path(out_dir)
-    index, details = build(h5_path, scoring_id)
+    index, details = build(h5_path, scoring_id, rep)
     shutil.rmtree(out_dir / "data", ignore_errors=True)
     (out_dir / "data" / "sub").mkdir(parents=True)
     n = min(len(index["rows"]), max(0, details_limit))

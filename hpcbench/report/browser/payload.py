@@ -15,7 +15,7 @@ from typing import Any
 from hpcbench.report.data import Report, leaderboard, load
 from hpcbench.score.scoring import TIERS
 from hpcbench.store.read import StoredSubmission, read_one, submission_index
-from hpcbench.store.scorings import read_scoring
+from hpcbench.store.scorings import read_evidence, row_index
 
 COLUMNS = ["agent", "problem", "attempt", "tier", "composite", "partial", "stage", "stop_reason", "status",
            "failed_gate", "build_s", "run_s", "submission", "source"]
@@ -71,42 +71,43 @@ def _record(sub: StoredSubmission) -> dict[str, Any] | None:
 class Details:
     """Per-submission details of one campaign and scoring, built on demand."""
 
-    def __init__(self, h5_path: Path, scoring_id: str | None, paths: list[str]) -> None:
+    def __init__(self, h5_path: Path, rep: Report) -> None:
         self.h5_path = Path(h5_path)
-        self.scoring = read_scoring(self.h5_path.parent, scoring_id, evidence=True)
-        self.rows = {r["submission"]: r for r in self.scoring.rows}
-        self.paths = paths  # index id -> logical path
-        self.where = submission_index(self.h5_path)
+        self.sid = rep.sid
+        where = row_index(self.h5_path.parent, rep.sid)  # evidence is read per page (read_evidence)
+        self.rows = {r["submission"]: (where.get(r["submission"], -1), r) for r in rep.rows}
+        self.paths = [r["submission"] for r in rep.rows]  # index id -> logical path
+        self.where, self.codes = submission_index(self.h5_path)
         self._ref_timings: dict[str, list] = {}
 
     def reference_timings(self, problem: str) -> list:
         if problem not in self._ref_timings:
             path = next((p for p in self.where if p.startswith(f"/submissions/reference/{problem}/")), None)
-            sub = read_one(self.h5_path, self.where[path]) if path else None
+            sub = read_one(self.h5_path, self.where[path], self.codes) if path else None
             self._ref_timings[problem] = ([t.model_dump(mode="json") for t in sub.record.timings]
                                           if sub is not None and sub.record is not None else [])
         return self._ref_timings[problem]
 
     def get(self, i: int) -> dict[str, Any]:
         path = self.paths[i]
-        sub = read_one(self.h5_path, self.where[path])
-        score = self.rows.get(path) or {}
+        sub = read_one(self.h5_path, self.where[path], self.codes)
+        row, score = self.rows.get(path) or (-1, {})
+        evidence = read_evidence(self.h5_path.parent, self.sid, row) if row >= 0 else {}
         evaluators = [{"name": name, **{k: e.get(k) for k in ("stage", "category", "status", "score", "confidence",
-                                                             "rationale", "method", "judge_model", "source")},
-                       "evidence": e.get("evidence")} for name, e in (score.get("evaluators") or {}).items()]
+                                                             "rationale", "method", "source")},
+                       "evidence": evidence.get(name)} for name, e in (score.get("evaluators") or {}).items()]
         return {
             "id": i, "path": path, "agent": sub.meta.agent, "problem": sub.meta.problem, "attempt": sub.meta.attempt,
             "meta": json.loads(sub.meta.model_dump_json()), "status": sub.status,
             "sources": {n: _cap(t, SOURCE_CAP)[0] for n, t in sub.sources.items()},
             "record": _record(sub),
             "score": {k: score.get(k) for k in ("composite", "tier", "categories", "failed_gate", "partial",
-                                                "left_out", "unscored", "status", "source")},
+                                                "left_out", "unscored", "status", "source", "stage", "stop_reason")},
             "evaluators": evaluators,
             "reference_timings": self.reference_timings(sub.meta.problem) if sub.meta.agent != "reference" else [],
         }
 
 
-def build(h5_path: Path, scoring_id: str | None = None) -> tuple[dict[str, Any], Details]:
-    rep = load(h5_path, scoring_id)
-    index = index_payload(rep)
-    return index, Details(h5_path, rep.sid, [r["submission"] for r in rep.rows])
+def build(h5_path: Path, scoring_id: str | None = None, rep: Report | None = None) -> tuple[dict[str, Any], Details]:
+    rep = rep or load(h5_path, scoring_id)
+    return index_payload(rep), Details(h5_path, rep)

@@ -110,9 +110,13 @@
       INDEX.tiers.map(t => t.tier + " >= " + t.min).join(", ") + ", only for programs that pass every gate and every hidden check."}));
     leaderboardSection(root);
     heatmap(root);
-    submissionsTable(root, query);
+    const section = el("section", {id: "subs-section"});
+    root.appendChild(section);
+    submissionsTable(section, query);
   }
 
+  const LB_SHOWN = 40;
+  let showAllAgents = false;
   const LB_KNOWN = ["agent", "submissions", "composite_mean", "composite_std", "gate_pass_rate", "partial", "source", "explain"];
   function leaderboardSection(root) {
     const lb = INDEX.leaderboard || [];
@@ -121,13 +125,18 @@
     const extra = [...new Set(lb.flatMap(r => Object.keys(r)))].filter(k => !LB_KNOWN.includes(k) &&
       !INDEX.categories.includes(k) && lb.every(r => r[k] === null || r[k] === undefined || typeof r[k] !== "object"));
     const head = ["agent", "n", "composite", "spread", "gate pass", ...INDEX.categories, ...extra];
-    const rows = lb.map(r => el("tr", {},
+    const shown = lb.length > LB_SHOWN && !showAllAgents ? lb.slice(0, LB_SHOWN) : lb;
+    const rows = shown.map(r => el("tr", {},
       el("td", {text: r.agent}), numCell(r.submissions, 0, r.source), numCell(r.composite_mean, 1, r.source + "@composite_mean"),
       numCell(r.composite_std, 1, r.source + "@composite_std"), numCell(r.gate_pass_rate, 2, r.source + "@gate_pass_rate"),
       INDEX.categories.map(c => numCell(r[c], 2, r.source + "@" + c)),
       extra.map(k => numCell(r[k], 2, r.source + "@" + k))));
     root.appendChild(table(head, rows, "leaderboard"));
-    root.appendChild(leaderboardChart(lb));
+    if (shown.length < lb.length) {
+      root.appendChild(el("p", {}, el("button", {text: "show all " + lb.length + " agents",
+        onclick: () => { showAllAgents = true; route(true); }}), el("span", {class: "muted", text: " (the first " + LB_SHOWN + " by mean composite are shown)"})));
+    }
+    root.appendChild(leaderboardChart(shown));
   }
   function interval(r) {
     const lo = r.composite_ci_low ?? (Array.isArray(r.composite_ci) ? r.composite_ci[0] : null);
@@ -190,6 +199,16 @@
       .map(([k, v]) => k + "=" + encodeURIComponent(v));
     location.hash = "#/?" + parts.join("&");
   }
+  const SELECT_MAX = 300;
+  const distinctCache = {}, datalists = {};
+  function distinct(f) {
+    if (!distinctCache[f]) distinctCache[f] = [...new Set(INDEX.rows.map(r => r[col(f)]))].filter(v => v !== null && v !== "").sort();
+    return distinctCache[f];
+  }
+  function datalist(f, values) {
+    if (!datalists[f]) datalists[f] = el("datalist", {id: "dl-" + f}, values.map(v => el("option", {value: v})));
+    return datalists[f];
+  }
   function filtered(query) {
     const text = (query.q || "").toLowerCase();
     let rows = INDEX.rows.filter(r => FILTERS.every(f => !query[f] || String(r[col(f)]) === query[f]));
@@ -213,11 +232,18 @@
     root.appendChild(el("h2", {text: "Submissions"}));
     const bar = el("div", {class: "filters"});
     for (const f of FILTERS) {
-      const values = [...new Set(INDEX.rows.map(r => r[col(f)]))].filter(v => v !== null && v !== "").sort();
-      const sel = el("select", {id: "f-" + f, onchange: () => go({...query, [f]: sel.value, page: 0})},
-        el("option", {value: "", text: "all " + f + "s"}), values.map(v => el("option", {value: v, text: v})));
-      sel.value = query[f] || "";
-      bar.appendChild(sel);
+      const values = distinct(f);
+      if (values.length <= SELECT_MAX) {
+        const sel = el("select", {id: "f-" + f, onchange: () => go({...query, [f]: sel.value, page: 0})},
+          el("option", {value: "", text: "all " + f + "s"}), values.map(v => el("option", {value: v, text: v})));
+        sel.value = query[f] || "";
+        bar.appendChild(sel);
+      } else {  // thousands of agents: type a name (suggestions from a datalist), exact match
+        const box = el("input", {id: "f-" + f, list: "dl-" + f, placeholder: "any " + f + " (" + values.length + ")",
+          value: query[f] || "", size: 18});
+        box.onchange = () => go({...query, [f]: box.value, page: 0});
+        bar.append(box, datalist(f, values));
+      }
     }
     const search = el("input", {id: "f-q", type: "search", placeholder: "search reason, status, names", value: query.q || ""});
     search.onchange = () => go({...query, q: search.value, page: 0});
@@ -367,21 +393,28 @@
     });
     return q;
   }
-  function route() {
+  function route(full) {
     const root = document.getElementById("app");
-    root.textContent = "";
     const h = location.hash || "#/";
     const m = h.match(/^#\/sub\/(\d+)/);
+    const section = document.getElementById("subs-section");
+    if (!m && section && full !== true) {  // same page, another filter, sort or page: the table alone
+      section.textContent = "";
+      submissionsTable(section, parseQuery(h.split("?")[1]));
+      return;
+    }
+    root.textContent = "";
     if (m) submissionPage(root, +m[1]);
     else summary(root, parseQuery(h.split("?")[1]));
     document.getElementById("status").textContent = INDEX.rows.length + " submissions";
+    window.scrollTo(0, 0);
   }
-  window.addEventListener("hashchange", route);
+  window.addEventListener("hashchange", () => route(false));
   window.addEventListener("DOMContentLoaded", () => {
     loadIndex().then(() => {
       document.getElementById("title").textContent = "hpcbench: " + INDEX.campaign;
       document.title = "hpcbench: " + INDEX.campaign;
-      route();
+      route(true);
       document.body.dataset.ready = "1";
     }, e => { document.getElementById("app").textContent = "cannot load the campaign: " + e; });
   });
