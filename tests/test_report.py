@@ -147,12 +147,13 @@ def test_run_report_shows_intervals_rank_ranges_and_pass_at_1(sample_campaign, r
     """`hpcbench run`'s own report (the bundled problems: enough for intervals over problems)."""
     lb = {r["agent"]: r for r in report_json["leaderboard"]}
     ref = lb["reference"]  # one attempt on every problem: its interval speaks for problems like these
-    assert ref["scope"] == "problems" and ref["composite_low"] <= ref["composite_mean"] <= ref["composite_high"]
-    assert ref["pass_at_1"] == 1.0 and ref["rank"] and ref["interval_source"].startswith("/stats/")
+    assert ref["uncertainty"]["scope"] == "problems"
+    assert ref["composite_ci_low"] <= ref["composite_mean"] <= ref["composite_ci_high"]
+    assert ref["pass_at_1"] == 1.0 and ref["rank"] and ref["uncertainty"]["interval_source"].startswith("/stats/")
     for r in lb.values():
-        assert r["rank_best"] <= r["rank_worst"] and r["pass_at_1"] is not None, r
-        if r["scope"] != "too few":
-            assert r["composite_low"] <= r["composite_mean"] <= r["composite_high"], r
+        assert r["uncertainty"]["rank_best"] <= r["uncertainty"]["rank_worst"] and r["pass_at_1"] is not None, r
+        if r["uncertainty"]["scope"] != "too few":
+            assert r["composite_ci_low"] <= r["composite_mean"] <= r["composite_ci_high"], r
     assert report_json["uncertainty"]["stored"] and report_json["uncertainty"]["pairs"]
     md = (sample_campaign / "report" / "report.md").read_text()
     assert re.search(r"\| rank \| agent \| n \| composite \| 95% interval \| pass@1 \|", md) and "## How sure" in md

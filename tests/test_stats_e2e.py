@@ -86,19 +86,19 @@ def test_intervals_contain_the_means_and_the_order_says_no_more_than_the_data(re
     lb = {r["agent"]: r for r in report["leaderboard"]}
     for agent, right in AGENTS.items():
         r = lb[agent]
-        assert r["scope"] == "these problems", r  # one problem: an interval about it only
-        assert r["composite_low"] <= r["composite_mean"] <= r["composite_high"], r
+        assert r["uncertainty"]["scope"] == "these problems", r  # one problem: an interval about it only
+        assert r["composite_ci_low"] <= r["composite_mean"] <= r["composite_ci_high"], r
         assert r["pass_at_1"] == pytest.approx(right / 6)
     assert lb["six-of-six"]["composite_mean"] > lb["four-of-six"]["composite_mean"] > lb["three-of-six"][
         "composite_mean"]
     pairs = {(p["a"], p["b"]): p["established"] for p in report["uncertainty"]["pairs"]}
     assert pairs[("four-of-six", "three-of-six")] == 0  # not ranked apart
     assert pairs[("six-of-six", "three-of-six")] == 1  # 6/6 ranked above 3/6
-    six, three, four = (lb[a] for a in ("six-of-six", "three-of-six", "four-of-six"))
+    six, three, four = (lb[a]["uncertainty"] for a in ("six-of-six", "three-of-six", "four-of-six"))
     assert six["rank_best"] < three["rank_best"] and six["rank_worst"] < three["rank_worst"]
     assert four["rank_best"] <= three["rank_best"] <= four["rank_worst"]  # their ranges overlap
     ref = lb["reference"]  # one attempt on one problem
-    assert ref["scope"] == "too few" and ref["composite_low"] is None and ref["rank"] == "1-4"
+    assert ref["uncertainty"]["scope"] == "too few" and ref["composite_ci_low"] is None and ref["rank"] == "1-4"
     assert report["uncertainty"]["settings"]["seed"] == 11 and report["uncertainty"]["stored"]
 
 
@@ -121,7 +121,7 @@ def test_markdown_and_html_show_intervals_ranks_and_pass_at_1(campaign, report):
     assert "95% interval" in head and "pass@1" in head
     three = next(ln for ln in md.splitlines() if ln.startswith("| ") and "| three-of-six |" in ln)
     lb = {r["agent"]: r for r in report["leaderboard"]}["three-of-six"]
-    assert f"[{lb['composite_low']:.1f}, {lb['composite_high']:.1f}]‡" in three and "| 0.50 |" in three
+    assert f"[{lb['composite_ci_low']:.1f}, {lb['composite_ci_high']:.1f}]‡" in three and "| 0.50 |" in three
     assert "## How sure" in md and "### Paired differences" in md and "### pass@k" in md
     assert re.search(r"\| six-of-six \| three-of-six \| [\d.]+ \| \[[\d.]+, [\d.]+\]‡ \| 1 \| six-of-six above \|", md)
     assert "too few to say" in md and "### How many attempts" in md
@@ -138,16 +138,17 @@ def test_explain_draws_every_interval_rank_and_pass_at_k_again(campaign, report)
     paths += [f"/stats/{sid}/agents/three-of-six/pass", f"/stats/{sid}/agents/four-of-six/correctness",
               f"/stats/{sid}/pairs/six-of-six/three-of-six", f"/stats/{sid}/pass_at_k/four-of-six/rosenbrock",
               f"/stats/{sid}/pass_at_k/four-of-six", f"/stats/{sid}/power"]
-    paths += [r[k] for r in report["leaderboard"] for k in ("interval_source", "rank_source", "pass_source")]
+    paths += [r["uncertainty"][k] for r in report["leaderboard"] for k in ("interval_source", "rank_source",
+                                                                            "pass_source")]
     for p in paths:
         out = explain(h5, p)
         assert "derived again, stored: match" in out and "MISMATCH" not in out, (p, out)
     lb = {r["agent"]: r for r in report["leaderboard"]}["three-of-six"]
     out = hpcbench("explain", str(campaign), f"/stats/{sid}/agents/three-of-six").stdout
-    assert f"= [{lb['composite_low']:.4f}, {lb['composite_high']:.4f}]" in out and "seed 11" in out
+    assert f"= [{lb['composite_ci_low']:.4f}, {lb['composite_ci_high']:.4f}]" in out and "seed 11" in out
     assert "derived again, stored: match" in out
     low = explain(h5, f"/stats/{sid}/agents/three-of-six@low")
-    assert low.startswith(f"/stats/{sid}/agents/three-of-six@low = {lb['composite_low']}")
+    assert low.startswith(f"/stats/{sid}/agents/three-of-six@low = {lb['composite_ci_low']}")
     every = explain(h5, f"/stats/{sid}/agents/*")
     assert every.count("== /stats/") == 4 and every.count("stored: match") == 4  # the reference too: "too few"
 
@@ -207,7 +208,7 @@ def test_judge_samples_split_the_interval_into_judge_and_attempts(campaign, tmp_
     assert len(ev["evidence"]["samples"]) == 3 and "mean of 3 of 3 judge samples" in ev["rationale"]
     assert len(row["judge_composites"]) == 3 and len(set(row["judge_composites"])) > 1
     rep = json.loads(hpcbench("report", str(camp), "--format", "json", "--scoring-id", "three").stdout)
-    shares = {r["agent"]: r["judge_share"] for r in rep["leaderboard"]}
+    shares = {r["agent"]: r["uncertainty"]["judge_share"] for r in rep["leaderboard"]}
     assert 0 < shares["six-of-six"] <= 1.0  # its attempts agree: what varies is the judge
     assert shares["three-of-six"] < shares["six-of-six"]  # right and wrong attempts vary more than the judge
     md = hpcbench("report", str(camp), "--scoring-id", "three").stdout

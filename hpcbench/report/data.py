@@ -33,6 +33,9 @@ class Report:
     provenance: dict
     weights: dict[str, float]
     scoring: dict = field(default_factory=dict)
+    # Generations an infrastructure error kept from being made (campaign.json `errors`): not
+    # attempts, on no leaderboard; listed so that a gap is never mistaken for a result.
+    errors: list[dict] = field(default_factory=list)
     stats: dict = field(default_factory=dict)  # hpcbench.score.uncertainty: intervals, pairs, ranks, pass@k
 
     @property
@@ -129,6 +132,7 @@ def campaign_facts(h5_path: Path) -> tuple[dict, dict[str, dict]]:
     with open_store(h5_path, "report") as f:
         prov = {k: _s(f.attrs[k]) for k in ("site", "petsc_version", "mpi", "hpcbench_version", "git_commit",
                                             "campaign_id", "collected") if k in f.attrs}
+        prov["errors"] = json.loads(_s(f["manifest"][()])).get("errors", []) if "manifest" in f else []
         subs = live_submissions(f)
         builds = f["builds"].fields(["wall_s"])[()]
         builds_iso = f["builds"].fields(["isolation"])[()]
@@ -181,7 +185,9 @@ def load(h5_path: Path, scoring_id: str | None = None) -> Report:
     scoring = {"created": sc.attrs.get("created", ""), "config": sc.config,
                "scorer_version": sc.attrs.get("hpcbench_version", ""),
                "scorer_git_commit": sc.attrs.get("git_commit", "")}
-    return Report(h5_path, sc.sid, rows, prov, sc.weights, scoring, uncertainty.load(h5_path.parent, sc.sid, sc.rows))
+    errors = prov.pop("errors")
+    return Report(h5_path, sc.sid, rows, prov, sc.weights, scoring, errors,
+                  uncertainty.load(h5_path.parent, sc.sid, sc.rows))
 
 
 def submission_rows(h5_path: Path, scoring_id: str | None = None) -> tuple[str, list[dict]]:
@@ -232,16 +238,19 @@ def _problem_mean(rows: list[dict], what: str) -> float | None:
 
 
 def _uncertainty_fields(st: dict) -> dict:
-    """The leaderboard's columns from an agent's entry in rep.stats (docs/report.md)."""
+    """The leaderboard's columns from an agent's entry in rep.stats (docs/report.md): the rank
+    range, the composite's interval and pass@1 as plain fields, the rest under `uncertainty`."""
     comp, passed, rank = st.get("composite") or {}, st.get("pass") or {}, st.get("rank") or {}
-    return {"composite_low": comp.get("low"), "composite_high": comp.get("high"), "scope": comp.get("scope"),
-            "interval_note": comp.get("note", ""), "judge_share": comp.get("judge_share"),
-            "rank": rank.get("label"), "rank_best": rank.get("best"), "rank_worst": rank.get("worst"),
-            "pass_at_1": passed.get("estimate"), "pass_at_1_low": passed.get("low"),
-            "pass_at_1_high": passed.get("high"),
-            "category_intervals": {c: [v.get("low"), v.get("high")] for c, v in (st.get("categories") or {}).items()},
-            "interval_source": st.get("source"), "rank_source": st.get("rank_source"),
-            "pass_source": f"{st['source']}/pass" if st.get("source") else None}
+    src = st.get("source")
+    return {"rank": rank.get("label"), "composite_ci_low": comp.get("low"), "composite_ci_high": comp.get("high"),
+            "pass_at_1": passed.get("estimate"),
+            "uncertainty": {"scope": comp.get("scope"), "note": comp.get("note", ""),
+                            "judge_share": comp.get("judge_share"), "rank_best": rank.get("best"),
+                            "rank_worst": rank.get("worst"), "pass_at_1_ci": [passed.get("low"), passed.get("high")],
+                            "categories": {c: [v.get("low"), v.get("high")]
+                                           for c, v in (st.get("categories") or {}).items()},
+                            "interval_source": src, "rank_source": st.get("rank_source"),
+                            "pass_source": f"{src}/pass" if src else None}}
 
 
 def per_problem(rep: Report) -> tuple[list[str], list[str], dict[tuple[str, str], dict]]:

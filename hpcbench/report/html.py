@@ -52,14 +52,16 @@ def _table(head: list[str], body: list[str], tid: str = "") -> str:
         "".join(f"<tr>{b}</tr>" for b in body) + "</tbody></table>"
 
 
-def to_html(h5_path: Path, scoring_id: str | None = None) -> str:
-    rep = load(h5_path, scoring_id)
+def to_html(h5_path: Path, scoring_id: str | None = None, rep: Report | None = None) -> str:
+    rep = rep or load(h5_path, scoring_id)
     sid, cats = rep.sid, rep.categories
     parts = [f"<h1>hpcbench report: {_e(Path(h5_path).parent.name)}</h1>",
              f"<p>Scoring <code>{_e(sid)}</code> of <code>{_e(h5_path)}</code>. Every number names its source: hover "
              f"a cell for the HDF5 path and the command that re-derives it "
              f"(<code>hpcbench explain {_e(rep.campaign)} PATH</code>).</p>",
-             "<ul>" + "".join(f"<li>{_e(k)}: {_e(v)}</li>" for k, v in rep.provenance.items()) + "</ul>"]
+             "<ul>" + "".join(f"<li>{_e(k)}: {_e(v)}</li>" for k, v in rep.provenance.items()) + "</ul>",
+             "<p><a href='browse/index.html'>Explore every submission</a> (sortable, filterable, a page per submission "
+             f"with its source, runs and evaluators; also <code>hpcbench view {_e(rep.campaign)}</code>).</p>"]
     if rep.isolation_warning():
         parts.append(f"<p class='warning'><strong>{_e(rep.isolation_warning())}</strong></p>")
     lb = leaderboard(rep)
@@ -67,12 +69,11 @@ def to_html(h5_path: Path, scoring_id: str | None = None) -> str:
     for r in lb:
         src = r["source"]
         comp = fmt_comp(r["composite_mean"], bool(r["partial"]))
-        body.append(_td(r["rank"] or "—", rep, r["rank_source"], "num") + f"<td>{_e(r['agent'])}</td>"
+        body.append(_td(r["rank"] or "—", rep, r["uncertainty"]["rank_source"], "num") + f"<td>{_e(r['agent'])}</td>"
                     + _td(str(r["submissions"]), rep, src)
                     + _td(comp, rep, f"{src}@composite_mean", "num partial" if r["partial"] else "num")
-                    + _td(uncertainty.interval_text(r["composite_low"], r["composite_high"], r["scope"]), rep,
-                          r["interval_source"])
-                    + _td(fmt(r["pass_at_1"], 2), rep, r["pass_source"])
+                    + _td(uncertainty.row_interval(r), rep, r["uncertainty"]["interval_source"])
+                    + _td(fmt(r["pass_at_1"], 2), rep, r["uncertainty"]["pass_source"])
                     + _td(f"{r['gate_pass_rate']:.0%}", rep, f"{src}@gate_pass_rate")
                     + "".join(_td(fmt(r[c], 2), rep, f"{src}@{c}") for c in cats)
                     + f"<td><code>{_e(src)}</code></td>")

@@ -32,6 +32,7 @@ def markdown(h5_path: Path, scoring_id: str | None = None, plot_file: str | None
     lines += [f"- {k}: {v}" for k, v in rep.provenance.items()] + [""]
     if rep.isolation_warning():
         lines += [f"**{rep.isolation_warning()}**", ""]
+    lines += _errors(rep)
     lines += _leaderboard(rep, plot_file)
     lines += uncertainty.markdown_lines(rep)  # intervals, paired differences, judge noise, power
     lines += _per_problem(rep)
@@ -44,6 +45,21 @@ def markdown(h5_path: Path, scoring_id: str | None = None, plot_file: str | None
     lines += agreement.markdown_lines(h5_path, sid)  # empty unless a scoring by another judge exists
     lines += scaling_lines(Path(h5_path).parent)  # empty unless the campaign has sweeps
     return "\n".join(lines) + "\n"
+
+
+def _errors(rep: Report) -> list[str]:
+    if not rep.errors:
+        return []
+    lines = ["## Not generated: infrastructure errors (not scored)", "",
+             f"{len(rep.errors)} attempt(s) were never made or never came back (no key, outage, quota): they are not "
+             "on the leaderboard and count for nobody. Fix the cause, then `hpcbench retry "
+             f"{rep.campaign}` redoes exactly these (source: `/manifest` errors).", "",
+             "| agent | problem | attempt | kind | cause |", "|---|---|---|---|---|"]
+    for e in rep.errors:
+        cause = str(e.get("cause", "")).replace("`", "'").replace("|", "/").replace("\n", " ")[:300]
+        lines.append(f"| {e.get('agent', '')} | {e.get('problem', '')} | {e.get('attempt', '')} | "
+                     f"{e.get('kind', '')} | `{cause}` |")
+    return lines + [""]
 
 
 def _leaderboard(rep: Report, plot_file: str | None) -> list[str]:
@@ -59,7 +75,7 @@ def _leaderboard(rep: Report, plot_file: str | None) -> list[str]:
     for r in lb:
         lines.append(f"| {r['rank'] or '—'} | {uncertainty.md_cell(r['agent'])} | {r['submissions']} | "
                      f"{fmt_comp(r['composite_mean'], bool(r['partial']))} | "
-                     f"{uncertainty.interval_text(r['composite_low'], r['composite_high'], r['scope'])} | "
+                     f"{uncertainty.row_interval(r)} | "
                      f"{fmt(r['pass_at_1'], 2)} | {r['gate_pass_rate']:.0%} | "
                      + " | ".join(fmt(r[c], 2) for c in cats) + f" | `{r['source']}` |")
     partial = sorted({c for r in rep.scored if r["partial"] for c in r["left_out"]})

@@ -25,6 +25,11 @@ def interval_text(low: float | None, high: float | None, scope: str | None, nd: 
     return f"[{fmt(lo, nd)}, {fmt(hi, nd)}]" + ("‡" if scope == THESE else "")
 
 
+def row_interval(r: dict) -> str:
+    """A leaderboard row's composite interval as the tables show it."""
+    return interval_text(r["composite_ci_low"], r["composite_ci_high"], r["uncertainty"]["scope"])
+
+
 def md_cell(x: object) -> str:
     """A table cell from agent-controlled text (an agent or problem name)."""
     return str(x).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("`", "'")
@@ -111,12 +116,13 @@ def _categoriesmd_cell(rep: Report) -> list[str]:
             v = st.get(c) or {}
             cells.append("—" if v.get("estimate") is None else
                          f"{fmt(v['estimate'], 2)} {interval_text(v.get('low'), v.get('high'), v.get('scope'), 2)}")
-        lines.append(f"| {md_cell(r['agent'])} | " + " | ".join(cells) + f" | `{r['interval_source']}/<category>` |")
+        src = r["uncertainty"]["interval_source"]
+        lines.append(f"| {md_cell(r['agent'])} | " + " | ".join(cells) + f" | `{src}/<category>` |")
     return lines + [""]
 
 
 def _judgemd_cell(rep: Report) -> list[str]:
-    rows = [r for r in leaderboard(rep) if r["judge_share"] is not None]
+    rows = [r for r in leaderboard(rep) if r["uncertainty"]["judge_share"] is not None]
     if not rows:
         return []
     lines = ["### Judge noise", "",
@@ -124,9 +130,9 @@ def _judgemd_cell(rep: Report) -> list[str]:
              "samples (`score --judge-samples K`); the rest comes from attempts (and problems).", "",
              "| agent | interval | judge | attempts | source |", "|---|---|---|---|---|"]
     for r in rows:
-        iv = interval_text(r["composite_low"], r["composite_high"], r["scope"])
-        lines.append(f"| {md_cell(r['agent'])} | {iv} | {_pct(r['judge_share'])} | {_pct(1 - r['judge_share'])} | "
-                     f"`{r['interval_source']}` |")
+        u = r["uncertainty"]
+        lines.append(f"| {md_cell(r['agent'])} | {row_interval(r)} | {_pct(u['judge_share'])} | "
+                     f"{_pct(1 - u['judge_share'])} | `{u['interval_source']}` |")
     return lines + [""]
 
 
@@ -209,12 +215,13 @@ def html_parts(rep: Report) -> list[str]:
         body.append(f"<td>{_e(r['agent'])}</td>" + "".join(
             _td("—" if (st.get(c) or {}).get("estimate") is None else
                 f"{fmt(st[c]['estimate'], 2)} {interval_text(st[c]['low'], st[c]['high'], st[c]['scope'], 2)}",
-                rep, f"{r['interval_source']}/{c}") for c in cats))
+                rep, f"{r['uncertainty']['interval_source']}/{c}") for c in cats))
     parts += ["<h3>Category means</h3>", _table(["agent", *cats], body, "category-intervals")]
-    judged = [r for r in leaderboard(rep) if r["judge_share"] is not None]
+    judged = [r for r in leaderboard(rep) if r["uncertainty"]["judge_share"] is not None]
     if judged:
-        body = [f"<td>{_e(r['agent'])}</td>" + _td(_pct(r["judge_share"]), rep, r["interval_source"])
-                + _td(_pct(1 - r["judge_share"]), rep, r["interval_source"]) for r in judged]
+        body = [f"<td>{_e(r['agent'])}</td>" + _td(_pct(u["judge_share"]), rep, u["interval_source"])
+                + _td(_pct(1 - u["judge_share"]), rep, u["interval_source"])
+                for r, u in ((r, r["uncertainty"]) for r in judged)]
         parts += ["<h3>Judge noise</h3>", _table(["agent", "judge share", "attempts share"], body, "judge-noise")]
     parts += ["<h3>How many attempts</h3>", f"<p>{_e(power_sentence(rep))}</p>"]
     rows = rep.stats.get("pass_at_k") or []
@@ -242,9 +249,10 @@ def intervals_png(rep: Report) -> bytes:
     fig, ax = plt.subplots(figsize=(7.0, 0.45 * len(lb) + 1.2), dpi=110)
     for i, r in enumerate(lb):
         y = len(lb) - 1 - i
-        if r["scope"] in (PROBLEMS, THESE) and r["composite_low"] is not None:
-            ax.plot([r["composite_low"], r["composite_high"]], [y, y], color="#1f4e79", lw=2)
-            ax.plot(r["composite_mean"], y, "o", color="#1f4e79", mfc="white" if r["scope"] == THESE else "#1f4e79")
+        kind = r["uncertainty"]["scope"]
+        if kind in (PROBLEMS, THESE) and r["composite_ci_low"] is not None:
+            ax.plot([r["composite_ci_low"], r["composite_ci_high"]], [y, y], color="#1f4e79", lw=2)
+            ax.plot(r["composite_mean"], y, "o", color="#1f4e79", mfc="white" if kind == THESE else "#1f4e79")
         else:
             ax.plot(r["composite_mean"], y, "x", color="#888")
     ax.set_yticks(range(len(lb)))
