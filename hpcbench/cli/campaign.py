@@ -180,17 +180,22 @@ def run_scoring(opts):
 def summary_text(campaign) -> str:
     """What `run` prints at the end: the leaderboard in brief and where the whole report is
     (the markdown report itself is a file: printed whole it scrolled the summary away)."""
-    from hpcbench.report.data import fmt_comp, leaderboard, load
+    from hpcbench.report.data import fmt, fmt_comp, leaderboard, load
+    from hpcbench.report.uncertainty import row_interval
 
     rep = load(campaign.h5_path)
     rows = leaderboard(rep)
     width = max([len("agent"), *(len(r["agent"]) for r in rows)])
-    lines = [f"{'agent':<{width}}  {'n':>3}  {'composite':>9}  {'gate pass':>9}"]
+    lines = [f"{'rank':>5}  {'agent':<{width}}  {'n':>3}  {'composite':>9}  {'95% interval':>15}  {'pass@1':>6}  "
+             f"{'gate pass':>9}"]
     for r in rows:
-        lines.append(f"{r['agent']:<{width}}  {r['submissions']:>3}  "
-                     f"{fmt_comp(r['composite_mean'], bool(r['partial'])):>9}  {r['gate_pass_rate']:>9.0%}")
+        lines.append(f"{r['rank'] or '-':>5}  {r['agent']:<{width}}  {r['submissions']:>3}  "
+                     f"{fmt_comp(r['composite_mean'], bool(r['partial'])):>9}  {row_interval(r):>15}  "
+                     f"{fmt(r['pass_at_1'], 2):>6}  {r['gate_pass_rate']:>9.0%}")
     if any(r["partial"] for r in rows):
         lines.append("* partial: some categories had no scored evaluator (e.g. no --judge); see the report")
+    if any(r["uncertainty"]["scope"] == "these problems" for r in rows):
+        lines.append("‡ about these problems only (fewer than 6 problems); ranks are ranges no interval splits")
     report = campaign.report_dir
     return "\n".join([*lines, "", f"campaign: {campaign.root}", f"report:   {report / 'report.md'}",
                       f"browse:   {report / 'report.html'} (or: hpcbench view {campaign.root})"])

@@ -13,6 +13,7 @@ import numpy as np
 
 from hpcbench.evaluators.categories import CATEGORIES
 from hpcbench.score import uncertainty
+from hpcbench.score.verdict import FULL, passed_from_rows
 from hpcbench.store import layout, scorings
 from hpcbench.store.read import Texts, live_submissions, open_store, strings
 
@@ -101,8 +102,11 @@ def _stage_and_reason(a: dict, evs: dict, sub: dict | None) -> tuple[str, str]:
     acc = evs.get("numerical_accuracy", {})
     if acc.get("status") != "scored":
         return "ran", "accuracy unscored"
-    if (acc.get("score") or 0.0) < 0.999:
+    right = a["correct"] if a.get("correct") is not None else passed_from_rows(a["gates_passed"], evs)
+    if (acc.get("score") or 0.0) < FULL:
         return "ran", "wrong answer"
+    if not right:  # full marks on what was checked, but a check had no reference value to compare with
+        return "ran", "checks incomplete"
     return "passed checks", "complete"
 
 
@@ -166,8 +170,8 @@ def load(h5_path: Path, scoring_id: str | None = None) -> Report:
     rows: list[dict] = []
     for r in sc.rows:
         sub = facts.get(r["submission"])
-        evs = {n: {k: e[k] for k in ("score", "confidence", "status", "rationale", "method", "category", "source")}
-               for n, e in r["evaluators"].items()}
+        keys = ("score", "confidence", "status", "rationale", "method", "category", "stage", "source")
+        evs = {n: {k: e[k] for k in keys} for n, e in r["evaluators"].items()}
         judge = {k: float(sum(e[k] for e in r["evaluators"].values()))
                  for k in ("prompt_tokens", "completion_tokens", "cost_usd")}
         stage, reason = _stage_and_reason(r, evs, sub)
