@@ -189,3 +189,12 @@ def test_detectable_difference_shrinks_with_attempts_and_problems():
     assert power.attempts_needed(wide, 10.0, 8, s) is None
     p = power.problems_needed(wide, 10.0, 3, s)
     assert p is not None and power.detectable(wide, p, 3, s)["difference"] <= 10.0
+
+
+def test_no_detectable_difference_from_attempts_that_never_differ():
+    same = power.components({"a": {"p": [0.0, 0.0, 0.0]}, "b": {"p": [0.0, 0.0, 0.0]}})
+    with pytest.raises(ValueError, match="differ"):
+        power.detectable(same, 1, 3, Settings())
+    one = power.components({"a": {"p": [0.0, 10.0]}, "b": {"q": [5.0]}})
+    with pytest.raises(ValueError, match="unknown"):
+        power.detectable(one, 1, 2, Settings())

@@ -42,8 +42,9 @@ class Components:
         return asdict(self)
 
 
-def components(cells: Mapping[str, Mapping[str, Sequence[float]]]) -> Components:
-    """`cells`: agent -> problem -> attempt values."""
+def components(cells: Mapping[str, Mapping[str, Sequence[float]]], max_agents: int = 100) -> Components:
+    """`cells`: agent -> problem -> attempt values. The interaction is pooled over the pairs of
+    the `max_agents` agents with the most attempts (pairs grow with the square of the agents)."""
     ss = df = 0.0
     for per in cells.values():
         for vals in per.values():
@@ -53,7 +54,8 @@ def components(cells: Mapping[str, Mapping[str, Sequence[float]]]) -> Components
     within = ss / df if df else None
     num = den = 0.0
     most = 0
-    for a, b in itertools.combinations(sorted(cells), 2):
+    busiest = sorted(cells, key=lambda a: (-sum(len(v) for v in cells[a].values()), a))[:max_agents]
+    for a, b in itertools.combinations(sorted(busiest), 2):
         shared = sorted(set(cells[a]) & set(cells[b]))
         most = max(most, len(shared))
         if len(shared) < 2 or within is None:
@@ -65,14 +67,17 @@ def components(cells: Mapping[str, Mapping[str, Sequence[float]]]) -> Components
     counts = [len(v) for per in cells.values() for v in per.values()]
     if len(cells) == 1:  # no pair: the design is the one agent's problems
         most = len(next(iter(cells.values())))
-    return Components(within, int(df), max(0.0, num / den) if den else None, len(cells) * (len(cells) - 1) // 2,
+    return Components(within, int(df), max(0.0, num / den) if den else None, len(busiest) * (len(busiest) - 1) // 2,
                       most, int(np.median(counts)) if counts else 0)
 
 
 def standard_error(c: Components, problems: int, attempts: int, settings: Settings) -> tuple[float, int, str]:
     """(standard error of a paired difference, degrees of freedom, scope) for a design."""
-    if c.within is None:
-        raise ValueError("no problem has two attempts by one agent: the spread of attempts is unknown")
+    if c.within is None or c.within_df < 2:
+        raise ValueError("too few repeated attempts (by one agent on one problem): the spread of attempts is unknown")
+    if c.within <= 0:
+        raise ValueError(f"no two attempts by one agent on one problem differ (over {c.within_df} df): the spread "
+                         "of attempts is not measured")
     if problems < 1:
         raise ValueError("no two agents attempted a common problem")
     if problems >= settings.min_units:
