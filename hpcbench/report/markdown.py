@@ -78,6 +78,8 @@ def _leaderboard(rep: Report, plot_file: str | None) -> list[str]:
                      f"{uncertainty.row_interval(r)} | "
                      f"{fmt(r['pass_at_1'], 2)} | {r['gate_pass_rate']:.0%} | "
                      + " | ".join(fmt(r[c], 2) for c in cats) + f" | `{r['source']}` |")
+    lines += ["", f"Sources: an agent's interval `/stats/{rep.sid}/agents/<agent>`, its rank "
+                  f"`/stats/{rep.sid}/ranks/<agent>`, its pass@1 `/stats/{rep.sid}/agents/<agent>/pass`."]
     partial = sorted({c for r in rep.scored if r["partial"] for c in r["left_out"]})
     if partial:
         lines += ["", f"\\* Partial composites leave out: {', '.join(partial)} (no scored evaluator in that "
