@@ -103,6 +103,7 @@ def to_html(h5_path: Path, scoring_id: str | None = None, rep: Report | None = N
             body.append(f"<td>{_e(p)}</td>{tds}")
         parts += ["<h2>Per problem</h2>", "<p class='note'>Mean composite (attempts).</p>",
                   _table(["problem", *agents], body, "per-problem")]
+    parts += uncertainty.pass_at_k_html(rep)
     stages, reasons = taxonomy(rep)
     if stages:
         body = [f"<td>{_e(a)}</td>" + _td(str(sum(sc.values())), rep, f"/scores/{sid}/{a}")

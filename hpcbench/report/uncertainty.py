@@ -224,6 +224,12 @@ def html_parts(rep: Report) -> list[str]:
                 for r, u in ((r, r["uncertainty"]) for r in judged)]
         parts += ["<h3>Judge noise</h3>", _table(["agent", "judge share", "attempts share"], body, "judge-noise")]
     parts += ["<h3>How many attempts</h3>", f"<p>{_e(power_sentence(rep))}</p>"]
+    return parts
+
+
+def pass_at_k_html(rep: Report) -> list[str]:
+    """The pass@k table of the per-problem section."""
+    parts: list[str] = []
     rows = rep.stats.get("pass_at_k") or []
     if rows:
         most = max(r["n"] for r in rows)
