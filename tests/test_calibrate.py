@@ -268,7 +268,7 @@ def test_calibrate_three_scripted_judges(probe_dir, openai_server, tmp_path, mon
     assert comps and all(len(c) == 2 for c in comps) and any(c[0] != c[1] for c in comps)
     rep = json.loads(hpcbench("report", str(probe_dir / "campaign-v1"), "--scoring-id", rnd["samples_scoring"],
                               "--format", "json").stdout)
-    assert any(r["judge_share"] for r in rep["leaderboard"])
+    assert any(r["uncertainty"]["judge_share"] for r in rep["leaderboard"])
 
     # Scoring by the random judge lowers its confidence where it is below the threshold, and
     # says so; the perfect judge's is kept.

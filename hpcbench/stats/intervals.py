@@ -15,11 +15,11 @@ import numpy as np
 from hpcbench.stats import resample
 
 # Units an interval needs at the level it draws: 6 problems to speak for problems like these
-# (measured from 6 up, bench/stats_coverage.py: 93-97%; the bundled suite has 6), else 6
+# (measured from 6 up, bench/stats_coverage.py: 93-96%; the bundled suite has 6), else 6
 # attempts on each problem to speak for these problems only. A percentile interval never
 # reaches beyond the range of the drawn units, and the truth lies outside the range of n
 # draws with probability 2^(1-n): 6.3% at 5, 3.1% at 6. Even so, 6-10 attempts per problem
-# cover only 85-92%: the report marks those intervals.
+# cover only 82-92%: the report marks those intervals.
 MIN_UNITS = 6
 PROBLEMS, THESE, TOO_FEW = "problems", "these problems", "too few"
 
