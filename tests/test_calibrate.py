@@ -260,6 +260,15 @@ def test_calibrate_three_scripted_judges(probe_dir, openai_server, tmp_path, mon
     assert 0.2 <= o["detection_rate"] <= 0.95 and 0.1 <= o["false_alarm_rate"] <= 0.8, o
     assert o["stability"] < 0.75  # the same verdict twice: about 0.53 for a coin that flags 62.5%
     assert openai_server.errors == []
+    # The two repeats are also the judge samples of one more scoring (no new call): its report says
+    # how much of each interval is the judge's noise.
+    assert perfect["samples_scoring"] and lenient["samples_scoring"] == ""
+    sc = read_scoring(probe_dir / "campaign-v1", rnd["samples_scoring"])
+    comps = [r["judge_composites"] for r in sc.rows if r["gates_passed"]]
+    assert comps and all(len(c) == 2 for c in comps) and any(c[0] != c[1] for c in comps)
+    rep = json.loads(hpcbench("report", str(probe_dir / "campaign-v1"), "--scoring-id", rnd["samples_scoring"],
+                              "--format", "json").stdout)
+    assert any(r["uncertainty"]["judge_share"] for r in rep["leaderboard"])
 
     # Scoring by the random judge lowers its confidence where it is below the threshold, and
     # says so; the perfect judge's is kept.

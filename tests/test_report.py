@@ -78,8 +78,8 @@ def test_every_number_names_its_source_and_explain_rederives_it(sample_campaign,
         assert r["explain"] == f"hpcbench explain {camp} {r['source']}"
     ref = next(r for r in report_json["leaderboard"] if r["agent"] == "legacy-coder")
     out = hpcbench("explain", camp, ref["source"]).stdout
-    m = re.search(r"composite_mean = mean of (\d+) = ([\d.]+)", out)
-    assert m and int(m.group(1)) == ref["submissions"] and float(m.group(2)) == pytest.approx(ref["composite_mean"])
+    m = re.search(r"composite_mean = mean of (\d+) problem means \(over (\d+) attempts\) = ([\d.]+)", out)
+    assert m and int(m.group(2)) == ref["submissions"] and float(m.group(3)) == pytest.approx(ref["composite_mean"])
     sub = next(s for s in report_json["submissions"] if (s["agent"], s["problem"]) == ("legacy-coder", "rosenbrock"))
     out = hpcbench("explain", camp, sub["source"]).stdout
     assert "error_handling" in out and "weight 0.20" in out and re.search(r"recomputed [\d.]+, stored [\d.]+: match",
@@ -141,3 +141,21 @@ def test_html_report_is_self_contained_and_renders_in_headless_chromium(sample_c
                    capture_output=True, timeout=120, check=True)
     png = shot.read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000  # a rendered page, not a blank one
+
+
+def test_run_report_shows_intervals_rank_ranges_and_pass_at_1(sample_campaign, report_json):
+    """`hpcbench run`'s own report (the bundled problems: enough for intervals over problems)."""
+    lb = {r["agent"]: r for r in report_json["leaderboard"]}
+    ref = lb["reference"]  # one attempt on every problem: its interval speaks for problems like these
+    assert ref["uncertainty"]["scope"] == "problems"
+    assert ref["composite_ci_low"] <= ref["composite_mean"] <= ref["composite_ci_high"]
+    assert ref["pass_at_1"] == 1.0 and ref["rank"] and ref["uncertainty"]["interval_source"].startswith("/stats/")
+    for r in lb.values():
+        assert r["uncertainty"]["rank_best"] <= r["uncertainty"]["rank_worst"] and r["pass_at_1"] is not None, r
+        if r["uncertainty"]["scope"] != "too few":
+            assert r["composite_ci_low"] <= r["composite_mean"] <= r["composite_ci_high"], r
+    assert report_json["uncertainty"]["stored"] and report_json["uncertainty"]["pairs"]
+    md = (sample_campaign / "report" / "report.md").read_text()
+    assert re.search(r"\| rank \| agent \| n \| composite \| 95% interval \| pass@1 \|", md) and "## How sure" in md
+    html = (sample_campaign / "report" / "report.html").read_text()
+    assert "<img id='intervals'" in html and "id='pairs'" in html

@@ -97,6 +97,18 @@ def judge_prompt_versions() -> dict[str, str]:
     return {e.name: e.prompt_version for e in all_evaluators() if hasattr(e, "prompt_version")}
 
 
+def samples_scoring(h5: Path, judge: JudgeConfig, repeats: int, stamp: dt.datetime) -> str:
+    """The repeats as the judge samples of one more scoring (every answer is cached by then):
+    its report says how much of each interval is the judge's noise (docs/report.md)."""
+    from hpcbench.score import scoring
+
+    if repeats < 2:
+        return ""
+    sid = f"calibrate-{_slug(judge.model)}-samples-{stamp.strftime('%Y%m%dT%H%M%S%fZ')}"
+    scoring.score(h5, sid, dataclasses.replace(judge, sample=0, samples=repeats, calibration=None))
+    return sid
+
+
 def run(judge: JudgeConfig, root: Path | None = None, repeats: int = 1, version: str = DEFAULT_VERSION,
         min_accuracy: float = DEFAULT_MIN_ACCURACY, flag_below: float = FLAG_BELOW, site_name: str = "local",
         progress: Any = None) -> tuple[dict[str, Any], Path]:
@@ -141,14 +153,15 @@ def run(judge: JudgeConfig, root: Path | None = None, repeats: int = 1, version:
                 stats["http_calls"] += int(r.evidence.get("http_calls", 0))
                 stats["unscored"] += r.status != "scored"
                 stats["new_cost_usd"] += 0.0 if r.evidence.get("cached") else r.cost_usd
+    samples = samples_scoring(h5, judge, repeats, stamp)
     result = {
         "model": judge.model, "base_url": judge.base_url, "created": stamp.isoformat(timespec="seconds"),
         "hpcbench_version": __version__, "prompt_versions": versions,
         "probe_set": {"version": probes.version, "sha256": probes.sha256, "probes": len(probes.probes),
                       "controls": len(probes.controls)},
         "repeats": repeats, "flag_below": flag_below, "min_accuracy": min_accuracy,
-        "campaign": str(h5), "scorings": scorings, "judge_stats": stats, "invalid_probes": invalid,
-        **summarise(probes, judgements, flag_below, min_accuracy),
+        "campaign": str(h5), "scorings": scorings, "samples_scoring": samples, "judge_stats": stats,
+        "invalid_probes": invalid, **summarise(probes, judgements, flag_below, min_accuracy),
     }
     out = root / "results" / f"{_slug(judge.model)}--{stamp.strftime('%Y%m%dT%H%M%S%fZ')}.json"
     out.parent.mkdir(parents=True, exist_ok=True)

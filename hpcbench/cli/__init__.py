@@ -35,9 +35,9 @@ def main() -> None:
 
 
 def _register_all() -> None:
-    from hpcbench.cli import agents, campaign, doctor, judge, lint, problems, report, score, sweep
+    from hpcbench.cli import agents, campaign, doctor, judge, lint, problems, report, score, stats, sweep
 
-    for module in (campaign, score, report, problems, doctor, judge, agents, lint, sweep):
+    for module in (campaign, score, report, stats, problems, doctor, judge, agents, lint, sweep):
         module.register(main)
 
 

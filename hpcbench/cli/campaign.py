@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from hpcbench.cli.judge import judge_config, judge_options
+from hpcbench.cli.judge import judge_options
 from hpcbench.cli.progress import EVALUATE, JOB_STATES_KIND, JOBS, JUDGE, Display, JobOutcomes, evaluated, judge_calls
-from hpcbench.cli.score import exit_if_unscored, judge_errors
+from hpcbench.cli.score import exit_if_unscored, judge_errors, scoring_options, scoring_settings
 
 agent_opt = click.option("--agent", "agents", multiple=True,
                          help="reference | samples | dir:PATH | litellm:MODEL | a2a:URL | repair:INNER:N "
@@ -106,7 +106,7 @@ def run_jobs(site, campaign, plan, resume: bool = True, account: str | None = No
     click.echo("", err=True)
 
 
-def collect_score_report(campaign, judge_cfg=None) -> tuple[str, list]:
+def collect_score_report(campaign, judge_cfg=None, settings=None) -> tuple[str, list]:
     """collect, score (judges' progress shown), report.md/html: the markdown and the scores."""
     from hpcbench import report, store
     from hpcbench.score import scoring
@@ -114,7 +114,7 @@ def collect_score_report(campaign, judge_cfg=None) -> tuple[str, list]:
     store.collect(campaign)
     with Display(EVALUATE) as ev, Display(JUDGE) as progress:
         sid, scores = scoring.score(campaign.h5_path, judge=judge_cfg, progress=judge_calls(progress),
-                                    evaluated=evaluated(ev))
+                                    evaluated=evaluated(ev), stats=settings)
     return report.write_campaign_report(campaign.h5_path, campaign.report_dir, sid), scores
 
 
@@ -152,7 +152,7 @@ def run_campaign(opts, out: str | None, wait_lock: bool, dry_run: bool = False, 
 
     s = load_site(opts.site)
     out = out or default_out(s)
-    judge_cfg = judge_config(**opts.judge.model_dump()) if opts.verb == "run" else None  # fails before any job
+    judge_cfg, settings = run_scoring(opts) if opts.verb == "run" else (None, None)  # fails before any job
     if dry_run:
         show_dry_run(out, s, opts, pack)
         return
@@ -164,26 +164,38 @@ def run_campaign(opts, out: str | None, wait_lock: bool, dry_run: bool = False, 
             click.echo(f"campaign: {planned.campaign.root}")
             exit_if_errors(planned.gathered.errors, [], out)
             return
-        md, scores = collect_score_report(planned.campaign, judge_cfg)
+        md, scores = collect_score_report(planned.campaign, judge_cfg, settings)
     click.echo(summary_text(planned.campaign))
     exit_if_errors(planned.gathered.errors, scores, out)
     exit_if_unscored(scores)
 
 
+def run_scoring(opts):
+    """The judge (with its samples) and the bootstrap settings a run's scoring uses."""
+    judge = opts.judge.model_dump()
+    samples = judge.pop("judge_samples")
+    return scoring_settings(judge, samples, opts.bootstrap_resamples, opts.bootstrap_seed)
+
+
 def summary_text(campaign) -> str:
     """What `run` prints at the end: the leaderboard in brief and where the whole report is
     (the markdown report itself is a file: printed whole it scrolled the summary away)."""
-    from hpcbench.report.data import fmt_comp, leaderboard, load
+    from hpcbench.report.data import fmt, fmt_comp, leaderboard, load
+    from hpcbench.report.uncertainty import row_interval
 
     rep = load(campaign.h5_path)
     rows = leaderboard(rep)
     width = max([len("agent"), *(len(r["agent"]) for r in rows)])
-    lines = [f"{'agent':<{width}}  {'n':>3}  {'composite':>9}  {'gate pass':>9}"]
+    lines = [f"{'rank':>5}  {'agent':<{width}}  {'n':>3}  {'composite':>9}  {'95% interval':>15}  {'pass@1':>6}  "
+             f"{'gate pass':>9}"]
     for r in rows:
-        lines.append(f"{r['agent']:<{width}}  {r['submissions']:>3}  "
-                     f"{fmt_comp(r['composite_mean'], bool(r['partial'])):>9}  {r['gate_pass_rate']:>9.0%}")
+        lines.append(f"{r['rank'] or '-':>5}  {r['agent']:<{width}}  {r['submissions']:>3}  "
+                     f"{fmt_comp(r['composite_mean'], bool(r['partial'])):>9}  {row_interval(r):>15}  "
+                     f"{fmt(r['pass_at_1'], 2):>6}  {r['gate_pass_rate']:>9.0%}")
     if any(r["partial"] for r in rows):
         lines.append("* partial: some categories had no scored evaluator (e.g. no --judge); see the report")
+    if any(r["uncertainty"]["scope"] == "these problems" for r in rows):
+        lines.append("‡ about these problems only (fewer than 6 problems); ranks are ranges no interval splits")
     report = campaign.report_dir
     return "\n".join([*lines, "", f"campaign: {campaign.root}", f"report:   {report / 'report.md'}",
                       f"browse:   {report / 'report.html'} (or: hpcbench view {campaign.root})"])
@@ -213,6 +225,7 @@ def exit_if_errors(errors: list, scores: list, out: str) -> None:
 @wait_lock_opt
 @keep_work_opt
 @judge_options
+@scoring_options
 @click.pass_context
 def run(ctx, dry_run, resume, out, wait_lock, **given) -> None:
     """Plan, run, collect, score and report in one go (default: local site,

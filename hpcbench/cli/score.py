@@ -2,12 +2,42 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
 import click
 
 from hpcbench.cli.judge import judge_config, judge_options, judge_summary
+from hpcbench.judge.config import JudgeConfig
+from hpcbench.stats.intervals import Settings
+
+
+def scoring_options(f):
+    """--judge-samples, --bootstrap-resamples, --bootstrap-seed (score and run)."""
+    opts = [
+        click.option("--judge-samples", type=click.IntRange(1, 20), default=1, show_default=True,
+                     help="answers asked of the judge per judged evaluator; their mean scores, their spread goes "
+                          "into the leaderboard's intervals (the report says how much)"),
+        click.option("--bootstrap-resamples", type=click.IntRange(1000, 1_000_000), default=Settings.resamples,
+                     show_default=True, help="resamples of the leaderboard's bootstrap intervals"),
+        click.option("--bootstrap-seed", type=click.IntRange(0), default=Settings.seed, show_default=True,
+                     help="seed of the bootstrap (recorded in the scoring: `explain` draws every interval again)"),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+def scoring_settings(judge: dict, judge_samples: int, bootstrap_resamples: int,
+                     bootstrap_seed: int) -> tuple[JudgeConfig | None, Settings]:
+    """The judge (with its samples) and the bootstrap settings from the command line."""
+    cfg = judge_config(**judge)
+    if judge_samples > 1:
+        if cfg is None:
+            raise click.UsageError("--judge-samples needs --judge MODEL")
+        cfg = dataclasses.replace(cfg, samples=judge_samples)
+    return cfg, Settings(seed=bootstrap_seed, resamples=bootstrap_resamples)
 
 
 def exit_if_unscored(scores) -> None:
@@ -47,19 +77,21 @@ def exit_if_judge_errors(scores, campaign_dir: str) -> None:
 @click.argument("campaign_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--scoring-id", help="name of the new scoring, scores/<id>.h5 (default: a timestamp)")
 @judge_options
-def score(campaign_dir, scoring_id, **judge) -> None:
+@scoring_options
+def score(campaign_dir, scoring_id, judge_samples, bootstrap_resamples, bootstrap_seed, **judge) -> None:
     """Score campaign.h5 offline into a new scores/<id>.h5 (LLM judges with --judge)."""
     from hpcbench.cli.progress import EVALUATE, JUDGE, Display, evaluated, judge_calls
     from hpcbench.plan import Campaign
     from hpcbench.score import scoring
     from hpcbench.store.scorings import read_scoring, scoring_path
 
+    judge_cfg, settings = scoring_settings(judge, judge_samples, bootstrap_resamples, bootstrap_seed)
     c = Campaign(Path(campaign_dir))
     if not c.h5_path.is_file():
         raise FileNotFoundError(f"{c.h5_path}: not collected yet; run `hpcbench collect {campaign_dir}`")
     with Display(EVALUATE) as ev, Display(JUDGE) as progress:
-        sid, scores = scoring.score(c.h5_path, scoring_id, judge_config(**judge), judge_calls(progress),
-                                    evaluated(ev))
+        sid, scores = scoring.score(c.h5_path, scoring_id, judge_cfg, judge_calls(progress), evaluated(ev),
+                                    stats=settings)
     click.echo(f"scoring {sid}: {len(scores)} submissions scored into {scoring_path(c.root, sid)}")
     click.echo(judge_summary(read_scoring(c.root, sid).config))
     exit_if_unscored(scores)

@@ -23,6 +23,9 @@ class JudgeConfig:
     # The n-th independent answer to the same prompt (calibration's stability repeats): part
     # of the cache key when > 0, so each repeat is asked once and then cached like any answer.
     sample: int = 0
+    # Answers asked per judged task (`score --judge-samples K`): samples sample .. sample+K-1,
+    # their mean scores and their spread goes into the report's intervals (hpcbench.score.judge_samples).
+    samples: int = 1
     # The judge's stored calibration (hpcbench.calibration.calibrate.trust_summary) that scorings apply
     # (hpcbench.judge.trust): recorded with the scoring's config, never applied silently.
     calibration: dict[str, Any] | None = None
@@ -34,6 +37,8 @@ class JudgeConfig:
             raise ValueError(f"--judge-concurrency: {self.concurrency} (must be at least 1)")
         if self.timeout_s <= 0:
             raise ValueError(f"--judge-timeout: {self.timeout_s} (must be positive)")
+        if self.samples < 1:
+            raise ValueError(f"--judge-samples: {self.samples} (must be at least 1)")
 
     def api_key(self) -> str | None:
         key = os.environ.get(API_KEY_ENV)

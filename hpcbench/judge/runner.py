@@ -9,9 +9,10 @@ are re-scorable later, and the cache makes that re-score ask only for them."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from pydantic import ValidationError
@@ -103,8 +104,12 @@ def ask(task: JudgeTask, cfg: JudgeConfig, cache: JudgeCache | None = None,
 
 
 def run_tasks(tasks: list[JudgeTask], cfg: JudgeConfig, cache: JudgeCache | None = None,
-              progress: Callable[[int, int], None] | None = None) -> list[JudgeOutcome]:
-    """Outcomes in the order of `tasks`; cache hits never reach the pool."""
+              progress: Callable[[int, int], None] | None = None,
+              samples: Sequence[int] | None = None) -> list[JudgeOutcome]:
+    """Outcomes in the order of `tasks`; cache hits never reach the pool. `samples[i]`: the
+    judge sample task i asks for (each its own cache key), else cfg.sample for all."""
+    cfgs = [dataclasses.replace(cfg, sample=k) for k in sorted(set(samples))] if samples is not None else [cfg]
+    by_sample = {c.sample: c for c in cfgs}
     breaker = _Breaker(OUTAGE_AFTER)
     outcomes: list[JudgeOutcome | None] = [None] * len(tasks)
     done = 0
@@ -112,7 +117,7 @@ def run_tasks(tasks: list[JudgeTask], cfg: JudgeConfig, cache: JudgeCache | None
 
     def one(i: int) -> None:
         nonlocal done
-        outcomes[i] = ask(tasks[i], cfg, cache, breaker)
+        outcomes[i] = ask(tasks[i], by_sample[samples[i]] if samples is not None else cfg, cache, breaker)
         with lock:
             done += 1
             if progress:

@@ -24,6 +24,7 @@ class JudgeOptions(BaseModel):
     judge_concurrency: int = 8
     judge_timeout: float = 120.0
     judge_retries: int = 4
+    judge_samples: int = 1  # answers per judged evaluator (hpcbench.score.judge_samples)
 
 
 class RunOptions(BaseModel):
@@ -39,6 +40,8 @@ class RunOptions(BaseModel):
     base_url: str | None = None  # endpoint of generating agents
     api_key_env: str = "HPCBENCH_API_KEY"  # the variable holding their key (never the key)
     judge: JudgeOptions = JudgeOptions()
+    bootstrap_resamples: int = 10_000  # the leaderboard's intervals (hpcbench.stats), recorded in the scoring
+    bootstrap_seed: int = 0
 
 
 def options_path(campaign_dir: Path | str) -> Path:

@@ -1,8 +1,11 @@
 """Reports from a scored campaign.h5, in markdown, HTML (one self-contained file,
 plots embedded), CSV or JSON:
 
-- leaderboard per agent: mean composite and spread over attempts, gate pass
-  rate, per-category means; partial composites marked with what they leave out
+- leaderboard per agent: rank range, mean composite over problems with its 95%
+  interval, pass@1, gate pass rate, per-category means; partial composites marked
+  with what they leave out
+- how sure (uncertainty.py, docs/report.md): paired differences, category intervals,
+  judge noise, the smallest detectable difference, pass@k, a plot of means with intervals
 - per-problem table: mean composite of each agent on each problem
 - per-category profile plot (matplotlib)
 - failure taxonomy on two axes: how far each attempt got (generated, compiled,

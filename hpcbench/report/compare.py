@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hpcbench.score import uncertainty
+from hpcbench.score.verdict import passed_from_rows
+from hpcbench.stats.intervals import Settings, mean_interval
 from hpcbench.store.scorings import Scoring, read_scoring
 
 EPS = 1e-9
@@ -26,9 +29,11 @@ class Side:
 
 
 def passed(row: dict[str, Any]) -> bool:
-    """Every gate and every hidden check passed (the condition a tier needs)."""
-    acc = (row.get("evaluators") or {}).get("numerical_accuracy") or {}
-    return bool(row.get("gates_passed")) and acc.get("status") == "scored" and (acc.get("score") or 0.0) >= 0.999
+    """Every gate and every hidden check passed (the condition a tier needs): the scoring's
+    `correct`, or for a scoring written before it the same rule (hpcbench.score.verdict)."""
+    if row.get("correct") is not None:
+        return bool(row["correct"])
+    return passed_from_rows(bool(row.get("gates_passed")), row.get("evaluators") or {})
 
 
 def _cell(row: dict[str, Any]) -> dict[str, Any]:
@@ -105,8 +110,34 @@ def diff(a: Side, b: Side) -> dict[str, Any]:
                    "only_b": sum(c["change"] == f"only in {b.label}" for c in cells),
                    "new_failures": len(new_failures), "new_passes": len(new_passes)},
         "mean_delta": statistics.fmean(shared) if shared else None,
+        "delta_interval": delta_interval(cells),
         "new_failures": [c["key"] for c in new_failures], "new_passes": [c["key"] for c in new_passes],
     }
+
+
+def delta_interval(cells: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The change B - A as the mean over problems (each once) of each problem's mean change, with
+    its 95% interval clustered by problem (hpcbench.stats; default seed and resamples)."""
+    by_problem: dict[str, list[float]] = {}
+    for c in cells:
+        if c.get("delta") is not None:
+            by_problem.setdefault(c["key"][1] if len(c["key"]) == 3 else c["key"][0], []).append(c["delta"])
+    if not by_problem:
+        return None
+    return {**mean_interval(by_problem, Settings(), "compare/delta", (-100.0, 100.0)).as_dict(), "source": ""}
+
+
+def stored_pair(root: Path, sc: Scoring, a: str, b: str) -> dict[str, Any] | None:
+    """B - A from the scoring's stored paired interval of A and B (docs/report.md)."""
+    doc = uncertainty.load(root, sc.sid, sc.rows)
+    for p in doc.get("pairs", []):
+        if {p["a"], p["b"]} == {a, b}:
+            c = dict(p["composite"])
+            if p["a"] == a:  # stored as a - b
+                c.update(estimate=None if c["estimate"] is None else -c["estimate"],
+                         low=None if c["high"] is None else -c["high"], high=None if c["low"] is None else -c["low"])
+            return {**c, "source": p["source"]}
+    return None
 
 
 def compare(a_dir: Path, b_dir: Path | None, scoring: str | None, against: str | None,
@@ -117,7 +148,10 @@ def compare(a_dir: Path, b_dir: Path | None, scoring: str | None, against: str |
         if not (agent and against_agent):
             raise LookupError("comparing two agents needs both --agent A and --against-agent B")
         sb = read_scoring(Path(b_dir), against) if b_dir else sa
-        return diff(side_of_scoring(sa, agent, agent), side_of_scoring(sb, against_agent, against_agent))
+        res = diff(side_of_scoring(sa, agent, agent), side_of_scoring(sb, against_agent, against_agent))
+        if sb is sa:  # two agents of one scoring: their paired interval as the leaderboard has it
+            res["delta_interval"] = stored_pair(Path(a_dir), sa, agent, against_agent) or res["delta_interval"]
+        return res
     if b_dir is None:
         if against is None:
             others = sorted(s for s in _scoring_ids(Path(a_dir)) if s != sa.sid)
@@ -149,6 +183,12 @@ def markdown(res: dict[str, Any]) -> str:
              f"{c['cells']} cells: {c['changed']} changed, {c['same']} the same, {c['only_a']} only in A, "
              f"{c['only_b']} only in B; {c['new_failures']} new failures, {c['new_passes']} new passes; "
              f"mean composite change over shared cells {_f(res['mean_delta'])}.", ""]
+    iv = res.get("delta_interval")
+    if iv and iv["estimate"] is not None:
+        where = f" (`{iv['source']}`)" if iv.get("source") else ""
+        bounds = "too few to say" if iv["low"] is None else f"95% interval [{_f(iv['low'])}, {_f(iv['high'])}]"
+        lines += [f"Change B - A over problems (each once): {_f(iv['estimate'])}, {bounds}, {iv['scope']}{where}; "
+                  "a change whose interval holds 0 is not established.", ""]
     for title, keys in (("New failures (passed every gate and check in A, not in B)", res["new_failures"]),
                         ("New passes", res["new_passes"])):
         if keys:

@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 
 from hpcbench.evaluators.categories import CATEGORIES
+from hpcbench.score import uncertainty
+from hpcbench.score.verdict import FULL, passed_from_rows
 from hpcbench.store import layout, scorings
 from hpcbench.store.read import Texts, live_submissions, open_store, strings
 
@@ -35,6 +37,7 @@ class Report:
     # Generations an infrastructure error kept from being made (campaign.json `errors`): not
     # attempts, on no leaderboard; listed so that a gap is never mistaken for a result.
     errors: list[dict] = field(default_factory=list)
+    stats: dict = field(default_factory=dict)  # hpcbench.score.uncertainty: intervals, pairs, ranks, pass@k
 
     @property
     def campaign(self) -> str:
@@ -99,8 +102,11 @@ def _stage_and_reason(a: dict, evs: dict, sub: dict | None) -> tuple[str, str]:
     acc = evs.get("numerical_accuracy", {})
     if acc.get("status") != "scored":
         return "ran", "accuracy unscored"
-    if (acc.get("score") or 0.0) < 0.999:
+    right = a["correct"] if a.get("correct") is not None else passed_from_rows(a["gates_passed"], evs)
+    if (acc.get("score") or 0.0) < FULL:
         return "ran", "wrong answer"
+    if not right:  # full marks on what was checked, but a check had no reference value to compare with
+        return "ran", "checks incomplete"
     return "passed checks", "complete"
 
 
@@ -164,8 +170,8 @@ def load(h5_path: Path, scoring_id: str | None = None) -> Report:
     rows: list[dict] = []
     for r in sc.rows:
         sub = facts.get(r["submission"])
-        evs = {n: {k: e[k] for k in ("score", "confidence", "status", "rationale", "method", "category", "source")}
-               for n, e in r["evaluators"].items()}
+        keys = ("score", "confidence", "status", "rationale", "method", "category", "stage", "source")
+        evs = {n: {k: e[k] for k in keys} for n, e in r["evaluators"].items()}
         judge = {k: float(sum(e[k] for e in r["evaluators"].values()))
                  for k in ("prompt_tokens", "completion_tokens", "cost_usd")}
         stage, reason = _stage_and_reason(r, evs, sub)
@@ -184,7 +190,8 @@ def load(h5_path: Path, scoring_id: str | None = None) -> Report:
                "scorer_version": sc.attrs.get("hpcbench_version", ""),
                "scorer_git_commit": sc.attrs.get("git_commit", "")}
     errors = prov.pop("errors")
-    return Report(h5_path, sc.sid, rows, prov, sc.weights, scoring, errors)
+    return Report(h5_path, sc.sid, rows, prov, sc.weights, scoring, errors,
+                  uncertainty.load(h5_path.parent, sc.sid, sc.rows))
 
 
 def submission_rows(h5_path: Path, scoring_id: str | None = None) -> tuple[str, list[dict]]:
@@ -200,25 +207,54 @@ def _mean(xs: list[float]) -> float | None:
 
 
 def leaderboard(rep: Report) -> list[dict]:
-    """One row per agent over its scored attempts; a failed gate counts as its 0."""
+    """One row per agent over its scored attempts (a failed gate counts as its 0): the mean
+    over problems of each problem's mean, its interval, rank range and pass@1 (rep.stats)."""
     out = []
     by_agent: dict[str, list[dict]] = {}
     for r in rep.scored:  # grouped once: campaigns have thousands of agents x attempts
         by_agent.setdefault(r["agent"], []).append(r)
     for agent, mine in sorted(by_agent.items()):
         comps = [r["composite"] for r in mine if r["composite"] is not None]
-        row = {"agent": agent, "submissions": len(mine), "composite_mean": _mean(comps),
+        st = rep.stats.get("agents", {}).get(agent, {})
+        row = {"agent": agent, "submissions": len(mine), "composite_mean": _problem_mean(mine, "composite"),
                "composite_std": statistics.stdev(comps) if len(comps) > 1 else None,
                "composite_min": min(comps) if comps else None, "composite_max": max(comps) if comps else None,
                "gate_pass_rate": sum(r["gates_passed"] for r in mine) / len(mine),
                "partial": sum(r["partial"] for r in mine),
                "left_out": sorted({c for r in mine if r["partial"] for c in r["left_out"]}),
-               "source": f"/scores/{rep.sid}/{agent}", "explain": rep.explain(f"/scores/{rep.sid}/{agent}")}
+               "source": f"/scores/{rep.sid}/{agent}", "explain": rep.explain(f"/scores/{rep.sid}/{agent}"),
+               **_uncertainty_fields(st)}
         for c in rep.categories:
-            vals = [r["categories"].get(c) for r in mine]
-            row[c] = _mean([v for v in vals if v is not None])
+            row[c] = _problem_mean(mine, c)
         out.append(row)
-    return sorted(out, key=lambda r: -(r["composite_mean"] if r["composite_mean"] is not None else -1))
+    return sorted(out, key=lambda r: (-(r["composite_mean"] if r["composite_mean"] is not None else -1), r["agent"]))
+
+
+def _problem_mean(rows: list[dict], what: str) -> float | None:
+    """Mean over problems of each problem's mean over its attempts (each problem counts once;
+    the interval's estimate, hpcbench.stats.intervals); None where nothing is scored."""
+    per: dict[str, list[float]] = {}
+    for r in rows:
+        v = r["composite"] if what == "composite" else r["categories"].get(what)
+        if v is not None:
+            per.setdefault(r["problem"], []).append(v)
+    return _mean([statistics.fmean(v) for v in per.values()])
+
+
+def _uncertainty_fields(st: dict) -> dict:
+    """The leaderboard's columns from an agent's entry in rep.stats (docs/report.md): the rank
+    range, the composite's interval and pass@1 as plain fields, the rest under `uncertainty`."""
+    comp, passed, rank = st.get("composite") or {}, st.get("pass") or {}, st.get("rank") or {}
+    src = st.get("source")
+    return {"rank": rank.get("label"), "composite_ci_low": comp.get("low"), "composite_ci_high": comp.get("high"),
+            "pass_at_1": passed.get("estimate"),
+            "uncertainty": {"scope": comp.get("scope"), "note": comp.get("note", ""),
+                            "judge_share": comp.get("judge_share"), "rank_best": rank.get("best"),
+                            "rank_worst": rank.get("worst"), "pass_at_1_ci": [passed.get("low"), passed.get("high")],
+                            "categories": {c: [v.get("low"), v.get("high")]
+                                           for c, v in (st.get("categories") or {}).items()},
+                            "interval_source": src, "rank_source": st.get("rank_source"),
+                            "pass_source": f"{src}/pass" if src else None}}
 
 
 def per_problem(rep: Report) -> tuple[list[str], list[str], dict[tuple[str, str], dict]]:

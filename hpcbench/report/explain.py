@@ -36,6 +36,7 @@ from typing import Any
 import h5py
 import numpy as np
 
+from hpcbench.report.stats_explain import StatsView
 from hpcbench.store import layout
 from hpcbench.store.lock import store_lock
 from hpcbench.store.read import check_schema
@@ -113,6 +114,7 @@ class Tree:
         self._scorings: dict[str, Scoring] = {}
         self._subs: np.ndarray | None = None
         self._codes: list[str] | None = None
+        self._stats: dict[str, StatsView] = {}
 
     def scoring(self, sid: str) -> Scoring | None:
         if sid not in self._scorings:
@@ -149,12 +151,14 @@ class Tree:
         parts = [p for p in path.strip("/").split("/") if p]
         if not parts:
             return Node("/", {k: _s(v) for k, v in self.f.attrs.items()},
-                        ["manifest", "problems", "petsc", "tables", "submissions", "scores"])
+                        ["manifest", "problems", "petsc", "tables", "submissions", "scores", "stats"])
         head = parts[0]
         if head == "scores":
             return self._score_node(path, parts[1:])
         if head == "submissions":
             return self._sub_node(path, parts[1:])
+        if head == "stats":
+            return self._stats_node(path, parts[1:])
         if head == "sweep" and len(parts) > 2 and parts[1] == "points" and "sweep" in self.f:
             return Node(path, kind="sweep_point", data=parts[2:])  # hpcbench.sweep.explain
         if head == "tables":
@@ -205,6 +209,22 @@ class Tree:
         if rest[6:] == ["evidence"]:
             return Node(path, value=json.dumps(e.get("evidence"), indent=1, default=str))
         return None
+
+    def _stats_node(self, path: str, rest: list[str]) -> Node | None:
+        """The leaderboard's statistics of a scoring (hpcbench.report.stats_explain)."""
+        if not rest:
+            return Node(path, children=sorted(list_scorings(self.root)))
+        sc = self.scoring(rest[0])
+        if sc is None:
+            return None
+        if rest[0] not in self._stats:
+            self._stats[rest[0]] = StatsView(self.root, sc)
+        view = self._stats[rest[0]]
+        kids, leaf = view.children(rest[1:]), view.leaf(rest[1:])
+        if kids is None and not leaf:
+            return None
+        return Node(path, dict(view.stored_item(rest[1:]) or {}) if leaf else {}, kids or [], kind="stats",
+                    data=(view, rest[1:]))
 
     def _sub_node(self, path: str, rest: list[str]) -> Node | None:
         if not rest:
@@ -359,17 +379,33 @@ def explain_aggregate(path: str, sc: Scoring, leaves: list[dict]) -> list[str]:
                      f"  gates {'pass' if o['gates_passed'] else 'FAIL ' + o['failed_gate']}"
                      + ("  partial" if o["partial"] else ""))
     if comps:
-        lines += ["", f"composite_mean = mean of {len(comps)} = {statistics.fmean(comps):.4f}",
-                  f"composite_std  = sample standard deviation = "
+        per = _by_problem(rows, lambda o: o["composite"])
+        lines += ["", f"composite_mean = mean of {len(per)} problem means (over {len(comps)} attempts) = "
+                      f"{statistics.fmean(statistics.fmean(v) for v in per.values()):.4f}  (each problem counts once)",
+                  f"composite_std  = sample standard deviation of the attempts = "
                   f"{statistics.stdev(comps):.4f}" if len(comps) > 1 else "composite_std  = — (one attempt)"]
     if rows:
         passed = sum(o["gates_passed"] for o in rows)
         lines.append(f"gate_pass_rate = {passed}/{len(rows)} = {passed / len(rows):.4f}")
         for cat in sc.weights:
-            vals = [v for v in (o["categories"].get(cat) for o in rows) if v is not None]
-            lines.append(f"{cat:15s}= mean over {len(vals)} scored = "
-                         + (f"{statistics.fmean(vals):.4f}" if vals else "— (none scored)"))
+            per = _by_problem(rows, lambda o, c=cat: o["categories"].get(c))
+            lines.append(f"{cat:15s}= mean of {len(per)} problem means = "
+                         + (f"{statistics.fmean(statistics.fmean(v) for v in per.values()):.4f}" if per
+                            else "— (none scored)"))
+        parts = path.strip("/").split("/")
+        if len(parts) == 3:  # an agent: where its interval, rank range and pass@k are re-derived
+            lines.append(f"interval: /stats/{sc.sid}/agents/{parts[2]}, rank: /stats/{sc.sid}/ranks/{parts[2]}, "
+                         f"pass@k: /stats/{sc.sid}/pass_at_k/{parts[2]}")
     return lines
+
+
+def _by_problem(rows: list[dict], value) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {}
+    for o in rows:
+        v = value(o)
+        if v is not None:
+            out.setdefault(o["problem"], []).append(v)
+    return out
 
 
 def _generic(node: Node, attr: str, key: str, full: bool) -> list[str]:
@@ -426,6 +462,9 @@ def explain(h5_path: Path, path: str, full: bool = False) -> str:
                 from hpcbench.sweep.explain import explain_point
 
                 out += explain_point(f, node.data)
+            elif node.kind == "stats":
+                view, rest = node.data
+                out += view.explain(rest)
             elif node.kind == "aggregate":
                 sc, rows = node.data
                 out += explain_aggregate(t, sc, rows)  # leaderboard and per-problem means: computed, not stored

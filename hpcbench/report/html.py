@@ -7,6 +7,7 @@ import base64
 import html
 from pathlib import Path
 
+from hpcbench.report import uncertainty
 from hpcbench.report.data import (
     STAGES,
     Report,
@@ -68,16 +69,21 @@ def to_html(h5_path: Path, scoring_id: str | None = None, rep: Report | None = N
     for r in lb:
         src = r["source"]
         comp = fmt_comp(r["composite_mean"], bool(r["partial"]))
-        body.append(f"<td>{_e(r['agent'])}</td>" + _td(str(r["submissions"]), rep, src)
+        body.append(_td(r["rank"] or "—", rep, r["uncertainty"]["rank_source"], "num") + f"<td>{_e(r['agent'])}</td>"
+                    + _td(str(r["submissions"]), rep, src)
                     + _td(comp, rep, f"{src}@composite_mean", "num partial" if r["partial"] else "num")
-                    + _td(fmt(r["composite_std"]), rep, f"{src}@composite_std")
+                    + _td(uncertainty.row_interval(r), rep, r["uncertainty"]["interval_source"])
+                    + _td(fmt(r["pass_at_1"], 2), rep, r["uncertainty"]["pass_source"])
                     + _td(f"{r['gate_pass_rate']:.0%}", rep, f"{src}@gate_pass_rate")
                     + "".join(_td(fmt(r[c], 2), rep, f"{src}@{c}") for c in cats)
                     + f"<td><code>{_e(src)}</code></td>")
     parts += ["<h2>Leaderboard</h2>",
-              "<p class='note'>Mean composite (0-100) over each agent's attempts, spread (sample standard deviation), "
-              "share of attempts passing every gate, mean category scores (0-1). * partial composite.</p>",
-              _table(["agent", "n", "composite", "spread", "gate pass", *cats, "source"], body, "leaderboard")]
+              "<p class='note'>Rank range (shared where no interval sets agents apart), mean composite (0-100: mean "
+              "over problems of each problem's mean over attempts) with its 95% interval (‡: these problems only), "
+              "pass@1 (attempts passing every gate and hidden check), share of attempts passing every gate, mean "
+              "category scores (0-1). * partial composite.</p>",
+              _table(["rank", "agent", "n", "composite", "95% interval", "pass@1", "gate pass", *cats, "source"], body,
+                     "leaderboard")]
     partial = sorted({c for r in rep.scored if r["partial"] for c in r["left_out"]})
     if partial:
         parts.append(f"<p class='partial'>* Partial composites leave out: {_e(', '.join(partial))} (no scored "
@@ -87,6 +93,7 @@ def to_html(h5_path: Path, scoring_id: str | None = None, rep: Report | None = N
         parts += ["<h2>Per-category profile</h2>",
                   f"<img id='profile' alt='per-category profile' src='data:image/png;base64,{png}'>",
                   f"<p class='note'>From <code>/scores/{_e(sid)}/*/*/*@categories</code> (leaderboard means).</p>"]
+    parts += uncertainty.html_parts(rep)  # plot of means with intervals, pairs, categories, judge noise, power
     agents, problems, cells = per_problem(rep)
     if problems:
         body = []
@@ -96,6 +103,7 @@ def to_html(h5_path: Path, scoring_id: str | None = None, rep: Report | None = N
             body.append(f"<td>{_e(p)}</td>{tds}")
         parts += ["<h2>Per problem</h2>", "<p class='note'>Mean composite (attempts).</p>",
                   _table(["problem", *agents], body, "per-problem")]
+    parts += uncertainty.pass_at_k_html(rep)
     stages, reasons = taxonomy(rep)
     if stages:
         body = [f"<td>{_e(a)}</td>" + _td(str(sum(sc.values())), rep, f"/scores/{sid}/{a}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hpcbench.report import calibration
+from hpcbench.report import calibration, uncertainty
 from hpcbench.report.data import (
     STAGES,
     Report,
@@ -34,7 +34,9 @@ def markdown(h5_path: Path, scoring_id: str | None = None, plot_file: str | None
         lines += [f"**{rep.isolation_warning()}**", ""]
     lines += _errors(rep)
     lines += _leaderboard(rep, plot_file)
+    lines += uncertainty.markdown_lines(rep)  # intervals, paired differences, judge noise, power
     lines += _per_problem(rep)
+    lines += uncertainty.pass_at_k_lines(rep)
     lines += _taxonomy(rep)
     lines += _refusals(rep)
     lines += _submissions(rep)
@@ -64,14 +66,20 @@ def _leaderboard(rep: Report, plot_file: str | None) -> list[str]:
     lb = leaderboard(rep)
     cats = rep.categories
     lines = ["## Leaderboard", "",
-             "Mean composite (0-100) over each agent's attempts, its spread (sample standard deviation), the share "
-             "of attempts passing every gate, and mean category scores (0-1). `*`: some composites are partial.", "",
-             "| agent | n | composite | spread | gate pass | " + " | ".join(cats) + " | source |",
-             "|---|---|---|---|---|" + "---|" * len(cats) + "---|"]
+             "Rank range (agents share one where no interval sets them apart), mean composite (0-100: the mean over "
+             "problems of each problem's mean over attempts) with its 95% interval (section How sure), pass@1 (share "
+             "of attempts passing every gate and hidden check), the share of attempts passing every gate, and mean "
+             "category scores (0-1). `*`: some composites are partial.", "",
+             "| rank | agent | n | composite | 95% interval | pass@1 | gate pass | " + " | ".join(cats) + " | source |",
+             "|---|---|---|---|---|---|---|" + "---|" * len(cats) + "---|"]
     for r in lb:
-        lines.append(f"| {r['agent']} | {r['submissions']} | {fmt_comp(r['composite_mean'], bool(r['partial']))} | "
-                     f"{fmt(r['composite_std'])} | {r['gate_pass_rate']:.0%} | "
+        lines.append(f"| {r['rank'] or '—'} | {uncertainty.md_cell(r['agent'])} | {r['submissions']} | "
+                     f"{fmt_comp(r['composite_mean'], bool(r['partial']))} | "
+                     f"{uncertainty.row_interval(r)} | "
+                     f"{fmt(r['pass_at_1'], 2)} | {r['gate_pass_rate']:.0%} | "
                      + " | ".join(fmt(r[c], 2) for c in cats) + f" | `{r['source']}` |")
+    lines += ["", f"Sources: an agent's interval `/stats/{rep.sid}/agents/<agent>`, its rank "
+                  f"`/stats/{rep.sid}/ranks/<agent>`, its pass@1 `/stats/{rep.sid}/agents/<agent>/pass`."]
     partial = sorted({c for r in rep.scored if r["partial"] for c in r["left_out"]})
     if partial:
         lines += ["", f"\\* Partial composites leave out: {', '.join(partial)} (no scored evaluator in that "

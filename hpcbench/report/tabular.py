@@ -27,6 +27,7 @@ def to_json(h5_path: Path, scoring_id: str | None = None) -> str:
                      "stage_counts": stages, "stop_reasons": reasons},
         "costs": costs(rep), "refusals": refusals(rep), "submissions": rep.rows,
         "agreement": agreement.agreement(h5_path, rep.sid, other) if other else None,
+        "uncertainty": rep.stats,  # docs/report.md: intervals, pairs, ranks, pass@k, power
         "judge_calibration": calibration.section(rep),
     }, indent=1, default=str)
 

@@ -23,7 +23,10 @@ from hpcbench.evaluators.categories import WEIGHTS
 from hpcbench.judge.cache import JudgeCache
 from hpcbench.judge.config import JudgeConfig
 from hpcbench.judge.task import JudgeTask
+from hpcbench.score import judge_samples, uncertainty
 from hpcbench.score.reference_status import NOT_SCORED, problems_without_reference
+from hpcbench.score.verdict import passed_every_check
+from hpcbench.stats.intervals import Settings
 from hpcbench.store import StoredCampaign, StoredSubmission
 from hpcbench.store.read import read_campaign_batches
 from hpcbench.store.scorings import scoring_path, write_scoring
@@ -56,10 +59,19 @@ class SubmissionScore:
     status: str = ""
     unscored: list[str] = field(default_factory=list)  # evaluators that ran but gave no score
     pending: list[tuple[int, Evaluator, JudgeTask]] = field(default_factory=list)  # judge calls to make
+    # With several judge samples: each judged result's samples (by index into results), and
+    # the composite under each sample (hpcbench.score.judge_samples).
+    samples: dict[int, list[EvalResult]] = field(default_factory=dict)
+    judge_composites: list[float] = field(default_factory=list)
 
     @property
     def tier(self) -> str:
         return tier(self.composite)
+
+    @property
+    def correct(self) -> bool:
+        """Every gate and every hidden check passed (hpcbench.score.verdict)."""
+        return not self.refusal_set and passed_every_check(self.results, self.failed_gate)
 
 
 def aggregate(results: list[EvalResult], weights: dict[str, float] = WEIGHTS
@@ -122,10 +134,17 @@ def resolve_judged(scores: list[SubmissionScore], judge: JudgeConfig | None,
     from hpcbench.judge import trust
     from hpcbench.judge.runner import run_tasks
 
-    outcomes = run_tasks([p[3] for p in pending], judge, cache, progress)
-    for (sc, i, ev, _), o in zip(pending, outcomes, strict=True):
+    # each task once per judge sample (sample k > 0 has its own cache key: real answers, asked once)
+    k = judge.samples
+    outcomes = run_tasks([p[3] for p in pending] * k, judge, cache, progress,
+                         samples=[judge.sample + j for j in range(k) for _ in pending] if k > 1 else None)
+    for n, (sc, i, ev, _) in enumerate(pending):
         # A dimension the judge's calibration found unreliable: confidence lowered, said in the rationale.
-        sc.results[i] = trust.apply(ev.from_outcome(o), judge.calibration)  # type: ignore[attr-defined]
+        got = [trust.apply(ev.from_outcome(outcomes[j * len(pending) + n]), judge.calibration)  # type: ignore[attr-defined]
+               for j in range(k)]
+        sc.results[i] = judge_samples.combine(got) if k > 1 else got[0]
+        if k > 1:
+            sc.samples[i] = got
     return {"tasks": len(outcomes), "cached": sum(o.cached for o in outcomes),
             "answered": sum(o.answer is not None for o in outcomes),
             "unscored": sum(o.answer is None for o in outcomes),
@@ -148,6 +167,7 @@ def finish(out: SubmissionScore) -> SubmissionScore:
         out.unscored = [r.evaluator for r in out.results if r.status == "unscored" and r.stage != "gate"
                         and not r.evidence.get("optional")]
         out.partial = bool(left or out.unscored)
+        out.judge_composites = judge_samples.composites(out.results, out.samples, lambda rs: aggregate(rs)[1])
     return out
 
 
@@ -268,7 +288,7 @@ def new_scoring_id() -> str:
 
 
 def write_scores(h5_path: Path, scoring_id: str, scores: list[SubmissionScore], config: dict,
-                 collected: str = "") -> str:
+                 collected: str = "", documents: dict[str, str] | None = None) -> str:
     """Write scores/<scoring_id>.h5 beside campaign.h5 (which is never rewritten),
     with the scorer's version and git commit and the collect time of the campaign scored."""
     from hpcbench.plan.campaign import git_commit
@@ -277,15 +297,16 @@ def write_scores(h5_path: Path, scoring_id: str, scores: list[SubmissionScore], 
     write_scoring(h5_path.parent, scoring_id, scores, {
         "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds"),
         "hpcbench_version": __version__, "git_commit": git_commit(), "config": json.dumps(config),
-        "weights": json.dumps(WEIGHTS), "campaign_collected": collected})
+        "weights": json.dumps(WEIGHTS), "campaign_collected": collected}, documents)
     return scoring_id
 
 
 def score(h5_path: Path, scoring_id: str | None = None, judge: JudgeConfig | None = None,
-          progress: JudgeProgress | None = None,
-          evaluated: JudgeProgress | None = None) -> tuple[str, list[SubmissionScore]]:
+          progress: JudgeProgress | None = None, evaluated: JudgeProgress | None = None,
+          stats: Settings | None = None) -> tuple[str, list[SubmissionScore]]:
     """Score campaign.h5 into a new scores/<id>.h5; `evaluated(done, total)` follows the
-    submissions through the deterministic evaluators, `progress(answered, total)` the judge calls."""
+    submissions through the deterministic evaluators, `progress(answered, total)` the judge calls.
+    The scoring holds the leaderboard's uncertainty drawn with `stats` (seed, resamples)."""
     h5_path = Path(h5_path)
     sid = scoring_id or new_scoring_id()
     if scoring_path(h5_path.parent, sid).exists():  # before any judge call is paid for
@@ -294,13 +315,16 @@ def score(h5_path: Path, scoring_id: str | None = None, judge: JudgeConfig | Non
     stored, batches = read_campaign_batches(h5_path, events=judge is not None)
     stored.attrs["campaign_dir"] = str(h5_path.parent)  # the scalability evaluator reads its sweeps there
     cache = JudgeCache(h5_path) if judge is not None else None
-    stats: dict = {}
+    judge_stats: dict = {}
     total = int(stored.attrs.get("live_submissions", 0))
-    scores = score_campaign(stored, judge, cache, stats, batches=batches, progress=progress,
+    scores = score_campaign(stored, judge, cache, judge_stats, batches=batches, progress=progress,
                             evaluated=(lambda n: evaluated(n, total)) if evaluated else None)
     evs = all_evaluators()
+    settings = stats or Settings()
     config = {"evaluators": [e.name for e in evs],
               "prompt_versions": {e.name: e.prompt_version for e in evs if hasattr(e, "prompt_version")},
-              "judge": judge.describe() if judge else None, "judge_stats": stats}
-    write_scores(h5_path, sid, scores, config, str(stored.attrs.get("collected", "")))
+              "judge": judge.describe() if judge else None, "judge_stats": judge_stats, "stats": settings.describe()}
+    doc = uncertainty.analyse_scores(scores, settings, sid)
+    write_scores(h5_path, sid, scores, config, str(stored.attrs.get("collected", "")),
+                 documents={uncertainty.DOCUMENT: json.dumps(doc)})
     return sid, scores

@@ -28,11 +28,13 @@ import numpy as np
 from hpcbench.errors import HpcbenchError
 from hpcbench.store import layout
 
-SCORE_SCHEMA = 2
+# 3: `correct` (every gate and hidden check passed), `judge_composites` (the composite under
+# each judge sample) and the `stats` document (hpcbench.score.uncertainty); 2 reads on without them.
+SCORE_SCHEMA = 3
 _SUB = [("agent", "str"), ("problem", "str"), ("attempt", "str"), ("submission", "str"), ("status", "str"),
         ("failed_gate", "str"), ("tier", "str"), ("left_out", "str"), ("categories", "str"), ("unscored", "str"),
         ("composite", "f8"), ("gates_passed", "?"), ("partial", "?"), ("refused", "?"), ("refusal_set", "?"),
-        ("ev_start", "i8"), ("ev_n", "i4")]
+        ("ev_start", "i8"), ("ev_n", "i4"), ("correct", "?"), ("judge_composites", "str")]
 _EV = [("row", "i8"), ("evaluator", "str"), ("stage", "str"), ("category", "str"), ("status", "str"),
        ("method", "str"), ("judge_model", "str"), ("prompt_version", "str"), ("score", "f8"), ("confidence", "f8"),
        ("passed", "i1"), ("prompt_tokens", "i8"), ("completion_tokens", "i8"), ("cost_usd", "f8"),
@@ -83,8 +85,10 @@ def latest(root: Path) -> str:
     return max(have, key=lambda k: (have[k], k))
 
 
-def write_scoring(root: Path, sid: str, scores: list, attrs: dict) -> Path:
-    """scores: hpcbench.score.scoring.SubmissionScore list. Returns the file written."""
+def write_scoring(root: Path, sid: str, scores: list, attrs: dict, documents: dict[str, str] | None = None) -> Path:
+    """scores: hpcbench.score.scoring.SubmissionScore list; `documents`: name -> JSON text,
+    each stored as its own byte dataset (the `stats` of hpcbench.score.uncertainty).
+    Returns the file written."""
     final = scoring_path(root, sid)
     if final.exists():
         raise FileExistsError(f"{final}: scoring {sid!r} exists; scorings are never overwritten")
@@ -105,7 +109,7 @@ def write_scoring(root: Path, sid: str, scores: list, attrs: dict) -> Path:
         subs.append((sc.agent, sc.problem, sc.attempt, sc.h5_path, sc.status, sc.failed_gate, sc.tier,
                      json.dumps(sc.left_out), json.dumps(sc.categories), json.dumps(sc.unscored),
                      np.nan if sc.composite is None else sc.composite, sc.gates_passed, sc.partial, sc.refused,
-                     sc.refusal_set, len(evs), len(sc.results)))
+                     sc.refusal_set, len(evs), len(sc.results), sc.correct, json.dumps(sc.judge_composites)))
         for r in sc.results:
             evs.append((i, r.evaluator, r.stage, r.category, r.status, r.method, r.judge_model or "",
                         r.prompt_version or "", np.nan if r.score is None else r.score, r.confidence,
@@ -119,6 +123,9 @@ def write_scoring(root: Path, sid: str, scores: list, attrs: dict) -> Path:
                 f.create_dataset(name, data=np.array(rows, dtype=_dtype(cols)), chunks=True, **layout.COMPRESSION)
             f.create_dataset("texts", data=np.frombuffer(b"".join(parts) or b"\0", dtype="u1"), chunks=True,
                              **layout.COMPRESSION)
+            for name, doc in (documents or {}).items():
+                f.create_dataset(name, data=np.frombuffer(doc.encode() or b"\0", dtype="u1"), chunks=True,
+                                 **layout.COMPRESSION)
         os.link(tmp, final)  # fails if another scoring took the name meanwhile: nothing is overwritten
     finally:
         tmp.unlink(missing_ok=True)
@@ -174,6 +181,8 @@ def read_scoring(root: Path, sid: str | None = None, evidence: bool = False) -> 
         row.update({k: json.loads(_s(s[k])) for k in ("left_out", "categories", "unscored")})
         row.update(composite=_nan(s["composite"]), gates_passed=bool(s["gates_passed"]), partial=bool(s["partial"]),
                    refused=bool(s["refused"]), refusal_set=bool(s["refusal_set"]), source=base, evaluators={})
+        newer = "correct" in (s.dtype.names or ())  # schema 3; older rows say None (score.verdict derives it)
+        row["judge_composites"] = json.loads(_s(s["judge_composites"]) or "[]") if newer else []
         for e in evs[s["ev_start"]:s["ev_start"] + s["ev_n"]]:
             name = _s(e["evaluator"])
             d: dict[str, Any] = {k: _s(e[k]) for k in ("stage", "category", "status", "method", "judge_model",
@@ -185,8 +194,17 @@ def read_scoring(root: Path, sid: str | None = None, evidence: bool = False) -> 
             if evidence:
                 d["evidence"] = json.loads(text(e["evidence_off"], e["evidence_len"]) or "null")
             row["evaluators"][name] = d
+        row["correct"] = bool(s["correct"]) if newer else None
         out.rows.append(row)
     return out
+
+
+def read_document(root: Path, sid: str, name: str) -> str | None:
+    """A JSON document stored with a scoring (`stats`), or None in a scoring without it."""
+    with h5py.File(scoring_path(root, sid), "r") as f:
+        if name not in f:
+            return None
+        return f[name][()].tobytes().rstrip(b"\0").decode("utf-8", errors="replace")
 
 
 def row_index(root: Path, sid: str) -> dict[str, int]:
@@ -226,7 +244,7 @@ def frame(root: Path, sid: str | None = None, level: str = "evaluators"):
     keys = ("agent", "problem", "attempt", "submission")
     if level == "submissions":
         rows = [{**{k: r[k] for k in (*keys, "status", "failed_gate", "tier", "composite", "gates_passed",
-                                       "partial", "refused", "refusal_set", "source")},
+                                       "partial", "refused", "refusal_set", "correct", "source")},
                  **{f"cat_{c}": v for c, v in r["categories"].items()}} for r in sc.rows]
     elif level == "evaluators":
         rows = [{**{k: r[k] for k in keys}, "evaluator": n,

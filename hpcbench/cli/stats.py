@@ -1,0 +1,63 @@
+"""`hpcbench plan-power`: how many attempts per problem (or problems) a campaign would
+need to detect a wanted difference of mean composite between two agents, from the
+variance a scored campaign shows (hpcbench.stats.power)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from hpcbench.errors import HpcbenchError
+
+
+@click.command("plan-power")
+@click.argument("campaign_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--difference", type=click.FloatRange(min=0, min_open=True), required=True,
+              help="the difference of mean composite (points, 0-100) to detect between two agents")
+@click.option("--problems", type=click.IntRange(1), help="problems of the planned campaign (default: this one's)")
+@click.option("--power", type=click.FloatRange(0.5, 0.99), default=0.8, show_default=True)
+@click.option("--scoring-id", help="which scoring (default: the latest)")
+def plan_power(campaign_dir, difference, problems, power, scoring_id) -> None:
+    """Attempts per problem needed to detect DIFFERENCE at the 5% level with POWER."""
+    from hpcbench.plan import Campaign
+    from hpcbench.score import uncertainty
+    from hpcbench.stats import power as pw
+    from hpcbench.stats.analysis import COMPOSITE, by_agent, cells
+    from hpcbench.store.scorings import read_scoring
+
+    c = Campaign(Path(campaign_dir))
+    sc = read_scoring(c.root, scoring_id)
+    doc = uncertainty.load(c.root, sc.sid, sc.rows)
+    settings = uncertainty.settings_of(doc)
+    groups = by_agent(uncertainty.attempts_from_rows(sc.rows))
+    comp = pw.components({a: cells(m, COMPOSITE) for a, m in groups.items()})
+    p = problems or comp.problems
+    click.echo(f"scoring {sc.sid}: {len(groups)} agent{'s' * (len(groups) != 1)}; spread of attempts within a "
+               f"problem s_w^2 = {_f(comp.within)} (df {comp.within_df}), agent-by-problem interaction "
+               f"s_g^2 = {_f(comp.interaction)}")
+    try:
+        now = pw.detectable(comp, comp.problems, max(1, comp.attempts), settings, power)
+        click.echo(f"this design ({comp.problems} problem{'s' * (comp.problems != 1)}, {comp.attempts} attempts per "
+                   "agent and problem) detects "
+                   f"{now['difference']:.1f} points ({now['scope']})")
+        n = pw.attempts_needed(comp, difference, p, settings, power)
+    except ValueError as e:
+        raise HpcbenchError(f"cannot plan from {c.root} (scoring {sc.sid}): {e}") from None
+    if n is not None:
+        d = pw.detectable(comp, p, n, settings, power)
+        click.echo(f"to detect {difference:g} points with {p} problem{'s' * (p != 1)}: {n} attempts per agent and "
+                   f"problem (detects {d['difference']:.1f}; {d['scope']})")
+        return
+    more = pw.problems_needed(comp, difference, max(1, comp.attempts), settings, power)
+    click.echo(f"to detect {difference:g} points no number of attempts on {p} problems suffices: the agents' gap "
+               "varies from problem to problem more than attempts average out"
+               + (f"; {more} problems with {comp.attempts} attempts each would" if more else ""))
+
+
+def _f(x: float | None) -> str:
+    return "unknown" if x is None else f"{x:.2f}"
+
+
+def register(main: click.Group) -> None:
+    main.add_command(plan_power)

@@ -1,0 +1,274 @@
+"""The report's "How sure" sections (markdown and HTML) from rep.stats
+(hpcbench.score.uncertainty): paired differences, category means with intervals, the
+judge's share of each interval, the smallest difference the design detects, pass@k per
+problem, and the plot of means with their intervals. Every number names its
+`/stats/<scoring>/...` path, which `hpcbench explain` draws again and compares."""
+
+from __future__ import annotations
+
+import html
+import io
+
+from hpcbench.report.data import Report, fmt, leaderboard
+from hpcbench.stats.intervals import PROBLEMS, THESE, TOO_FEW
+
+MAX_PAIR_ROWS = 60  # in markdown and HTML; the JSON has every pair
+DIFFERENCES = (2.0, 5.0, 10.0)  # composite points the power paragraph asks about
+
+
+def interval_text(low: float | None, high: float | None, scope: str | None, nd: int = 1) -> str:
+    """'[58.3, 91.7]', with ‡ for an interval about these problems only; 'too few to say'."""
+    if scope == TOO_FEW or scope is None:
+        return "too few to say"
+    # + 0.0: a bound that is -0.0 after rounding prints as 0.0
+    lo, hi = (None if x is None else round(x, nd) + 0.0 for x in (low, high))
+    return f"[{fmt(lo, nd)}, {fmt(hi, nd)}]" + ("‡" if scope == THESE else "")
+
+
+def row_interval(r: dict) -> str:
+    """A leaderboard row's composite interval as the tables show it."""
+    return interval_text(r["composite_ci_low"], r["composite_ci_high"], r["uncertainty"]["scope"])
+
+
+def md_cell(x: object) -> str:
+    """A table cell from agent-controlled text (an agent or problem name)."""
+    return str(x).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("`", "'")
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{x:.0%}"
+
+
+def ordered_pairs(rep: Report) -> list[dict]:
+    """Pairs with the higher-ranked agent first (its difference positive)."""
+    place = {r["agent"]: i for i, r in enumerate(leaderboard(rep))}
+    out = []
+    for p in rep.stats.get("pairs", []):
+        a, b, c = p["a"], p["b"], dict(p["composite"])
+        if place.get(b, 0) < place.get(a, 0):  # show b - a
+            a, b = b, a
+            c.update(estimate=-c["estimate"] if c["estimate"] is not None else None,
+                     low=-c["high"] if c["high"] is not None else None,
+                     high=-c["low"] if c["low"] is not None else None)
+            est = -p["established"]
+        else:
+            est = p["established"]
+        out.append({"a": a, "b": b, **c, "established": est, "source": p["source"]})
+    return sorted(out, key=lambda r: (place.get(r["a"], 0), place.get(r["b"], 0)))
+
+
+def order_text(row: dict) -> str:
+    return {1: f"{row['a']} above", -1: f"{row['b']} above", 0: "not established"}[row["established"]]
+
+
+def method_note(rep: Report) -> str:
+    s = rep.stats.get("settings", {})
+    where = ("stored with the scoring" if rep.stats.get("stored")
+             else "drawn now: the scoring predates stored statistics")
+    return (f"95% intervals from a cluster bootstrap ({s.get('resamples')} resamples, seed {s.get('seed')}, "
+            f"{where}): with {s.get('min_units')} or more problems, problems are drawn with replacement, each keeping "
+            "its attempts, and the interval speaks for problems like these; with fewer, attempts are drawn within "
+            f"these problems only (‡: such an interval covers less than 95% over few attempts), and with fewer than "
+            f"{s.get('min_units')} attempts on each problem there is none (too few to say). Ranks are ranges: an "
+            "agent is ranked above another only where their paired interval excludes 0. pass@1: the share of attempts "
+            "that passed every gate and every hidden check (each problem counts once).")
+
+
+# ----------------------------------------------------------------------------- markdown
+
+
+def markdown_lines(rep: Report) -> list[str]:
+    if not rep.stats.get("agents"):
+        return []
+    lines = ["", "## How sure", "", method_note(rep), ""]
+    lines += _pairsmd_cell(rep) + _categoriesmd_cell(rep) + _judgemd_cell(rep) + _powermd_cell(rep)
+    return lines
+
+
+def _pairsmd_cell(rep: Report) -> list[str]:
+    pairs = ordered_pairs(rep)
+    if not pairs:
+        return [rep.stats.get("note", "")] if rep.stats.get("note") else []
+    judged = any(p.get("judge_share") is not None for p in pairs)
+    lines = ["### Paired differences", "",
+             "Mean composite of A minus B over the problems both attempted, with its paired 95% interval"
+             + (" and the judge's share of its variance." if judged else "."), "",
+             "| A | B | A - B | 95% interval | problems | order | " + ("judge | " if judged else "") + "source |",
+             "|---|---|---|---|---|---|" + ("---|" if judged else "") + "---|"]
+    for p in pairs[:MAX_PAIR_ROWS]:
+        share = f"{_pct(p.get('judge_share'))} | " if judged else ""
+        lines.append(f"| {md_cell(p['a'])} | {md_cell(p['b'])} | {fmt(p['estimate'])} | "
+                     f"{interval_text(p['low'], p['high'], p['scope'])} | {p['problems']} | {md_cell(order_text(p))} | "
+                     f"{share}`{p['source']}` |")
+    if len(pairs) > MAX_PAIR_ROWS:
+        lines.append(f"\n({len(pairs) - MAX_PAIR_ROWS} more pairs in the JSON report.)")
+    return lines + [""]
+
+
+def _categoriesmd_cell(rep: Report) -> list[str]:
+    cats = rep.categories
+    lines = ["### Category means", "", "Mean of each category (0-1) with its 95% interval.", "",
+             "| agent | " + " | ".join(cats) + " | source |", "|---|" + "---|" * len(cats) + "---|"]
+    for r in leaderboard(rep):
+        st = rep.stats["agents"].get(r["agent"], {}).get("categories", {})
+        cells = []
+        for c in cats:
+            v = st.get(c) or {}
+            cells.append("—" if v.get("estimate") is None else
+                         f"{fmt(v['estimate'], 2)} {interval_text(v.get('low'), v.get('high'), v.get('scope'), 2)}")
+        src = r["uncertainty"]["interval_source"]
+        lines.append(f"| {md_cell(r['agent'])} | " + " | ".join(cells) + f" | `{src}/<category>` |")
+    return lines + [""]
+
+
+def _judgemd_cell(rep: Report) -> list[str]:
+    rows = [r for r in leaderboard(rep) if r["uncertainty"]["judge_share"] is not None]
+    if not rows:
+        return []
+    lines = ["### Judge noise", "",
+             "Share of each composite interval's variance that comes from the judge's own variation across its "
+             "samples (`score --judge-samples K`); the rest comes from attempts (and problems).", "",
+             "| agent | interval | judge | attempts | source |", "|---|---|---|---|---|"]
+    for r in rows:
+        u = r["uncertainty"]
+        lines.append(f"| {md_cell(r['agent'])} | {row_interval(r)} | {_pct(u['judge_share'])} | "
+                     f"{_pct(1 - u['judge_share'])} | `{u['interval_source']}` |")
+    return lines + [""]
+
+
+def power_sentence(rep: Report) -> str:
+    pw = rep.stats.get("power") or {}
+    d = pw.get("detectable")
+    if not d:
+        return f"The smallest detectable difference cannot be estimated: {pw.get('note', 'no data')}."
+    where = "problems like these" if d["scope"] == PROBLEMS else "these problems only"
+    design = (f"{d['problems']} problem{'s' * (d['problems'] != 1)}, {d['attempts']} attempt"
+              f"{'s' * (d['attempts'] != 1)} per agent and problem")
+    return (f"With this design ({design}), two "
+            f"agents' mean composites must differ by at least {d['difference']:.1f} points for the difference to be "
+            f"found 80% of the time at the 5% level ({where}; `{pw['source']}`). "
+            f"`hpcbench plan-power {rep.campaign} --difference D` gives the attempts a smaller one needs.")
+
+
+def _powermd_cell(rep: Report) -> list[str]:
+    return ["### How many attempts", "", power_sentence(rep), ""]
+
+
+def pass_at_k_lines(rep: Report) -> list[str]:
+    rows = rep.stats.get("pass_at_k") or []
+    if not rows:
+        return []
+    most = max(r["n"] for r in rows)
+    ks = list(range(1, most + 1))
+    lines = ["", "### pass@k", "",
+             "Unbiased pass@k (Chen et al. 2021) of each agent on each problem: the chance that k of its n attempts "
+             "hold one that passed every gate and every hidden check.", "",
+             "| agent | problem | n | passed | " + " | ".join(f"pass@{k}" for k in ks) + " | source |",
+             "|---|---|---|---|" + "---|" * len(ks) + "---|"]
+    for r in rows:
+        vals = [fmt(r["values"][k - 1], 2) if k <= r["n"] else "" for k in ks]
+        lines.append(f"| {md_cell(r['agent'])} | {md_cell(r['problem'])} | {r['n']} | {r['c']} | " + " | ".join(vals)
+                     + f" | `{r['source']}` |")
+    return lines
+
+
+# ----------------------------------------------------------------------------- HTML
+
+
+def _e(x: object) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _td(value: str, rep: Report, source: str | None) -> str:
+    if not source:
+        return f"<td class='num'>{_e(value)}</td>"
+    title = f"source: {source}\nre-derive: {rep.explain(source.split('@')[0])}"
+    return f"<td class='num' data-source='{_e(source)}' title='{_e(title)}'>{_e(value)}</td>"
+
+
+def _table(head: list[str], body: list[str], tid: str) -> str:
+    ths = "".join(f"<th>{_e(h)}</th>" for h in head)
+    return (f"<table id='{tid}'><thead><tr>{ths}</tr></thead><tbody>" + "".join(f"<tr>{b}</tr>" for b in body)
+            + "</tbody></table>")
+
+
+def html_parts(rep: Report) -> list[str]:
+    if not rep.stats.get("agents"):
+        return []
+    import base64
+
+    png = base64.b64encode(intervals_png(rep)).decode()
+    parts = ["<h2>How sure</h2>", f"<p class='note'>{_e(method_note(rep))}</p>",
+             f"<img id='intervals' alt='mean composite of each agent with its 95% interval' "
+             f"src='data:image/png;base64,{png}'>"]
+    body = [f"<td>{_e(p['a'])}</td><td>{_e(p['b'])}</td>" + _td(fmt(p["estimate"]), rep, p["source"])
+            + _td(interval_text(p["low"], p["high"], p["scope"]), rep, p["source"])
+            + f"<td class='num'>{p['problems']}</td><td>{_e(order_text(p))}</td>"
+            for p in ordered_pairs(rep)[:MAX_PAIR_ROWS]]
+    if body:
+        parts += ["<h3>Paired differences</h3>", _table(["A", "B", "A - B", "95% interval", "problems", "order"],
+                                                         body, "pairs")]
+    cats = rep.categories
+    body = []
+    for r in leaderboard(rep):
+        st = rep.stats["agents"].get(r["agent"], {}).get("categories", {})
+        body.append(f"<td>{_e(r['agent'])}</td>" + "".join(
+            _td("—" if (st.get(c) or {}).get("estimate") is None else
+                f"{fmt(st[c]['estimate'], 2)} {interval_text(st[c]['low'], st[c]['high'], st[c]['scope'], 2)}",
+                rep, f"{r['uncertainty']['interval_source']}/{c}") for c in cats))
+    parts += ["<h3>Category means</h3>", _table(["agent", *cats], body, "category-intervals")]
+    judged = [r for r in leaderboard(rep) if r["uncertainty"]["judge_share"] is not None]
+    if judged:
+        body = [f"<td>{_e(r['agent'])}</td>" + _td(_pct(u["judge_share"]), rep, u["interval_source"])
+                + _td(_pct(1 - u["judge_share"]), rep, u["interval_source"])
+                for r, u in ((r, r["uncertainty"]) for r in judged)]
+        parts += ["<h3>Judge noise</h3>", _table(["agent", "judge share", "attempts share"], body, "judge-noise")]
+    parts += ["<h3>How many attempts</h3>", f"<p>{_e(power_sentence(rep))}</p>"]
+    return parts
+
+
+def pass_at_k_html(rep: Report) -> list[str]:
+    """The pass@k table of the per-problem section."""
+    parts: list[str] = []
+    rows = rep.stats.get("pass_at_k") or []
+    if rows:
+        most = max(r["n"] for r in rows)
+        body = [f"<td>{_e(r['agent'])}</td><td>{_e(r['problem'])}</td><td class='num'>{r['n']}</td>"
+                f"<td class='num'>{r['c']}</td>" + "".join(
+                    _td(fmt(r["values"][k - 1], 2), rep, r["source"]) if k <= r["n"] else "<td></td>"
+                    for k in range(1, most + 1)) for r in rows]
+        parts += ["<h3>pass@k</h3>", _table(["agent", "problem", "n", "passed", *[f"pass@{k}" for k in
+                                                                                    range(1, most + 1)]], body,
+                                            "pass-at-k")]
+    return parts
+
+
+def intervals_png(rep: Report) -> bytes:
+    """Each agent's mean composite with its 95% interval (hollow: about these problems only;
+    a cross alone: too few to say), in leaderboard order."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    lb = [r for r in leaderboard(rep) if r["composite_mean"] is not None]
+    fig, ax = plt.subplots(figsize=(7.0, 0.45 * len(lb) + 1.2), dpi=110)
+    for i, r in enumerate(lb):
+        y = len(lb) - 1 - i
+        kind = r["uncertainty"]["scope"]
+        if kind in (PROBLEMS, THESE) and r["composite_ci_low"] is not None:
+            ax.plot([r["composite_ci_low"], r["composite_ci_high"]], [y, y], color="#1f4e79", lw=2)
+            ax.plot(r["composite_mean"], y, "o", color="#1f4e79", mfc="white" if kind == THESE else "#1f4e79")
+        else:
+            ax.plot(r["composite_mean"], y, "x", color="#888")
+    ax.set_yticks(range(len(lb)))
+    ax.set_yticklabels([f"{r['agent']} ({r['rank'] or '?'})" for r in reversed(lb)], fontsize=8)
+    ax.set_xlim(-2, 102)
+    ax.set_xlabel("mean composite with 95% interval (hollow: these problems only; x: too few to say)", fontsize=8)
+    ax.set_title(f"How sure (scoring {rep.sid})", fontsize=9)
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": None})
+    plt.close(fig)
+    return buf.getvalue()

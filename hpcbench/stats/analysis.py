@@ -1,0 +1,135 @@
+"""A scoring's uncertainty as one JSON-able document: per agent the mean composite, the
+share of attempts that passed and each category's mean with their intervals, pass@k,
+a rank range; per pair of agents the paired difference; the judge's share of each
+composite interval; the smallest difference the design can detect. Every item names
+the logical path `hpcbench explain` re-derives it from (`/stats/<scoring>/...`)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from hpcbench.stats import judge_noise, passk, power
+from hpcbench.stats.intervals import TOO_FEW, Interval, Settings, established, mean_interval, paired_interval
+from hpcbench.stats.ranks import label, rank_ranges
+
+# Beyond this many agents the pairwise intervals (quadratic in agents) are not drawn,
+# and ranks are not given as ranges.
+MAX_PAIRED_AGENTS = 100
+COMPOSITE, PASS = "composite", "pass"
+
+
+def limits(measure: str) -> tuple[float, float]:
+    """What a measure can be: composites 0-100, the share passed and categories 0-1."""
+    return (0.0, 100.0) if measure == COMPOSITE else (0.0, 1.0)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One scored attempt as the statistics see it."""
+
+    agent: str
+    problem: str
+    attempt: str
+    composite: float
+    passed: bool  # every gate and every hidden check passed (hpcbench.score.verdict)
+    categories: Mapping[str, float | None] = field(default_factory=dict)
+    judge_samples: Sequence[float] = ()  # the composite under each judge sample, when several
+
+
+def by_agent(attempts: Iterable[Attempt]) -> dict[str, list[Attempt]]:
+    """agent -> its attempts in one order for every reader: a draw picks attempts by position,
+    so the stored scoring's rows and the scores they were written from must line up alike."""
+    out: dict[str, list[Attempt]] = {}
+    for a in sorted(attempts, key=lambda a: (a.agent, a.problem, a.attempt)):
+        out.setdefault(a.agent, []).append(a)
+    return out
+
+
+def cells(mine: Iterable[Attempt], measure: str) -> dict[str, list[float]]:
+    """problem -> the values of `measure` over one agent's attempts (those without one left out)."""
+    out: dict[str, list[float]] = {}
+    for a in mine:
+        v = a.composite if measure == COMPOSITE else float(a.passed) if measure == PASS else a.categories.get(measure)
+        if v is not None:
+            out.setdefault(a.problem, []).append(float(v))
+    return out
+
+
+def samples(mine: Iterable[Attempt]) -> dict[str, list[list[float]]]:
+    out: dict[str, list[list[float]]] = {}
+    for a in mine:
+        out.setdefault(a.problem, []).append(list(a.judge_samples))
+    return out
+
+
+def agent_interval(mine: Sequence[Attempt], agent: str, measure: str, settings: Settings) -> dict:
+    c = cells(mine, measure)
+    iv = mean_interval(c, settings, f"agent/{agent}/{measure}", limits(measure))
+    out = iv.as_dict()
+    if measure == COMPOSITE:
+        probs = sorted(c)
+        total = judge_noise.interval_variance(c, probs, iv.scope) if iv.scope != TOO_FEW else None
+        out["judge_share"] = judge_noise.share(judge_noise.judge_variance(samples(mine), probs), total)
+    return out
+
+
+def pair_interval(mine_a: Sequence[Attempt], mine_b: Sequence[Attempt], a: str, b: str,
+                  settings: Settings) -> tuple[Interval, dict]:
+    ca, cb = cells(mine_a, COMPOSITE), cells(mine_b, COMPOSITE)
+    iv = paired_interval(ca, cb, settings, f"pair/{a}/{b}/{COMPOSITE}", (-100.0, 100.0))
+    shared = sorted(set(ca) & set(cb))
+    judge, total = judge_noise.paired_variances(ca, cb, samples(mine_a), samples(mine_b), shared, iv.scope)
+    return iv, {**iv.as_dict(), "judge_share": judge_noise.share(judge, total)}
+
+
+def pass_at_k_rows(mine: Sequence[Attempt], agent: str, sid: str) -> list[dict]:
+    by_problem: dict[str, list[bool]] = {}
+    for a in mine:
+        by_problem.setdefault(a.problem, []).append(a.passed)
+    return [{"agent": agent, "problem": p, "n": len(v), "c": sum(v), "values": passk.table(v),
+             "source": f"/stats/{sid}/pass_at_k/{agent}/{p}"} for p, v in sorted(by_problem.items())]
+
+
+def power_summary(groups: Mapping[str, Sequence[Attempt]], settings: Settings) -> dict:
+    comp = power.components({a: cells(mine, COMPOSITE) for a, mine in groups.items()})
+    out: dict = {"components": comp.as_dict(), "detectable": None, "note": ""}
+    try:
+        out["detectable"] = power.detectable(comp, comp.problems, max(1, comp.attempts), settings)
+    except ValueError as e:
+        out["note"] = str(e)
+    return out
+
+
+def agent_entry(mine: Sequence[Attempt], agent: str, settings: Settings, sid: str,
+                categories: Sequence[str]) -> dict:
+    passes = {p: [x == 1.0 for x in v] for p, v in cells(mine, PASS).items()}
+    return {COMPOSITE: agent_interval(mine, agent, COMPOSITE, settings),
+            PASS: agent_interval(mine, agent, PASS, settings),
+            "categories": {c: agent_interval(mine, agent, c, settings) for c in categories},
+            "pass_at_k": passk.agent_table(passes),
+            "source": f"/stats/{sid}/agents/{agent}", "rank_source": f"/stats/{sid}/ranks/{agent}"}
+
+
+def analyse(attempts: Sequence[Attempt], settings: Settings, sid: str, categories: Sequence[str]) -> dict:
+    groups = by_agent(attempts)
+    agents = sorted(groups)
+    doc: dict = {"settings": settings.describe(), "agents": {}, "pairs": [], "pass_at_k": [],
+                 "source": f"/stats/{sid}"}
+    for ag in agents:
+        doc["agents"][ag] = agent_entry(groups[ag], ag, settings, sid, categories)
+        doc["pass_at_k"] += pass_at_k_rows(groups[ag], ag, sid)
+    order: dict[tuple[str, str], int] = {}
+    if len(agents) <= MAX_PAIRED_AGENTS:
+        for a, b in itertools.combinations(agents, 2):
+            iv, row = pair_interval(groups[a], groups[b], a, b, settings)
+            order[(a, b)] = established(iv)
+            doc["pairs"].append({"a": a, "b": b, COMPOSITE: row, "established": order[(a, b)],
+                                 "source": f"/stats/{sid}/pairs/{a}/{b}"})
+        for ag, (best, worst) in rank_ranges(agents, order).items():
+            doc["agents"][ag]["rank"] = {"best": best, "worst": worst, "label": label(best, worst)}
+    else:
+        doc["note"] = f"{len(agents)} agents: paired intervals and rank ranges are drawn for up to {MAX_PAIRED_AGENTS}"
+    doc["power"] = {**power_summary(groups, settings), "source": f"/stats/{sid}/power"}
+    return doc

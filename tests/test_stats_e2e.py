@@ -1,0 +1,223 @@
+"""The leaderboard's uncertainty through the real pipeline: three agents on rosenbrock, six
+attempts each, every attempt either the bundled reference or the reference stopped after
+one Tao iteration (a wrong answer that passes every gate): 6/6, 4/6 and 3/6 right.
+`hpcbench run` builds and runs all of them against PETSc, scores and reports; the report
+must hold each mean inside its interval, not rank 4/6 and 3/6 apart, rank 6/6 above 3/6,
+give pass@1 and pass@k, and `explain` must draw every number again ("match").
+
+Judge noise: the same campaign scored with three samples of a judge (the stand-in
+OpenAI-compatible server of tests/openai_server.py: no LLM provider is reachable here)
+whose answers vary from call to call."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import threading
+from pathlib import Path
+
+import pytest
+
+from hpcbench.store.scorings import read_scoring
+from tests.conftest import ROOT, hpcbench
+from tests.openai_server import Reply
+
+pytestmark = pytest.mark.slow
+
+FAST_SITE = """name: fast-local
+scheduler: local
+launcher: {template: "mpiexec -n {ranks}", oversubscribe_flag: "--oversubscribe"}
+variants: [{name: cpu, petsc_dir: auto}]
+timing_repeats: 1
+valgrind: false
+"""
+AGENTS = {"six-of-six": 6, "four-of-six": 4, "three-of-six": 3}
+
+
+def one_iteration(reference: str) -> str:
+    """The reference stopped after one Tao iteration, printing what it has: wrong, not a crash."""
+    maxit = "PetscCall(TaoSetMaximumIterations(tao, 10000));"
+    check = next(ln for ln in reference.splitlines() if "PetscCheck(reason > 0" in ln)
+    wrong = reference.replace(maxit, "PetscCall(TaoSetMaximumIterations(tao, 1));").replace(check + "\n", "")
+    assert maxit not in wrong and check not in wrong
+    return wrong
+
+
+def write_tree(root: Path) -> Path:
+    ref = (ROOT / "problems" / "rosenbrock" / "reference" / "main.c").read_text()
+    wrong = one_iteration(ref)
+    for agent, right in AGENTS.items():
+        for i in range(1, 7):
+            d = root / agent / "rosenbrock" / str(i)
+            d.mkdir(parents=True)
+            (d / "main.c").write_text(ref if i <= right else wrong)
+            (d / "submission.json").write_text(json.dumps({
+                "problem": "rosenbrock", "agent": agent, "model": "hand-written", "attempt": str(i),
+                "entry": "main.c", "files": ["main.c"], "ranks": [], "args": [], "refused": False,
+                "generation": {}}))
+    return root
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("stats")
+    site = tmp / "fast.yaml"
+    site.write_text(FAST_SITE)
+    out = tmp / "c"
+    hpcbench("run", "--site", str(site), "--submissions", str(write_tree(tmp / "tree")), "--problems", "rosenbrock",
+             "--out", str(out), "--bootstrap-seed", "11")
+    return out
+
+
+@pytest.fixture(scope="module")
+def report(campaign) -> dict:
+    return json.loads(hpcbench("report", str(campaign), "--format", "json").stdout)
+
+
+def test_each_attempt_is_right_or_wrong_as_written(report):
+    for s in report["submissions"]:
+        if s["agent"] in AGENTS:
+            right = int(s["attempt"]) <= AGENTS[s["agent"]]
+            assert s["gates_passed"] and s["stop_reason"] == ("complete" if right else "wrong answer"), s
+
+
+def test_intervals_contain_the_means_and_the_order_says_no_more_than_the_data(report):
+    lb = {r["agent"]: r for r in report["leaderboard"]}
+    for agent, right in AGENTS.items():
+        r = lb[agent]
+        assert r["uncertainty"]["scope"] == "these problems", r  # one problem: an interval about it only
+        assert r["composite_ci_low"] <= r["composite_mean"] <= r["composite_ci_high"], r
+        assert r["pass_at_1"] == pytest.approx(right / 6)
+    assert lb["six-of-six"]["composite_mean"] > lb["four-of-six"]["composite_mean"] > lb["three-of-six"][
+        "composite_mean"]
+    pairs = {(p["a"], p["b"]): p["established"] for p in report["uncertainty"]["pairs"]}
+    assert pairs[("four-of-six", "three-of-six")] == 0  # not ranked apart
+    assert pairs[("six-of-six", "three-of-six")] == 1  # 6/6 ranked above 3/6
+    six, three, four = (lb[a]["uncertainty"] for a in ("six-of-six", "three-of-six", "four-of-six"))
+    assert six["rank_best"] < three["rank_best"] and six["rank_worst"] < three["rank_worst"]
+    assert four["rank_best"] <= three["rank_best"] <= four["rank_worst"]  # their ranges overlap
+    ref = lb["reference"]  # one attempt on one problem
+    assert ref["uncertainty"]["scope"] == "too few" and ref["composite_ci_low"] is None and ref["rank"] == "1-4"
+    assert report["uncertainty"]["settings"]["seed"] == 11 and report["uncertainty"]["stored"]
+
+
+def brute_pass_at_k(flags: list[bool], k: int) -> float:
+    subsets = list(itertools.combinations(flags, k))
+    return sum(any(s) for s in subsets) / len(subsets)
+
+
+def test_pass_at_k_per_problem_matches_enumeration(report):
+    rows = {r["agent"]: r for r in report["uncertainty"]["pass_at_k"]}
+    for agent, right in AGENTS.items():
+        flags = [i < right for i in range(6)]
+        assert rows[agent]["c"] == right and rows[agent]["values"] == pytest.approx(
+            [brute_pass_at_k(flags, k) for k in range(1, 7)])
+
+
+def test_markdown_and_html_show_intervals_ranks_and_pass_at_1(campaign, report):
+    md = (campaign / "report" / "report.md").read_text()
+    head = next(ln for ln in md.splitlines() if ln.startswith("| rank | agent |"))
+    assert "95% interval" in head and "pass@1" in head
+    three = next(ln for ln in md.splitlines() if ln.startswith("| ") and "| three-of-six |" in ln)
+    lb = {r["agent"]: r for r in report["leaderboard"]}["three-of-six"]
+    assert f"[{lb['composite_ci_low']:.1f}, {lb['composite_ci_high']:.1f}]‡" in three and "| 0.50 |" in three
+    assert "## How sure" in md and "### Paired differences" in md and "### pass@k" in md
+    assert re.search(r"\| six-of-six \| three-of-six \| [\d.]+ \| \[[\d.]+, [\d.]+\]‡ \| 1 \| six-of-six above \|", md)
+    assert "too few to say" in md and "### How many attempts" in md
+    html = (campaign / "report" / "report.html").read_text()
+    assert "<img id='intervals'" in html and "id='pairs'" in html and "id='pass-at-k'" in html
+    assert "data-source='/stats/" in html
+
+
+def test_explain_draws_every_interval_rank_and_pass_at_k_again(campaign, report):
+    from hpcbench.report.explain import explain  # what the command runs, in this process: many paths
+
+    sid, h5 = report["scoring_id"], campaign / "campaign.h5"
+    paths = [f"/stats/{sid}/agents/{a}" for a in AGENTS] + [f"/stats/{sid}/ranks/{a}" for a in AGENTS]
+    paths += [f"/stats/{sid}/agents/three-of-six/pass", f"/stats/{sid}/agents/four-of-six/correctness",
+              f"/stats/{sid}/pairs/six-of-six/three-of-six", f"/stats/{sid}/pass_at_k/four-of-six/rosenbrock",
+              f"/stats/{sid}/pass_at_k/four-of-six", f"/stats/{sid}/power"]
+    paths += [r["uncertainty"][k] for r in report["leaderboard"] for k in ("interval_source", "rank_source",
+                                                                            "pass_source")]
+    for p in paths:
+        out = explain(h5, p)
+        assert "derived again, stored: match" in out and "MISMATCH" not in out, (p, out)
+    lb = {r["agent"]: r for r in report["leaderboard"]}["three-of-six"]
+    out = hpcbench("explain", str(campaign), f"/stats/{sid}/agents/three-of-six").stdout
+    assert f"= [{lb['composite_ci_low']:.4f}, {lb['composite_ci_high']:.4f}]" in out and "seed 11" in out
+    assert "derived again, stored: match" in out
+    low = explain(h5, f"/stats/{sid}/agents/three-of-six@low")
+    assert low.startswith(f"/stats/{sid}/agents/three-of-six@low = {lb['composite_ci_low']}")
+    every = explain(h5, f"/stats/{sid}/agents/*")
+    assert every.count("== /stats/") == 4 and every.count("stored: match") == 4  # the reference too: "too few"
+
+
+def test_a_tampered_scoring_is_a_mismatch(campaign, report, tmp_path):
+    """explain compares against what the scoring stored: a changed stored interval is caught."""
+    import shutil
+
+    import h5py
+    import numpy as np
+
+    camp = tmp_path / "c"
+    shutil.copytree(campaign, camp)
+    sid = report["scoring_id"]
+    path = camp / "scores" / f"{sid}.h5"
+    with h5py.File(path, "r+") as f:
+        doc = json.loads(f["stats"][()].tobytes().rstrip(b"\0"))
+        doc["agents"]["three-of-six"]["composite"]["high"] += 5.0
+        del f["stats"]
+        f.create_dataset("stats", data=np.frombuffer(json.dumps(doc).encode(), dtype="u1"))
+    out = hpcbench("explain", str(camp), f"/stats/{sid}/agents/three-of-six").stdout
+    assert "MISMATCH: high derived" in out
+
+
+def test_plan_power_says_how_many_attempts(campaign):
+    out = hpcbench("plan-power", str(campaign), "--difference", "10").stdout
+    m = re.search(r"to detect 10 points with 1 problem: (\d+) attempts per agent and problem", out)
+    assert m and int(m.group(1)) > 6, out
+    bad = hpcbench("plan-power", str(campaign), "--difference", "10", "--problems", "12", check=False)
+    assert bad.returncode == 2 and "no two agents share two problems" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_judge_samples_split_the_interval_into_judge_and_attempts(campaign, tmp_path, openai_server):
+    import shutil
+
+    camp = tmp_path / "c"
+    shutil.copytree(campaign, camp)
+    lock = threading.Lock()
+    calls = {"n": 0}
+
+    def varying(body: dict) -> Reply:  # a judge whose answer moves from call to call
+        with lock:
+            calls["n"] += 1
+            k = calls["n"]
+        return Reply.json({"score": [0.3, 0.6, 0.9][k % 3], "confidence": 1.0, "rationale": f"call {k}"})
+
+    openai_server.respond_with(varying)
+    url = openai_server.base_url
+    hpcbench("score", str(camp), "--scoring-id", "one", "--judge", "openai/judge-a", "--judge-base-url", url)
+    asked_once = openai_server.count
+    hpcbench("score", str(camp), "--scoring-id", "three", "--judge", "openai/judge-a", "--judge-base-url", url,
+             "--judge-samples", "3")
+    assert openai_server.count == 3 * asked_once  # sample 0 came from the cache, samples 1 and 2 were asked
+    sc = read_scoring(camp, "three", evidence=True)
+    row = sc.row("six-of-six", "rosenbrock", "1")
+    ev = row["evaluators"]["readability"]
+    assert len(ev["evidence"]["samples"]) == 3 and "mean of 3 of 3 judge samples" in ev["rationale"]
+    assert len(row["judge_composites"]) == 3 and len(set(row["judge_composites"])) > 1
+    rep = json.loads(hpcbench("report", str(camp), "--format", "json", "--scoring-id", "three").stdout)
+    shares = {r["agent"]: r["uncertainty"]["judge_share"] for r in rep["leaderboard"]}
+    assert 0 < shares["six-of-six"] <= 1.0  # its attempts agree: what varies is the judge
+    assert shares["three-of-six"] < shares["six-of-six"]  # right and wrong attempts vary more than the judge
+    md = hpcbench("report", str(camp), "--scoring-id", "three").stdout
+    assert "### Judge noise" in md
+    out = hpcbench("explain", str(camp), "/stats/three/agents/six-of-six").stdout
+    assert "judge share of the interval's variance" in out and "derived again, stored: match" in out
+    cached = [json.loads(ln) for ln in (camp / "judge_cache.jsonl").read_text().splitlines()]
+    samples = [c["entry"].get("sample", 0) for c in cached]  # each sample cached under its own key
+    assert len({c["key"] for c in cached}) == len(cached) == 3 * asked_once
+    assert {k: samples.count(k) for k in set(samples)} == {0: asked_once, 1: asked_once, 2: asked_once}
+    bad = hpcbench("score", str(camp), "--judge-samples", "2", check=False)
+    assert bad.returncode == 2 and "--judge-samples needs --judge" in bad.stderr
