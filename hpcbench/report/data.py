@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from hpcbench.evaluators.categories import CATEGORIES
+from hpcbench.score.scoring import checks_passed, tier
 from hpcbench.store import layout, scorings
 from hpcbench.store.read import Texts, live_submissions, open_store, strings
 
@@ -96,7 +97,7 @@ def _stage_and_reason(a: dict, evs: dict, sub: dict | None) -> tuple[str, str]:
     acc = evs.get("numerical_accuracy", {})
     if acc.get("status") != "scored":
         return "ran", "accuracy unscored"
-    if (acc.get("score") or 0.0) < 0.999:
+    if not checks_passed(acc["status"], acc.get("score")):
         return "ran", "wrong answer"
     return "passed checks", "complete"
 
@@ -167,7 +168,10 @@ def load(h5_path: Path, scoring_id: str | None = None) -> Report:
         stage, reason = _stage_and_reason(r, evs, sub)
         rows.append({
             **{k: r[k] for k in ("agent", "problem", "attempt", "status", "refused", "refusal_set", "gates_passed",
-                                 "failed_gate", "composite", "tier", "partial", "left_out", "categories", "unscored")},
+                                 "failed_gate", "composite", "partial", "left_out", "categories", "unscored")},
+            # derived again, not read: a scoring written before tiers required every hidden check
+            # passed stored GOLD for wrong answers
+            "tier": tier(r["composite"], not r["failed_gate"] and stage == "passed checks"),
             "build_s": sub["build_s"] if sub else None, "run_s": sub["run_s"] if sub else None, "evaluators": evs,
             "stage": stage, "stop_reason": reason, "generation": sub["generation"] if sub else {},
             "judge_cost": judge, "isolation": sub["isolation"] if sub else [],

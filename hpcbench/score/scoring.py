@@ -30,12 +30,33 @@ from hpcbench.store.scorings import scoring_path, write_scoring
 
 JudgeProgress = Callable[[int, int], None]  # (answered, total) judge calls
 TIERS = (("GOLD", 85.0), ("SILVER", 70.0), ("BRONZE", 50.0))
+# Numerical accuracy at full marks: every compare check within its tolerance at every case
+# and rank count, every sanity and refinement check true (weights are > 0, so one check
+# below full marks brings the weighted mean below 1); the margin absorbs the rounding of
+# the weighted mean and of the score's storage.
+CHECKS_PASSED_AT = 1.0 - 1e-9
 
 
-def tier(composite: float | None) -> str:
+def checks_passed(status: str, score: float | None) -> bool:
+    """Whether the numerical-accuracy result (its status and score) says every hidden check
+    passed; an unscored accuracy verified nothing, so it says no."""
+    return status == "scored" and score is not None and score >= CHECKS_PASSED_AT
+
+
+def tier(composite: float | None, passed_checks: bool) -> str:
+    """GOLD/SILVER/BRONZE by composite, only for a program that passed every gate and every
+    hidden check: a wrong answer keeps its composite (partial credit ranks it among wrong
+    programs) but never a tier ("NONE"); "" where nothing was scored."""
     if composite is None:
         return ""
+    if not passed_checks:
+        return "NONE"
     return next((name for name, lo in TIERS if composite >= lo), "NONE")
+
+
+def accuracy_passed(results: list[EvalResult]) -> bool:
+    acc = next((r for r in results if r.evaluator == "numerical_accuracy"), None)
+    return acc is not None and checks_passed(acc.status, acc.score)
 
 
 @dataclass
@@ -59,7 +80,7 @@ class SubmissionScore:
 
     @property
     def tier(self) -> str:
-        return tier(self.composite)
+        return tier(self.composite, not self.failed_gate and accuracy_passed(self.results))
 
 
 def aggregate(results: list[EvalResult], weights: dict[str, float] = WEIGHTS
