@@ -116,10 +116,13 @@ class ProblemReport:
 
     @property
     def meets_targets(self) -> bool:
+        """Kill >= 95% and acceptance 100% on the library, kill >= 95% on the generated
+        mutants; a part that did not run (--no-library, --generated 0) is not judged."""
         k, a = self.kill_rate, self.acceptance_rate
         g = self.generated.kill_rate if self.generated is not None else None
-        return (not self.error and k is not None and a is not None and k >= KILL_TARGET and a >= ACCEPT_TARGET
-                and (g is None or g >= KILL_TARGET))
+        library = (k is None and a is None) or (k is not None and a is not None and k >= KILL_TARGET
+                                                and a >= ACCEPT_TARGET)
+        return not self.error and library and (g is None or g >= KILL_TARGET) and (k, a, g) != (None, None, None)
 
 
 def library_path(bundle: ProblemBundle) -> Path:
@@ -293,10 +296,10 @@ def _fill_reports(reports: dict[str, ProblemReport], libs: dict, scores: list) -
 
 def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
         site_name: str = "local", progress=None, retry_time_factor: float = 4.0,
-        generated: int | None = GENERATED_PER_PROBLEM, seed: int = 0) -> list[ProblemReport]:
-    """Run every library (or the programs named in `only`) with the references and score them,
-    then `generated` generated mutants per problem (None: all of them, 0: none; with `only`,
-    the generated mutants it names, drawn or not)."""
+        generated: int | None = GENERATED_PER_PROBLEM, seed: int = 0, library: bool = True) -> list[ProblemReport]:
+    """Run every library (or the programs named in `only`; none without `library`) with the
+    references and score them, then `generated` generated mutants per problem (None: all of
+    them, 0: none; with `only`, the generated mutants it names, drawn or not)."""
     from hpcbench.problem import load_problems
     from hpcbench.site import load_site
 
@@ -312,7 +315,7 @@ def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
     scores = []
     for pid, bundle in bundles.items():
         mine = [s for s in subs if s.meta.problem == pid]
-        if any(s.meta.agent != "reference" for s in mine):
+        if library and any(s.meta.agent != "reference" for s in mine):
             scores += _run_problem(out / "campaigns" / pid, site, pid, bundle, mine, reports[pid], progress,
                                    retry_time_factor)
     _fill_reports(reports, libs, scores)
@@ -450,7 +453,8 @@ def summary(reports: list[ProblemReport]) -> str:
         w, v = r.of("wrong"), r.of("valid")
         mark = "ok" if r.meets_targets else "BELOW TARGET"
         lines.append(f"{r.problem}: kill rate {_pct(r.kill_rate)} ({sum(o.killed for o in w)}/{len(w)}), "
-                     f"acceptance {_pct(r.acceptance_rate)} ({sum(o.accepted for o in v)}/{len(v)}): {mark}")
+                     f"acceptance {_pct(r.acceptance_rate)} ({sum(o.accepted for o in v)}/{len(v)}): {mark}"
+                     if r.outcomes else f"{r.problem}: (library not run): {mark}")
         for o in w:
             if o.broken:
                 lines.append(f"  BROKEN mutant {o.name} (does not compile: fix its edits): {o.why}")

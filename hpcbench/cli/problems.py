@@ -37,7 +37,10 @@ def problems() -> None:
 @click.option("--generated", help="generated mutants per problem: a seeded sample of this many (default 40), "
               "'all' for every one, 0 for none")
 @click.option("--seed", type=int, default=0, show_default=True, help="which sample of generated mutants")
-def validate_checks(problem_ids, only, out, md_file, json_file, retry_time_factor, generated, seed) -> None:
+@click.option("--library/--no-library", default=True, show_default=True,
+              help="run the hand-written wrong programs and valid variants (mutants/mutants.json)")
+def validate_checks(problem_ids, only, out, md_file, json_file, retry_time_factor, generated, seed,
+                    library) -> None:
     """Measure the hidden checks by mutation testing: per problem the kill rate of wrong
     programs (accuracy < 0.5 or a gate stops them) and the acceptance rate of valid variants
     (every hidden check passed), then generated mutants of the reference (broken, equivalent,
@@ -55,7 +58,7 @@ def validate_checks(problem_ids, only, out, md_file, json_file, retry_time_facto
     count = vc.GENERATED_PER_PROBLEM if generated is None else None if generated == "all" else int(generated)
     with Display(JOBS) as progress:
         reports = vc.run(parse_ids(problem_ids), Path(out), names, progress=progress,
-                         retry_time_factor=retry_time_factor, generated=count, seed=seed)
+                         retry_time_factor=retry_time_factor, generated=count, seed=seed, library=library)
     click.echo(vc.summary(reports))
     if md_file:
         Path(md_file).write_text(vc.markdown(reports))

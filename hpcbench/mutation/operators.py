@@ -223,7 +223,8 @@ def declared_types(root: Node) -> dict[str, str]:
         if node.type not in ("declaration", "parameter_declaration", "field_declaration"):
             continue
         base = _text(node.child_by_field_name("type"))
-        for d in node.children_by_field_name("declarator"):
+        for top in node.children_by_field_name("declarator"):
+            d: Node | None = top
             stars = 0
             while d is not None and d.type in ("init_declarator", "pointer_declarator", "array_declarator"):
                 stars += d.type in ("pointer_declarator", "array_declarator")
@@ -263,7 +264,7 @@ def _swaps(m: _Maker, node: Node, types: dict[str, str]) -> None:
         for b, tb in typed[i + 1:]:
             if ta is None or ta != tb or _text(a) == _text(b):
                 continue
-            between = args_node.text[a.end_byte - args_node.start_byte:b.start_byte - args_node.start_byte]
+            between = (args_node.text or b"")[a.end_byte - args_node.start_byte:b.start_byte - args_node.start_byte]
             repl = _text(b) + between.decode("utf-8") + _text(a)
             m.out.append(Mutation("swap", m.file, a.start_point[0] + 1, a.start_byte, b.end_byte,
                                   f"{_text(a)}, ..., {_text(b)}" if between.strip(b", ") else
