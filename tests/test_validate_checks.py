@@ -187,3 +187,37 @@ def test_validate_checks_runs_a_subset_through_the_real_pipeline(tmp_path):
     assert "advection1d: kill rate 100% (2/2), acceptance 100% (1/1): ok" in res.output
     assert "rosenbrock" not in res.output and "running" not in res.output  # nothing ran again
     assert md.read_text().count("| wrong-direction | wrong |") == 1
+
+
+@pytest.mark.petsc
+def test_generated_mutants_through_the_real_pipeline(tmp_path):
+    """Three generated mutants of vec-scatter, picked by their edit: the default length changed
+    (every case passes -n: equivalent, listed, not counted), the frequency doubled (killed, far
+    below 0.5), the weighted sum's loop running one past the gathered array (killed: by the
+    checks if the extra entry is not zero, else by valgrind, which confirms each probable
+    equivalent); the counts, the kill rate and the tables say so."""
+    from hpcbench.mutation import generate as gen
+
+    every = gen.generate(PROBLEMS["vec-scatter"], None).every
+
+    def pick(op: str, original: str, replacement: str) -> str:
+        return next(m.name for m in every if (m.operator, m.original, m.replacement) == (op, original, replacement))
+
+    names = {"default-n": pick("crp", "30", "31"), "frequency": pick("crp", "0.3", "0.6"),
+             "past-the-end": pick("ror", "i < n", "(i <= n)")}
+    reports = vc.run(["vec-scatter"], tmp_path / "vc", set(names.values()), library=False)
+    g = reports[0].generated
+    assert not reports[0].error and g is not None and g.total == len(every)
+    verdicts = {o.name: o for o in g.outcomes}
+    assert verdicts[names["default-n"]].verdict == "equivalent"
+    assert verdicts[names["frequency"]].verdict == "killed" and verdicts[names["frequency"]].strong
+    assert verdicts[names["past-the-end"]].verdict == "killed", verdicts[names["past-the-end"]].why
+    assert g.kill_rate == 1.0 and reports[0].meets_targets
+    spec = json.loads((tmp_path / "vc/generated/vec-scatter/specs" /
+                       f"generated__vec-scatter__{names['default-n']}.json").read_text())
+    assert spec["valgrind"] is True  # the probable equivalent ran again under valgrind
+    assert {(r["case"], r["ranks"]) for r in spec["runs"]} == {("default", 3), ("larger", 3)}
+    text = vc.summary(reports)
+    assert "generated mutants: kill rate 100%" in text and "equivalent (probable) 1" in text
+    md = vc.markdown(reports)
+    assert f"| {names['default-n']} | equivalent |" in md and "`30` -> `31`" in md

@@ -1,0 +1,115 @@
+"""PETSc's own tutorials, submitted unchanged for the problem of their module (with that
+problem's cases), pass every gate: expert code is not zeroed by a gate.
+
+The tutorials come from the petsc sdist of the installed version (the one
+scripts/setup.sh built from). They do not print the problem's quantities, so their
+accuracy is not the point; the gates are: compilation, execution, memory safety and API
+usage. Among them: ts/tutorials/ex9.c includes petsc/private/kernels/blockinvert.h (a
+finding of the public_api evaluator, library category, not a gate's zero) and declares
+functions PETSC_UNUSED, snes/tutorials/ex13.c defines its point functions through
+PLEXFE_QFUNCTION and snes/tutorials/ex27.c builds its element with
+PetscFECreateLagrangeByCell (each once stopped or doubted by the API-usage gate)."""
+
+from __future__ import annotations
+
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from hpcbench.petsc_env import find_petsc
+from tests.conftest import hpcbench
+
+pytestmark = [pytest.mark.petsc, pytest.mark.slow]
+AGENT = "petsc-tutorials"
+
+# problem -> tutorials (src/<path>), each runnable at the problem's cases and rank counts
+TUTORIALS: dict[str, list[str]] = {
+    "rosenbrock": ["tao/unconstrained/tutorials/rosenbrock1.c", "tao/unconstrained/tutorials/rosenbrock3.c",
+                   "tao/unconstrained/tutorials/eptorsion1.c", "tao/unconstrained/tutorials/eptorsion2.c",
+                   "tao/unconstrained/tutorials/minsurf1.c", "tao/unconstrained/tutorials/minsurf2.c",
+                   "tao/bound/tutorials/plate2.c", "tao/leastsquares/tutorials/cs1.c"],
+    "robertson": ["ts/tutorials/ex1.c", "ts/tutorials/ex2.c", "ts/tutorials/ex8.c", "ts/tutorials/ex16.c",
+                  "ts/tutorials/ex20.c", "ts/tutorials/ex22.c", "ts/tutorials/ex31.c", "ts/tutorials/ex44.c"],
+    "advection1d": ["ts/tutorials/ex9.c"],
+    "darcy-dmplex": ["snes/tutorials/ex12.c", "snes/tutorials/ex13.c", "snes/tutorials/ex27.c"],
+    "vec-scatter": ["vec/vec/tutorials/ex44.c"],
+}
+GATES = ("generation", "compilation", "execution", "memory_safety", "api_usage")
+
+FAST_SITE = """name: tutorials-local
+scheduler: local
+launcher: {template: "mpiexec -n {ranks}", oversubscribe_flag: "--oversubscribe"}
+variants: [{name: cpu, petsc_dir: auto}]
+timing_repeats: 1
+valgrind: false
+"""
+
+
+def _attempt(path: str) -> str:
+    return path.replace("/tutorials/", "-").replace("/", "-").removesuffix(".c").lower()
+
+
+def _sdist() -> Path:
+    inst = find_petsc()
+    found = sorted(Path(".venv/hpcbench-cache").glob(f"petsc-{inst.version}.tar.gz"))
+    if not found:
+        pytest.skip(f"no petsc-{inst.version}.tar.gz in .venv/hpcbench-cache (scripts/setup.sh keeps it)")
+    return found[0]
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("tutorials")
+    tree = tmp / "tree"
+    with tarfile.open(_sdist()) as tar:
+        prefix = tar.getnames()[0].split("/")[0]
+        for pid, paths in TUTORIALS.items():
+            for path in paths:
+                member = tar.extractfile(f"{prefix}/src/{path}")
+                assert member is not None, path
+                folder = tree / AGENT / pid / _attempt(path)
+                folder.mkdir(parents=True)
+                name = Path(path).name
+                (folder / name).write_bytes(member.read())
+                (folder / "submission.json").write_text(json.dumps(
+                    {"problem": pid, "agent": AGENT, "attempt": _attempt(path), "entry": name, "files": [name]}))
+    site = tmp / "site.yaml"
+    site.write_text(FAST_SITE)
+    out = tmp / "c"
+    hpcbench("run", "--site", str(site), "--submissions", str(tree), "--problems", ",".join(TUTORIALS),
+             "--out", str(out), check=False)  # exit 1 when accuracy fails: the tutorials print other things
+    return out
+
+
+@pytest.fixture(scope="module")
+def rows(campaign) -> dict:
+    got = json.loads(hpcbench("report", str(campaign), "--format", "json").stdout)["submissions"]
+    return {(r["problem"], r["attempt"]): r for r in got if r["agent"] == AGENT}
+
+
+def test_at_least_twenty_tutorials_run_for_the_problems_of_their_modules(rows):
+    assert sum(len(v) for v in TUTORIALS.values()) >= 20
+    assert set(rows) == {(pid, _attempt(p)) for pid, paths in TUTORIALS.items() for p in paths}
+
+
+@pytest.mark.parametrize("key", [(pid, _attempt(p)) for pid, paths in TUTORIALS.items() for p in paths])
+def test_every_tutorial_passes_every_gate(rows, key):
+    row = rows[key]
+    assert row["gates_passed"], f"{key}: gate {row['failed_gate']}: {row['why']}"
+    for gate in GATES:
+        ev = row["evaluators"][gate]
+        assert ev["status"] == "scored" and ev["score"] == 1.0, (gate, ev["rationale"])
+    # every tutorial parses in full: PETSc's attribute macros and libCEED point functions included
+    assert row["evaluators"]["api_usage"]["confidence"] == 1.0, row["evaluators"]["api_usage"]["rationale"]
+
+
+def test_a_private_header_is_a_library_finding_not_a_zero(rows):
+    row = rows[("advection1d", "ts-ex9")]
+    assert row["gates_passed"] and "private headers included" in row["evaluators"]["api_usage"]["rationale"]
+    pub = row["evaluators"]["public_api"]
+    assert pub["score"] == 0.5 and "petsc/private/kernels/blockinvert.h" in pub["rationale"]
+    assert pub["category"] == "library"
+    clean = [r for r in rows.values() if r["evaluators"]["public_api"]["score"] == 1.0]
+    assert len(clean) >= len(rows) - 2
