@@ -13,6 +13,8 @@ PetscFECreateLagrangeByCell (each once stopped or doubted by the API-usage gate)
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -52,11 +54,16 @@ def _attempt(path: str) -> str:
 
 
 def _sdist() -> Path:
-    inst = find_petsc()
-    found = sorted(Path(".venv/hpcbench-cache").glob(f"petsc-{inst.version}.tar.gz"))
-    if not found:
-        pytest.skip(f"no petsc-{inst.version}.tar.gz in .venv/hpcbench-cache (scripts/setup.sh keeps it)")
-    return found[0]
+    """The petsc sdist of the installed version, as tests/test_quality_deterministic.py finds it
+    (cached under the venv, downloaded with pip once when missing)."""
+    version = find_petsc().version
+    cache = Path(sys.prefix) / "hpcbench-cache"
+    sdist = cache / f"petsc-{version}.tar.gz"
+    if not sdist.is_file():
+        cache.mkdir(exist_ok=True)
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-binary", ":all:", "--no-deps",
+                        f"petsc=={version}", "-d", str(cache)], check=True, timeout=900)
+    return sdist
 
 
 @pytest.fixture(scope="module")
