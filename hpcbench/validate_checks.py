@@ -330,7 +330,8 @@ def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
 def _run_generated(out: Path, site, bundle: ProblemBundle, count: int | None, seed: int, only: set[str] | None,
                    report: ProblemReport, progress) -> GeneratedReport | None:
     """The problem's generated mutants in a campaign of their own, where every case runs at
-    one rank count (and so does the reference they are compared with); no retry of a run
+    one rank count but one case at two (gen.one_rank_count; so does the reference they are
+    compared with); no retry of a run
     killed at its time limit: that limit is the problem's, and a mutant in an endless loop
     would only hold the cores four times longer."""
     from hpcbench.jobs.records import JobResult

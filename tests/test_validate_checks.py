@@ -216,7 +216,7 @@ def test_generated_mutants_through_the_real_pipeline(tmp_path):
     spec = json.loads((tmp_path / "vc/generated/vec-scatter/specs" /
                        f"generated__vec-scatter__{names['default-n']}.json").read_text())
     assert spec["valgrind"] is True  # the probable equivalent ran again under valgrind
-    assert {(r["case"], r["ranks"]) for r in spec["runs"]} == {("default", 3), ("larger", 3)}
+    assert {(r["case"], r["ranks"]) for r in spec["runs"]} == {("default", 3), ("larger", 3)}  # 3 ranks only
     text = vc.summary(reports)
     assert "generated mutants: kill rate 100%" in text and "equivalent (probable) 1" in text
     md = vc.markdown(reports)

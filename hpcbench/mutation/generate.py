@@ -90,7 +90,11 @@ def write_trees(bundle: ProblemBundle, drawn: list[Mutation], root: Path) -> lis
 
 
 def one_rank_count(bundle: ProblemBundle) -> ProblemBundle:
-    """The problem with each case at its largest rank count only: a generated mutant runs
-    every case once, where a mistake of the parallel code shows as well as one of the serial."""
-    cases = [c.model_copy(update={"ranks": [max(c.ranks)]}) for c in bundle.problem.cases]
+    """The problem with each case at its smallest rank count, and the first case that allows
+    several also at its largest: a generated mutant runs every case once, and once more where
+    a mistake of the parallel code (a missing ghost update, a reduction) shows. Runs on several
+    ranks cost the most on a shared machine: one of them per mutant is enough to see one."""
+    parallel = next((c.name for c in bundle.problem.cases if len(c.ranks) > 1), None)
+    cases = [c.model_copy(update={"ranks": sorted({min(c.ranks), max(c.ranks)} if c.name == parallel
+                                                  else {min(c.ranks)})}) for c in bundle.problem.cases]
     return bundle.model_copy(update={"problem": bundle.problem.model_copy(update={"cases": cases})})
