@@ -8,7 +8,8 @@ from the mutant libraries), run with `hpcbench run --submissions` beside the ref
   gathered copy read one entry late) keeps much of its composite but never a tier, in every
   report (json, csv, markdown, html, explain), and a scoring written under the old rule is
   shown without its tier too;
-- a step limit that suffices for the short Robertson case but not the long one is killed.
+- a step limit that suffices for the short Robertson case but not the long one is killed, and
+  so is a transposed darcy inclusion, whose energy the domain's symmetry keeps.
 """
 
 from __future__ import annotations
@@ -41,6 +42,12 @@ PROGRAMS: dict[tuple[str, str], tuple[list[tuple[str, str]], str, bool]] = {
     ("darcy-dmplex", "mean-over-quarter"): (
         [("(double)(incl / ((constants[C_X1] - constants[C_X0]) * (constants[C_Y1] - constants[C_Y0])))",
           "(double)(incl / 0.25)")], "one wrong quantity: the inclusion mean over the wrong area", False),
+    ("darcy-dmplex", "inclusion-transposed"): (
+        [("constants[C_X0]  = 0.25;\n  constants[C_X1]  = 0.5;\n  constants[C_Y0]  = 0.5;\n"
+          "  constants[C_Y1]  = 0.75;",
+          "constants[C_X0]  = 0.5;\n  constants[C_X1]  = 0.75;\n  constants[C_Y0]  = 0.25;\n"
+          "  constants[C_Y1]  = 0.5;")],
+        "the inclusion transposed: the same energy by the domain's symmetry", True),
     ("vec-scatter", "read-one-late"): (
         [("wsum += (PetscReal)(i + 1) * PetscRealPart(a[i]);",
           "wsum += (PetscReal)(i + 1) * (i + 1 < n ? PetscRealPart(a[i + 1]) : 0.0);"),
