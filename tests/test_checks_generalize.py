@@ -120,7 +120,7 @@ def test_each_solution_level_mistake_is_killed(rows, key):
     row = rows[(AGENT, *key)]
     assert row["gates_passed"], row["why"]
     assert _accuracy(row) < 0.5, (PROGRAMS[key][1], row["evaluators"]["numerical_accuracy"]["rationale"])
-    assert row["tier"] == "NONE" and row["stop_reason"] == "wrong answer"
+    assert row["tier"] == "NONE" and row["stop_reason"].startswith("wrong answer")
 
 
 @pytest.mark.parametrize("key", [k for k, v in PROGRAMS.items() if not v[2]])
@@ -130,7 +130,7 @@ def test_one_wrong_quantity_keeps_its_composite_but_never_a_tier(rows, key):
     # partial credit: the composite would have earned a tier under the old rule, which the
     # test would catch if tiers still followed the composite alone
     assert 0.5 < _accuracy(row) < 1.0 and row["composite"] >= 50, (row["composite"], PROGRAMS[key][1])
-    assert row["tier"] == "NONE" and row["stop_reason"] == "wrong answer"
+    assert row["tier"] == "NONE" and row["stop_reason"].startswith("wrong answer")
 
 
 def test_no_report_gives_a_tier_to_a_program_that_fails_a_check(campaign, rows):
