@@ -1,6 +1,8 @@
 """Checks that generalize (issue 22), through the real pipeline: wrong programs of our own for
 each class of weakness an outside review found (kept apart from the review's own programs and
-from the mutant libraries), run with `hpcbench run --submissions` beside the references.
+from the bundled mutant libraries), run by validate-checks' pipeline (plan, build, MPI runs,
+collect, score, with its retry of a run a loaded machine held past its time limit) beside the
+references, and read back through `hpcbench report` and `hpcbench explain`.
 
 - solution-level errors in advection1d (initial values a half cell off, a grid spacing off by
   one cell count) fall below 0.5 on accuracy;
@@ -18,6 +20,7 @@ import csv
 import io
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -60,46 +63,42 @@ PROGRAMS: dict[tuple[str, str], tuple[list[tuple[str, str]], str, bool]] = {
         "a step limit enough for T = 40, not for 4e4, the final time unchecked", True),
 }
 
-FAST_SITE = """name: checks-local
-scheduler: local
-launcher: {template: "mpiexec -n {ranks}", oversubscribe_flag: "--oversubscribe"}
-variants: [{name: cpu, petsc_dir: auto}]
-timing_repeats: 1
-valgrind: false
-"""
-
-
-def _write_tree(root: Path) -> Path:
-    for (pid, attempt), (edits, _, _) in PROGRAMS.items():
-        ref = PROBLEMS[pid].reference_dir
-        text = (ref / "main.c").read_text()
-        for find, replace in edits:
-            assert text.count(find) == 1, (pid, attempt, find)
-            text = text.replace(find, replace)
-        folder = root / AGENT / pid / attempt
-        folder.mkdir(parents=True)
-        (folder / "main.c").write_text(text)
-        meta = json.loads((ref / "submission.json").read_text())
-        (folder / "submission.json").write_text(json.dumps({**meta, "agent": AGENT, "attempt": attempt}))
+def _problems_with_our_programs(root: Path) -> Path:
+    """Copies of the problems whose mutant library holds only our programs (and the reference
+    as its valid variant): validate-checks runs them through the real pipeline, and retries a
+    run that a loaded machine held past its time limit, which `hpcbench run` does not."""
+    for pid in {p for p, _ in PROGRAMS}:
+        shutil.copytree(PROBLEMS[pid].folder, root / pid)
+        wrong = [{"name": attempt, "reason": why, "edits": [{"find": f, "replace": r} for f, r in edits]}
+                 for (p, attempt), (edits, why, _) in PROGRAMS.items() if p == pid]
+        (root / pid / "mutants" / "mutants.json").write_text(json.dumps(
+            {"wrong": wrong, "valid": [{"name": "reference", "reason": "the reference as it is"}]}))
     return root
 
 
 @pytest.fixture(scope="module")
-def campaign(tmp_path_factory) -> Path:
+def campaigns(tmp_path_factory) -> dict[str, Path]:
+    import hpcbench.problem as problem_mod
+    from hpcbench import validate_checks as vc
+
     tmp = tmp_path_factory.mktemp("generalize")
-    site = tmp / "site.yaml"
-    site.write_text(FAST_SITE)
-    out = tmp / "c"
-    problems = ",".join(sorted({pid for pid, _ in PROGRAMS}))
-    hpcbench("run", "--site", str(site), "--submissions", str(_write_tree(tmp / "tree")), "--problems", problems,
-             "--out", str(out))
-    return out
+    root = _problems_with_our_programs(tmp / "problems")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(problem_mod, "default_problems_dir", lambda: root)
+        reports = vc.run(sorted({p for p, _ in PROGRAMS}), tmp / "vc", generated=0)
+    assert all(not r.error for r in reports), [r.error for r in reports]
+    return {r.problem: tmp / "vc" / "campaigns" / r.problem for r in reports}
 
 
 @pytest.fixture(scope="module")
-def rows(campaign) -> dict:
-    got = json.loads(hpcbench("report", str(campaign), "--format", "json").stdout)["submissions"]
-    return {(r["agent"], r["problem"], r["attempt"]): r for r in got}
+def rows(campaigns) -> dict:
+    out = {}
+    for c in campaigns.values():
+        for r in json.loads(hpcbench("report", str(c), "--format", "json").stdout)["submissions"]:
+            # the library's own programs run under the agent names wrong/valid
+            agent = AGENT if r["agent"] == "wrong" else r["agent"]
+            out[(agent, r["problem"], r["attempt"])] = r
+    return out
 
 
 def _accuracy(row: dict) -> float:
@@ -133,37 +132,40 @@ def test_one_wrong_quantity_keeps_its_composite_but_never_a_tier(rows, key):
     assert row["tier"] == "NONE" and row["stop_reason"].startswith("wrong answer")
 
 
-def test_no_report_gives_a_tier_to_a_program_that_fails_a_check(campaign, rows):
+def test_no_report_gives_a_tier_to_a_program_that_fails_a_check(campaigns, rows):
     wrong = {k for k, r in rows.items() if r["gates_passed"] and _accuracy(r) < 1.0}
     assert {(AGENT, *k) for k in PROGRAMS} <= wrong
     assert all(rows[k]["tier"] == "NONE" for k in wrong)
-    table = list(csv.DictReader(io.StringIO(hpcbench("report", str(campaign), "--format", "csv").stdout)))
-    by = {(r["agent"], r["problem"], r["attempt"]): r for r in table}
-    assert all(by[k]["tier"] == "NONE" for k in wrong)
-    md = hpcbench("report", str(campaign), "--format", "md").stdout
-    html = hpcbench("report", str(campaign), "--format", "html").stdout
-    for agent, pid, attempt in wrong:
-        line = next(ln for ln in md.splitlines() if ln.startswith(f"| {agent} | {pid} | {attempt} |"))
-        assert "| NONE |" in line and not re.search(r"\| (GOLD|SILVER|BRONZE) \|", line), line
-        cells = re.search(rf"<td>{re.escape(attempt)}</td>.*?</tr>", html, re.S)
-        assert cells and "GOLD" not in cells.group(0) and "SILVER" not in cells.group(0), attempt
-        out = hpcbench("explain", str(campaign), rows[(agent, pid, attempt)]["source"]).stdout
-        assert "tier: NONE" in out and "a hidden check failed" in out
+    for pid, c in campaigns.items():
+        mine = {k for k in wrong if k[1] == pid}
+        table = list(csv.DictReader(io.StringIO(hpcbench("report", str(c), "--format", "csv").stdout)))
+        assert all(r["tier"] == "NONE" for r in table if ("wrong", r["problem"], r["attempt"]) in
+                   {("wrong", p, a) for _, p, a in mine})
+        md = hpcbench("report", str(c), "--format", "md").stdout
+        html = hpcbench("report", str(c), "--format", "html").stdout
+        for _, p, attempt in mine:
+            line = next(ln for ln in md.splitlines() if ln.startswith(f"| wrong | {p} | {attempt} |"))
+            assert "| NONE |" in line and not re.search(r"\| (GOLD|SILVER|BRONZE) \|", line), line
+            cells = re.search(rf"<td>{re.escape(attempt)}</td>.*?</tr>", html, re.S)
+            assert cells and not re.search(r"GOLD|SILVER|BRONZE", cells.group(0)), attempt
+            out = hpcbench("explain", str(c), rows[(AGENT, p, attempt)]["source"]).stdout
+            assert "tier: NONE" in out and "a hidden check failed" in out
 
 
-def test_a_scoring_written_under_the_old_rule_loses_its_tier_in_reports(campaign, rows, monkeypatch):
+def test_a_scoring_written_under_the_old_rule_loses_its_tier_in_reports(campaigns, rows, monkeypatch):
     """Tiers stored by composite alone (scorings written before the rule) are not trusted:
     the reports derive them again from the stored results."""
     from hpcbench.score import scoring
 
+    c = campaigns["advection1d"]
     old_tier = scoring.tier
     monkeypatch.setattr(scoring, "tier", lambda composite, passed: old_tier(composite, True))
-    sid, scores = scoring.score(campaign / "campaign.h5", scoring_id="s-old-rule")
+    sid, scores = scoring.score(c / "campaign.h5", scoring_id="s-old-rule")
     stored = {(s.agent, s.problem, s.attempt): s.tier for s in scores}
-    assert stored[(AGENT, "advection1d", "l2-without-h")] in ("GOLD", "SILVER", "BRONZE")  # the old rule
+    assert stored[("wrong", "advection1d", "l2-without-h")] in ("GOLD", "SILVER", "BRONZE")  # the old rule
     monkeypatch.undo()
-    got = json.loads(hpcbench("report", str(campaign), "--format", "json", "--scoring-id", sid).stdout)
+    got = json.loads(hpcbench("report", str(c), "--format", "json", "--scoring-id", sid).stdout)
     tiers = {(r["agent"], r["problem"], r["attempt"]): r["tier"] for r in got["submissions"]}
-    assert tiers[(AGENT, "advection1d", "l2-without-h")] == "NONE"
-    out = hpcbench("explain", str(campaign), f"/scores/{sid}/{AGENT}/advection1d/l2-without-h").stdout
+    assert tiers[("wrong", "advection1d", "l2-without-h")] == "NONE"
+    out = hpcbench("explain", str(c), f"/scores/{sid}/wrong/advection1d/l2-without-h").stdout
     assert "tier: NONE" in out and "stored" in out

@@ -221,3 +221,35 @@ def test_generated_mutants_through_the_real_pipeline(tmp_path):
     assert "generated mutants: kill rate 100%" in text and "equivalent (probable) 1" in text
     md = vc.markdown(reports)
     assert f"| {names['default-n']} | equivalent |" in md and "`30` -> `31`" in md
+
+
+@pytest.mark.petsc
+def test_a_rerun_measures_the_checks_and_programs_as_they_are_now(tmp_path, monkeypatch):
+    """The work folder is reused, but never with stale inputs: a campaign's snapshot kept the
+    checks as first planned (a loosened tolerance went unseen), and a program whose edit had
+    changed got its old record back from the time-out retry bookkeeping."""
+    import hpcbench.problem as problem_mod
+
+    root = tmp_path / "problems"
+    shutil.copytree(PROBLEMS["vec-scatter"].folder, root / "vec-scatter")
+    monkeypatch.setattr(problem_mod, "default_problems_dir", lambda: root)
+    out = tmp_path / "vc"
+    first = vc.run(["vec-scatter"], out, {"not-scaled"}, generated=0)
+    assert first[0].outcomes[0].killed and first[0].outcomes[0].accuracy == 0.0
+    record = out / "campaigns/vec-scatter/records/wrong__vec-scatter__not-scaled.json"
+    started = json.loads(record.read_text())["started"]
+
+    checks = json.loads((root / "vec-scatter/checks.json").read_text())
+    for c in checks["checks"]:  # tolerances so wide that leaving out the scaling passes
+        c.update(rtol=10.0, atol=1e6)
+    (root / "vec-scatter/checks.json").write_text(json.dumps(checks))
+    second = vc.run(["vec-scatter"], out, {"not-scaled"}, generated=0)
+    assert second[0].outcomes[0].accuracy == 1.0  # rescored with the checks as they are now
+    assert json.loads(record.read_text())["started"] == started  # and the job was not run again
+
+    lib = json.loads((root / "vec-scatter/mutants/mutants.json").read_text())
+    prog = next(p for p in lib["wrong"] if p["name"] == "not-scaled")
+    prog["edits"] = [{"find": "PetscCall(VecScale(x, alpha));", "replace": "PetscCall(VecScale(x, 2.0 * alpha));"}]
+    (root / "vec-scatter/mutants/mutants.json").write_text(json.dumps(lib))
+    vc.run(["vec-scatter"], out, {"not-scaled"}, generated=0)
+    assert json.loads(record.read_text())["started"] != started  # a changed program runs again
