@@ -309,7 +309,7 @@ def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
     bundles = {pid: b for pid, b in bundles.items() if pid in libs}
     if not bundles:
         raise ConfigError(out, "--problems", "none of these problems has a mutants/mutants.json library")
-    site = load_site(site_name).model_copy(update={"valgrind": False, "timing_repeats": 0})
+    site = _accuracy_site(load_site(site_name))
     subs = _submissions(libs, bundles, out, only)
     reports = {pid: ProblemReport(pid) for pid in bundles}
     scores = []
@@ -325,6 +325,23 @@ def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
                 reports[pid].generated = _run_generated(out, site, bundle, generated, seed, only, reports[pid],
                                                         progress)
     return [reports[p] for p in sorted(reports)]
+
+
+def _accuracy_site(site):
+    """The site as validate-checks uses it: valgrind and the timing repeats off (accuracy reads
+    only the instrumented run) and, on a machine without a scheduler, MPI ranks that yield
+    while they wait (hpcbench.sweep.run.LOCAL_MPI_ENV): nothing here is timed, and under a
+    shared load a busy-polling two-rank run took 8 times its one-rank twin (darcy low-n16,
+    load 11: 25 s against 3 s), reaching its time limit."""
+    from hpcbench.sweep.run import LOCAL_MPI_ENV
+
+    site = site.model_copy(update={"valgrind": False, "timing_repeats": 0})
+    if site.scheduler != "local":
+        return site
+    launcher = site.launcher.model_copy(update={"env": {**LOCAL_MPI_ENV, **site.launcher.env}})
+    variants = [v if v.launcher is None else v.model_copy(update={"launcher": v.launcher.model_copy(
+        update={"env": {**LOCAL_MPI_ENV, **v.launcher.env}})}) for v in site.variants]
+    return site.model_copy(update={"launcher": launcher, "variants": variants})
 
 
 def _run_generated(out: Path, site, bundle: ProblemBundle, count: int | None, seed: int, only: set[str] | None,
