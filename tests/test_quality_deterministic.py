@@ -267,6 +267,11 @@ def test_lint_reports_findings_like_a_linter(tmp_path):
     notc = hpcbench("lint", str(tmp_path / "notes.txt"), check=False)
     assert notc.returncode == 2 and "not a C source" in notc.stderr
     assert hpcbench("lint", check=False).returncode == 2  # no file at all
+    private = tmp_path / "private.c"
+    private.write_text("#include <petscts.h>\n#include <petsc/private/tsimpl.h>\nint main(void) { return 0; }\n")
+    got = hpcbench("lint", str(private), check=False)
+    assert got.returncode == 1 and f"{private}:2:10: HB303 includes the private PETSc header " \
+        "petsc/private/tsimpl.h" in got.stdout
 
 
 DEAD_CODE = """int main(void){
