@@ -244,9 +244,12 @@ def tutorials(tmp_path_factory) -> list[Path]:
 
 
 def test_petsc_tutorials_pass_lint_without_error_handling_findings(tutorials):
-    proc = hpcbench("lint", *map(str, tutorials), check=False)
+    proc = hpcbench("lint", "--ignore", "HB303", *map(str, tutorials), check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout == ""
+    # a private header is a practice finding even in PETSc's own code (snes ex5: snesimpl.h)
+    private = hpcbench("lint", "--select", "HB303", *map(str, tutorials), check=False).stdout.splitlines()
+    assert len(private) == 1 and "snes/tutorials/ex5.c" in private[0] and "petsc/private/snesimpl.h" in private[0]
 
 
 def test_lint_reports_findings_like_a_linter(tmp_path):
