@@ -64,9 +64,23 @@ class Program(Strict):
     args: list[str] = []  # options added before each case's own (submission.json `args`)
 
 
+class Harmless(Strict):
+    """A generated mutant a person judged harmless: it passes every check though its numbers
+    differ, and is a correct program (a solver tolerance twice as tight, a Jacobian entry the
+    converged answer does not depend on). Matched by its edit on the reference's line, so it
+    survives unrelated edits elsewhere; reported with its reason, not counted in the kill rate."""
+
+    operator: str
+    line: Annotated[str, Field(min_length=1)]  # the reference's source line, stripped
+    original: str
+    replacement: str
+    reason: Annotated[str, Field(min_length=10)]
+
+
 class MutantLibrary(Strict):
     wrong: Annotated[list[Program], Field(min_length=1)]
     valid: Annotated[list[Program], Field(min_length=1)]
+    harmless: list[Harmless] = []
 
 
 @dataclass
@@ -380,7 +394,27 @@ def _run_generated(out: Path, site, bundle: ProblemBundle, count: int | None, se
         return None
     by_name = {sc.attempt: sc for sc in scores if sc.agent == gen.AGENT}
     outcomes = [classify(m, by_name.get(m.name), record(gen.AGENT, m.name), ref, KILL_BELOW) for m in drawn]
+    _mark_harmless(bundle, outcomes)
     return GeneratedReport(len(got.every), got.by_operator, outcomes)
+
+
+def _mark_harmless(bundle: ProblemBundle, outcomes: list) -> None:
+    """Survivors the library's `harmless` list explains become "harmless", with its reason."""
+    from hpcbench.mutation import generate as gen
+
+    lib = load_library(bundle)
+    if lib is None or not lib.harmless:
+        return
+    lines = {f: text.splitlines() for f, text in gen.reference_files(bundle)[1].items()}
+    for o in outcomes:
+        m = o.mutation
+        if o.verdict != "surviving":
+            continue
+        line = lines[m.file][m.line - 1].strip() if m.line <= len(lines[m.file]) else ""
+        why = next((h.reason for h in lib.harmless if (h.operator, h.line, h.original, h.replacement)
+                    == (m.operator, line, m.original, m.replacement)), None)
+        if why is not None:
+            o.verdict, o.why = "harmless", why
 
 
 def _load_trees(folder: Path, names: list[str], agent: str, bundle: ProblemBundle) -> list:

@@ -191,3 +191,23 @@ def test_verdicts_broken_equivalent_killed_surviving(tmp_path: Path):
     # within tolerance but not the same digits: a survivor, which passes every check
     assert classify(m, sc(acc=1.0), _rec("x: 1.0 2.0000001\n"), ref, 0.5).verdict == "surviving"
     assert classify(m, None, None, ref, 0.5).verdict == "not run"
+
+
+def test_a_survivor_the_library_explains_is_harmless_and_not_counted():
+    from hpcbench import validate_checks as vc
+    from hpcbench.mutation.verdict import GeneratedReport, MutantOutcome
+
+    b = load_problems()["robertson"]
+    lib = vc.load_library(b)
+    assert lib is not None and lib.harmless
+    every = {(m.operator, m.original, m.replacement): m for m in gen.generate(b, None).every}
+    h = lib.harmless[0]
+    explained = every[(h.operator, h.original, h.replacement)]
+    other = next(m for m in every.values() if m.operator == "crp" and m is not explained)
+    outs = [MutantOutcome(explained, "surviving", 1.0), MutantOutcome(other, "surviving", 1.0),
+            MutantOutcome(explained, "killed", 0.2)]
+    vc._mark_harmless(b, outs)
+    assert [o.verdict for o in outs] == ["harmless", "surviving", "killed"]  # a kill stays a kill
+    assert outs[0].why == h.reason
+    g = GeneratedReport(10, {}, outs)
+    assert g.kill_rate == 0.5 and [o.name for o in g.survivors] == [other.name]

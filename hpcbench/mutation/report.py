@@ -20,7 +20,8 @@ def counts(g: GeneratedReport) -> str:
     strong = sum(o.strong for o in g.outcomes)
     return (f"generated {g.total} ({ops}), run {len(g.outcomes)}: broken {g.count('broken')}, "
             f"equivalent (probable) {g.count('equivalent')}, killed {g.count('killed')} "
-            f"({strong} by a gate or below accuracy 0.5), surviving {g.count('surviving')}"
+            f"({strong} by a gate or below accuracy 0.5), surviving {g.count('surviving')}, "
+            f"harmless (explained) {g.count('harmless')}"
             + (f", not run {g.count('not run')}" if g.count("not run") else ""))
 
 
@@ -28,17 +29,22 @@ def summary_lines(g: GeneratedReport) -> list[str]:
     lines = [f"  generated mutants: kill rate {_pct(g.kill_rate)}; {counts(g)}"]
     for o in g.survivors:
         lines.append(f"    survivor {o.name} (accuracy {_acc(o)}, passes every check): {o.mutation.edit}")
+    for o in g.outcomes:
+        if o.verdict == "harmless":
+            lines.append(f"    harmless {o.name}: {o.mutation.edit}: {o.why}")
     return lines
 
 
 def markdown(g: GeneratedReport) -> str:
     parts = [f"Generated mutants: kill rate {_pct(g.kill_rate)}; {counts(g)}.\n"]
-    shown = [o for o in g.outcomes if o.verdict in ("surviving", "equivalent", "not run")]
+    shown = [o for o in g.outcomes if o.verdict in ("surviving", "harmless", "equivalent", "not run")]
+    order = {"surviving": 0, "harmless": 1, "not run": 2, "equivalent": 3}
     if shown:
-        parts.append("| mutant | verdict | accuracy | edit |\n|---|---|---|---|")
-        for o in sorted(shown, key=lambda o: (o.verdict != "surviving", o.name)):
+        parts.append("| mutant | verdict | accuracy | edit | why harmless |\n|---|---|---|---|---|")
+        for o in sorted(shown, key=lambda o: (order[o.verdict], o.name)):
             edit = o.mutation.edit.replace("|", "\\|")
-            parts.append(f"| {o.name} | {o.verdict} | {_acc(o)} | {edit} |")
+            why = o.why.replace("|", "\\|") if o.verdict == "harmless" else ""
+            parts.append(f"| {o.name} | {o.verdict} | {_acc(o)} | {edit} | {why} |")
         parts.append("")
     return "\n".join(parts)
 

@@ -11,7 +11,9 @@
   one branch of the code (the a > 0 upwind side, say) fails only the cases that take it
   and keeps the others' credit, so it cannot fall below one half however the cases weigh;
 - surviving: it passed every check though its output differs from the reference's: either
-  a harmless change (within what a correct program may print) or a hole in the checks."""
+  a harmless change (within what a correct program may print) or a hole in the checks;
+- harmless: a survivor a person judged a correct program (the problem's mutants.json
+  `harmless` list, with the reason): listed, not counted, as an equivalent is not."""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from hpcbench.jobs.records import JobResult
 from hpcbench.mutation.operators import Mutation
 from hpcbench.score.scoring import SubmissionScore, accuracy_passed
 
-Verdict = Literal["broken", "equivalent", "killed", "surviving", "not run"]
+Verdict = Literal["broken", "equivalent", "killed", "surviving", "harmless", "not run"]
 
 
 @dataclass

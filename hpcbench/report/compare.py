@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hpcbench.score.scoring import checks_passed, tier
 from hpcbench.store.scorings import Scoring, read_scoring
 
 EPS = 1e-9
@@ -28,11 +29,14 @@ class Side:
 def passed(row: dict[str, Any]) -> bool:
     """Every gate and every hidden check passed (the condition a tier needs)."""
     acc = (row.get("evaluators") or {}).get("numerical_accuracy") or {}
-    return bool(row.get("gates_passed")) and acc.get("status") == "scored" and (acc.get("score") or 0.0) >= 0.999
+    return bool(row.get("gates_passed")) and checks_passed(acc.get("status", ""), acc.get("score"))
 
 
 def _cell(row: dict[str, Any]) -> dict[str, Any]:
-    return {"composite": row.get("composite"), "tier": row.get("tier", ""), "failed_gate": row.get("failed_gate", ""),
+    # the tier derived again by the rule: a scoring written before tiers required every hidden
+    # check stored one for wrong answers
+    return {"composite": row.get("composite"), "tier": tier(row.get("composite"), passed(row)),
+            "failed_gate": row.get("failed_gate", ""),
             "passed": passed(row), "status": row.get("status", ""), "source": row.get("source", ""),
             "evaluators": {n: e.get("score") for n, e in (row.get("evaluators") or {}).items()}}
 
