@@ -4,18 +4,25 @@ Runs every problem's library of wrong programs and valid variants
 (problems/<id>/mutants/mutants.json) through the real pipeline with
 `hpcbench.validate_checks.run` (plan, local executor, collect, score) and prints per
 problem the kill rate (wrong programs with accuracy < 0.5) and the acceptance rate (valid
-variants with accuracy >= 0.95), each survivor and rejected variant by name, the wall time
-and the number of jobs. --markdown writes the per-program tables docs/problems.md carries.
+variants that pass every check), each survivor and rejected variant by name; then the
+generated mutants (a seeded sample per problem, each case at one rank count, probable
+equivalents confirmed under valgrind): generated, broken, equivalent, killed, surviving.
+It prints the wall time of each part, the number of jobs and the load average, so the
+figure can be rerun on a quiet machine and compared. --markdown writes the per-program
+tables docs/problems.md carries.
 
 The work folder is reused: a rerun after editing only checks.json rescoring the same
 records takes seconds; after editing a reference or a library only the changed jobs run.
 
-Usage: python bench/validate_checks.py [--problems a,b] [--out DIR] [--markdown FILE]
-Exit status 1 when a problem misses kill >= 95% or acceptance 100%."""
+Usage: python bench/validate_checks.py [--problems a,b] [--out DIR] [--generated N|all] [--seed S]
+                                       [--markdown FILE] [--json FILE]
+Exit status 1 when a problem misses kill >= 95% (library and generated) or acceptance 100%."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -27,19 +34,36 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--problems", help="comma-separated ids (default: every problem with a library)")
     ap.add_argument("--out", default="validate-checks", help="work folder (reused between runs)")
+    ap.add_argument("--generated", default=str(vc.GENERATED_PER_PROBLEM), help="per problem; 'all'; 0: none")
+    ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--markdown", help="write the per-program tables here")
+    ap.add_argument("--json", help="write every outcome as JSON here")
     a = ap.parse_args()
     ids = [p for p in a.problems.split(",") if p] if a.problems else None
+    count = None if a.generated == "all" else int(a.generated)
+    load0 = os.getloadavg()
     t0 = time.perf_counter()
-    reports = vc.run(ids, Path(a.out))
-    wall = time.perf_counter() - t0
-    print(vc.summary(reports))
-    n = sum(len(r.outcomes) for r in reports) + len(reports)
-    print(f"\n{n} jobs (programs and references), {wall:.0f} s wall on this machine "
-          f"(timings under shared load are noisy)")
+    library = vc.run(ids, Path(a.out), generated=0)
+    t1 = time.perf_counter()
+    generated = vc.run(ids, Path(a.out), generated=count, seed=a.seed, library=False) if count != 0 else []
+    t2 = time.perf_counter()
+    load1 = os.getloadavg()
+    by = {r.problem: r for r in generated}
+    for r in library:  # one report per problem: the library's outcomes and the generated mutants
+        if r.problem in by:
+            r.generated = by[r.problem].generated
+            r.error = r.error or by[r.problem].error
+    print(vc.summary(library))
+    lib_jobs = sum(len(r.outcomes) for r in library) + len(library)
+    gen_jobs = sum(len(r.generated.outcomes) + 1 for r in library if r.generated is not None)
+    print(f"\nlibrary: {lib_jobs} jobs in {t1 - t0:.0f} s; generated mutants: {gen_jobs} jobs in {t2 - t1:.0f} s; "
+          f"total {t2 - t0:.0f} s wall on this machine (load average {load0[0]:.1f} at the start, "
+          f"{load1[0]:.1f} at the end: timings under shared load are noisy)")
     if a.markdown:
-        Path(a.markdown).write_text(vc.markdown(reports))
-    return 0 if all(r.meets_targets for r in reports) else 1
+        Path(a.markdown).write_text(vc.markdown(library))
+    if a.json:
+        Path(a.json).write_text(json.dumps(vc.as_json(library), indent=1))
+    return 0 if all(r.meets_targets for r in library) else 1
 
 
 if __name__ == "__main__":

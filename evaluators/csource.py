@@ -5,6 +5,7 @@ parse as calls, so the call inside is found too."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -13,12 +14,88 @@ from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
 LANGUAGE = Language(tree_sitter_c.language())
 
+# PETSc's attribute and linkage macros, which the C grammar cannot read where a declaration
+# starts (`PETSC_UNUSED static inline ...`, `PETSC_EXTERN PetscErrorCode F(...)`): defined in
+# petscmacros.h, petscconf.h (PETSC_UNUSED, PETSC_ATTRIBUTEALIGNED) and petscdevice_cuda.h /
+# petscdevice_hip.h (the *_DECL family) of PETSc 3.26, each expanding to an attribute, a
+# storage class or nothing. Blanked before parsing, as the preprocessor would remove them.
+ATTRIBUTE_MACROS = ("PETSC_UNUSED", "PETSC_EXTERN", "PETSC_INTERN", "PETSC_EXTERN_TYPEDEF",
+                    "PETSC_VISIBILITY_PUBLIC", "PETSC_VISIBILITY_INTERNAL", "PETSC_SINGLE_LIBRARY_INTERN",
+                    "PETSC_NODISCARD", "PETSC_CONSTEXPR_14", "PETSC_ATTRIBUTE_COLD", "PETSC_RESTRICT",
+                    "PETSC_FORCEINLINE", "PETSC_HOSTDEVICE_INLINE_DECL", "PETSC_HOSTDEVICE_DECL",
+                    "PETSC_DEVICE_DECL", "PETSC_HOST_DECL", "PETSC_KERNEL_DECL")
+# Function-like ones, blanked with their arguments; PLEXFE_QFUNCTION (petscfe.h) defines a
+# libCEED QFunction and expands to nothing without libCEED.
+ATTRIBUTE_CALLS = ("PETSC_ATTRIBUTE_FORMAT", "PETSC_ATTRIBUTE_MPI_TYPE_TAG",
+                   "PETSC_ATTRIBUTE_MPI_POINTER_WITH_TYPE", "PETSC_ATTRIBUTE_MPI_TYPE_TAG_LAYOUT_COMPATIBLE",
+                   "PETSC_ATTRIBUTEALIGNED", "PETSC_DEPRECATED_FUNCTION", "PETSC_DEPRECATED_TYPEDEF",
+                   "PETSC_DEPRECATED_ENUM", "PLEXFE_QFUNCTION")
+_ATTR = re.compile(r"\b(?:" + "|".join(ATTRIBUTE_MACROS) + r")\b")
+_ATTR_CALL = re.compile(r"\b(?:" + "|".join(ATTRIBUTE_CALLS) + r")\s*\(")
+_CONDITIONAL = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b.*$", re.M)
+
+
+def _blank(text: str, start: int, end: int) -> str:
+    """Spaces over [start, end), newlines kept: every byte offset and line stays where it was."""
+    return text[:start] + re.sub(r"[^\n]", " ", text[start:end]) + text[end:]
+
+
+def without_attribute_macros(source: str) -> str:
+    out = _ATTR.sub(lambda m: " " * len(m.group(0)), source)
+    for m in reversed(list(_ATTR_CALL.finditer(out))):
+        depth, i = 0, m.end() - 1
+        while i < len(out):
+            depth += {"(": 1, ")": -1}.get(out[i], 0)
+            if depth == 0:
+                break
+            i += 1
+        out = _blank(out, m.start(), min(i + 1, len(out)))
+    return out
+
+
+def first_branches(source: str) -> str:
+    """Each #if chain reduced to its first branch, its directives and its #elif/#else parts
+    blanked: one configuration, as a preprocessor would give, for code whose branches split
+    a statement (`} else if (x) {` under #if), which the grammar cannot read otherwise."""
+    spans: list[tuple[int, int]] = []
+    stack: list[int | None] = []  # per open #if: where its blanked part begins (None: first branch)
+    for m in _CONDITIONAL.finditer(source):
+        kind = m.group(1)
+        spans.append((m.start(), m.end()))
+        if kind in ("if", "ifdef", "ifndef"):
+            stack.append(None)
+        elif kind in ("elif", "else") and stack and stack[-1] is None:
+            stack[-1] = m.start()
+        elif kind == "endif" and stack:
+            began = stack.pop()
+            if began is not None:
+                spans.append((began, m.start()))
+    out = source
+    for a, b in spans:
+        out = _blank(out, a, b)
+    return out
+
 
 @lru_cache(maxsize=64)
 def syntax_tree(source: str) -> Tree:
-    """The tree-sitter tree of one source, parsed once and shared by every
-    evaluator of a submission (trees are never modified)."""
-    return Parser(LANGUAGE).parse(source.encode("utf-8"))
+    """The tree-sitter tree of one source, parsed once and shared by every evaluator of a
+    submission (trees are never modified). PETSc's attribute macros are blanked first; a
+    source that still does not parse is read with each #if chain at its first branch, when
+    that parses better. Byte offsets and lines are those of the source as written."""
+    parser = Parser(LANGUAGE)
+    text = without_attribute_macros(source)
+    tree = parser.parse(text.encode("utf-8"))
+    if tree.root_node.has_error:
+        alt = parser.parse(first_branches(text).encode("utf-8"))
+        if _errors(alt.root_node) < _errors(tree.root_node):
+            return alt
+    return tree
+
+
+def _errors(node: Node) -> int:
+    if node.type == "ERROR" or node.is_missing:
+        return 1
+    return sum(_errors(c) for c in node.children) if node.has_error else 0
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ Finding codes (the first digit is the family):
     HB205 communicating call inside a rank-guarded branch
     HB301 deprecated function or macro
     HB302 PetscErrorCode function using PetscCall without PetscFunctionBeginUser
+    HB303 private PETSc header included (petsc/private/*, *impl.h)
 """
 
 from __future__ import annotations
@@ -645,3 +646,31 @@ def check_parallel(file: str, source: str, multi_rank: bool | None) -> ParallelR
             _guarded_collective(rep, file, c, name, first, dist | world)
     _ownership_findings(rep, file, multi_rank)
     return rep
+
+
+# PETSc's public interface is the top-level headers (include/petsc.h: "This include file
+# allows you to use ANY public PETSc function"); include/petsc/private and the *impl.h
+# headers are its implementation, changed between releases without deprecation.
+PRIVATE_HEADERS = ("petsc/private/", "petsc-private/", "petscimpl.h")
+
+
+def is_private_header(path: str) -> bool:
+    return path.startswith(PRIVATE_HEADERS) or (path.startswith("petsc") and path.endswith("impl.h"))
+
+
+def check_public_api(file: str, source: str) -> list[Finding]:
+    """HB303 for each private PETSc header the source includes."""
+    root = syntax_tree(source).root_node
+    out = []
+    for node in QueryCursor(_INCLUDES).captures(root).get("path", []):
+        path = _text(node).strip('<>"')
+        if is_private_header(path):
+            line, col = _pos(node)
+            out.append(Finding(file, line, col, "HB303",
+                               f"includes the private PETSc header {path}: PETSc's implementation, which "
+                               "changes between releases without deprecation (use the public headers)"))
+    return sorted(out, key=lambda f: (f.line, f.col))
+
+
+_INCLUDES = Query(LANGUAGE, "(preproc_include path: (_) @path)")
+

@@ -12,12 +12,18 @@ the numerical-accuracy score of each decides:
 - a valid variant is *accepted* when its accuracy is at least `ACCEPT_AT`,
   else it is *rejected* (a check that punishes a correct program).
 
+Generated mutants (hpcbench.mutation) join them: edits of the reference made by
+operators over its syntax tree, a seeded sample per problem, each run once per case
+at the case's largest rank count, and judged broken, equivalent (probable), killed or
+surviving (hpcbench.mutation.verdict).
+
 Valgrind and the timing repeats are switched off: accuracy reads only the
 instrumented run, and they would triple the time taken."""
 
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Literal
@@ -25,11 +31,17 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from hpcbench.errors import ConfigError
+from hpcbench.mutation import report as generated_report
+from hpcbench.mutation.verdict import GeneratedReport
 from hpcbench.problem import ProblemBundle, Strict, load_json_model
+from hpcbench.score.scoring import CHECKS_PASSED_AT
 
 KILL_BELOW = 0.5
-ACCEPT_AT = 0.95
+# A valid variant must pass every hidden check: it is what earns a tier (score.scoring.tier),
+# and a correct program denied one is a check that punishes correct work.
+ACCEPT_AT = CHECKS_PASSED_AT
 KILL_TARGET = 0.95
+GENERATED_PER_PROBLEM = 40  # the default sample of generated mutants (None: every one)
 ACCEPT_TARGET = 1.0
 MUTANTS_FILE = "mutants/mutants.json"
 
@@ -52,9 +64,23 @@ class Program(Strict):
     args: list[str] = []  # options added before each case's own (submission.json `args`)
 
 
+class Harmless(Strict):
+    """A generated mutant a person judged harmless: it passes every check though its numbers
+    differ, and is a correct program (a solver tolerance twice as tight, a Jacobian entry the
+    converged answer does not depend on). Matched by its edit on the reference's line, so it
+    survives unrelated edits elsewhere; reported with its reason, not counted in the kill rate."""
+
+    operator: str
+    line: Annotated[str, Field(min_length=1)]  # the reference's source line, stripped
+    original: str
+    replacement: str
+    reason: Annotated[str, Field(min_length=10)]
+
+
 class MutantLibrary(Strict):
     wrong: Annotated[list[Program], Field(min_length=1)]
     valid: Annotated[list[Program], Field(min_length=1)]
+    harmless: list[Harmless] = []
 
 
 @dataclass
@@ -87,6 +113,7 @@ class ProblemReport:
     problem: str
     outcomes: list[Outcome] = field(default_factory=list)
     error: str = ""  # the reference itself did not run: nothing here can be judged
+    generated: GeneratedReport | None = None
 
     def of(self, kind: str) -> list[Outcome]:
         return [o for o in self.outcomes if o.kind == kind]
@@ -103,8 +130,13 @@ class ProblemReport:
 
     @property
     def meets_targets(self) -> bool:
+        """Kill >= 95% and acceptance 100% on the library, kill >= 95% on the generated
+        mutants; a part that did not run (--no-library, --generated 0) is not judged."""
         k, a = self.kill_rate, self.acceptance_rate
-        return not self.error and k is not None and a is not None and k >= KILL_TARGET and a >= ACCEPT_TARGET
+        g = self.generated.kill_rate if self.generated is not None else None
+        library = (k is None and a is None) or (k is not None and a is not None and k >= KILL_TARGET
+                                                and a >= ACCEPT_TARGET)
+        return not self.error and library and (g is None or g >= KILL_TARGET) and (k, a, g) != (None, None, None)
 
 
 def library_path(bundle: ProblemBundle) -> Path:
@@ -190,17 +222,23 @@ def _submissions(libs: dict, bundles: dict, out: Path, only: set[str] | None) ->
 
 
 def _run_problem(root: Path, site, pid: str, bundle: ProblemBundle, subs: list, report: ProblemReport, progress,
-                 retry_time_factor: float) -> list:
+                 retry_time_factor: float, confirm_same: bool = False) -> list:
     """One problem's campaign (a campaign per problem: --problems subsets never mix in one
-    campaign.h5): planned, run, timed-out jobs retried once, collected and scored."""
+    campaign.h5): planned, run, timed-out jobs retried once, collected and scored. With
+    `confirm_same`, a job that printed exactly the reference's numbers runs once more under
+    valgrind before it may be called equivalent (_valgrind_same)."""
     from hpcbench import store
     from hpcbench.executors import executor_for
     from hpcbench.plan.campaign import create_campaign, pending
     from hpcbench.score import scoring
 
     retried = _retried_before(root)
+    # A campaign's snapshot keeps the problem as first planned; validate-checks measures the
+    # checks as they are now, so planning snapshots them afresh (the records stay valid).
+    shutil.rmtree(root / "snapshot" / "problems", ignore_errors=True)
+    (root / "snapshot" / "problems.json").unlink(missing_ok=True)
     campaign, plan = create_campaign(root, site, {pid: bundle}, subs, [])
-    kept = _keep_retried(campaign, plan.jobs, retried)
+    kept = _keep_retried(campaign, [j for j in plan.jobs if j.job_id not in plan.restaged], retried)
     for s in plan.skipped:
         report.error = f"skipped: {s.reason}"
     if plan.skipped:
@@ -220,8 +258,33 @@ def _run_problem(root: Path, site, pid: str, bundle: ProblemBundle, subs: list, 
             (campaign.specs_dir / f"{spec.job_id}.json").write_text(spec.model_dump_json(indent=1))
             campaign.record_path(spec.job_id).unlink()
         executor_for(site, campaign).submit(retry, progress=progress)
+    if confirm_same:
+        _valgrind_same(campaign, site, plan.jobs, kept, progress)
     store.collect(campaign)
     return scoring.score(campaign.h5_path)[1]
+
+
+def _valgrind_same(campaign, site, jobs: list, kept: set[str], progress) -> None:
+    """Jobs whose output equals the reference's, rerun with valgrind: without it (the rest of
+    validate-checks runs without, for time) an off-by-one read past an array that happens to
+    find a zero prints the right numbers, and would pass for an equivalent mutant."""
+    from hpcbench.executors import executor_for
+    from hpcbench.jobs.records import JobResult
+    from hpcbench.mutation.verdict import same_outputs
+
+    def record(spec) -> JobResult | None:
+        path = campaign.record_path(spec.job_id)
+        return JobResult.model_validate_json(path.read_text()) if path.is_file() else None
+
+    ref = next((record(s) for s in jobs if s.agent == "reference"), None)
+    again = [s for s in jobs if s.agent != "reference" and not s.valgrind and s.job_id not in kept
+             and same_outputs(record(s), ref)]
+    for spec in again:
+        spec.valgrind = True
+        (campaign.specs_dir / f"{spec.job_id}.json").write_text(spec.model_dump_json(indent=1))
+        campaign.record_path(spec.job_id).unlink()
+    if again:
+        executor_for(site, campaign).submit(again, progress=progress)
 
 
 def _fill_reports(reports: dict[str, ProblemReport], libs: dict, scores: list) -> None:
@@ -246,8 +309,11 @@ def _fill_reports(reports: dict[str, ProblemReport], libs: dict, scores: list) -
 
 
 def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
-        site_name: str = "local", progress=None, retry_time_factor: float = 4.0) -> list[ProblemReport]:
-    """Run every library (or the programs named in `only`) with the references and score them."""
+        site_name: str = "local", progress=None, retry_time_factor: float = 4.0,
+        generated: int | None = GENERATED_PER_PROBLEM, seed: int = 0, library: bool = True) -> list[ProblemReport]:
+    """Run every library (or the programs named in `only`; none without `library`) with the
+    references and score them, then `generated` generated mutants per problem (None: all of
+    them, 0: none; with `only`, the generated mutants it names, drawn or not)."""
     from hpcbench.problem import load_problems
     from hpcbench.site import load_site
 
@@ -257,15 +323,114 @@ def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
     bundles = {pid: b for pid, b in bundles.items() if pid in libs}
     if not bundles:
         raise ConfigError(out, "--problems", "none of these problems has a mutants/mutants.json library")
-    site = load_site(site_name).model_copy(update={"valgrind": False, "timing_repeats": 0})
+    site = _accuracy_site(load_site(site_name))
     subs = _submissions(libs, bundles, out, only)
     reports = {pid: ProblemReport(pid) for pid in bundles}
     scores = []
     for pid, bundle in bundles.items():
-        scores += _run_problem(out / "campaigns" / pid, site, pid, bundle, [s for s in subs if s.meta.problem == pid],
-                               reports[pid], progress, retry_time_factor)
+        mine = [s for s in subs if s.meta.problem == pid]
+        if library and any(s.meta.agent != "reference" for s in mine):
+            scores += _run_problem(out / "campaigns" / pid, site, pid, bundle, mine, reports[pid], progress,
+                                   retry_time_factor)
     _fill_reports(reports, libs, scores)
+    if generated != 0:
+        for pid, bundle in bundles.items():
+            if not reports[pid].error:
+                reports[pid].generated = _run_generated(out, site, bundle, generated, seed, only, reports[pid],
+                                                        progress, retry_time_factor)
     return [reports[p] for p in sorted(reports)]
+
+
+def _accuracy_site(site):
+    """The site as validate-checks uses it: valgrind and the timing repeats off (accuracy reads
+    only the instrumented run) and, on a machine without a scheduler, MPI ranks that yield
+    while they wait (hpcbench.sweep.run.LOCAL_MPI_ENV): nothing here is timed, and under a
+    shared load a busy-polling two-rank run took 8 times its one-rank twin (darcy low-n16,
+    load 11: 25 s against 3 s), reaching its time limit."""
+    from hpcbench.sweep.run import LOCAL_MPI_ENV
+
+    site = site.model_copy(update={"valgrind": False, "timing_repeats": 0})
+    if site.scheduler != "local":
+        return site
+    launcher = site.launcher.model_copy(update={"env": {**LOCAL_MPI_ENV, **site.launcher.env}})
+    variants = [v if v.launcher is None else v.model_copy(update={"launcher": v.launcher.model_copy(
+        update={"env": {**LOCAL_MPI_ENV, **v.launcher.env}})}) for v in site.variants]
+    return site.model_copy(update={"launcher": launcher, "variants": variants})
+
+
+def _run_generated(out: Path, site, bundle: ProblemBundle, count: int | None, seed: int, only: set[str] | None,
+                   report: ProblemReport, progress, retry_time_factor: float) -> GeneratedReport | None:
+    """The problem's generated mutants in a campaign of their own, where every case runs at
+    one rank count but one case at two (gen.one_rank_count; so does the reference they are
+    compared with). A run killed at its time limit is retried as in the library: under a
+    shared load half of one problem's mutants (and its reference) once timed out on a
+    two-rank run they finish in 3 s alone, while no sampled mutant has yet looped forever."""
+    from hpcbench.jobs.records import JobResult
+    from hpcbench.mutation import generate as gen
+    from hpcbench.mutation.verdict import classify
+    from hpcbench.plan.campaign import job_id
+    from hpcbench.score.scoring import accuracy_passed
+
+    got = gen.generate(bundle, None if only else count, seed)
+    drawn = [m for m in got.drawn if not only or m.name in only]
+    if not drawn:
+        return None
+    gen.write_trees(bundle, drawn, out / "programs" / gen.AGENT)
+    root = out / "generated" / bundle.id
+    subs = _load_trees(out / "programs" / gen.AGENT / bundle.id, [m.name for m in drawn], gen.AGENT, bundle)
+    scores = _run_problem(root, site, bundle.id, gen.one_rank_count(bundle), subs, report, progress,
+                          retry_time_factor, confirm_same=True)
+
+    def record(agent: str, attempt: str) -> JobResult | None:
+        path = root / "records" / f"{job_id(agent, bundle.id, attempt)}.json"
+        return JobResult.model_validate_json(path.read_text()) if path.is_file() else None
+
+    ref = record("reference", "1")
+    ref_score = next((sc for sc in scores if sc.agent == "reference"), None)
+    if ref_score is None or ref_score.failed_gate or not accuracy_passed(ref_score.results):
+        acc = next((r for r in ref_score.results if r.evaluator == "numerical_accuracy"), None) if ref_score else None
+        report.error = (f"the reference failed in the generated mutants' campaign: "
+                        f"{_why(ref_score, acc) if ref_score else 'not scored'}")
+        return None
+    by_name = {sc.attempt: sc for sc in scores if sc.agent == gen.AGENT}
+    outcomes = [classify(m, by_name.get(m.name), record(gen.AGENT, m.name), ref, KILL_BELOW) for m in drawn]
+    _mark_harmless(bundle, outcomes)
+    return GeneratedReport(len(got.every), got.by_operator, outcomes)
+
+
+def _mark_harmless(bundle: ProblemBundle, outcomes: list) -> None:
+    """Survivors the library's `harmless` list explains become "harmless", with its reason."""
+    from hpcbench.mutation import generate as gen
+
+    lib = load_library(bundle)
+    if lib is None or not lib.harmless:
+        return
+    lines = {f: text.splitlines() for f, text in gen.reference_files(bundle)[1].items()}
+    for o in outcomes:
+        m = o.mutation
+        if o.verdict != "surviving":
+            continue
+        line = lines[m.file][m.line - 1].strip() if m.line <= len(lines[m.file]) else ""
+        why = next((h.reason for h in lib.harmless if (h.operator, h.line, h.original, h.replacement)
+                    == (m.operator, line, m.original, m.replacement)), None)
+        if why is not None:
+            o.verdict, o.why = "harmless", why
+
+
+def _load_trees(folder: Path, names: list[str], agent: str, bundle: ProblemBundle) -> list:
+    """Submission trees `folder/<name>/` and the problem's reference, loaded."""
+    from hpcbench.submission import load_submission, reference_submission
+
+    subs = []
+    for name in names:
+        got = load_submission(folder / name, agent, bundle.id, None, name)
+        if not hasattr(got, "meta"):
+            raise ConfigError(got.path, got.field, got.reason)
+        subs.append(got)
+    ref = reference_submission(bundle.folder, bundle.id)
+    if not hasattr(ref, "meta"):
+        raise ConfigError(ref.path, ref.field, ref.reason)
+    return [*subs, ref]
 
 
 def _retried_before(root: Path) -> dict[str, tuple[str, str]]:
@@ -279,8 +444,9 @@ def _retried_before(root: Path) -> dict[str, tuple[str, str]]:
 
 
 def _keep_retried(campaign, jobs: list, before: dict[str, tuple[str, str]]) -> set[str]:
-    """A job retried with longer limits keeps its record: planning saw a changed spec and
-    dropped it, though only the time limits differ."""
+    """A job retried with longer limits (or with valgrind) keeps its record: planning saw a
+    changed spec and dropped it, though only the time limits differ. `jobs` leaves out those
+    whose sources changed (a spec does not hold them: the old record is of another program)."""
     from hpcbench.jobs.records import JobSpec
 
     kept: set[str] = set()
@@ -294,7 +460,9 @@ def _keep_retried(campaign, jobs: list, before: dict[str, tuple[str, str]]) -> s
         only_longer = all(o.time_limit_s >= r.time_limit_s
                           and o.model_copy(update={"time_limit_s": r.time_limit_s}) == r
                           for o, r in zip(old.runs, spec.runs, strict=True))
-        if only_longer and old.model_copy(update={"runs": spec.runs}) == spec:
+        # (or rerun with valgrind added, _valgrind_same: its record says more, not less)
+        if only_longer and old.model_copy(update={"runs": spec.runs, "valgrind": spec.valgrind or old.valgrind}
+                                          ) == spec.model_copy(update={"valgrind": spec.valgrind or old.valgrind}):
             (campaign.specs_dir / f"{spec.job_id}.json").write_text(old_text)
             campaign.record_path(spec.job_id).write_text(rec_text)
             kept.add(spec.job_id)
@@ -337,7 +505,8 @@ def summary(reports: list[ProblemReport]) -> str:
         w, v = r.of("wrong"), r.of("valid")
         mark = "ok" if r.meets_targets else "BELOW TARGET"
         lines.append(f"{r.problem}: kill rate {_pct(r.kill_rate)} ({sum(o.killed for o in w)}/{len(w)}), "
-                     f"acceptance {_pct(r.acceptance_rate)} ({sum(o.accepted for o in v)}/{len(v)}): {mark}")
+                     f"acceptance {_pct(r.acceptance_rate)} ({sum(o.accepted for o in v)}/{len(v)}): {mark}"
+                     if r.outcomes else f"{r.problem}: (library not run): {mark}")
         for o in w:
             if o.broken:
                 lines.append(f"  BROKEN mutant {o.name} (does not compile: fix its edits): {o.why}")
@@ -346,6 +515,8 @@ def summary(reports: list[ProblemReport]) -> str:
         for o in v:
             if not o.accepted:
                 lines.append(f"  rejected variant {o.name} (accuracy {_score(o)}): {o.reason}; {o.why}")
+        if r.generated is not None:
+            lines += generated_report.summary_lines(r.generated)
     return "\n".join(lines)
 
 
@@ -364,6 +535,8 @@ def markdown(reports: list[ProblemReport]) -> str:
                 ("accepted" if o.accepted else "REJECTED")
             parts.append(f"| {o.name} | {o.kind} | {_score(o)} | {verdict} | {o.reason} |")
         parts.append("")
+        if r.generated is not None:
+            parts.append(generated_report.markdown(r.generated))
     return "\n".join(parts)
 
 
@@ -372,4 +545,6 @@ def as_json(reports: list[ProblemReport]) -> list[dict]:
              "acceptance_rate": r.acceptance_rate, "meets_targets": r.meets_targets,
              "outcomes": [{"kind": o.kind, "name": o.name, "reason": o.reason, "accuracy": o.accuracy,
                            "failed_gate": o.failed_gate, "killed": o.killed, "accepted": o.accepted,
-                           "why": o.why} for o in r.outcomes]} for r in reports]
+                           "why": o.why} for o in r.outcomes],
+             "generated": generated_report.as_json(r.generated) if r.generated is not None else None}
+            for r in reports]

@@ -41,7 +41,7 @@ int main(int argc, char **argv)
     if (f) fclose(f);
   }
   PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "sum: 1\nnorm2: 1\nfirst_last: 0 1\n"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "sum: 1\nnorm2: 1\nweighted_sum: 1\nfirst_last: 0 1\n"));
   PetscCall(PetscFinalize());
   return 0;
 }

@@ -387,7 +387,7 @@ def _record(agent: str, stdout: str, exit_code: int = 0, status: str = "done") -
                      status=status, build=BuildResult(command="make", exit_code=0, wall_s=1.0), runs=runs)
 
 
-GOOD_OUT = "sum: 1.5\nnorm2: 2.0\nfirst_last: 0.0 1.0\n"
+GOOD_OUT = "sum: 1.5\nnorm2: 2.0\nweighted_sum: 3.0\nfirst_last: 0.0 1.0\n"
 
 
 @pytest.mark.parametrize("ref,words", [

@@ -244,9 +244,12 @@ def tutorials(tmp_path_factory) -> list[Path]:
 
 
 def test_petsc_tutorials_pass_lint_without_error_handling_findings(tutorials):
-    proc = hpcbench("lint", *map(str, tutorials), check=False)
+    proc = hpcbench("lint", "--ignore", "HB303", *map(str, tutorials), check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout == ""
+    # a private header is a practice finding even in PETSc's own code (snes ex5: snesimpl.h)
+    private = hpcbench("lint", "--select", "HB303", *map(str, tutorials), check=False).stdout.splitlines()
+    assert len(private) == 1 and "snes/tutorials/ex5.c" in private[0] and "petsc/private/snesimpl.h" in private[0]
 
 
 def test_lint_reports_findings_like_a_linter(tmp_path):
@@ -267,6 +270,11 @@ def test_lint_reports_findings_like_a_linter(tmp_path):
     notc = hpcbench("lint", str(tmp_path / "notes.txt"), check=False)
     assert notc.returncode == 2 and "not a C source" in notc.stderr
     assert hpcbench("lint", check=False).returncode == 2  # no file at all
+    private = tmp_path / "private.c"
+    private.write_text("#include <petscts.h>\n#include <petsc/private/tsimpl.h>\nint main(void) { return 0; }\n")
+    got = hpcbench("lint", str(private), check=False)
+    assert got.returncode == 1 and f"{private}:2:10: HB303 includes the private PETSc header " \
+        "petsc/private/tsimpl.h" in got.stdout
 
 
 DEAD_CODE = """int main(void){
@@ -325,3 +333,42 @@ def test_source_facts_name_enclosing_function_call_and_statement():
     assert (by["g"].parent_call, by["g"].statement, by["g"].line) == ("f", "", 9)  # an if is not a statement here
     assert (by["h"].statement, by["h"].function) == ("return h(2);", "main")
     assert by["k"].statement == "int n = k(3);"
+
+
+def test_petsc_attribute_macros_and_split_conditionals_parse_at_their_own_lines():
+    """PETSc's attribute macros (PETSC_UNUSED, PETSC_EXTERN ...), libCEED point functions
+    (PLEXFE_QFUNCTION) and #if branches that split an if-else chain made the parse fail
+    (24 of PETSc 3.26.1's 408 tutorials); they are blanked in place, so lines and bytes hold."""
+    from hpcbench.evaluators.csource import analyse
+
+    src = ("#include <petscts.h>\n"
+           "PETSC_UNUSED static inline PetscReal MinAbs(PetscReal a, PetscReal b) { return a < b ? a : b; }\n"
+           "static PetscErrorCode PETSC_UNUSED Check(TS ts) { PetscFunctionBeginUser; PetscFunctionReturn(0); }\n"
+           "PETSC_EXTERN PetscErrorCode Form(TS, Vec);\n"
+           "PLEXFE_QFUNCTION(Laplace, f0_u, f1_u)\n"
+           "int main(int argc, char **argv)\n{\n  int x = argc;\n"
+           "  if (x == 1) {\n    x = 2;\n#if defined(PETSC_HAVE_HDF5)\n  } else if (x == 3) {\n    x = 4;\n#endif\n"
+           "  } else {\n    x = 5;\n  }\n  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));\n"
+           "  PetscCall(PetscFinalize());\n  return 0;\n}\n")
+    facts = analyse("t.c", src)
+    assert not facts.has_errors
+    assert {"MinAbs", "Check", "main"} <= set(facts.functions)
+    assert next(c.line for c in facts.calls if c.name == "PetscInitialize") == 18
+
+
+def test_every_petsc_tutorial_but_two_parses(tutorials):
+    """Over all of the sdist's C tutorials: only two need what no single reading gives
+    (ex75's braces under #if, ex21's Fortran-interface macros)."""
+    from hpcbench.evaluators.csource import analyse
+
+    sdist = next(Path(sys.prefix, "hpcbench-cache").glob(f"petsc-{find_petsc().version}.tar.gz"))
+    bad = []
+    with tarfile.open(sdist) as tar:
+        for m in tar.getmembers():
+            if "/tutorials/" in m.name and m.name.endswith(".c") and m.isfile():
+                f = tar.extractfile(m)
+                assert f is not None
+                if analyse(m.name, f.read().decode("utf-8", errors="replace")).has_errors:
+                    bad.append(m.name.split("/src/", 1)[1])
+    assert len(bad) <= 2, bad
+

@@ -110,12 +110,24 @@ def test_vec_scatter_matches_the_closed_form(binaries):
         np.testing.assert_allclose(q["sum"], [x.sum()], rtol=1e-10)
         np.testing.assert_allclose(q["norm2"], [np.linalg.norm(x)], rtol=1e-10)
         np.testing.assert_allclose(q["first_last"], [x[0], x[-1]], rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(q["weighted_sum"], [((i + 1) * x).sum()], rtol=1e-10)
 
 
 def test_literal_check_values_match_the_closed_form():
     chk = PROBLEMS["vec-scatter"].checks.checks[0]
     i = np.arange(30)
     assert chk.reference.value[0] == pytest.approx(float((2.5 * (np.sin(0.3 * i) + i / 30)).sum()), rel=1e-14)
+    cases = {c.name: c.args for c in PROBLEMS["vec-scatter"].problem.cases}
+    weighted = [c for c in PROBLEMS["vec-scatter"].checks.checks
+                if c.quantity == "weighted_sum" and c.reference.source == "literal"]
+    assert len(weighted) == 2
+    for chk in weighted:
+        args = cases[chk.cases[0]]
+        n = int(args[args.index("-n") + 1])
+        alpha = float(args[args.index("-alpha") + 1]) if "-alpha" in args else 2.5
+        i = np.arange(n)
+        want = float(((i + 1) * alpha * (np.sin(0.3 * i) + i / n)).sum())
+        assert chk.reference.value[0] == pytest.approx(want, rel=1e-13)
 
 
 def _upwind_ssp3(n, a, tfinal):

@@ -14,6 +14,7 @@ from hpcbench.evaluators.gates.api_usage import ApiUsage
 from hpcbench.evaluators.metrics.execution_time import time_score
 from hpcbench.evaluators.metrics.numerical_accuracy import compare_score, sanity_score
 from hpcbench.evaluators.output_contract import parse_quantities
+from hpcbench.evaluators.quality.public_api import PublicApi
 from hpcbench.jobs.capture import run_captured
 from hpcbench.jobs.logview import parse_options_left
 from hpcbench.jobs.malloc_dump import parse_malloc_dump
@@ -85,7 +86,10 @@ def test_aggregate_is_confidence_weighted_and_leaves_out_unscored():
     assert cats["correctness"] == pytest.approx(0.8)
     assert "code" in left and "appropriateness" in left and "library" in left
     assert comp == pytest.approx(100 * (0.35 * 0.8 + 0.15 * 0.5) / 0.5)
-    assert tier(85) == "GOLD" and tier(70) == "SILVER" and tier(50) == "BRONZE" and tier(49.9) == "NONE"
+    assert tier(85, True) == "GOLD" and tier(70, True) == "SILVER" and tier(50, True) == "BRONZE"
+    assert tier(49.9, True) == "NONE" and tier(None, True) == ""
+    # a wrong answer keeps its composite but never a tier
+    assert tier(99.0, False) == "NONE" and tier(None, False) == ""
 
 
 def _sub(tmp_path, meta, files=None):
@@ -185,11 +189,20 @@ def test_api_usage_parses_instead_of_grepping():
                       sources={"main.c": src}, record=None)
     res = ApiUsage().evaluate(ctx)
     assert res.passed is False
-    for words in ("never calls PetscFinalize", "before PetscInitialize", "private PETSc headers"):
+    for words in ("never calls PetscFinalize", "before PetscInitialize"):
         assert words in res.rationale
+    # a private header is a finding of practice (public_api, library category), not a zero
+    assert "private" not in res.rationale and res.evidence["private_includes"] == ["main.c: petsc/private/vecimpl.h"]
     ref = (Path(prob.folder) / "reference" / "main.c").read_text()
     ctx.sources = {"main.c": ref}
     assert ApiUsage().evaluate(ctx).passed is True
+    assert PublicApi().evaluate(ctx).score == 1.0
+    ctx.sources = {"main.c": "#include <petsc/private/kernels/blockinvert.h>\n" + ref}
+    res = ApiUsage().evaluate(ctx)
+    assert res.passed is True and "private headers included" in res.rationale
+    pub = PublicApi().evaluate(ctx)
+    assert pub.score == 0.5 and pub.category == "library" and "blockinvert.h" in pub.rationale
+    assert pub.evidence["findings"][0].startswith("main.c:1:10: HB303")
 
 
 def test_api_usage_accepts_a_dm_typed_after_creation_and_rejects_the_wrong_type():
@@ -209,6 +222,12 @@ def test_api_usage_accepts_a_dm_typed_after_creation_and_rejects_the_wrong_type(
     ctx.sources = {"main.c": body % "DMDA"}
     res = ApiUsage().evaluate(ctx)
     assert res.passed is False and "DMPlex" in res.rationale
+    # any of the module's constructors counts, PETSc 3.26's newer ones included
+    ctx.sources = {"main.c": (body % "DMPLEX").replace("PetscFECreateLagrange(", "PetscFECreateLagrangeByCell(")}
+    assert ApiUsage().evaluate(ctx).passed is True
+    ctx.sources = {"main.c": (body % "DMPLEX").replace("PetscFECreateLagrange(", "PetscFEGetDimension(")}
+    res = ApiUsage().evaluate(ctx)
+    assert res.passed is False and "PetscFE" in res.rationale
 
 
 def test_a_fork_bomb_is_held_to_the_process_limit_and_leaves_nothing_behind(tmp_path):

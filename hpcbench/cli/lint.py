@@ -33,8 +33,8 @@ def _codes(spec: str | None) -> tuple[str, ...]:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def lint(files, petsc_dir, petsc_arch, ranks, select, ignore, fmt) -> None:
     """Check C files for PETSc conventions: unchecked or legacy error checks
-    (HB1xx), parallel mistakes (HB2xx), deprecated API (HB3xx)."""
-    from hpcbench.evaluators.petsc_conventions import check_error_handling, check_parallel
+    (HB1xx), parallel mistakes (HB2xx), deprecated API and private headers (HB3xx)."""
+    from hpcbench.evaluators.petsc_conventions import check_error_handling, check_parallel, check_public_api
     from hpcbench.petsc_headers import scan_install
 
     paths = [Path(f) for f in files]
@@ -62,7 +62,8 @@ def lint(files, petsc_dir, petsc_arch, ranks, select, ignore, fmt) -> None:
             click.echo(f"hpcbench lint: error: {p}: not UTF-8 text", err=True)
             sys.exit(2)
         name = str(p)
-        got = check_error_handling(name, src, api).findings + check_parallel(name, src, multi).findings
+        got = (check_error_handling(name, src, api).findings + check_parallel(name, src, multi).findings
+               + check_public_api(name, src))
         findings += [f for f in got if (not sel or f.code.startswith(sel)) and not (ign and f.code.startswith(ign))]
     findings.sort(key=lambda f: (f.file, f.line, f.col, f.code))
     if fmt == "json":

@@ -34,10 +34,18 @@ def problems() -> None:
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="also write every outcome as JSON")
 @click.option("--retry-time-factor", type=float, default=4.0, show_default=True,
               help="rerun jobs with a timed-out run once with time limits this many times longer (1: never)")
-def validate_checks(problem_ids, only, out, md_file, json_file, retry_time_factor) -> None:
+@click.option("--generated", help="generated mutants per problem: a seeded sample of this many (default 40), "
+              "'all' for every one, 0 for none")
+@click.option("--seed", type=int, default=0, show_default=True, help="which sample of generated mutants")
+@click.option("--library/--no-library", default=True, show_default=True,
+              help="run the hand-written wrong programs and valid variants (mutants/mutants.json)")
+def validate_checks(problem_ids, only, out, md_file, json_file, retry_time_factor, generated, seed,
+                    library) -> None:
     """Measure the hidden checks by mutation testing: per problem the kill rate of wrong
-    programs (accuracy < 0.5) and the acceptance rate of valid variants (accuracy >= 0.95);
-    exit 1 when a problem misses kill >= 95% or acceptance 100%."""
+    programs (accuracy < 0.5 or a gate stops them) and the acceptance rate of valid variants
+    (every hidden check passed), then generated mutants of the reference (broken, equivalent,
+    killed, surviving); exit 1 when a problem misses kill >= 95% (library and generated) or
+    acceptance 100%."""
     import json
 
     from hpcbench import validate_checks as vc
@@ -45,9 +53,12 @@ def validate_checks(problem_ids, only, out, md_file, json_file, retry_time_facto
     from hpcbench.problem import parse_ids
 
     names = {n.strip() for n in only.split(",") if n.strip()} if only else None
+    if generated is not None and generated != "all" and not generated.isdigit():
+        raise click.BadParameter(f"{generated!r}: a count or 'all'", param_hint="--generated")
+    count = vc.GENERATED_PER_PROBLEM if generated is None else None if generated == "all" else int(generated)
     with Display(JOBS) as progress:
         reports = vc.run(parse_ids(problem_ids), Path(out), names, progress=progress,
-                         retry_time_factor=retry_time_factor)
+                         retry_time_factor=retry_time_factor, generated=count, seed=seed, library=library)
     click.echo(vc.summary(reports))
     if md_file:
         Path(md_file).write_text(vc.markdown(reports))

@@ -13,7 +13,7 @@ import numpy as np
 
 from hpcbench.evaluators.categories import CATEGORIES
 from hpcbench.score import uncertainty
-from hpcbench.score.verdict import FULL, passed_from_rows
+from hpcbench.score.verdict import FULL, passed_from_rows, tier
 from hpcbench.store import layout, scorings
 from hpcbench.store.read import Texts, live_submissions, open_store, strings
 
@@ -177,7 +177,10 @@ def load(h5_path: Path, scoring_id: str | None = None) -> Report:
         stage, reason = _stage_and_reason(r, evs, sub)
         rows.append({
             **{k: r[k] for k in ("agent", "problem", "attempt", "status", "refused", "refusal_set", "gates_passed",
-                                 "failed_gate", "composite", "tier", "partial", "left_out", "categories", "unscored")},
+                                 "failed_gate", "composite", "partial", "left_out", "categories", "unscored")},
+            # derived again, not read: a scoring written before tiers required every hidden check
+            # passed stored GOLD for wrong answers
+            "tier": tier(r["composite"], not r["failed_gate"] and stage == "passed checks"),
             "build_s": sub["build_s"] if sub else None, "run_s": sub["run_s"] if sub else None, "evaluators": evs,
             "stage": stage, "stop_reason": reason, "generation": sub["generation"] if sub else {},
             "judge_cost": judge, "isolation": sub["isolation"] if sub else [],

@@ -314,8 +314,11 @@ def explain_submission_score(sc: Scoring, a: dict) -> list[str]:
     weights = sc.weights
     results = _evaluator_results(a)
     stored = a["composite"]
-    lines = [f"composite: {_fmt(stored, 2)}  tier: {_s(a.get('tier', ''))}  submission: {_s(a.get('submission', ''))}",
+    derived, why = _tier(a, results)
+    lines = [f"composite: {_fmt(stored, 2)}  tier: {derived}  submission: {_s(a.get('submission', ''))}",
              f"status: {_s(a.get('status', ''))}  refused: {bool(a.get('refused', False))}"]
+    if why:
+        lines.append(why)
     if bool(a.get("refused", False)) or bool(a.get("refusal_set", False)):
         lines.append("refusals and problems whose right answer is to decline have no composite; "
                      "see their refusal evaluator below")
@@ -351,6 +354,25 @@ def explain_submission_score(sc: Scoring, a: dict) -> list[str]:
         same = abs(comp - stored) < 1e-6
         lines.append(f"recomputed {comp:.4f}, stored {stored:.4f}: {'match' if same else 'MISMATCH'}")
     return lines
+
+
+def _tier(a: dict, results: list) -> tuple[str, str]:
+    """The tier as the rule gives it (derived again: a scoring written before tiers required
+    every hidden check passed may have stored one for a wrong answer), and why."""
+    from hpcbench.score.scoring import accuracy_passed, tier
+
+    passed = not _s(a.get("failed_gate", "")) and accuracy_passed(results)
+    derived = tier(a["composite"], passed)
+    if a["composite"] is None or _s(a.get("failed_gate", "")):
+        return derived, ""
+    acc = next((r for r in results if r.evaluator == "numerical_accuracy"), None)
+    why = ("tier by composite (GOLD >= 85, SILVER >= 70, BRONZE >= 50): every gate and every hidden check passed"
+           if passed else "tier NONE whatever the composite: a hidden check failed (numerical_accuracy "
+           f"{_fmt(acc.score if acc else None)}, {acc.status if acc else 'missing'}); a wrong answer gets no tier")
+    stored = _s(a.get("tier", ""))
+    if stored and stored != derived:
+        why += f" (this scoring stored {stored}, by the rule it was written under)"
+    return derived, why
 
 
 def explain_evaluator(name: str, a: dict, full: bool) -> list[str]:

@@ -6,6 +6,7 @@ is not scored (reference_status.py); two scorings are compared per judged evalua
 
 from hpcbench.score import agreement  # the module: its agreement() shares its name
 from hpcbench.score.reference_status import NOT_SCORED
-from hpcbench.score.scoring import SubmissionScore, aggregate, score, score_campaign, tier
+from hpcbench.score.scoring import SubmissionScore, aggregate, checks_passed, score, score_campaign, tier
 
-__all__ = ["NOT_SCORED", "SubmissionScore", "aggregate", "agreement", "score", "score_campaign", "tier"]
+__all__ = ["NOT_SCORED", "SubmissionScore", "aggregate", "agreement", "checks_passed", "score", "score_campaign",
+           "tier"]

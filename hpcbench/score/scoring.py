@@ -25,22 +25,15 @@ from hpcbench.judge.config import JudgeConfig
 from hpcbench.judge.task import JudgeTask
 from hpcbench.score import judge_samples, uncertainty
 from hpcbench.score.reference_status import NOT_SCORED, problems_without_reference
-from hpcbench.score.verdict import passed_every_check
+from hpcbench.score.verdict import CHECKS_PASSED_AT, TIERS, accuracy_passed, checks_passed, passed_every_check, tier
 from hpcbench.stats.intervals import Settings
 from hpcbench.store import StoredCampaign, StoredSubmission
 from hpcbench.store.read import read_campaign_batches
 from hpcbench.store.scorings import scoring_path, write_scoring
 
 JudgeProgress = Callable[[int, int], None]  # (answered, total) judge calls
-TIERS = (("GOLD", 85.0), ("SILVER", 70.0), ("BRONZE", 50.0))
-
-
-def tier(composite: float | None) -> str:
-    if composite is None:
-        return ""
-    return next((name for name, lo in TIERS if composite >= lo), "NONE")
-
-
+__all__ = ["CHECKS_PASSED_AT", "TIERS", "SubmissionScore", "accuracy_passed", "aggregate", "checks_passed", "score",
+           "score_campaign", "tier"]
 @dataclass
 class SubmissionScore:
     agent: str
@@ -66,7 +59,7 @@ class SubmissionScore:
 
     @property
     def tier(self) -> str:
-        return tier(self.composite)
+        return tier(self.composite, self.correct)
 
     @property
     def correct(self) -> bool:

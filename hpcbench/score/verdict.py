@@ -10,7 +10,35 @@ from collections.abc import Iterable, Mapping
 
 from hpcbench.evaluators.base import EvalResult
 
-FULL = 1.0 - 1e-9  # a check inside its tolerance scores exactly 1; this only absorbs round-off
+# Numerical accuracy at full marks: every compare check within its tolerance at every case
+# and rank count, every sanity and refinement check true (weights are > 0, so one check
+# below full marks brings the weighted mean below 1); the margin absorbs the rounding of
+# the weighted mean and of the score's storage.
+FULL = 1.0 - 1e-9
+CHECKS_PASSED_AT = FULL
+TIERS = (("GOLD", 85.0), ("SILVER", 70.0), ("BRONZE", 50.0))
+
+
+def checks_passed(status: str, score: float | None) -> bool:
+    """Whether the numerical-accuracy result (its status and score) says every hidden check
+    passed; an unscored accuracy verified nothing, so it says no."""
+    return status == "scored" and score is not None and score >= FULL
+
+
+def accuracy_passed(results: Iterable[EvalResult]) -> bool:
+    acc = next((r for r in results if r.evaluator == "numerical_accuracy"), None)
+    return acc is not None and checks_passed(acc.status, acc.score)
+
+
+def tier(composite: float | None, correct: bool) -> str:
+    """GOLD/SILVER/BRONZE by composite, only for a program that passed every gate and every
+    hidden check (`correct`): a wrong answer keeps its composite (partial credit ranks it among
+    wrong programs) but never a tier ("NONE"); "" where nothing was scored."""
+    if composite is None:
+        return ""
+    if not correct:
+        return "NONE"
+    return next((name for name, lo in TIERS if composite >= lo), "NONE")
 
 
 def hidden_check(stage: str, category: str) -> bool:

@@ -1,0 +1,213 @@
+"""Generated mutants (hpcbench.mutation): the operators over the C syntax tree, the PETSc
+name families they swap, the seeded sample, and the verdicts. The end-to-end runs are in
+tests/test_validate_checks.py."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hpcbench.jobs.records import JobResult, RunResult
+from hpcbench.mutation import generate as gen
+from hpcbench.mutation.names import member_index, parse_header
+from hpcbench.mutation.operators import Mutation, mutations, perturbed
+from hpcbench.problem import load_problems
+
+SRC = """\
+#include <petscvec.h>
+static PetscErrorCode F(PetscInt n, PetscInt m, PetscReal *u)
+{
+  PetscFunctionBeginUser;
+  PetscCheck(n > 2, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "need n > 2");
+  for (PetscInt i = 1; i < n - 1; i++) u[i] = 0.5 * (u[i - 1] + u[i + 1]) / m;
+  u[0] += 2.0;
+  PetscCall(PetscLogFlops(3.0 * n));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+int main(int argc, char **argv)
+{
+  Vec       x;
+  PetscReal nrm, a = 1.0, b = 2.0;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, "help 1 + 2"));
+  PetscCall(VecCreateSeq(PETSC_COMM_SELF, 10, &x));
+  PetscCall(VecNorm(x, NORM_2, &nrm));
+  PetscCall(PetscMaxReal2(a, b));
+  if (nrm >= 0) PetscCall(PetscPrintf(PETSC_COMM_SELF, "%g\\n", (double)-nrm));
+  PetscCall(VecDestroy(&x));
+  PetscCall(PetscFinalize());
+  return 0;
+}
+"""
+NAMES = member_index({"NormType": ("NORM_1", "NORM_2", "NORM_FROBENIUS", "NORM_INFINITY")})
+
+
+def _by(op: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for m in mutations("main.c", SRC, NAMES):
+        if m.operator == op:
+            out.setdefault(m.original, []).append(m.replacement)
+    return out
+
+
+def test_arithmetic_and_relational_replacements_keep_the_tree_grouping():
+    aor = _by("aor")
+    assert sorted(aor["0.5 * (u[i - 1] + u[i + 1]) / m"]) == sorted(
+        ["(0.5 * (u[i - 1] + u[i + 1]) + m)", "(0.5 * (u[i - 1] + u[i + 1]) - m)",
+         "(0.5 * (u[i - 1] + u[i + 1]) * m)"])
+    assert aor["-nrm"] == ["(nrm)"]  # a dropped unary minus
+    assert sorted(aor["u[0] += 2.0"]) == ["u[0] -= 2.0", "u[0] = 2.0"]
+    # Kaminski-Ammann-Offutt's sufficient set: < by <=, != and false; >= by >, == and true
+    ror = _by("ror")
+    assert sorted(ror["i < n - 1"]) == sorted(["(i <= n - 1)", "(i != n - 1)", "0"])
+    assert sorted(ror["nrm >= 0"]) == sorted(["(nrm > 0)", "(nrm == 0)", "1"])
+
+
+def test_constants_loop_bounds_indices_statements_and_names():
+    crp = _by("crp")
+    assert sorted(crp["0.5"]) == ["0.25", "1.0"] and sorted(crp["10"]) == ["11", "9"]
+    assert perturbed("1e-12") == ["2e-12", "5e-13"] and perturbed("0.0") == [] and perturbed("0x10") == []
+    obo = _by("obo")
+    assert sorted(obo["n - 1"]) == ["(n - 1) + 1", "(n - 1) - 1"]  # the loop's limit
+    assert sorted(obo["i"]) == ["i + 1", "i - 1"]  # u[i] as an index (the literal start 1 is crp's)
+    assert "u[0] += 2.0;" in _by("sdl") and "PetscCall(VecDestroy(&x));" in _by("sdl")
+    assert sorted(_by("enum")["NORM_2"]) == ["NORM_1", "NORM_FROBENIUS", "NORM_INFINITY"]
+    swaps = _by("swap")
+    assert swaps == {"n, m": ["m, n"], "a, b": ["b, a"]} or swaps == {"a, b": ["b, a"]}
+
+
+def test_guards_instrumentation_strings_and_setup_are_never_mutated():
+    ms = mutations("main.c", SRC, NAMES)
+    lines = SRC.splitlines()
+    for m in ms:
+        line = lines[m.line - 1]
+        assert "PetscCheck" not in line and "PetscLogFlops" not in line, m.edit
+        assert m.operator == "sdl" or "help 1 + 2" not in m.original
+        assert not m.original.startswith("#")
+        assert m.original not in ("PetscFunctionBeginUser;", "PetscFunctionReturn(PETSC_SUCCESS);")
+    names = [m.name for m in ms]
+    assert len(names) == len(set(names)) and all(n == n.lower() for n in names)
+
+
+@pytest.mark.petsc
+def test_every_mutant_of_a_small_source_applies_and_most_compile(tmp_path):
+    """Each edit is a well-formed replacement: the mutant parses back and, compiled against
+    this PETSc, only a few (a call swapped into a wrong-type slot) fail to build."""
+    from hpcbench.petsc_env import find_petsc
+
+    inc = [f"-I{d}" for d in find_petsc().include_dirs]
+    ms = mutations("main.c", SRC, NAMES)
+    failed = []
+    for m in ms:
+        f = tmp_path / f"{m.name}.c"
+        f.write_text(m.apply(SRC))
+        r = subprocess.run(["mpicc", "-fsyntax-only", *inc, str(f)], capture_output=True, text=True)
+        if r.returncode != 0:
+            failed.append((m.edit, r.stderr[-200:]))
+    assert len(failed) <= len(ms) // 10, failed
+
+
+def test_header_families_enums_and_type_names():
+    text = """
+typedef enum {
+  NORM_1 = 0, /* the one norm */
+  NORM_2 = 1,
+  NORM_INFINITY = 3
+} NormType;
+typedef const char *TSType;
+#define TSEULER "euler"
+#define TSBEULER "beuler"
+#if defined(PETSC_HAVE_SUNDIALS)
+#define TSSUNDIALS "sundials"
+#endif
+#define TSCGNASH PETSC_DEPRECATED_MACRO(3, 11, 0, "TSX", ) "x"
+#define TSRK "rk"
+
+PETSC_EXTERN PetscErrorCode TSCreate(MPI_Comm, TS *);
+"""
+    fams = parse_header(text)
+    assert fams["NormType"] == ("NORM_1", "NORM_2", "NORM_INFINITY")
+    assert fams["TSType"] == ("TSEULER", "TSBEULER", "TSSUNDIALS", "TSRK")
+    idx = member_index({**fams, "Other": ("NORM_1", "X")})
+    assert "NORM_1" not in idx and idx["NORM_2"][0] == "NormType"  # an alias in two families is left out
+
+
+def test_the_sample_is_stratified_by_operator_deterministic_and_in_source_order():
+    every = [Mutation(op, "main.c", i, i, i + 1, "x", f"y{i}") for i in range(60)
+             for op in (["aor"] * 5 + ["swap"])[i % 6: i % 6 + 1]]
+    a = gen.draw(every, 12, "0:p")
+    assert a == gen.draw(every, 12, "0:p") and a != gen.draw(every, 12, "1:p")
+    assert sum(m.operator == "swap" for m in a) == 6  # the rare operator gets its turn every round
+    assert [m.start for m in a] == sorted(m.start for m in a)
+    assert gen.draw(every, None, "0:p") == every
+
+
+@pytest.mark.parametrize("pid", ["advection1d", "vec-scatter", "robertson"])
+def test_every_reference_yields_mutants_of_every_operator_that_applies(pid):
+    b = load_problems()[pid]
+    got = gen.generate(b, 20, names=NAMES)
+    assert len(got.drawn) == 20 and len(got.every) > 60
+    assert {"aor", "crp", "sdl"} <= set(got.by_operator)
+    one = gen.one_rank_count(b)
+    pairs = list(zip(one.problem.cases, b.problem.cases, strict=True))
+    several = [o.name for _, o in pairs if len(o.ranks) > 1]
+    for c, o in pairs:  # the smallest count, and the largest too in the first case with several
+        assert c.ranks == ([min(o.ranks), max(o.ranks)] if several and o.name == several[0] else [min(o.ranks)])
+
+
+def _rec(out: str, code: int = 0) -> JobResult:
+    return JobResult(job_id="j", agent="a", problem="p", attempt="1", runs=[
+        RunResult(case="c", ranks=2, kind="instrumented", repeat=0, variant="cpu", command=[], exit_code=code,
+                  wall_s=0.1, stdout=out)])
+
+
+def test_verdicts_broken_equivalent_killed_surviving(tmp_path: Path):
+    from hpcbench.evaluators.base import EvalResult
+    from hpcbench.mutation.verdict import classify
+    from hpcbench.score.scoring import SubmissionScore
+
+    m = Mutation("crp", "main.c", 3, 0, 1, "1", "2")
+
+    def sc(gate: str = "", acc: float | None = 1.0) -> SubmissionScore:
+        s = SubmissionScore("generated", "p", m.name, "")
+        s.failed_gate = gate
+        s.results = [EvalResult(evaluator=gate or "compilation", stage="gate", category="correctness", score=0.0,
+                                rationale="no")] if gate else []
+        if acc is not None:
+            s.results.append(EvalResult(evaluator="numerical_accuracy", stage="metric", category="correctness",
+                                        score=acc))
+        return s
+
+    ref = _rec("x: 1.0 2.0\n")
+    assert classify(m, sc("compilation", None), None, ref, 0.5).verdict == "broken"
+    assert classify(m, sc("memory_safety", None), ref, ref, 0.5).verdict == "killed"  # a leak with the right answer
+    assert classify(m, sc(), _rec("x: 1.0 2.0\n"), ref, 0.5).verdict == "equivalent"
+    # a failed check kills (no tier), whatever the accuracy; below 0.5 it is a strong kill
+    s = classify(m, sc(acc=0.8), _rec("x: 1.0 2.1\n"), ref, 0.5)
+    assert s.verdict == "killed" and not s.strong
+    s = classify(m, sc(acc=0.3), _rec("x: 1.0 9.0\n"), ref, 0.5)
+    assert s.verdict == "killed" and s.strong
+    # within tolerance but not the same digits: a survivor, which passes every check
+    assert classify(m, sc(acc=1.0), _rec("x: 1.0 2.0000001\n"), ref, 0.5).verdict == "surviving"
+    assert classify(m, None, None, ref, 0.5).verdict == "not run"
+
+
+def test_a_survivor_the_library_explains_is_harmless_and_not_counted():
+    from hpcbench import validate_checks as vc
+    from hpcbench.mutation.verdict import GeneratedReport, MutantOutcome
+
+    b = load_problems()["robertson"]
+    lib = vc.load_library(b)
+    assert lib is not None and lib.harmless
+    every = {(m.operator, m.original, m.replacement): m for m in gen.generate(b, None).every}
+    h = lib.harmless[0]
+    explained = every[(h.operator, h.original, h.replacement)]
+    other = next(m for m in every.values() if m.operator == "crp" and m is not explained)
+    outs = [MutantOutcome(explained, "surviving", 1.0), MutantOutcome(other, "surviving", 1.0),
+            MutantOutcome(explained, "killed", 0.2)]
+    vc._mark_harmless(b, outs)
+    assert [o.verdict for o in outs] == ["harmless", "surviving", "killed"]  # a kill stays a kill
+    assert outs[0].why == h.reason
+    g = GeneratedReport(10, {}, outs)
+    assert g.kill_rate == 0.5 and [o.name for o in g.survivors] == [other.name]
