@@ -21,6 +21,7 @@ from hpcbench.report.data import (
     taxonomy,
 )
 from hpcbench.report.plot import profile_png
+from hpcbench.safetext import visible
 from hpcbench.score import agreement
 
 _CSS = """
@@ -34,7 +35,8 @@ td[data-source]{cursor:help} code{font-size:0.92em;background:#f6f6f6;padding:0 
 
 
 def _e(x: object) -> str:
-    return html.escape(str(x), quote=True)
+    # visible(): a program's control and bidirectional-override characters shown, not obeyed
+    return html.escape(visible(str(x)), quote=True)
 
 
 def _td(value: str, rep: Report, source: str = "", cls: str = "num") -> str:

@@ -19,6 +19,7 @@ from hpcbench.report.data import (
     taxonomy,
 )
 from hpcbench.report.scaling import markdown_lines as scaling_lines
+from hpcbench.safetext import md_code
 from hpcbench.score import agreement
 
 
@@ -53,7 +54,8 @@ def _leaderboard(rep: Report, plot_file: str | None) -> list[str]:
              "| agent | n | composite | spread | gate pass | " + " | ".join(cats) + " | source |",
              "|---|---|---|---|---|" + "---|" * len(cats) + "---|"]
     for r in lb:
-        lines.append(f"| {r['agent']} | {r['submissions']} | {fmt_comp(r['composite_mean'], bool(r['partial']))} | "
+        lines.append(f"| {md_code(r['agent'])} | {r['submissions']} | "
+                     f"{fmt_comp(r['composite_mean'], bool(r['partial']))} | "
                      f"{fmt(r['composite_std'])} | {r['gate_pass_rate']:.0%} | "
                      + " | ".join(fmt(r[c], 2) for c in cats) + f" | `{r['source']}` |")
     partial = sorted({c for r in rep.scored if r["partial"] for c in r["left_out"]})
@@ -78,7 +80,7 @@ def _per_problem(rep: Report) -> list[str]:
     lines = ["", "## Per problem", "",
              f"Mean composite of each agent on each problem (attempts in brackets). Source of a cell: "
              f"`/scores/{rep.sid}/<agent>/<problem>`.", "",
-             "| problem | " + " | ".join(agents) + " |", "|---|" + "---|" * len(agents)]
+             "| problem | " + " | ".join(map(md_code, agents)) + " |", "|---|" + "---|" * len(agents)]
     for p in problems:
         tds = []
         for a in agents:
@@ -98,12 +100,12 @@ def _taxonomy(rep: Report) -> list[str]:
              "| agent | attempts | " + " | ".join(STAGES) + " |", "|---|---|" + "---|" * len(STAGES)]
     for a, sc in sorted(stages.items()):
         total = sum(sc.values())
-        lines.append(f"| {a} | {total} | " + " | ".join(str(reached(sc, s)) for s in STAGES) + " |")
+        lines.append(f"| {md_code(a)} | {total} | " + " | ".join(str(reached(sc, s)) for s in STAGES) + " |")
     all_reasons = sorted({k for v in reasons.values() for k in v})
     lines += ["", "Why each attempt stopped:", "",
-              "| agent | " + " | ".join(all_reasons) + " |", "|---|" + "---|" * len(all_reasons)]
+              "| agent | " + " | ".join(map(md_code, all_reasons)) + " |", "|---|" + "---|" * len(all_reasons)]
     for a, rc in sorted(reasons.items()):
-        lines.append(f"| {a} | " + " | ".join(str(rc.get(k, 0)) for k in all_reasons) + " |")
+        lines.append(f"| {md_code(a)} | " + " | ".join(str(rc.get(k, 0)) for k in all_reasons) + " |")
     return lines
 
 
@@ -116,8 +118,9 @@ def _refusals(rep: Report) -> list[str]:
              "problems.", "", "| agent | problem | attempt | should refuse | refused | score | why | source |",
              "|---|---|---|---|---|---|---|---|"]
     for x in refs:
-        why = x["rationale"].replace("|", "/").replace("\n", " ")[:140]
-        lines.append(f"| {x['agent']} | {x['problem']} | {x['attempt']} | {'yes' if x['should_refuse'] else 'no'}"
+        why = md_code(x["rationale"], 140)  # quotes the agent's own reason
+        lines.append(f"| {md_code(x['agent'])} | {x['problem']} | {md_code(x['attempt'])} | "
+                     f"{'yes' if x['should_refuse'] else 'no'}"
                      f" | {'yes' if x['refused'] else 'no'} | {fmt(x['score'], 2)} | {why} | `{x['source']}` |")
     return lines
 
@@ -130,9 +133,9 @@ def _submissions(rep: Report) -> list[str]:
         gates = "refused" if r["refused"] else "refusal set" if r["refusal_set"] else (
             "pass" if r["gates_passed"] else f"FAIL {r['failed_gate']}")
         why = (r["why"] or ("" if r["stop_reason"] == "complete" else r["stop_reason"]))
-        why = why.replace("|", "/").replace("\n", " ")[:140]
+        why = md_code(why, 140)  # compiler errors and program output: the agent's text
         left = f" (leaves out {', '.join(r['left_out'])})" if r["partial"] else ""
-        lines.append(f"| {r['agent']} | {r['problem']} | {r['attempt']} | {r['stage']} | {gates} | "
+        lines.append(f"| {md_code(r['agent'])} | {r['problem']} | {md_code(r['attempt'])} | {r['stage']} | {gates} | "
                      f"{fmt(r['composite'])}{left} | {r['tier']} | {why} | `{r['source']}` |")
     return lines
 
@@ -152,7 +155,8 @@ def _costs(rep: Report) -> list[str]:
         return "" if not v else (f"{v:.{nd}f}" if nd else str(int(v)))
 
     for c in cost_rows:
-        lines.append(f"| {c['agent']} | {c['problem']} | {c['attempt']} | {blank(c['prompt_tokens'])} | "
+        lines.append(f"| {md_code(c['agent'])} | {c['problem']} | {md_code(c['attempt'])} | "
+                     f"{blank(c['prompt_tokens'])} | "
                      f"{blank(c['completion_tokens'])} | {blank(c['cost_usd'], 4)} | {blank(c['latency_s'], 1)} "
                      f"| {blank(c['turns'])} | {blank(c['judge_tokens'])} | {blank(c['judge_cost_usd'], 4)} |")
     tot = sum(c["cost_usd"] for c in cost_rows)
