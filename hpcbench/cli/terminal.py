@@ -71,7 +71,7 @@ def raw(stream: TextIO) -> TextIO:
 def guarded() -> Iterator[None]:
     """sys.stdout and sys.stderr behind SafeStream for the duration."""
     out, err = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = SafeStream(raw(out)), SafeStream(raw(err))  # type: ignore[assignment]
+    sys.stdout, sys.stderr = SafeStream(raw(out)), SafeStream(raw(err))
     try:
         yield
     finally:

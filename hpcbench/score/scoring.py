@@ -7,6 +7,7 @@ scores/<scoring-id>.h5 beside it; campaign.h5 and earlier scorings are never tou
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import multiprocessing
@@ -123,6 +124,13 @@ def resolve_judged(scores: list[SubmissionScore], judge: JudgeConfig | None,
     from hpcbench.judge.runner import run_tasks
 
     outcomes = run_tasks([p[3] for p in pending], judge, cache, progress)
+    # Too large or refused for the problem's reference too: the judge is the limit, not the submissions.
+    limit = {(sc.problem, ev.name) for (sc, _, ev, _), o in zip(pending, outcomes, strict=True)
+             if sc.agent == "reference" and o.blame == "submission"}
+    for (sc, _, ev, _), o in zip(pending, outcomes, strict=True):
+        if o.blame == "submission" and (sc.problem, ev.name) in limit:
+            o.blame = "judge"
+            o.error += "; the problem's reference fails the same way: the judge's limit, not the submission's"
     for (sc, i, ev, _), o in zip(pending, outcomes, strict=True):
         # A dimension the judge's calibration found unreliable: confidence lowered, said in the rationale.
         sc.results[i] = trust.apply(ev.from_outcome(o), judge.calibration)  # type: ignore[attr-defined]
@@ -149,6 +157,37 @@ def finish(out: SubmissionScore) -> SubmissionScore:
                         and not r.evidence.get("optional")]
         out.partial = bool(left or out.unscored)
     return out
+
+
+def composite_set(scores: list[SubmissionScore]) -> None:
+    """Composites of one problem over the same evaluators for every submission: those scored
+    for every submission of the problem that passed the gates. An evaluator unscored for one of
+    them (a judge outage on one call, no sweep of one program) is left out for all of them, and
+    named in each one's `unscored`: a submission cannot raise its composite by leaving an
+    evaluator unscored, and no two composites of a problem weigh different evaluators."""
+    groups: dict[str, list[SubmissionScore]] = {}
+    for sc in scores:
+        if sc.gates_passed and not sc.failed_gate and not sc.refusal_set and not sc.status.startswith(NOT_SCORED):
+            groups.setdefault(sc.problem, []).append(sc)
+    for group in groups.values():
+        ranked = [{r.evaluator for r in sc.results if _counted(r) and r.status == "scored" and r.score is not None}
+                  for sc in group]
+        named = {r.evaluator for sc in group for r in sc.results if _counted(r)
+                 and not (r.status == "unscored" and r.evidence.get("optional"))}
+        common = set.intersection(*ranked) if ranked else set()
+        for sc in group:
+            kept = [r for r in sc.results if r.evaluator in common]
+            sc.categories, sc.composite, sc.left_out = aggregate(kept)
+            sc.unscored = sorted(named - common)
+            sc.partial = bool(sc.left_out or sc.unscored)
+            for i, r in enumerate(sc.results):
+                if r.evaluator in named - common and r.status == "scored":
+                    sc.results[i] = r.model_copy(update={"evidence": {
+                        **r.evidence, "left_out_of_composite": "unscored for another submission of this problem"}})
+
+
+def _counted(r: EvalResult) -> bool:
+    return r.stage != "gate" and r.category in WEIGHTS
 
 
 def score_one(ctx: EvalContext, evaluators: list[Evaluator], key: tuple[str, str, str],
@@ -234,7 +273,9 @@ def score_campaign(stored: StoredCampaign, judge: JudgeConfig | None = None,
     got = resolve_judged(scores, judge, cache, progress)
     if stats is not None:
         stats.update(got)
-    return [sc if sc.refusal_set or sc.status.startswith(NOT_SCORED) else finish(sc) for sc in scores]
+    out = [sc if sc.refusal_set or sc.status.startswith(NOT_SCORED) else finish(sc) for sc in scores]
+    composite_set(out)
+    return out
 
 
 def evaluate_all(stored: StoredCampaign, judge: JudgeConfig | None = None,
@@ -294,6 +335,10 @@ def score(h5_path: Path, scoring_id: str | None = None, judge: JudgeConfig | Non
     stored, batches = read_campaign_batches(h5_path, events=judge is not None)
     stored.attrs["campaign_dir"] = str(h5_path.parent)  # the scalability evaluator reads its sweeps there
     cache = JudgeCache(h5_path) if judge is not None else None
+    if judge is not None:  # the campaign's own key for the boundaries that fence the agent's text off
+        from hpcbench.judge.boundary import campaign_key
+
+        judge = dataclasses.replace(judge, boundary_key=campaign_key(h5_path.parent))
     stats: dict = {}
     total = int(stored.attrs.get("live_submissions", 0))
     scores = score_campaign(stored, judge, cache, stats, batches=batches, progress=progress,
