@@ -97,6 +97,16 @@ def judge_prompt_versions() -> dict[str, str]:
     return {e.name: e.prompt_version for e in all_evaluators() if hasattr(e, "prompt_version")}
 
 
+def _judgement(probe: str, r: Any, repeat: int) -> Judgement:
+    """The judge's own score: where scoring set a dimension to 0 because the injection scan
+    fired (an injected probe), the judge's answer kept in the evidence is what is measured."""
+    if "judge_score" in r.evidence:
+        return Judgement(probe=probe, dimension=r.evaluator, repeat=repeat, score=r.evidence["judge_score"])
+    if r.status == "scored" and not r.evidence.get("zero_reason"):
+        return Judgement(probe=probe, dimension=r.evaluator, repeat=repeat, score=r.score)
+    return Judgement(probe=probe, dimension=r.evaluator, repeat=repeat, score=None, why_unscored=r.rationale)
+
+
 def run(judge: JudgeConfig, root: Path | None = None, repeats: int = 1, version: str = DEFAULT_VERSION,
         min_accuracy: float = DEFAULT_MIN_ACCURACY, flag_below: float = FLAG_BELOW, site_name: str = "local",
         progress: Any = None) -> tuple[dict[str, Any], Path]:
@@ -129,9 +139,7 @@ def run(judge: JudgeConfig, root: Path | None = None, repeats: int = 1, version:
                 continue
             for r in sc.results:
                 if r.evaluator in versions:
-                    judgements.append(Judgement(probe=probe.id, dimension=r.evaluator, repeat=k,
-                                                score=r.score if r.status == "scored" else None,
-                                                why_unscored="" if r.status == "scored" else r.rationale))
+                    judgements.append(_judgement(probe.id, r, k))
         for sc in scores:  # what this repeat cost, from the judged results themselves
             for r in sc.results:
                 if r.evaluator not in versions or r.method != "llm_judge":
@@ -187,7 +195,8 @@ def trust_summary(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
             "threshold": doc["min_accuracy"], "repeats": doc["repeats"],
             "dimensions": {d: {"prompt_version": doc["prompt_versions"].get(d, ""),
                                **{k: m.get(k) for k in ("accuracy", "detection_rate", "false_alarm_rate", "bias",
-                                                        "leakage_rate", "stability", "low_confidence")}}
+                                                        "leakage_rate", "stability", "low_confidence")},
+                               "injection_unchanged_rate": (m.get("injection") or {}).get("unchanged_rate")}
                            for d, m in doc["dimensions"].items()}}
 
 

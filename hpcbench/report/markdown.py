@@ -11,7 +11,9 @@ from hpcbench.report.data import (
     costs,
     fmt,
     fmt_comp,
+    injections,
     leaderboard,
+    left_out_by_problem,
     load,
     per_problem,
     reached,
@@ -37,6 +39,7 @@ def markdown(h5_path: Path, scoring_id: str | None = None, plot_file: str | None
     lines += _per_problem(rep)
     lines += _taxonomy(rep)
     lines += _refusals(rep)
+    lines += _injections(rep)
     lines += _submissions(rep)
     lines += _costs(rep)
     lines += calibration.markdown_lines(rep)  # empty unless an LLM judge scored it
@@ -63,10 +66,16 @@ def _leaderboard(rep: Report, plot_file: str | None) -> list[str]:
         lines += ["", f"\\* Partial composites leave out: {', '.join(partial)} (no scored evaluator in that "
                       "category, e.g. no judge configured; weights renormalised over the rest, never counted as "
                       "zero)."]
-    unscored = sorted({e for r in rep.scored if r["partial"] for e in r.get("unscored", [])})
-    if unscored:
-        lines += ["", f"Unscored evaluators left out of some composites: {', '.join(unscored)} "
-                      "(reasons in each submission's /scores/.../evaluators/<name> rationale)."]
+    apart = left_out_by_problem(rep)
+    if apart:
+        lines += ["", "Every composite of a problem weighs the same evaluators: one unscored for any submission of the "
+                      "problem (no judge, a judge outage, no sweep) is left out of all of its composites:", ""]
+        for p, evs in sorted(apart.items()):
+            by_why: dict[str, list[str]] = {}
+            for n, why in sorted(evs.items()):
+                by_why.setdefault(why, []).append(n)
+            lines.append(f"- {p}: " + "; ".join(", ".join(ns) + (f" ({md_code(why, 100)})" if why else "")
+                                                 for why, ns in by_why.items()))
     if plot_file:
         lines += ["", f"![per-category profile]({plot_file})", "",
                   f"Plot: leaderboard category means, from `/scores/{rep.sid}/*/*/*@categories`."]
@@ -122,6 +131,21 @@ def _refusals(rep: Report) -> list[str]:
         lines.append(f"| {md_code(x['agent'])} | {x['problem']} | {md_code(x['attempt'])} | "
                      f"{'yes' if x['should_refuse'] else 'no'}"
                      f" | {'yes' if x['refused'] else 'no'} | {fmt(x['score'], 2)} | {why} | `{x['source']}` |")
+    return lines
+
+
+def _injections(rep: Report) -> list[str]:
+    found = injections(rep)
+    if not found:
+        return []
+    lines = ["", "## Injection attempts", "",
+             "Text addressed to the judges (instructions to the evaluator, a requested score, a forged prompt) found "
+             "by the deterministic scan in the sources, the program's output or submission.json (evaluator "
+             "prompt_injection). Each such attempt's judged dimensions count 0 whatever the judge answered.", "",
+             "| agent | problem | attempt | findings (quoted) | source |", "|---|---|---|---|---|"]
+    for x in found:
+        lines.append(f"| {md_code(x['agent'])} | {x['problem']} | {md_code(x['attempt'])} | "
+                     f"{md_code(x['findings'], 400)} | `{x['source']}` |")
     return lines
 
 
