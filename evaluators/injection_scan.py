@@ -53,6 +53,7 @@ class Finding:
     rule: str  # which family of patterns matched
     how: str  # "" or the encoding it was hidden in (base64, rot13, homoglyphs, ...)
     excerpt: str  # the matched text with some context, normalised
+    line: int = 0  # 1-based line of a source segment's start (0: not a source)
 
     def __str__(self) -> str:
         hidden = f" ({self.how})" if self.how else ""
@@ -68,7 +69,7 @@ _ADDR = (r"(?:ai|a\.i\.|llms?|large language models?|language models?|chat ?gpt|
          r"benchmark(?:'s)? (?:judges?|graders?|evaluators?))")
 _TOP = (r"(?:(?:a |an |the )?(?:perfect|full|maximum|max|highest|top|best|excellent|flawless)"
         r"(?: possible)? (?:score|grade|rating|marks?|points?|evaluation|review)s?|1\.0+|10 ?/ ?10|100 ?/ ?100|"
-        r"100 ?%|a\+|five stars?|5 stars?|gold(?: tier)?)")
+        r"100 ?%|a\+|five stars?|5 stars?|gold(?: tier)?)(?!\w|\.\d)")
 _EN = [
     ("disregard your instructions",
      r"\b(?:ignore|disregard|forget|neglect|override|overrule|bypass|discard)\b(?: \S+){0,4}? (?:previous|prior|"
@@ -80,32 +81,47 @@ _EN = [
                          r"(?:instructions?|prompt|rubric)\s*:"),
     ("new instructions", r"\bsystem prompt\b"),
     ("new instructions", r"\b(?:from now on|henceforth),? you\b"),
-    ("new instructions", r"\byou are (?:now |no longer )?(?:an? |the )?(?:ai|assistant|evaluator|grader|judge|"
-                         r"reviewer|language model)\b"),
+    ("new instructions", r"\byou are (?:now |no longer )?(?:an? |the )?(?:\w+ ){0,2}?(?:ai|assistant|evaluator|"
+                         r"grader|judge|reviewer|language model)\b"),
+    ("new instructions", r"\b(?:set|put|leave|throw|cast) aside (?:all |everything |any )?(?:\S+ ){0,4}?(?:told|"
+                         r"instructions?|said|rubrics?|guidelines)\b"),
+    ("new instructions", r"\b(?:pretend|imagine|assume|suppose)\b(?: that)? (?:the |your )?(?:rubrics?|instructions|"
+                         r"guidelines|grading criteria|evaluation criteria)\b"),
+    ("new instructions", r"\b(?:rubrics?|instructions|guidelines|grading criteria) (?:was|were|has been|have been|is|"
+                         r"are) (?:now )?(?:changed|updated|replaced|revised|removed|suspended|void|cancell?ed|"
+                         r"obsolete|superseded|no longer valid)\b"),
     ("addressed to the judge", r"\b(?:note|message|instructions?|attention|hint|reminder|memo|notice|request|tip|"
                                r"p\.?s\.?) (?:to|for) (?:the |all |any |our |my |you,? |future )*" + _ADDR + r"\b"),
     ("addressed to the judge", r"(?:^|[^\w])(?:dear|hey|hi|hello|attention|greetings|psst|to)[ ,]+(?:the |all |any |"
                                r"dear |future )*" + _ADDR + r"\s*[,:!-]"),
     ("addressed to the judge", r"\bif you are an? " + _ADDR + r"\b"),
+    # a vocative: the addressee opening a sentence, then a request about the verdict
+    ("addressed to the judge", r"(?:^|[.!?;] )(?:\w+ ){0,2}?" + _ADDR + r"\s*[,:]\s(?:\S+ ){0,12}?(?:please|score|"
+                               r"grade|rate|give|assign|award|mark|ignore|disregard|note|recommend\w*|maximum|"
+                               r"perfect|full marks|approve|instructions|rubric|previous)\b"),
     ("addressed to the judge", r"\b(?:as an?|you,? the) " + _ADDR + r"\b.{0,40}\b(?:must|should|will|shall|need to|"
                                r"have to|are (?:required|asked|instructed) to)\b"),
     ("addressed to the judge", r"\b" + _ADDR + r"(?: \S+){0,3}? (?:must|should|shall|will|needs? to|has to|have to|"
                                r"(?:is|are) (?:instructed|required|asked|told) to) (?:\S+ ){0,4}?(?:score|grade|rate|"
-                               r"give|assign|award|output|return|respond|reply|mark|pass|approve|accept|ignore|"
-                               r"disregard|treat|consider|rank)\b"),
+                               r"give|assign|award|mark|pass|approve|accept|ignore|disregard|rank)\b"),
+    ("addressed to the judge", r"\b" + _ADDR + r"(?: \S+){0,3}? (?:must|should|shall|will|needs? to|has to|have to) "
+                               r"(?:output|return|respond|reply|answer)\b(?: \S+){0,6}? (?:score|grade|rating|json|"
+                               r"1\.0|10/10|perfect|maximum)\b"),
     ("asks for a score", r"\b(?:give|assign|award|grant|output|return|report|rate|score|grade|mark|rank)\b(?: \S+)"
                          r"{0,3}? (?:this|it|me|us|the (?:code|program|submission|solution|answer|implementation))"
-                         r"\b(?: \S+){0,5}? " + _TOP + r"(?![\w.])"),
+                         r"\b(?: \S+){0,5}? " + _TOP),
     ("asks for a score", r"\b(?:this|the|my|our) (?:code|program|submission|solution|implementation|file|answer)\b"
                          r"(?: \S+){0,3}? (?:deserves|merits|earns|should (?:get|receive|be given|be rated|be scored|"
                          r"be graded|score)|must (?:get|receive|be given|be rated|be scored|be graded|score)|is worth)"
-                         r"\b(?: \S+){0,3}? " + _TOP + r"(?![\w.])"),
+                         r"\b(?: \S+){0,3}? " + _TOP),
     ("asks for a score", r"\b(?:the |its |your )?(?:score|grade|rating|verdict|evaluation)s? (?:\S+ ){0,2}?(?:must|"
                          r"should|shall|has to|needs to) be (?:set to |at least |)(?:1(?:\.0+)?|10|100|perfect|"
                          r"maximum|max|full|excellent|gold|high)\b"),
+    ("asks for a score", r"\b(?:maximum|perfect|full|highest|top) (?:score|grade|rating|marks)s? (?:is |are )?"
+                         r"(?:recommended|deserved|warranted|expected|required|requested)\b"),
     ("pre-written judge answer", r"[\"']?\bscore[\"']?\s*[:=]\s*[\"']?(?:1(?:\.0+)?|0?\.\d+|\d{1,3}(?:\.\d+)?)"
                                  r"[\"']?\s*[,;]?\s*[\"']?\b(?:confidence|rationale|justification)\b[\"']?\s*[:=]"),
-    ("forged prompt structure", r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id)\|>"
+    ("forged prompt structure", r"<\|(?:im start|im end|system|user|assistant|endoftext|eot id|start header id)\|>"
                                 r"|\[/?inst\]|<</?sys>>|<<<\s*agent data|===\s*(?:system|user)\s*===|"
                                 r"\bexecution evidence (?:measured by|from) hpcbench\b|"
                                 r"\banswer with one json object\b"),
@@ -178,6 +194,12 @@ _OTHER = [
     ("asks for a score", r"(?:만점|최고 ?점수|최고점)(?:을|를)? ?(?:주|줘|부여)"),
 ]
 RULES = [(name, re.compile(rx)) for name, rx in _EN + _OTHER]
+# The same phrases with every space and sign removed: letters spaced apart, words run together
+# in one lower-case identifier ("ignorepreviousinstructions").
+_COMPACT = re.compile(r"(?:ignore|disregard|forget)(?:all|the|any|your)*(?:previous|prior|above|earlier|preceding)"
+                      r"(?:instructions?|prompts?|rules|rubric)|(?:noteto|dear|hey)(?:the)?(?:ai|llm|grader|evaluator|"
+                      r"judge|reviewer)|(?:give|assign|award)(?:this|it)(?:code|program|submission)?(?:a|the)?"
+                      r"(?:perfect|full|maximum|highest|top)(?:score|marks|grade|rating)")
 
 # ----------------------------------------------------------------------------- normalising and decoding
 
@@ -198,7 +220,7 @@ def normal(text: str) -> str:
     """NFKC, format characters (zero-width, bidi) dropped, lower case, one space between words."""
     text = unicodedata.normalize("NFKC", text)
     text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
-    return " ".join(text.replace("’", "'").replace("‘", "'").lower().split())
+    return " ".join(text.replace("’", "'").replace("‘", "'").replace("_", " ").lower().split())
 
 
 def _printable(b: bytes) -> str | None:
@@ -249,18 +271,21 @@ def variants(raw: str) -> list[tuple[str, str]]:
     if re.search(r"[a-z][0-9@$|!]|[0-9@$|!][a-z]", mapped):
         out.append(("leetspeak", mapped.translate(_LEET)))
     out += [("rot13", codecs.encode(mapped, "rot13")), ("reversed", mapped[::-1])]
+    gaps = re.sub(r"(?<=\S) (?=\S)", "", unicodedata.normalize("NFKC", raw))  # "i g n o r e   a l l" -> "ignore all"
+    if len(gaps) < len(raw) * 0.75:
+        out.append(("letters spaced apart", normal(gaps).translate(_CONFUSABLE)))
     out += [(how, normal(text)) for how, text in _decoded(raw)]
     return out
 
 
-def scan_text(text: str, where: str, kind: str) -> list[Finding]:
+def scan_text(text: str, where: str, kind: str, line: int = 0) -> list[Finding]:
     """At most one finding per segment: the first rule that matches any form of it."""
     found = []
     for start in range(0, max(len(text), 1), MAX_SEGMENT):
         part = text[start:start + MAX_SEGMENT]
         hit = _first(part)
         if hit is not None:
-            found.append(Finding(where, kind, *hit))
+            found.append(Finding(where, kind, *hit, line=line))
     return found
 
 
@@ -268,13 +293,19 @@ def scan_text(text: str, where: str, kind: str) -> list[Finding]:
 def _first(raw: str) -> tuple[str, str, str] | None:
     if len(raw.strip()) < 6:
         return None
-    for how, text in variants(raw):
+    forms = variants(raw)
+    for how, text in forms:
         for name, rx in RULES:
             m = rx.search(text)
             if m:
                 a, b = max(0, m.start() - 40), min(len(text), m.end() + 40)
                 excerpt = ("..." if a else "") + text[a:b] + ("..." if b < len(text) else "")
                 return name, how, excerpt[:EXCERPT]
+    for how, text in forms:
+        compact = re.sub(r"[^a-z]", "", text)
+        m = _COMPACT.search(compact)
+        if m:
+            return "disregard your instructions", how or "words run together", m.group(0)[:EXCERPT]
     return None
 
 
@@ -345,5 +376,5 @@ def segments(src: str) -> list[tuple[int, str, str]]:
 def scan_source(name: str, src: str) -> list[Finding]:
     found = scan_text(_words(name), f"{name}", "file name")
     for line, kind, text in segments(src):
-        found += scan_text(text, f"{name}:{line}", kind)
+        found += scan_text(text, f"{name}:{line}", kind, line)
     return found
