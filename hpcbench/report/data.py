@@ -286,10 +286,9 @@ def left_out_by_problem(rep: Report) -> dict[str, dict[str, str]]:
     for r in rep.scored:
         for name in r.get("unscored") or []:
             ev = r["evaluators"].get(name, {})
-            if ev.get("status") == "unscored":
-                out.setdefault(r["problem"], {}).setdefault(name, ev.get("rationale", ""))
-            else:
-                out.setdefault(r["problem"], {}).setdefault(name, "")
+            why = out.setdefault(r["problem"], {}).setdefault(name, "")
+            if not why and ev.get("status") == "unscored":  # the reason of a submission it was unscored for
+                out[r["problem"]][name] = ev.get("rationale", "")
     return out
 
 
