@@ -50,7 +50,7 @@ def _sub(tree: Path, agent: str, attempt: str, main: str, **meta) -> None:
     d.mkdir(parents=True)
     (d / "main.c").write_text(main)
     (d / "submission.json").write_text(json.dumps({"problem": "rosenbrock", "agent": agent, "attempt": attempt,
-                                                   "entry": "main.c", "files": ["main.c"], **meta}))
+                                                   "entry": "main.c", "files": ["main.c"]} | meta))
 
 
 def adversarial_tree(tree: Path) -> Path:
@@ -63,6 +63,11 @@ def adversarial_tree(tree: Path) -> Path:
                      for i in range(PADDING_CHARS // 64))
     _sub(tree, "padded", "1", ref + "\n/*\n" + filler + "*/\n")
     _sub(tree, "injector", "1", INJECTION + ref)
+    # The same padding in headers of 30 kB each: the old 40 kB cut per file let all of it through.
+    d = tree / "padded-files" / "rosenbrock" / "1"
+    _sub(tree, "padded-files", "1", ref, files=["main.c", *(f"notes{i}.h" for i in range(4))])
+    for i in range(4):
+        (d / f"notes{i}.h").write_text("/*\n" + filler[i * 30_000:(i + 1) * 30_000] + "*/\n")
     evil = "www.PWNED.example"
     _sub(tree, evil, "html-build", ref.replace("#include <petsctao.h>\n",
                                               f"#include <petsctao.h>\n#error {HOSTILE_HTML} {HOSTILE_ESC}\n"))

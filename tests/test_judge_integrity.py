@@ -57,14 +57,15 @@ def test_padding_past_the_judges_context_scores_no_higher_than_the_same_code(cam
     openai_server.respond_with(steady)
     openai_server.context_window, openai_server.context_style = 16_000, style  # the twin fits, the padded one not
     rows = score(camp, openai_server, f"ctx-{style}")
-    twin, padded = rows["twin"], rows["padded"]
+    twin = rows["twin"]
     assert all(e["status"] == "scored" and e["score"] == 0.8 for e in judged(twin).values())
-    for name, e in judged(padded).items():
-        assert (e["status"], e["score"]) == ("scored", 0.0), (name, e)
-        assert "ContextWindowExceededError" in e["rationale"] and "maximum context length" in e["rationale"]
-    assert padded["gates_passed"] and padded["composite"] < twin["composite"]
-    assert padded["unscored"] == twin["unscored"] and set(JUDGED).isdisjoint(padded["unscored"])
-    assert not set(padded["left_out"]) & {"code", "appropriateness"}
+    for padded in (rows["padded"], rows["padded-files"]):  # one 120 kB comment; four 30 kB headers
+        for name, e in judged(padded).items():
+            assert (e["status"], e["score"]) == ("scored", 0.0), (name, e)
+            assert "ContextWindowExceededError" in e["rationale"] and "maximum context length" in e["rationale"]
+        assert padded["gates_passed"] and padded["composite"] < twin["composite"]
+        assert padded["unscored"] == twin["unscored"] and set(JUDGED).isdisjoint(padded["unscored"])
+        assert not set(padded["left_out"]) & {"code", "appropriateness"}
 
 
 def test_agent_text_over_the_budget_is_never_sent_and_scores_0(camp, openai_server):

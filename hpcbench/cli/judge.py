@@ -62,6 +62,9 @@ def judge_summary(config: dict) -> str:
         low = sorted(d for d, m in cal["dimensions"].items() if m.get("low_confidence"))
         text += (f"\n  calibration {cal['file']} (probe set {cal['probe_set']}, threshold {cal['threshold']:g}): "
                  + (f"low confidence, confidence lowered: {', '.join(low)}" if low else "every dimension above it"))
+    if st.get("zero_by_submission"):
+        text += (f"\n  {st['zero_by_submission']} judgements 0 because of the submission itself: "
+                 + "; ".join(f"{n} x {r[:160]}" for r, n in (st.get("zero_reasons") or {}).items()))
     if st.get("unscored"):
         text += "\n  why: " + "\n  why: ".join(f"{n} x {r}" for r, n in (st.get("reasons") or {}).items())
         text += ("\n  the answers received are cached: the same command later asks only for the unscored ones")

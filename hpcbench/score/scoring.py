@@ -136,10 +136,12 @@ def resolve_judged(scores: list[SubmissionScore], judge: JudgeConfig | None,
         sc.results[i] = trust.apply(ev.from_outcome(o), judge.calibration)  # type: ignore[attr-defined]
     return {"tasks": len(outcomes), "cached": sum(o.cached for o in outcomes),
             "answered": sum(o.answer is not None for o in outcomes),
-            "unscored": sum(o.answer is None for o in outcomes),
+            "unscored": sum(o.answer is None and o.blame != "submission" for o in outcomes),
+            "zero_by_submission": sum(o.answer is None and o.blame == "submission" for o in outcomes),
             "http_calls": sum(o.http_calls for o in outcomes),
             "new_cost_usd": sum(o.cost_usd for o in outcomes if not o.cached),
-            "reasons": dict(Counter(o.error for o in outcomes if o.error).most_common(3))}
+            "reasons": dict(Counter(o.error for o in outcomes if o.error and o.blame != "submission").most_common(3)),
+            "zero_reasons": dict(Counter(o.error for o in outcomes if o.blame == "submission").most_common(3))}
 
 
 def finish(out: SubmissionScore) -> SubmissionScore:
