@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import html.parser
 import io
+import json
 import re
+import shutil
 import subprocess
 import sys
 
@@ -20,6 +22,7 @@ from markdown_it import MarkdownIt
 
 from hpcbench.cli.terminal import SafeStream, guarded, raw
 from hpcbench.safetext import md_block, md_code, one_line, visible
+from tests.conftest import hpcbench
 
 MARK = "PWNED"
 HOSTILE = [
@@ -135,3 +138,60 @@ def test_lint_and_an_error_message_print_no_escape_sequence(tmp_path):
         p = subprocess.run(exe + args, capture_output=True)
         assert b"\x1b" not in p.stdout + p.stderr and b"\x07" not in p.stdout + p.stderr, (args, p.stderr)
         assert p.stdout + p.stderr, args
+
+
+# ----------------------------------------------------------------------------- a real campaign of hostile programs
+
+
+@pytest.mark.slow
+def test_report_md_of_hostile_programs_renders_inert_in_markdown_it_and_chromium(adversarial_campaign, tmp_path):
+    out, _ = adversarial_campaign
+    md = (out / "report" / "report.md").read_text()
+    assert "\x1b" not in md and "\x07" not in md
+    for tables in (True, False):
+        t = rendered(md, tables)
+        imgs = [a for tag, a in t.tags if tag == "img"]
+        assert all(a.get("src", "").endswith("-profile.png") or not a for a in imgs), imgs
+        assert not any(tag in ("script", "a", "iframe", "div", "svg", "em", "del", "s") for tag, _ in t.tags), \
+            {tag for tag, _ in t.tags}
+        for tag, attrs in t.tags:
+            assert not any(MARK in (v or "") or k.startswith("on") or "javascript" in (v or "").lower()
+                           for k, v in attrs.items()), (tag, attrs)
+        # the hostile text is there, shown as text inside code elements only
+        assert MARK in t.text_in.get("code", "") and "onerror" in t.text_in.get("code", "")
+        assert all(MARK not in text for where, text in t.text_in.items() if where != "code"), t.text_in.keys()
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert exe, "headless Chromium is needed: scripts/setup.sh installs Debian's chromium package"
+    page = tmp_path / "report-md.html"
+    page.write_text("<!DOCTYPE html><html><head><meta charset='utf-8'><title>clean</title></head><body>"
+                    + MarkdownIt("commonmark").enable("table").render(md) + "</body></html>")
+    flags = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+             "--virtual-time-budget=3000"]
+    dom = subprocess.run([exe, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert "<title>clean</title>" in dom.stdout  # no onerror ran (it would set the title)
+    assert "&lt;img src=x onerror=" in dom.stdout and '<img src="x"' not in dom.stdout
+
+
+@pytest.mark.slow
+def test_no_escape_sequence_of_a_program_reaches_the_terminal(adversarial_campaign):
+    out, run = adversarial_campaign
+    assert "\x1b" not in run.stdout + run.stderr and "\x07" not in run.stdout + run.stderr
+    assert "\\x1b]0;PWNED\\x07" in run.stdout  # shown, not obeyed: the build error in the summary
+    rows = {(r["agent"], r["attempt"]): r for r in json.loads(hpcbench("report", str(out), "--format", "json")
+                                                                   .stdout)["submissions"]}
+    evil = rows[("www.PWNED.example", "html-run")]
+    for args in (["explain", str(out), f"{evil['source']}/evaluators/execution"],
+                 ["explain", str(out), f"{evil['source']}/evaluators/execution", "--full"],
+                 ["explain", str(out), evil["submission"]],
+                 ["explain", str(out), f"{rows[('www.PWNED.example', 'html-build')]['source']}/evaluators/compilation"],
+                 ["explain", str(out), f"{rows[('www.PWNED.example', 'html-refusal')]['source']}"],
+                 ["report", str(out)], ["report", str(out), "--format", "csv"], ["status", str(out)],
+                 ["collect", str(out)],
+                 ["lint", str(out / "submissions/www.PWNED.example/rosenbrock/html-build/main.c")],
+                 ["lint", str(out / "submissions/www.PWNED.example/rosenbrock/html-run/main.c")]):
+        p = hpcbench(*args, check=False)
+        text = p.stdout + p.stderr
+        assert "\x1b" not in text and "\x07" not in text and "\x9b" not in text, args
+    shown = hpcbench("explain", str(out), f"{evil['source']}/evaluators/execution", "--full").stdout
+    assert "\\x1b]0;PWNED" in shown or "\\\\x1b" in shown or "\\u001b" in shown, shown[-2000:]
