@@ -57,10 +57,10 @@ def _errors(rep: Report) -> list[str]:
              "on the leaderboard and count for nobody. Fix the cause, then `hpcbench retry "
              f"{rep.campaign}` redoes exactly these (source: `/manifest` errors).", "",
              "| agent | problem | attempt | kind | cause |", "|---|---|---|---|---|"]
-    for e in rep.errors:
-        cause = str(e.get("cause", "")).replace("`", "'").replace("|", "/").replace("\n", " ")[:300]
-        lines.append(f"| {e.get('agent', '')} | {e.get('problem', '')} | {e.get('attempt', '')} | "
-                     f"{e.get('kind', '')} | `{cause}` |")
+    for e in rep.errors:  # names from the tree and a provider's words: code spans, never markup
+        lines.append(f"| {md_code(str(e.get('agent', '')))} | {md_code(str(e.get('problem', '')))} | "
+                     f"{md_code(str(e.get('attempt', '')))} | {md_code(str(e.get('kind', '')))} | "
+                     f"{md_code(str(e.get('cause', '')), 300)} |")
     return lines + [""]
 
 
