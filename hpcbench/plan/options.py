@@ -24,6 +24,7 @@ class JudgeOptions(BaseModel):
     judge_concurrency: int = 8
     judge_timeout: float = 120.0
     judge_retries: int = 4
+    judge_max_chars: int = 200_000
 
 
 class RunOptions(BaseModel):
