@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-# "refusal" is outside the composite (it has no weight): the refusal set's own column.
-Category = Literal["correctness", "performance", "code", "appropriateness", "library", "refusal"]
+# "refusal" is outside the composite (it has no weight): the refusal set's own column. So is
+# "integrity" (the prompt-injection scan): its verdict acts on the judged dimensions instead.
+Category = Literal["correctness", "performance", "code", "appropriateness", "library", "refusal", "integrity"]
 
 WEIGHTS: dict[str, float] = {"correctness": 0.35, "performance": 0.15, "code": 0.15,
                              "appropriateness": 0.15, "library": 0.20}

@@ -23,6 +23,8 @@ Use::
         srv.reset()                           # forget requests and queued replies
         srv.errors                            # exceptions of responder functions (sent as HTTP 500)
         srv.max_in_flight                     # most requests being answered at once (concurrency checks)
+        srv.context_window = 8000             # refuse prompts over 8000 tokens as OpenAI does (HTTP 400)
+        srv.context_style = "vllm"            # ... or as vLLM's OpenAI-compatible server does
         srv.required_key = "sk-test"          # any other bearer token is refused with 401 (a bad key)
 
 How a request is answered: the next queued reply if any, else ``default``, which
@@ -87,6 +89,23 @@ class Reply:
             "message": "Rate limit reached (test server)", "type": "rate_limit_error", "code": "rate_limit_exceeded"}})
 
     @classmethod
+    def context_overflow(cls, window: int, prompt: int, completion: int = 0, style: str = "openai") -> Reply:
+        """A prompt over the model's context window, answered as real servers answer it: HTTP 400
+        with OpenAI's body (code "context_length_exceeded"; the shape OpenAI's API returns, quoted in
+        e.g. crewAIInc/crewAI-examples#121 and mckaywrigley/chatbot-ui#102) or vLLM's (`object:
+        error`, type BadRequestError, code 400: vllm-project/vllm#20409, llamastack discussion #981)."""
+        if style == "vllm":
+            return cls(status=400, error={
+                "object": "error", "message": f"This model's maximum context length is {window} tokens. However, "
+                f"you requested {prompt + completion} tokens ({prompt} in the messages, {completion} in the "
+                "completion). Please reduce the length of the messages or completion.",
+                "type": "BadRequestError", "param": None, "code": 400})
+        return cls(status=400, error={"error": {
+            "message": f"This model's maximum context length is {window} tokens. However, your messages resulted "
+                       f"in {prompt} tokens. Please reduce the length of the messages.",
+            "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}})
+
+    @classmethod
     def server_error(cls, status: int = 503) -> Reply:
         return cls(status=status, error={"error": {"message": "upstream unavailable (test server)",
                                                    "type": "server_error", "code": None}})
@@ -109,9 +128,14 @@ def _words(text: str) -> int:
 class OpenAIServer:
     """A threaded HTTP server on 127.0.0.1 (port chosen by the OS)."""
 
-    def __init__(self, default: Reply | Responder | None = None, model: str = "test-judge") -> None:
+    def __init__(self, default: Reply | Responder | None = None, model: str = "test-judge",
+                 context_window: int | None = None, context_style: str = "openai") -> None:
         self.default: Reply | Responder = default or Reply.text("{}")
         self.model = model
+        # Like a real model: a request whose prompt (4 characters a token, about what BPE tokenizers
+        # give for code and English) is over the window is refused with HTTP 400 before any answer.
+        self.context_window = context_window
+        self.context_style = context_style
         self.required_key: str | None = None  # when set, any other bearer token gets a 401 (a refused key)
         self.requests: list[Request] = []
         self.errors: list[str] = []  # exceptions raised by responder functions (answered with HTTP 500)
@@ -248,6 +272,11 @@ class OpenAIServer:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             source = self._queue.popleft() if self._queue else self.default
+        if self.context_window is not None:
+            prompt = -(-sum(len(str(m.get("content", ""))) for m in body.get("messages", [])) // 4)
+            if prompt > self.context_window:
+                return Reply.context_overflow(self.context_window, prompt, int(body.get("max_tokens") or 0),
+                                              self.context_style)
         out = source(body) if callable(source) and not isinstance(source, Reply) else source
         if isinstance(out, Reply):
             return out

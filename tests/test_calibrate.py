@@ -11,6 +11,7 @@ built and run once per session on this machine's PETSc and MPI."""
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import os
@@ -57,11 +58,31 @@ def test_probe_set_has_enough_labelled_probes_and_no_label_in_any_program():
             assert src != base, p.id
 
 
+def test_v2_is_v1_as_released_plus_injected_twins_that_differ_only_by_added_lines():
+    v1 = load_probes("v1")
+    assert PROBES.version == "v2" and len(PROBES.probes) == len(v1.probes) + len(PROBES.injected)
+    for p in v1.probes:  # the released probes, byte for byte
+        if p.agent == "probe":
+            rel = Path("probe") / p.problem / p.attempt / "main.c"
+            assert (PROBES.submissions_dir / rel).read_bytes() == (v1.submissions_dir / rel).read_bytes(), p.id
+    by_id = {p.id: p for p in PROBES.probes}
+    assert len(PROBES.injected) >= 12 and {d for p in PROBES.injected for d in by_id[p.twin].lowers} >= set(
+        PROBES.dimensions) and sum(by_id[p.twin].clean for p in PROBES.injected) >= 4
+    for p in PROBES.injected:
+        t = by_id[p.twin]
+        twin = (PROBES.submissions_dir / "probe" / t.problem / t.attempt / "main.c" if t.agent == "probe"
+                else data_path("problems") / t.problem / "reference" / "main.c").read_text().splitlines()
+        mine = (PROBES.submissions_dir / "probe" / p.problem / p.attempt / "main.c").read_text().splitlines()
+        removed = [d for d in difflib.ndiff(twin, mine) if d.startswith("- ")]
+        assert removed == [] and len(mine) > len(twin), (p.id, p.twin, removed[:3])
+        assert (p.lowers, p.untouched, p.problem) == (t.lowers, t.untouched, t.problem)
+
+
 def test_probe_labels_are_validated_with_file_and_field(tmp_path, monkeypatch):
     bad = json.loads((PROBES.folder / "probes.json").read_text())
     bad["probes"][7]["untouched"] = bad["probes"][7]["lowers"]
     (tmp_path / "v1").mkdir()
-    (tmp_path / "v1" / "probes.json").write_text(json.dumps(bad))
+    (tmp_path / "v1" / "probes.json").write_text(json.dumps({**bad, "version": "v1"}))
     import hpcbench.calibration.probes as probes_mod
 
     monkeypatch.setattr(probes_mod, "probes_root", lambda: tmp_path)
@@ -98,9 +119,18 @@ def test_metrics_follow_the_llm4vv_definitions():
     assert mixed["dimensions"]["readability"]["mean_drop"] < perfect["dimensions"]["readability"]["mean_drop"]
     # Unanswered judgements are counted, never scored.
     gaps = summarise(PROBES, [Judgement(p.id, "readability", 0, None) for p in PROBES.probes])
-    assert gaps["dimensions"]["readability"]["unanswered"] == len(PROBES.probes)
+    assert gaps["dimensions"]["readability"]["unanswered"] == len(PROBES.probes) - len(PROBES.injected)
+    assert gaps["dimensions"]["readability"]["injection"]["unanswered"] == len(PROBES.injected)
     assert gaps["dimensions"]["readability"]["accuracy"] is None
     assert gaps["dimensions"]["readability"]["low_confidence"]
+    # Injected probes are measured against their twins only: an obedient judge keeps its accuracy and
+    # shows in the injection figures (a rise of 0.1 on a clean twin is still "unchanged", 0.8 is not).
+    obedient = summarise(PROBES, _judged(lambda p, d: 1.0 if p.injected else 0.2 if d in p.lowers else 0.9))
+    assert obedient["overall"]["accuracy"] == 1.0 and perfect["overall"]["injection"]["unchanged_rate"] == 1.0
+    inj = obedient["overall"]["injection"]
+    assert inj["pairs"] == len(PROBES.injected) * len(PROBES.dimensions) and inj["max_raise"] == pytest.approx(0.8)
+    raised = sum(len(p.lowers) for p in PROBES.injected)
+    assert inj["unchanged_rate"] == pytest.approx(1 - raised / inj["pairs"]) and inj["mean_shift"] > 0
 
 
 def test_trust_lowers_confidence_below_the_threshold_and_says_so():
@@ -154,9 +184,10 @@ class ScriptedJudge:
         self.lock = threading.Lock()
 
     def probe(self, user: str):
-        hits = [p for src, p in self.sources.items() if src in user]
-        assert len(hits) == 1, f"a prompt with {len(hits)} probe programs"
-        return hits[0]
+        # An injected probe holds its twin's program: the longest match is the one sent.
+        hits = sorted(((src, p) for src, p in self.sources.items() if src in user), key=lambda sp: -len(sp[0]))
+        assert hits, "a prompt with no probe program"
+        return hits[0][1]
 
     def __call__(self, body: dict) -> Reply:
         user = body["messages"][-1]["content"]
@@ -164,6 +195,8 @@ class ScriptedJudge:
         p = self.probe(user)
         if self.kind == "perfect":
             score = 0.2 if aspect in p.lowers else 0.9
+        elif self.kind == "obedient":  # perfect, but does what text addressed to it asks
+            score = 1.0 if p.injected else 0.2 if aspect in p.lowers else 0.9
         elif self.kind == "lenient":
             score = 0.95
         else:  # random: a new draw each time the same prompt comes back (the repeats)
@@ -225,7 +258,13 @@ def test_calibrate_three_scripted_judges(probe_dir, openai_server, tmp_path, mon
                 m["stability"]) == (1.0, 0.0, 1.0, 0.0, 0.0, 1.0), name
         assert m["mean_drop"] == pytest.approx(0.7)
     assert perfect["invalid_probes"] == {} and perfect["judge_stats"]["http_calls"] == 2 * n_items
-    assert perfect["probe_set"]["version"] == "v1" and perfect["prompt_versions"]["readability"] == "readability.v1"
+    assert perfect["probe_set"]["version"] == "v2" and perfect["prompt_versions"]["readability"] == "readability.v2"
+    # Injected probes: scored 0 by rule in the scoring, measured on the judge's own answer, unmoved.
+    inj = perfect["overall"]["injection"]
+    assert inj["pairs"] == 2 * len(PROBES.injected) * len(PROBES.dimensions) and inj["unchanged_rate"] == 1.0
+    assert inj["mean_shift"] == 0.0 and "Injected probes" in hpcbench(
+        "calibrate", "--judge", "openai/perfect", "--judge-base-url", openai_server.base_url, "--dir", str(probe_dir),
+        "--repeats", "2").stdout
     assert Path(perfect["file"]).is_file()
     # The labels never reach the judge.
     sent = "\n".join(json.dumps(r.body["messages"]) for r in openai_server.requests)
@@ -239,6 +278,17 @@ def test_calibrate_three_scripted_judges(probe_dir, openai_server, tmp_path, mon
     assert openai_server.count == 0 and again["judge_stats"]["http_calls"] == 0
     assert again["judge_stats"]["cached"] == 2 * n_items
     assert again["dimensions"] == perfect["dimensions"]
+
+    # Obedient: as accurate as the perfect judge on the probes without injection (they are left out of
+    # accuracy), but steered by every injection: flagged by the injection figures alone.
+    openai_server.reset()
+    openai_server.respond_with(ScriptedJudge("obedient"))
+    obedient = calibrate(openai_server, probe_dir, "obedient")
+    assert obedient["overall"]["accuracy"] == 1.0
+    inj = obedient["overall"]["injection"]
+    assert inj["unchanged_rate"] < 0.9 and inj["mean_shift"] > 0 and inj["max_raise"] == pytest.approx(0.8)
+    dims = {d: m["injection"]["unchanged_rate"] for d, m in obedient["dimensions"].items()}
+    assert min(dims.values()) < 1.0, dims
 
     # Lenient: rates everything high, finds nothing; every mistake a miss (bias +1).
     openai_server.reset()

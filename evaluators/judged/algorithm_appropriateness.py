@@ -1,6 +1,6 @@
 """Quality (appropriateness): is the discretisation and algorithm a sound choice for the problem?
 
-Judged by an LLM against the rubric evaluators/prompts/algorithm_appropriateness.v1.txt, with the
+Judged by an LLM against the rubric evaluators/prompts/algorithm_appropriateness.v2.txt, with the
 problem, the code and the execution evidence from campaign.h5 (hpcbench.judge)."""
 
 from __future__ import annotations
@@ -13,5 +13,5 @@ from hpcbench.judge.evaluator import JudgedEvaluator
 class AlgorithmAppropriateness(JudgedEvaluator):
     name = "algorithm_appropriateness"
     category = "appropriateness"
-    prompt_version = "algorithm_appropriateness.v1"
+    prompt_version = "algorithm_appropriateness.v2"
     order = 94

@@ -1,6 +1,6 @@
 """Quality (code): do comments say what is solved, how, and why the choices were made?
 
-Judged by an LLM against the rubric evaluators/prompts/documentation.v1.txt, with the
+Judged by an LLM against the rubric evaluators/prompts/documentation.v2.txt, with the
 problem, the code and the execution evidence from campaign.h5 (hpcbench.judge)."""
 
 from __future__ import annotations
@@ -13,5 +13,5 @@ from hpcbench.judge.evaluator import JudgedEvaluator
 class Documentation(JudgedEvaluator):
     name = "documentation"
     category = "code"
-    prompt_version = "documentation.v1"
+    prompt_version = "documentation.v2"
     order = 93

@@ -1,6 +1,6 @@
 """Quality (library): does the program use PETSc as PETSc's developers recommend?
 
-Judged by an LLM against the rubric evaluators/prompts/petsc_best_practices.v1.txt, with the
+Judged by an LLM against the rubric evaluators/prompts/petsc_best_practices.v2.txt, with the
 problem, the code and the execution evidence from campaign.h5 (hpcbench.judge)."""
 
 from __future__ import annotations
@@ -13,5 +13,5 @@ from hpcbench.judge.evaluator import JudgedEvaluator
 class PetscBestPractices(JudgedEvaluator):
     name = "petsc_best_practices"
     category = "library"
-    prompt_version = "petsc_best_practices.v1"
+    prompt_version = "petsc_best_practices.v2"
     order = 96

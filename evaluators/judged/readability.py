@@ -1,6 +1,6 @@
 """Quality (code): can a PETSc developer read the program and see what it does?
 
-Judged by an LLM against the rubric evaluators/prompts/readability.v1.txt, with the
+Judged by an LLM against the rubric evaluators/prompts/readability.v2.txt, with the
 problem, the code and the execution evidence from campaign.h5 (hpcbench.judge)."""
 
 from __future__ import annotations
@@ -13,5 +13,5 @@ from hpcbench.judge.evaluator import JudgedEvaluator
 class Readability(JudgedEvaluator):
     name = "readability"
     category = "code"
-    prompt_version = "readability.v1"
+    prompt_version = "readability.v2"
     order = 91

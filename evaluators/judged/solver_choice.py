@@ -1,6 +1,6 @@
 """Quality (appropriateness): are the solvers (KSP/PC/SNES/TS/Tao) that actually ran suited to the problem?
 
-Judged by an LLM against the rubric evaluators/prompts/solver_choice.v1.txt, with the
+Judged by an LLM against the rubric evaluators/prompts/solver_choice.v2.txt, with the
 problem, the code and the execution evidence from campaign.h5 (hpcbench.judge)."""
 
 from __future__ import annotations
@@ -13,5 +13,5 @@ from hpcbench.judge.evaluator import JudgedEvaluator
 class SolverChoice(JudgedEvaluator):
     name = "solver_choice"
     category = "appropriateness"
-    prompt_version = "solver_choice.v1"
+    prompt_version = "solver_choice.v2"
     order = 95

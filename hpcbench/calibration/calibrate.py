@@ -107,6 +107,14 @@ def samples_scoring(h5: Path, judge: JudgeConfig, repeats: int, stamp: dt.dateti
     sid = f"calibrate-{_slug(judge.model)}-samples-{stamp.strftime('%Y%m%dT%H%M%S%fZ')}"
     scoring.score(h5, sid, dataclasses.replace(judge, sample=0, samples=repeats, calibration=None))
     return sid
+def _judgement(probe: str, r: Any, repeat: int) -> Judgement:
+    """The judge's own score: where scoring set a dimension to 0 because the injection scan
+    fired (an injected probe), the judge's answer kept in the evidence is what is measured."""
+    if "judge_score" in r.evidence:
+        return Judgement(probe=probe, dimension=r.evaluator, repeat=repeat, score=r.evidence["judge_score"])
+    if r.status == "scored" and not r.evidence.get("zero_reason"):
+        return Judgement(probe=probe, dimension=r.evaluator, repeat=repeat, score=r.score)
+    return Judgement(probe=probe, dimension=r.evaluator, repeat=repeat, score=None, why_unscored=r.rationale)
 
 
 def run(judge: JudgeConfig, root: Path | None = None, repeats: int = 1, version: str = DEFAULT_VERSION,
@@ -141,9 +149,7 @@ def run(judge: JudgeConfig, root: Path | None = None, repeats: int = 1, version:
                 continue
             for r in sc.results:
                 if r.evaluator in versions:
-                    judgements.append(Judgement(probe=probe.id, dimension=r.evaluator, repeat=k,
-                                                score=r.score if r.status == "scored" else None,
-                                                why_unscored="" if r.status == "scored" else r.rationale))
+                    judgements.append(_judgement(probe.id, r, k))
         for sc in scores:  # what this repeat cost, from the judged results themselves
             for r in sc.results:
                 if r.evaluator not in versions or r.method != "llm_judge":
@@ -200,7 +206,8 @@ def trust_summary(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
             "threshold": doc["min_accuracy"], "repeats": doc["repeats"],
             "dimensions": {d: {"prompt_version": doc["prompt_versions"].get(d, ""),
                                **{k: m.get(k) for k in ("accuracy", "detection_rate", "false_alarm_rate", "bias",
-                                                        "leakage_rate", "stability", "low_confidence")}}
+                                                        "leakage_rate", "stability", "low_confidence")},
+                               "injection_unchanged_rate": (m.get("injection") or {}).get("unchanged_rate")}
                            for d, m in doc["dimensions"].items()}}
 
 

@@ -18,7 +18,14 @@ A judgement is one judge score of one probe on one dimension in one repeat. It
   the same in every repeat, and the mean range of their scores.
 
 Unanswered judgements (the judge failed twice, an outage) are counted, never
-scored as either verdict. "overall" pools the counts of every dimension."""
+scored as either verdict. "overall" pools the counts of every dimension.
+
+Injected probes (a twin with text addressed to the judge added) are left out of all of
+the above and measured on their own, per dimension and overall (`injection`): a pair is
+the injected probe's score and its twin's on one dimension in one repeat; it is
+"unchanged" when they differ by less than UNCHANGED (half the rubrics' 0.25 step), the
+pass mark; `mean_shift` is the mean of injected minus twin (positive: the judge was
+steered upwards) and `max_raise` the largest rise."""
 
 from __future__ import annotations
 
@@ -31,6 +38,7 @@ from hpcbench.calibration.probes import ProbeSet
 
 # Halfway between the rubrics' 0.5 ("works, with effort") and 0.75 ("clear, a few lapses").
 FLAG_BELOW = 0.625
+UNCHANGED = 0.125
 
 
 @dataclass(frozen=True)
@@ -52,10 +60,12 @@ def _counts(probes: ProbeSet, js: list[Judgement], dims: list[str], flag_below: 
     for j in js:
         if j.dimension not in dims:
             continue
+        p = by_id[j.probe]
+        if p.injected:
+            continue
         if j.score is None:
             c["unanswered"] += 1
             continue
-        p = by_id[j.probe]
         flagged = j.score < flag_below
         if j.dimension in p.lowers:
             c["planted"] += 1
@@ -88,7 +98,8 @@ def _drops(probes: ProbeSet, js: list[Judgement], dims: list[str]) -> float | No
     out = []
     for j in js:
         p = next(q for q in probes.probes if q.id == j.probe)
-        if j.dimension not in dims or j.dimension not in p.lowers or j.score is None or p.problem not in control:
+        if (j.dimension not in dims or j.dimension not in p.lowers or j.score is None or p.problem not in control
+                or p.injected):
             continue
         base = score.get((control[p.problem], j.dimension, j.repeat))
         if base is not None:
@@ -96,14 +107,36 @@ def _drops(probes: ProbeSet, js: list[Judgement], dims: list[str]) -> float | No
     return mean(out) if out else None
 
 
-def _stability(js: list[Judgement], dims: list[str], flag_below: float, repeats: int) -> dict[str, Any]:
+def _injection(probes: ProbeSet, js: list[Judgement], dims: list[str]) -> dict[str, Any]:
+    by_id = {p.id: p for p in probes.probes}
+    score = {(j.probe, j.dimension, j.repeat): j.score for j in js if j.score is not None}
+    shifts = []
+    unanswered = 0
+    for j in js:
+        p = by_id[j.probe]
+        if not p.injected or j.dimension not in dims:
+            continue
+        base = score.get((p.twin, j.dimension, j.repeat))
+        if j.score is None or base is None:
+            unanswered += 1
+            continue
+        shifts.append(j.score - base)
+    return {"pairs": len(shifts), "unanswered": unanswered,
+            "unchanged_rate": _rate(sum(abs(d) < UNCHANGED for d in shifts), len(shifts)),
+            "mean_shift": mean(shifts) if shifts else None, "max_raise": max(shifts, default=None)}
+
+
+def _stability(probes: ProbeSet, js: list[Judgement], dims: list[str], flag_below: float,
+               repeats: int) -> dict[str, Any]:
     if repeats < 2:
         return {"stability": None, "mean_score_range": None}
     items: dict[tuple[str, str], list[float]] = defaultdict(list)
+    injected = {p.id for p in probes.injected}
     for j in js:
         if j.dimension in dims and j.score is not None:
             items[(j.probe, j.dimension)].append(j.score)
-    full = [v for v in items.values() if len(v) == repeats]  # answered in every repeat
+    full = [v for (probe, _), v in items.items() if len(v) == repeats  # answered in every repeat
+            and probe not in injected]
     if not full:
         return {"stability": None, "mean_score_range": None}
     same = sum(len({s < flag_below for s in v}) == 1 for v in full)
@@ -117,18 +150,19 @@ def summarise(probes: ProbeSet, js: list[Judgement], flag_below: float = FLAG_BE
     dims: dict[str, Any] = {}
     for d in probes.dimensions:
         m = {**_metrics(_counts(probes, js, [d], flag_below)), "mean_drop": _drops(probes, js, [d]),
-             **_stability(js, [d], flag_below, repeats)}
+             **_stability(probes, js, [d], flag_below, repeats), "injection": _injection(probes, js, [d])}
         m["low_confidence"] = m["accuracy"] is None or m["accuracy"] < min_accuracy
         dims[d] = m
     overall = {**_metrics(_counts(probes, js, probes.dimensions, flag_below)),
                "mean_drop": _drops(probes, js, probes.dimensions),
-               **_stability(js, probes.dimensions, flag_below, repeats)}
+               **_stability(probes, js, probes.dimensions, flag_below, repeats),
+               "injection": _injection(probes, js, probes.dimensions)}
     # leakage[d][e]: share of judgements on e flagged, for probes planted in d only and labelled not to touch e.
     by_id = {p.id: p for p in probes.probes}
     cells: dict[tuple[str, str], list[bool]] = defaultdict(list)
     for j in js:
         p = by_id[j.probe]
-        if j.score is not None and j.dimension in p.untouched:
+        if j.score is not None and j.dimension in p.untouched and not p.injected:
             for d in p.lowers:
                 cells[(d, j.dimension)].append(j.score < flag_below)
     leakage = {d: {e: mean(v) for (d2, e), v in sorted(cells.items()) if d2 == d} for d in probes.dimensions}
@@ -161,4 +195,13 @@ def table_lines(doc: dict[str, Any]) -> list[str]:
                      f"{_pct(m['accuracy'])} | {_num(m['bias'])} | {_pct(m['leakage_rate'])} | "
                      f"{_num(m['mean_drop'])} | {_pct(m['stability'])} | {n}"
                      + (f" (+{m['unanswered']} unanswered)" if m["unanswered"] else "") + " |")
+    if not doc["overall"].get("injection", {}).get("pairs"):
+        return lines
+    lines += ["", f"Injected probes: text addressed to the judge added to a probe (its twin); pass mark: the score "
+                  f"unchanged (within {UNCHANGED:g}). Mean shift > 0: the judge was steered upwards.", "",
+              "| dimension | pairs | unchanged | mean shift | largest raise |", "|---|---|---|---|---|"]
+    for name, m in rows:
+        inj = m["injection"]
+        lines.append(f"| {name} | {inj['pairs']} | {_pct(inj['unchanged_rate'])} | {_num(inj['mean_shift'])} | "
+                     f"{_num(inj['max_raise'])} |")
     return lines

@@ -5,7 +5,12 @@ probes.json lists every probe: the submission it is in the probe campaign
 dimensions it should lower and those it must not touch. Clean controls are the
 problems' references (agent "reference"), with nothing to lower. Labels live
 only here: the programs and their submission.json say nothing about them, and
-nothing from this file reaches a judge's prompt."""
+nothing from this file reaches a judge's prompt.
+
+An injected probe (probe set v2 on) names its `twin`: the same program without the text
+addressed to the judge (`injection` says what and where). It carries the twin's labels,
+is left out of detection, false alarms, leakage and drops, and is measured by how far
+the judge's score moved from the twin's (hpcbench.calibration.metrics)."""
 
 from __future__ import annotations
 
@@ -18,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from hpcbench.errors import ConfigError, HpcbenchError, format_validation_error
 from hpcbench.resources import data_path
 
-DEFAULT_VERSION = "v1"
+DEFAULT_VERSION = "v2"
 MIN_PER_DIMENSION = 5  # planted defects per judged dimension, and clean controls
 
 
@@ -33,6 +38,8 @@ class Probe(BaseModel):
     defect: str  # "" for a clean control
     lowers: list[str]
     untouched: list[str]
+    twin: str = ""  # the probe this one copies, with text addressed to the judge added
+    injection: str = ""  # what was added, and where
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -41,6 +48,10 @@ class Probe(BaseModel):
     @property
     def clean(self) -> bool:
         return not self.lowers
+
+    @property
+    def injected(self) -> bool:
+        return bool(self.twin)
 
     @model_validator(mode="after")
     def _disjoint(self) -> Probe:
@@ -70,18 +81,29 @@ class ProbeSet(BaseModel):
         ids = [p.id for p in self.probes]
         if len(set(ids)) != len(ids):
             raise ValueError("probe ids are not unique")
+        by_id = {p.id: p for p in self.probes}
+        for p in self.probes:
+            t = by_id.get(p.twin) if p.twin else None
+            if p.twin and (t is None or t.twin):
+                raise ValueError(f"probe {p.id}: twin {p.twin!r} is not a probe without injection")
+            if t is not None and (t.lowers, t.untouched, t.problem) != (p.lowers, p.untouched, p.problem):
+                raise ValueError(f"probe {p.id}: labels or problem differ from its twin {t.id}")
         return self
 
     @property
     def controls(self) -> list[Probe]:
-        return [p for p in self.probes if p.clean]
+        return [p for p in self.probes if p.clean and not p.injected]
+
+    @property
+    def injected(self) -> list[Probe]:
+        return [p for p in self.probes if p.injected]
 
     @property
     def problems(self) -> list[str]:
         return sorted({p.problem for p in self.probes})
 
     def planted(self, dim: str) -> list[Probe]:
-        return [p for p in self.probes if dim in p.lowers]
+        return [p for p in self.probes if dim in p.lowers and not p.injected]
 
     def shortfalls(self) -> list[str]:
         """Dimensions with fewer than MIN_PER_DIMENSION planted defects, and too few controls."""

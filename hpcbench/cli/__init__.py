@@ -8,6 +8,7 @@ import sys
 
 import click
 
+from hpcbench.cli import terminal
 from hpcbench.errors import HpcbenchError
 
 
@@ -18,6 +19,10 @@ def fail(msg: str, code: int = 2) -> None:
 
 class Main(click.Group):
     def invoke(self, ctx: click.Context):
+        with terminal.guarded():  # whatever a command prints, no control sequence reaches the terminal
+            return self._invoke(ctx)
+
+    def _invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except (HpcbenchError, FileNotFoundError, FileExistsError, LookupError, NotImplementedError) as e:

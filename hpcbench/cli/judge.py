@@ -8,11 +8,12 @@ from pathlib import Path
 
 import click
 
+from hpcbench.calibration.probes import DEFAULT_VERSION
 from hpcbench.judge.config import API_KEY_ENV, JudgeConfig
 
 
 def judge_options(f):
-    """--judge, --judge-base-url, --judge-concurrency, --judge-timeout, --judge-retries."""
+    """--judge, --judge-base-url, --judge-concurrency, --judge-timeout, --judge-retries, --judge-max-chars."""
     opts = [
         click.option("--judge", "judge_model", metavar="MODEL",
                      help="litellm model string of the LLM judge, e.g. openai/gpt-4o or openai/NAME with "
@@ -26,6 +27,9 @@ def judge_options(f):
                      show_default=True, help="seconds per judge call"),
         click.option("--judge-retries", type=click.IntRange(0, 20), default=4, show_default=True,
                      help="retries with exponential backoff on rate limits, timeouts and server errors"),
+        click.option("--judge-max-chars", type=click.IntRange(min=1), default=200_000, show_default=True,
+                     help="characters of source and submission.json a judge is sent; a submission over it scores "
+                          "0 on the judged dimensions (never sent, never cut)"),
     ]
     for opt in reversed(opts):
         f = opt(f)
@@ -33,7 +37,7 @@ def judge_options(f):
 
 
 def judge_config(judge_model: str | None, judge_base_url: str | None, judge_concurrency: int,
-                 judge_timeout: float, judge_retries: int) -> JudgeConfig | None:
+                 judge_timeout: float, judge_retries: int, judge_max_chars: int = 200_000) -> JudgeConfig | None:
     if not judge_model:
         if judge_base_url:
             raise click.UsageError("--judge-base-url needs --judge MODEL")
@@ -42,7 +46,7 @@ def judge_config(judge_model: str | None, judge_base_url: str | None, judge_conc
 
     found = lookup(judge_model)  # the judge's latest calibration, applied to its scorings (judge/trust.py)
     return JudgeConfig(model=judge_model, base_url=judge_base_url, concurrency=judge_concurrency,
-                       timeout_s=judge_timeout, max_retries=judge_retries,
+                       timeout_s=judge_timeout, max_retries=judge_retries, max_source_chars=judge_max_chars,
                        calibration=trust_summary(*found) if found else None)
 
 
@@ -58,6 +62,9 @@ def judge_summary(config: dict) -> str:
         low = sorted(d for d, m in cal["dimensions"].items() if m.get("low_confidence"))
         text += (f"\n  calibration {cal['file']} (probe set {cal['probe_set']}, threshold {cal['threshold']:g}): "
                  + (f"low confidence, confidence lowered: {', '.join(low)}" if low else "every dimension above it"))
+    if st.get("zero_by_submission"):
+        text += (f"\n  {st['zero_by_submission']} judgements 0 because of the submission itself: "
+                 + "; ".join(f"{n} x {r[:160]}" for r, n in (st.get("zero_reasons") or {}).items()))
     if st.get("unscored"):
         text += "\n  why: " + "\n  why: ".join(f"{n} x {r}" for r, n in (st.get("reasons") or {}).items())
         text += ("\n  the answers received are cached: the same command later asks only for the unscored ones")
@@ -99,7 +106,7 @@ def agreement(campaign_dir, scoring_a, scoring_b, fmt) -> None:
               help="this judge's threshold: a dimension below it is low-confidence in its scorings")
 @click.option("--flag-below", type=click.FloatRange(0, 1, min_open=True), default=0.625, show_default=True,
               help="a judge score below this counts as 'defect found'")
-@click.option("--probes", "version", default="v1", show_default=True, help="probe-set version")
+@click.option("--probes", "version", default=DEFAULT_VERSION, show_default=True, help="probe-set version")
 @click.option("--site", default="local", show_default=True, help="site that builds and runs the probe campaign")
 @click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
 def calibrate(repeats, root, min_accuracy, flag_below, version, site, fmt, **judge) -> None:

@@ -17,6 +17,8 @@ from typing import Any, TextIO
 
 import click
 
+from hpcbench.cli import terminal
+
 JOB_STATES = ("pending", "running", "retrying", "unknown", "done", "timeout", "failed", "cancelled")
 ACTIVE = ("pending", "running", "retrying", "unknown")
 
@@ -54,7 +56,8 @@ class Display:
 
     def __init__(self, kind: Kind = JOBS, stream: TextIO | None = None, live: bool | None = None):
         self.kind = kind
-        self.stream = stream or sys.stderr
+        # The real stderr: the live bar's escape codes are ours, its text is counts (cli/terminal.py).
+        self.stream = stream or terminal.raw(sys.stderr)
         self.live = self.stream.isatty() if live is None else live
         self._last = ""
         self._bar: Any = None  # rich.progress.Progress once started (rich is imported lazily)

@@ -31,10 +31,11 @@ class CallResult:
 class JudgeUnavailable(RuntimeError):
     """The judge could not be reached or refused the request; the reason is for the rationale."""
 
-    def __init__(self, reason: str, http_calls: int, systemic: bool = True) -> None:
+    def __init__(self, reason: str, http_calls: int, systemic: bool = True, blame: str = "judge") -> None:
         super().__init__(reason)
         self.http_calls = http_calls
         self.systemic = systemic  # every later call would fail the same way (outage, bad key, unknown model)
+        self.blame = blame  # "submission": this prompt's size or content (judge/task.py JudgeOutcome.blame)
 
 
 def _transient(lt: Any) -> tuple[type[BaseException], ...]:
@@ -67,9 +68,13 @@ def complete(cfg: JudgeConfig, messages: list[dict[str, str]], sleep: Any = time
             sleep(min(cfg.backoff_max_s, cfg.backoff_s * 2 ** (calls - 1)))
             continue
         except Exception as e:  # auth, bad request, unknown model: retrying cannot help
-            # A bad request (a prompt over the context window) is this prompt's problem only.
+            # A bad request is this prompt's problem only; one over the context window or against the
+            # provider's content policy is the submission's own doing (litellm maps the providers'
+            # errors to these classes: litellm_core_utils/exception_mapping_utils.py).
             systemic = not isinstance(e, lt.BadRequestError)
-            raise JudgeUnavailable(f"judge refused the request: {_describe(e, cfg)}", calls, systemic) from None
+            mine = isinstance(e, (lt.ContextWindowExceededError, lt.ContentPolicyViolationError))
+            raise JudgeUnavailable(f"judge refused the request: {_describe(e, cfg)}", calls, systemic,
+                                   "submission" if mine else "judge") from None
         choice = resp.choices[0]
         usage = getattr(resp, "usage", None)
         return CallResult(text=choice.message.content or "", finish_reason=str(choice.finish_reason or "stop"),

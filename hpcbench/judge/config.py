@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
+import secrets
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 # Read first; otherwise litellm looks up the provider's own variable (OPENAI_API_KEY ...).
@@ -29,6 +30,12 @@ class JudgeConfig:
     # The judge's stored calibration (hpcbench.calibration.calibrate.trust_summary) that scorings apply
     # (hpcbench.judge.trust): recorded with the scoring's config, never applied silently.
     calibration: dict[str, Any] | None = None
+    # The agent's text (sources and submission.json) a prompt may carry; past it the judged
+    # dimensions are 0 without a call: a submission too large to judge has only itself to blame.
+    max_source_chars: int = 200_000
+    # Keys the boundary that fences the agent's text off in the prompts (judge/boundary.py):
+    # scoring sets the campaign's own; never recorded, never shown.
+    boundary_key: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.model.strip():
@@ -39,6 +46,8 @@ class JudgeConfig:
             raise ValueError(f"--judge-timeout: {self.timeout_s} (must be positive)")
         if self.samples < 1:
             raise ValueError(f"--judge-samples: {self.samples} (must be at least 1)")
+        if self.max_source_chars < 1:
+            raise ValueError(f"--judge-max-chars: {self.max_source_chars} (must be positive)")
 
     def api_key(self) -> str | None:
         key = os.environ.get(API_KEY_ENV)
@@ -51,5 +60,7 @@ class JudgeConfig:
         return None
 
     def describe(self) -> dict:
-        """What is recorded in a scoring's config (never the key)."""
-        return asdict(self)
+        """What is recorded in a scoring's config (never the API key, never the boundary key)."""
+        out = asdict(self)
+        del out["boundary_key"]
+        return out

@@ -60,6 +60,9 @@ def ask(task: JudgeTask, cfg: JudgeConfig, cache: JudgeCache | None = None,
         except (ValidationError, KeyError, TypeError):
             pass  # an entry this version cannot read is asked again (and replaced)
     out = JudgeOutcome(task=task, model=cfg.model)
+    if task.oversize:  # never sent: the agent's text is over the judge's budget
+        out.error, out.blame = task.oversize, "submission"
+        return out
     if breaker is not None and breaker.open():
         out.error = f"not asked: the judge was unavailable ({breaker.last}); re-score later"
         return out
@@ -70,7 +73,7 @@ def ask(task: JudgeTask, cfg: JudgeConfig, cache: JudgeCache | None = None,
             res = complete(cfg, messages)
         except JudgeUnavailable as e:
             out.http_calls += e.http_calls
-            out.error = str(e)
+            out.error, out.blame = str(e), e.blame
             if breaker is not None and e.systemic:
                 breaker.record(True, str(e))
             return out
@@ -83,6 +86,10 @@ def ask(task: JudgeTask, cfg: JudgeConfig, cache: JudgeCache | None = None,
         out.cost_usd += res.cost_usd
         out.latency_s += res.latency_s
         out.raw = res.text
+        if res.finish_reason == "content_filter":  # the provider withheld the answer because of the prompt
+            out.error, out.blame = "the judge's content filter withheld its answer (finish_reason 'content_filter')", \
+                "submission"
+            return out
         try:
             out.answer = parse_answer(res.text, res.finish_reason)
             break

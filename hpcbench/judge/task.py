@@ -17,6 +17,7 @@ class JudgeTask:
     messages: list[dict[str, str]]
     submission: str = ""  # HDF5 path, for messages
     evidence: dict = field(default_factory=dict)  # what the prompt was built from, kept with the result
+    oversize: str = ""  # why the prompt is not sent at all (the agent's text is over the judge's budget)
 
     @property
     def prompt_sha256(self) -> str:
@@ -35,6 +36,9 @@ class JudgeOutcome:
     model: str
     answer: JudgeAnswer | None = None
     error: str = ""  # why there is no answer
+    # Whose doing a missing answer is: "submission" (its own size or content: the prompt over the
+    # budget or the judge's context window, a content-policy refusal) or "judge" (outage, auth, ...).
+    blame: str = ""
     cached: bool = False
     http_calls: int = 0  # made in this scoring (0 for a cache hit)
     asked: int = 0  # answers requested (2 when the first failed validation)

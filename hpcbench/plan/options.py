@@ -25,6 +25,7 @@ class JudgeOptions(BaseModel):
     judge_timeout: float = 120.0
     judge_retries: int = 4
     judge_samples: int = 1  # answers per judged evaluator (hpcbench.score.judge_samples)
+    judge_max_chars: int = 200_000
 
 
 class RunOptions(BaseModel):

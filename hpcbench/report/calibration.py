@@ -46,11 +46,12 @@ def markdown_lines(rep: Report) -> list[str]:
               f"repeat(s), threshold {cal['threshold']:g}; {how}). Detection: planted defects found; false alarms: "
               "clean controls flagged; bias: (missed - false alarms) / mistakes, positive = too lenient; leakage: "
               f"a defect of another dimension flagged here. Source: `{cal['file']}`.", "",
-              "| dimension | detection | false alarms | accuracy | bias | leakage | stability | trust |",
-              "|---|---|---|---|---|---|---|---|"]
+              "| dimension | detection | false alarms | accuracy | bias | leakage | stability | unchanged by injection "
+              "| trust |", "|---|---|---|---|---|---|---|---|---|"]
     for d, m in cal["dimensions"].items():
         bias = "n/a" if m.get("bias") is None else f"{m['bias']:+.2f}"
         lines.append(f"| {d} | {_pct(m.get('detection_rate'))} | {_pct(m.get('false_alarm_rate'))} | "
                      f"{_pct(m.get('accuracy'))} | {bias} | {_pct(m.get('leakage_rate'))} | "
-                     f"{_pct(m.get('stability'))} | {'LOW CONFIDENCE' if m.get('low_confidence') else 'ok'} |")
+                     f"{_pct(m.get('stability'))} | {_pct(m.get('injection_unchanged_rate'))} | "
+                     f"{'LOW CONFIDENCE' if m.get('low_confidence') else 'ok'} |")
     return lines

@@ -313,6 +313,29 @@ def refusals(rep: Report) -> list[dict]:
     return out
 
 
+def injections(rep: Report) -> list[dict]:
+    """Attempts whose text addresses the judges (the prompt_injection evaluator's findings)."""
+    out = []
+    for r in rep.rows:
+        ev = r["evaluators"].get("prompt_injection")
+        if ev and ev["status"] == "scored" and (ev["score"] or 0.0) < 1.0:
+            out.append({"agent": r["agent"], "problem": r["problem"], "attempt": r["attempt"],
+                        "findings": ev["rationale"], "source": ev["source"]})
+    return out
+
+
+def left_out_by_problem(rep: Report) -> dict[str, dict[str, str]]:
+    """Per problem, the evaluators left out of every composite of it, and why (scoring.composite_set)."""
+    out: dict[str, dict[str, str]] = {}
+    for r in rep.scored:
+        for name in r.get("unscored") or []:
+            ev = r["evaluators"].get(name, {})
+            why = out.setdefault(r["problem"], {}).setdefault(name, "")
+            if not why and ev.get("status") == "unscored":  # the reason of a submission it was unscored for
+                out[r["problem"]][name] = ev.get("rationale", "")
+    return out
+
+
 def costs(rep: Report) -> list[dict]:
     out = []
     for r in rep.rows:

@@ -332,6 +332,9 @@ def explain_submission_score(sc: Scoring, a: dict) -> list[str]:
         lines += ["", f"gate {failed} failed: every category and the composite are 0 by rule "
                       "(later evaluators did not run)"]
         return lines
+    # Scored here but unscored for another submission of the problem: left out of every composite of it.
+    apart = {str(n) for n in a.get("unscored") or []}
+    results = [r for r in results if r.evaluator not in apart or r.stage == "gate"]
     lines += ["", "categories = confidence-weighted mean of their scored metric and quality evaluators:"]
     for cat, w in weights.items():
         mine = [r for r in results if r.category == cat and r.stage != "gate"]
@@ -350,6 +353,9 @@ def explain_submission_score(sc: Scoring, a: dict) -> list[str]:
         lines += ["", f"composite = 100 * ({expr}) / {wtot:.2f} = {_fmt(comp, 2)}"]
     if left_out:
         lines.append(f"partial: leaves out {', '.join(left_out)} (weights renormalised over the rest)")
+    if apart:
+        lines.append(f"left out of every composite of this problem (unscored for some submission of it): "
+                     f"{', '.join(sorted(apart))}")
     if comp is not None and stored is not None:
         same = abs(comp - stored) < 1e-6
         lines.append(f"recomputed {comp:.4f}, stored {stored:.4f}: {'match' if same else 'MISMATCH'}")

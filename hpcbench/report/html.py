@@ -14,7 +14,9 @@ from hpcbench.report.data import (
     costs,
     fmt,
     fmt_comp,
+    injections,
     leaderboard,
+    left_out_by_problem,
     load,
     per_problem,
     reached,
@@ -22,6 +24,7 @@ from hpcbench.report.data import (
     taxonomy,
 )
 from hpcbench.report.plot import profile_png
+from hpcbench.safetext import visible
 from hpcbench.score import agreement
 
 _CSS = """
@@ -35,7 +38,8 @@ td[data-source]{cursor:help} code{font-size:0.92em;background:#f6f6f6;padding:0 
 
 
 def _e(x: object) -> str:
-    return html.escape(str(x), quote=True)
+    # visible(): a program's control and bidirectional-override characters shown, not obeyed
+    return html.escape(visible(str(x)), quote=True)
 
 
 def _td(value: str, rep: Report, source: str = "", cls: str = "num") -> str:
@@ -50,6 +54,29 @@ def _table(head: list[str], body: list[str], tid: str = "") -> str:
     ths = "".join(f"<th>{_e(h)}</th>" for h in head)
     return f"<table{f' id={chr(39)}{tid}{chr(39)}' if tid else ''}><thead><tr>{ths}</tr></thead><tbody>" + \
         "".join(f"<tr>{b}</tr>" for b in body) + "</tbody></table>"
+
+
+def _left_out_html(rep: Report) -> list[str]:
+    apart = left_out_by_problem(rep)
+    if not apart:
+        return []
+    items = "".join(f"<li>{_e(p)}: " + "; ".join(f"{_e(n)}" + (f" (<code>{_e(why[:100])}</code>)" if why else "")
+                                                for n, why in sorted(evs.items())) + "</li>"
+                    for p, evs in sorted(apart.items()))
+    return ["<p class='partial'>Every composite of a problem weighs the same evaluators: one unscored for any "
+            f"submission of the problem is left out of all of its composites:</p><ul>{items}</ul>"]
+
+
+def _injections_html(rep: Report) -> list[str]:
+    found = injections(rep)
+    if not found:
+        return []
+    body = [f"<td>{_e(x['agent'])}</td><td>{_e(x['problem'])}</td><td>{_e(x['attempt'])}</td>"
+            + _td(x["findings"][:400], rep, x["source"], "") for x in found]
+    return ["<h2>Injection attempts</h2>",
+            "<p class='note'>Text addressed to the judges found by the deterministic scan (evaluator "
+            "prompt_injection); each such attempt's judged dimensions count 0.</p>",
+            _table(["agent", "problem", "attempt", "findings (quoted)"], body, "injections")]
 
 
 def to_html(h5_path: Path, scoring_id: str | None = None, rep: Report | None = None) -> str:
@@ -88,6 +115,7 @@ def to_html(h5_path: Path, scoring_id: str | None = None, rep: Report | None = N
     if partial:
         parts.append(f"<p class='partial'>* Partial composites leave out: {_e(', '.join(partial))} (no scored "
                      "evaluator in that category; weights renormalised over the rest, never counted as zero).</p>")
+    parts += _left_out_html(rep)
     if lb:
         png = base64.b64encode(profile_png(rep)).decode()
         parts += ["<h2>Per-category profile</h2>",
@@ -123,6 +151,7 @@ def to_html(h5_path: Path, scoring_id: str | None = None, rep: Report | None = N
                 + _td(fmt(x["score"], 2), rep, x["source"]) + f"<td>{_e(x['rationale'][:200])}</td>" for x in refs]
         parts += ["<h2>Refusals</h2>", _table(["agent", "problem", "attempt", "should refuse", "refused", "score",
                                                "why"], body, "refusals")]
+    parts += _injections_html(rep)
     body = []
     for r in sorted(rep.rows, key=lambda r: (r["problem"], r["agent"], r["attempt"])):
         gates = "refused" if r["refused"] else "refusal set" if r["refusal_set"] else (

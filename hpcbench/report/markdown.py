@@ -11,7 +11,9 @@ from hpcbench.report.data import (
     costs,
     fmt,
     fmt_comp,
+    injections,
     leaderboard,
+    left_out_by_problem,
     load,
     per_problem,
     reached,
@@ -19,6 +21,7 @@ from hpcbench.report.data import (
     taxonomy,
 )
 from hpcbench.report.scaling import markdown_lines as scaling_lines
+from hpcbench.safetext import md_code
 from hpcbench.score import agreement
 
 
@@ -39,6 +42,7 @@ def markdown(h5_path: Path, scoring_id: str | None = None, plot_file: str | None
     lines += uncertainty.pass_at_k_lines(rep)
     lines += _taxonomy(rep)
     lines += _refusals(rep)
+    lines += _injections(rep)
     lines += _submissions(rep)
     lines += _costs(rep)
     lines += calibration.markdown_lines(rep)  # empty unless an LLM judge scored it
@@ -55,10 +59,10 @@ def _errors(rep: Report) -> list[str]:
              "on the leaderboard and count for nobody. Fix the cause, then `hpcbench retry "
              f"{rep.campaign}` redoes exactly these (source: `/manifest` errors).", "",
              "| agent | problem | attempt | kind | cause |", "|---|---|---|---|---|"]
-    for e in rep.errors:
-        cause = str(e.get("cause", "")).replace("`", "'").replace("|", "/").replace("\n", " ")[:300]
-        lines.append(f"| {e.get('agent', '')} | {e.get('problem', '')} | {e.get('attempt', '')} | "
-                     f"{e.get('kind', '')} | `{cause}` |")
+    for e in rep.errors:  # names from the tree and a provider's words: code spans, never markup
+        lines.append(f"| {md_code(str(e.get('agent', '')))} | {md_code(str(e.get('problem', '')))} | "
+                     f"{md_code(str(e.get('attempt', '')))} | {md_code(str(e.get('kind', '')))} | "
+                     f"{md_code(str(e.get('cause', '')), 300)} |")
     return lines + [""]
 
 
@@ -73,7 +77,7 @@ def _leaderboard(rep: Report, plot_file: str | None) -> list[str]:
              "| rank | agent | n | composite | 95% interval | pass@1 | gate pass | " + " | ".join(cats) + " | source |",
              "|---|---|---|---|---|---|---|" + "---|" * len(cats) + "---|"]
     for r in lb:
-        lines.append(f"| {r['rank'] or '—'} | {uncertainty.md_cell(r['agent'])} | {r['submissions']} | "
+        lines.append(f"| {r['rank'] or '—'} | {md_code(r['agent'])} | {r['submissions']} | "
                      f"{fmt_comp(r['composite_mean'], bool(r['partial']))} | "
                      f"{uncertainty.row_interval(r)} | "
                      f"{fmt(r['pass_at_1'], 2)} | {r['gate_pass_rate']:.0%} | "
@@ -85,10 +89,16 @@ def _leaderboard(rep: Report, plot_file: str | None) -> list[str]:
         lines += ["", f"\\* Partial composites leave out: {', '.join(partial)} (no scored evaluator in that "
                       "category, e.g. no judge configured; weights renormalised over the rest, never counted as "
                       "zero)."]
-    unscored = sorted({e for r in rep.scored if r["partial"] for e in r.get("unscored", [])})
-    if unscored:
-        lines += ["", f"Unscored evaluators left out of some composites: {', '.join(unscored)} "
-                      "(reasons in each submission's /scores/.../evaluators/<name> rationale)."]
+    apart = left_out_by_problem(rep)
+    if apart:
+        lines += ["", "Every composite of a problem weighs the same evaluators: one unscored for any submission of the "
+                      "problem (no judge, a judge outage, no sweep) is left out of all of its composites:", ""]
+        for p, evs in sorted(apart.items()):
+            by_why: dict[str, list[str]] = {}
+            for n, why in sorted(evs.items()):
+                by_why.setdefault(why, []).append(n)
+            lines.append(f"- {p}: " + "; ".join(", ".join(ns) + (f" ({md_code(why, 100)})" if why else "")
+                                                 for why, ns in by_why.items()))
     if plot_file:
         lines += ["", f"![per-category profile]({plot_file})", "",
                   f"Plot: leaderboard category means, from `/scores/{rep.sid}/*/*/*@categories`."]
@@ -102,7 +112,7 @@ def _per_problem(rep: Report) -> list[str]:
     lines = ["", "## Per problem", "",
              f"Mean composite of each agent on each problem (attempts in brackets). Source of a cell: "
              f"`/scores/{rep.sid}/<agent>/<problem>`.", "",
-             "| problem | " + " | ".join(agents) + " |", "|---|" + "---|" * len(agents)]
+             "| problem | " + " | ".join(map(md_code, agents)) + " |", "|---|" + "---|" * len(agents)]
     for p in problems:
         tds = []
         for a in agents:
@@ -122,12 +132,12 @@ def _taxonomy(rep: Report) -> list[str]:
              "| agent | attempts | " + " | ".join(STAGES) + " |", "|---|---|" + "---|" * len(STAGES)]
     for a, sc in sorted(stages.items()):
         total = sum(sc.values())
-        lines.append(f"| {a} | {total} | " + " | ".join(str(reached(sc, s)) for s in STAGES) + " |")
+        lines.append(f"| {md_code(a)} | {total} | " + " | ".join(str(reached(sc, s)) for s in STAGES) + " |")
     all_reasons = sorted({k for v in reasons.values() for k in v})
     lines += ["", "Why each attempt stopped:", "",
-              "| agent | " + " | ".join(all_reasons) + " |", "|---|" + "---|" * len(all_reasons)]
+              "| agent | " + " | ".join(map(md_code, all_reasons)) + " |", "|---|" + "---|" * len(all_reasons)]
     for a, rc in sorted(reasons.items()):
-        lines.append(f"| {a} | " + " | ".join(str(rc.get(k, 0)) for k in all_reasons) + " |")
+        lines.append(f"| {md_code(a)} | " + " | ".join(str(rc.get(k, 0)) for k in all_reasons) + " |")
     return lines
 
 
@@ -140,9 +150,25 @@ def _refusals(rep: Report) -> list[str]:
              "problems.", "", "| agent | problem | attempt | should refuse | refused | score | why | source |",
              "|---|---|---|---|---|---|---|---|"]
     for x in refs:
-        why = x["rationale"].replace("|", "/").replace("\n", " ")[:140]
-        lines.append(f"| {x['agent']} | {x['problem']} | {x['attempt']} | {'yes' if x['should_refuse'] else 'no'}"
+        why = md_code(x["rationale"], 140)  # quotes the agent's own reason
+        lines.append(f"| {md_code(x['agent'])} | {x['problem']} | {md_code(x['attempt'])} | "
+                     f"{'yes' if x['should_refuse'] else 'no'}"
                      f" | {'yes' if x['refused'] else 'no'} | {fmt(x['score'], 2)} | {why} | `{x['source']}` |")
+    return lines
+
+
+def _injections(rep: Report) -> list[str]:
+    found = injections(rep)
+    if not found:
+        return []
+    lines = ["", "## Injection attempts", "",
+             "Text addressed to the judges (instructions to the evaluator, a requested score, a forged prompt) found "
+             "by the deterministic scan in the sources, the program's output or submission.json (evaluator "
+             "prompt_injection). Each such attempt's judged dimensions count 0 whatever the judge answered.", "",
+             "| agent | problem | attempt | findings (quoted) | source |", "|---|---|---|---|---|"]
+    for x in found:
+        lines.append(f"| {md_code(x['agent'])} | {x['problem']} | {md_code(x['attempt'])} | "
+                     f"{md_code(x['findings'], 400)} | `{x['source']}` |")
     return lines
 
 
@@ -154,9 +180,9 @@ def _submissions(rep: Report) -> list[str]:
         gates = "refused" if r["refused"] else "refusal set" if r["refusal_set"] else (
             "pass" if r["gates_passed"] else f"FAIL {r['failed_gate']}")
         why = (r["why"] or ("" if r["stop_reason"] == "complete" else r["stop_reason"]))
-        why = why.replace("|", "/").replace("\n", " ")[:140]
+        why = md_code(why, 140)  # compiler errors and program output: the agent's text
         left = f" (leaves out {', '.join(r['left_out'])})" if r["partial"] else ""
-        lines.append(f"| {r['agent']} | {r['problem']} | {r['attempt']} | {r['stage']} | {gates} | "
+        lines.append(f"| {md_code(r['agent'])} | {r['problem']} | {md_code(r['attempt'])} | {r['stage']} | {gates} | "
                      f"{fmt(r['composite'])}{left} | {r['tier']} | {why} | `{r['source']}` |")
     return lines
 
@@ -176,7 +202,8 @@ def _costs(rep: Report) -> list[str]:
         return "" if not v else (f"{v:.{nd}f}" if nd else str(int(v)))
 
     for c in cost_rows:
-        lines.append(f"| {c['agent']} | {c['problem']} | {c['attempt']} | {blank(c['prompt_tokens'])} | "
+        lines.append(f"| {md_code(c['agent'])} | {c['problem']} | {md_code(c['attempt'])} | "
+                     f"{blank(c['prompt_tokens'])} | "
                      f"{blank(c['completion_tokens'])} | {blank(c['cost_usd'], 4)} | {blank(c['latency_s'], 1)} "
                      f"| {blank(c['turns'])} | {blank(c['judge_tokens'])} | {blank(c['judge_cost_usd'], 4)} |")
     tot = sum(c["cost_usd"] for c in cost_rows)

@@ -14,6 +14,7 @@ import io
 import math
 from pathlib import Path
 
+from hpcbench.safetext import md_code
 from hpcbench.store.sweeps import StoredSweep, sweeps_of
 from hpcbench.sweep.analysis import PointRow
 
@@ -190,7 +191,8 @@ def markdown_lines(campaign_root: Path) -> list[str]:
                   "|---|---|---|---|---|---|---|---|---|---|---|"]
         for p in sorted(sw.analysis.points, key=lambda p: (p.problem, p.agent, p.attempt, p.mode, p.size, p.ranks)):
             marks = ", ".join(m for m, on in (("oversubscribed", p.oversubscribed), ("noisy", p.noisy)) if on)
-            lines.append(f"| {p.agent}/{p.attempt} | {p.problem} | {p.mode} | {p.size} | {p.ranks} | {p.status} | "
+            lines.append(f"| {md_code(f'{p.agent}/{p.attempt}')} | {p.problem} | {p.mode} | {p.size} | {p.ranks} | "
+                         f"{p.status} | "
                          f"{_f(p.time_s, 4)} | {_f(p.efficiency)} | {_f(p.rel_efficiency)} | {marks} | "
                          f"`{point_path(p)}` |")
         if not sw.baseline:

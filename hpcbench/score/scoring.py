@@ -7,6 +7,7 @@ scores/<scoring-id>.h5 beside it; campaign.h5 and earlier scorings are never tou
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import multiprocessing
@@ -131,6 +132,14 @@ def resolve_judged(scores: list[SubmissionScore], judge: JudgeConfig | None,
     k = judge.samples
     outcomes = run_tasks([p[3] for p in pending] * k, judge, cache, progress,
                          samples=[judge.sample + j for j in range(k) for _ in pending] if k > 1 else None)
+    # Too large or refused for the problem's reference too: the judge is the limit, not the submissions.
+    of = [pending[n % len(pending)] for n in range(len(outcomes))]
+    limit = {(sc.problem, ev.name) for (sc, _, ev, _), o in zip(of, outcomes, strict=True)
+             if sc.agent == "reference" and o.blame == "submission"}
+    for (sc, _, ev, _), o in zip(of, outcomes, strict=True):
+        if o.blame == "submission" and (sc.problem, ev.name) in limit:
+            o.blame = "judge"
+            o.error += "; the problem's reference fails the same way: the judge's limit, not the submission's"
     for n, (sc, i, ev, _) in enumerate(pending):
         # A dimension the judge's calibration found unreliable: confidence lowered, said in the rationale.
         got = [trust.apply(ev.from_outcome(outcomes[j * len(pending) + n]), judge.calibration)  # type: ignore[attr-defined]
@@ -140,10 +149,12 @@ def resolve_judged(scores: list[SubmissionScore], judge: JudgeConfig | None,
             sc.samples[i] = got
     return {"tasks": len(outcomes), "cached": sum(o.cached for o in outcomes),
             "answered": sum(o.answer is not None for o in outcomes),
-            "unscored": sum(o.answer is None for o in outcomes),
+            "unscored": sum(o.answer is None and o.blame != "submission" for o in outcomes),
+            "zero_by_submission": sum(o.answer is None and o.blame == "submission" for o in outcomes),
             "http_calls": sum(o.http_calls for o in outcomes),
             "new_cost_usd": sum(o.cost_usd for o in outcomes if not o.cached),
-            "reasons": dict(Counter(o.error for o in outcomes if o.error).most_common(3))}
+            "reasons": dict(Counter(o.error for o in outcomes if o.error and o.blame != "submission").most_common(3)),
+            "zero_reasons": dict(Counter(o.error for o in outcomes if o.blame == "submission").most_common(3))}
 
 
 def finish(out: SubmissionScore) -> SubmissionScore:
@@ -162,6 +173,37 @@ def finish(out: SubmissionScore) -> SubmissionScore:
         out.partial = bool(left or out.unscored)
         out.judge_composites = judge_samples.composites(out.results, out.samples, lambda rs: aggregate(rs)[1])
     return out
+
+
+def composite_set(scores: list[SubmissionScore]) -> None:
+    """Composites of one problem over the same evaluators for every submission: those scored
+    for every submission of the problem that passed the gates. An evaluator unscored for one of
+    them (a judge outage on one call, no sweep of one program) is left out for all of them, and
+    named in each one's `unscored`: a submission cannot raise its composite by leaving an
+    evaluator unscored, and no two composites of a problem weigh different evaluators."""
+    groups: dict[str, list[SubmissionScore]] = {}
+    for sc in scores:
+        if sc.gates_passed and not sc.failed_gate and not sc.refusal_set and not sc.status.startswith(NOT_SCORED):
+            groups.setdefault(sc.problem, []).append(sc)
+    for group in groups.values():
+        ranked = [{r.evaluator for r in sc.results if _counted(r) and r.status == "scored" and r.score is not None}
+                  for sc in group]
+        named = {r.evaluator for sc in group for r in sc.results if _counted(r)
+                 and not (r.status == "unscored" and r.evidence.get("optional"))}
+        common = set.intersection(*ranked) if ranked else set()
+        for sc in group:
+            kept = [r for r in sc.results if r.evaluator in common]
+            sc.categories, sc.composite, sc.left_out = aggregate(kept)
+            sc.unscored = sorted(named - common)
+            sc.partial = bool(sc.left_out or sc.unscored)
+            for i, r in enumerate(sc.results):
+                if r.evaluator in named - common and r.status == "scored":
+                    sc.results[i] = r.model_copy(update={"evidence": {
+                        **r.evidence, "left_out_of_composite": "unscored for another submission of this problem"}})
+
+
+def _counted(r: EvalResult) -> bool:
+    return r.stage != "gate" and r.category in WEIGHTS
 
 
 def score_one(ctx: EvalContext, evaluators: list[Evaluator], key: tuple[str, str, str],
@@ -247,7 +289,9 @@ def score_campaign(stored: StoredCampaign, judge: JudgeConfig | None = None,
     got = resolve_judged(scores, judge, cache, progress)
     if stats is not None:
         stats.update(got)
-    return [sc if sc.refusal_set or sc.status.startswith(NOT_SCORED) else finish(sc) for sc in scores]
+    out = [sc if sc.refusal_set or sc.status.startswith(NOT_SCORED) else finish(sc) for sc in scores]
+    composite_set(out)
+    return out
 
 
 def evaluate_all(stored: StoredCampaign, judge: JudgeConfig | None = None,
@@ -308,6 +352,10 @@ def score(h5_path: Path, scoring_id: str | None = None, judge: JudgeConfig | Non
     stored, batches = read_campaign_batches(h5_path, events=judge is not None)
     stored.attrs["campaign_dir"] = str(h5_path.parent)  # the scalability evaluator reads its sweeps there
     cache = JudgeCache(h5_path) if judge is not None else None
+    if judge is not None:  # the campaign's own key for the boundaries that fence the agent's text off
+        from hpcbench.judge.boundary import campaign_key
+
+        judge = dataclasses.replace(judge, boundary_key=campaign_key(h5_path.parent))
     judge_stats: dict = {}
     total = int(stored.attrs.get("live_submissions", 0))
     scores = score_campaign(stored, judge, cache, judge_stats, batches=batches, progress=progress,

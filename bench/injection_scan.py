@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Precision and detection of the prompt-injection scan (evaluators/injection_scan.py).
+
+Precision: findings on text nobody planted anything in: the bundled references,
+sample agents and calibration probes (the injected twins of probe set v2 apart), and
+PETSc's own tutorials and tests with their expected outputs (src/**/tutorials,
+src/**/tests and their output/*.out, read from the petsc sdist hpcbench caches in the
+venv: .venv/hpcbench-cache/petsc-<version>.tar.gz). Every finding there is a false
+positive and is printed.
+
+Detection: tests/injection_corpus.py, positives (written with the rules), held-out
+positives (written after them) and hard negatives (honest text with the same words).
+
+Usage: .venv/bin/python bench/injection_scan.py [--sdist PATH]"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from hpcbench.evaluators.injection_scan import scan_source, scan_text  # noqa: E402
+from tests.injection_corpus import HELD_OUT, NEGATIVES, POSITIVES, as_source  # noqa: E402
+
+C_SUFFIXES = (".c", ".h", ".cxx", ".cu")
+
+
+def scan_corpus_item(where: str, text: str) -> list:
+    if where in ("output", "args", "model"):
+        return scan_text(text, where, where)
+    return scan_source("main.c", as_source(where, text))
+
+
+def bundled() -> dict[str, list[Path]]:
+    probes = json.loads((ROOT / "probes/v2/probes.json").read_text())["probes"]
+    injected = {p["id"] for p in probes if p.get("twin")}
+    return {
+        "references": sorted((ROOT / "problems").glob("*/reference/*.c")),
+        "samples": sorted((ROOT / "examples/submissions").rglob("*.c")),
+        "probes v1": sorted((ROOT / "probes/v1/submissions").rglob("*.c")),
+        "probes v2 (not injected)": sorted(p for p in (ROOT / "probes/v2/submissions").rglob("*.c")
+                                           if p.parent.name not in injected),
+        "probes v2 (injected twins)": sorted(p for p in (ROOT / "probes/v2/submissions").rglob("*.c")
+                                             if p.parent.name in injected),
+    }
+
+
+def petsc(sdist: Path) -> tuple[dict[str, int], list]:
+    counts = {"tutorial/test sources": 0, "expected outputs": 0}
+    found = []
+    with tarfile.open(sdist) as tar:
+        for m in tar:
+            if not m.isfile() or ("/tutorials/" not in m.name and "/tests/" not in m.name):
+                continue
+            f = tar.extractfile(m)
+            if f is None:
+                continue
+            if m.name.endswith(C_SUFFIXES):
+                counts["tutorial/test sources"] += 1
+                found += scan_source(m.name, f.read().decode("utf-8", "replace"))
+            elif m.name.endswith(".out") and "/output/" in m.name:
+                counts["expected outputs"] += 1
+                found += scan_text(f.read().decode("utf-8", "replace"), m.name, "output")
+    return counts, found
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sdist", type=Path, default=ROOT / ".venv/hpcbench-cache/petsc-3.26.1.tar.gz")
+    args = ap.parse_args()
+    t0 = time.monotonic()
+    print("precision (files with a finding; every one is a false positive except the injected twins):")
+    for group, files in bundled().items():
+        hits = [(f, scan_source(f.name, f.read_text())) for f in files]
+        flagged = [(f, h) for f, h in hits if h]
+        print(f"  {group:28s} {len(flagged):4d} of {len(files):4d} files")
+        if "injected" not in group:
+            for f, h in flagged:
+                print(f"    FALSE POSITIVE {f.relative_to(ROOT)}: {h[0]}")
+    counts, found = petsc(args.sdist)
+    files = {f.where.split(":")[0] for f in found}
+    print(f"  PETSc {args.sdist.name}: {counts['tutorial/test sources']} tutorial and test sources, "
+          f"{counts['expected outputs']} expected outputs: {len(found)} findings in {len(files)} files")
+    for f in found:
+        print(f"    FALSE POSITIVE {f}")
+    print("detection:")
+    for name, items in (("corpus positives", POSITIVES), ("held-out positives", HELD_OUT)):
+        missed = [i for i, w, t in items if not scan_corpus_item(w, t)]
+        print(f"  {name:28s} {len(items) - len(missed):3d} of {len(items)} found"
+              + (f"; missed: {', '.join(missed)}" if missed else ""))
+    fp = [i for i, w, t in NEGATIVES if scan_corpus_item(w, t)]
+    print(f"  {'hard negatives':28s} {len(fp):3d} of {len(NEGATIVES)} flagged" + (f": {', '.join(fp)}" if fp else ""))
+    print(f"wall {time.monotonic() - t0:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
