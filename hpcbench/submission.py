@@ -10,13 +10,16 @@ import json
 import os
 import re
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from hpcbench.agent_options import args_refusal, ranks_refusal
 from hpcbench.errors import format_validation_error
+from hpcbench.problem import Problem
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
 SOURCE_SUFFIXES = (".c", ".h", ".cu", ".cxx", ".hpp", ".cuh")
@@ -250,11 +253,30 @@ def _sources_rejected(folder: Path, meta: Submission) -> Rejected | None:
     return None
 
 
+def request_refusal(args: list[str], ranks: list[int], problem: Problem) -> tuple[str, str] | None:
+    """(field, reason) when a submission's `args` or `ranks` ask what its problem does not allow."""
+    why = args_refusal(args, problem.agent_options, problem.case_options())
+    if why:
+        return "args", why
+    why = ranks_refusal(ranks, problem.ranks_allowed())
+    return ("ranks", why) if why else None
+
+
+def request_rejected(sub: LoadedSubmission, problem: Problem) -> Rejected | None:
+    """The rejection of a loaded submission whose args or ranks its problem does not allow."""
+    if sub.meta.refused or sub.meta.generation_error:
+        return None
+    bad = request_refusal(sub.meta.args, sub.meta.ranks, problem)
+    return Rejected(sub.folder / "submission.json", *bad) if bad else None
+
+
 def load_submission(folder: Path, agent: str | None = None, problem: str | None = None,
                     known_problems: set[str] | None = None, attempt: str | None = None,
-                    reserved: frozenset[str] = frozenset()) -> LoadedSubmission | Rejected:
+                    reserved: frozenset[str] = frozenset(), problems: Mapping[str, Problem] | None = None
+                    ) -> LoadedSubmission | Rejected:
     """`reserved`: agent names a user's submission may not take (the bundled reference
-    and sample agents, hpcbench.agents.reserved_agent_names)."""
+    and sample agents, hpcbench.agents.reserved_agent_names). `problems`: the problems whose
+    `agent_options` and `allowed_ranks` the submission's args and ranks must keep to."""
     folder = Path(folder)
     meta_path = folder / "submission.json"
     raw = _read_meta(folder)
@@ -272,6 +294,8 @@ def load_submission(folder: Path, agent: str | None = None, problem: str | None 
     bad = _names_rejected(meta_path, meta, given, known_problems, reserved)
     if bad is None and not (meta.refused or meta.generation_error):
         bad = _sources_rejected(folder, meta)
+    if bad is None and problems is not None and meta.problem in problems:
+        bad = request_rejected(LoadedSubmission(meta, folder), problems[meta.problem])
     return bad or LoadedSubmission(meta, folder)
 
 
@@ -289,9 +313,9 @@ def _subdirs(folder: Path, bad: list[Rejected]) -> list[Path]:
     return out
 
 
-def load_tree(root: Path, known_problems: set[str], reserved: frozenset[str] = frozenset()
-              ) -> tuple[list[LoadedSubmission], list[Rejected]]:
-    """Every `<agent>/<problem>/<attempt>/` under `root`."""
+def load_tree(root: Path, known_problems: set[str], reserved: frozenset[str] = frozenset(),
+              problems: Mapping[str, Problem] | None = None) -> tuple[list[LoadedSubmission], list[Rejected]]:
+    """Every `<agent>/<problem>/<attempt>/` under `root` (`problems`: see load_submission)."""
     root = Path(root)
     if not root.is_dir():
         return [], [Rejected(root, None, "submission tree not found")]
@@ -311,7 +335,8 @@ def load_tree(root: Path, known_problems: set[str], reserved: frozenset[str] = f
                 bad.append(Rejected(prob_dir, None, f"unknown problem {display_path(prob_dir.name)!r}"))
                 continue
             for att in _subdirs(prob_dir, bad):
-                res = load_submission(att, agent_dir.name, prob_dir.name, known_problems, att.name, reserved)
+                res = load_submission(att, agent_dir.name, prob_dir.name, known_problems, att.name, reserved,
+                                      problems)
                 (ok if isinstance(res, LoadedSubmission) else bad).append(res)  # type: ignore[arg-type]
     return ok, bad
 
@@ -321,4 +346,5 @@ def reference_submission(bundle_folder: Path, problem_id: str) -> LoadedSubmissi
 
 
 __all__ = ["Submission", "LoadedSubmission", "Rejected", "UnsafeFile", "load_submission", "load_tree",
+           "request_refusal", "request_rejected",
            "reference_submission", "check_file_name", "format_validation_error", "read_untrusted", "display_path"]

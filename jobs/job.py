@@ -101,8 +101,9 @@ VALGRIND_RUNS = 10  # a valgrind run takes about as long as this many plain runs
 def planned_runs(spec: JobSpec) -> float:
     """The job's runs counted by the cores each keeps busy: what is left of it, times the
     mean length of its runs so far, is the work it has left (its core-slot priority)."""
-    runs = sum((1 + spec.timing_repeats) * spec.cores_for(c.ranks) for c in spec.runs)
-    runs += sum(spec.timing_repeats * spec.cores_for(r) for r in {c.ranks for c in spec.runs})  # null runs
+    runs = sum((1 + spec.repeats_of(c)) * spec.cores_for(c.ranks) for c in spec.runs)
+    timed = {c.ranks for c in spec.runs if spec.repeats_of(c)}
+    runs += sum(spec.timing_repeats * spec.cores_for(r) for r in timed)  # null runs
     if spec.valgrind and spec.runs:
         runs += VALGRIND_RUNS * min(spec.cores_for(c.ranks) for c in spec.runs)
     return float(runs)
@@ -136,7 +137,7 @@ class Runner:
 
     def skip(self, case: CaseRun) -> None:
         """A case finished by an earlier try: its runs are not left to do."""
-        self.runs_left = max(0.0, self.runs_left - (1 + self.spec.timing_repeats) * self.spec.cores_for(case.ranks))
+        self.runs_left = max(0.0, self.runs_left - (1 + self.spec.repeats_of(case)) * self.spec.cores_for(case.ranks))
 
     def bounds(self, kind: str, case: str, ranks: int) -> tuple[float, float]:
         """(shortest, longest) this run can take, from the clean runs of the same program, case and
@@ -260,15 +261,16 @@ def run_job(spec: JobSpec, previous: JobResult | None = None) -> JobResult:
     runner = Runner(spec, petsc, build_dir, log_dir)
     nulls: dict[int, list[RunResult]] = {}
     for case in spec.runs:
-        kept = resume.finished_case(previous, case, spec.timing_repeats)
+        repeats = spec.repeats_of(case)
+        kept = resume.finished_case(previous, case, repeats)
         if kept is not None:  # finished by an earlier, stopped try of this job: not redone
             runner.skip(case)
             result.extra["resumed_runs"] = str(int(result.extra.get("resumed_runs", "0")) + len(kept))
         first = kept[0] if kept is not None else runner.instrumented(binary, case)
         result.runs.append(first)
-        if first.exit_code != 0:
+        if first.exit_code != 0 or not repeats:
             continue  # a failed run is its own evidence; timing it measures nothing
-        timing = kept[1:] if kept is not None else [runner.timing(binary, case, i) for i in range(spec.timing_repeats)]
+        timing = kept[1:] if kept is not None else [runner.timing(binary, case, i) for i in range(repeats)]
         result.runs += timing
         null_kept = resume.finished_nulls(previous, case.ranks, spec.timing_repeats)
         if case.ranks not in nulls and null_kept is not None:

@@ -81,6 +81,9 @@ class CaseRun(Model):
     args: list[str]
     ranks: int = Field(ge=1)
     time_limit_s: float = Field(gt=0)
+    # Timed runs of this case; None: the job's timing_repeats. Held-out cases (drawn at planning)
+    # are checked, not timed: 0.
+    repeats: int | None = Field(None, ge=0, le=100)
 
 
 class JobSpec(Model):
@@ -111,6 +114,10 @@ class JobSpec(Model):
     def width(self) -> int:
         """Ranks the job needs at once (its resource shape)."""
         return max((r.ranks for r in self.runs), default=1)
+
+    def repeats_of(self, case: CaseRun) -> int:
+        """How many timed runs follow `case`'s instrumented one."""
+        return self.timing_repeats if case.repeats is None else case.repeats
 
     def cores_for(self, ranks: int) -> int:
         """Cores a run of `ranks` ranks keeps busy (more ranks than cores share them)."""

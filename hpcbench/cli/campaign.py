@@ -21,6 +21,9 @@ common = [
     click.option("--problems", "problem_ids", help="comma-separated problem ids (default: all)"),
     click.option("--out", type=click.Path(file_okay=False), help="campaign folder"),
 ]
+seed_opt = click.option("--held-out-seed", type=click.IntRange(0, 2 ** 31 - 1),
+                        help="seed of the held-out test cases drawn at planning (default: random; a campaign "
+                             "keeps its first draw, recorded in snapshot/held_out.json)")
 wait_lock_opt = click.option("--wait-lock", is_flag=True,
                              help="if another run/submit is writing this campaign, wait for it (default: refuse)")
 keep_work_opt = click.option("--keep-work", is_flag=True,
@@ -47,20 +50,27 @@ def lock(out: str, wait: bool):
 
 
 def plan(out: str, site, agents: list[str], submissions: str | None, problem_ids: str | None,
-         installs: dict | None = None, keep_work: bool = False):
+         installs: dict | None = None, keep_work: bool = False, held_out_seed: int | None = None):
     """Plan the campaign and say what was generated, rejected and skipped."""
     from hpcbench.cli.agents import echo_summary
     from hpcbench.cli.progress import GENERATE
     from hpcbench.plan import plan_campaign
 
     with Display(GENERATE) as progress:
-        planned = plan_campaign(Path(out), site, agents, submissions, problem_ids, installs, keep_work, progress)
+        planned = plan_campaign(Path(out), site, agents, submissions, problem_ids, installs, keep_work, progress,
+                                held_out_seed)
     if planned.gathered.generated is not None:
         echo_summary(str(Path(out) / "generated"), planned.gathered.generated)
     for r in planned.gathered.rejected:
         click.echo(f"rejected: {r}", err=True)
     for s in planned.plan.skipped:
         click.echo(f"skipped {s.problem}: {s.reason}", err=True)
+    if planned.plan.held_out:
+        from hpcbench.plan.held_out import held_out_path, read_draw
+
+        n = sum(len(c) for c in planned.plan.held_out.values())
+        click.echo(f"held-out cases: {n} drawn with seed {read_draw(planned.campaign.root)[0]} "
+                   f"({held_out_path(planned.campaign.root)})", err=True)
     return planned.campaign, planned.plan
 
 
@@ -99,10 +109,11 @@ def collect_score_report(campaign, judge_cfg=None) -> tuple[str, list]:
 
 @click.command()
 @with_common
+@seed_opt
 @wait_lock_opt
 @keep_work_opt
 @judge_options
-def run(agents, site, submissions, problem_ids, out, wait_lock, keep_work, **judge) -> None:
+def run(agents, site, submissions, problem_ids, out, held_out_seed, wait_lock, keep_work, **judge) -> None:
     """Plan, run, collect, score and report in one go (default: local site,
     the reference and the bundled sample agents, every supported problem)."""
     from hpcbench.site import load_site
@@ -113,7 +124,8 @@ def run(agents, site, submissions, problem_ids, out, wait_lock, keep_work, **jud
     out = out or default_out(s)
     judge_cfg = judge_config(**judge)  # a bad judge option fails before any job runs
     with lock(out, wait_lock):
-        campaign, planned = plan(out, s, agents, submissions, problem_ids, keep_work=keep_work)
+        campaign, planned = plan(out, s, agents, submissions, problem_ids, keep_work=keep_work,
+                                 held_out_seed=held_out_seed)
         run_jobs(s, campaign, planned)
         md, scores = collect_score_report(campaign, judge_cfg)
     click.echo(md)
@@ -129,10 +141,11 @@ def run(agents, site, submissions, problem_ids, out, wait_lock, keep_work, **jud
 @click.option("--wait/--no-wait", "block", default=False, help="batch sites: follow the jobs until they end")
 @click.option("--pack/--no-pack", default=None,
               help="run all jobs of a variant in one allocation (default: on where the site's nodes are exclusive)")
+@seed_opt
 @wait_lock_opt
 @keep_work_opt
-def submit(agents, site, submissions, problem_ids, out, resume, account, dry_run, block, pack, wait_lock,
-           keep_work) -> None:
+def submit(agents, site, submissions, problem_ids, out, resume, account, dry_run, block, pack, held_out_seed,
+           wait_lock, keep_work) -> None:
     """Plan jobs and hand them to the site's executor (Slurm/PBS: queue them and return)."""
     from hpcbench.site import load_site
 
@@ -140,21 +153,23 @@ def submit(agents, site, submissions, problem_ids, out, resume, account, dry_run
     s = load_site(site)
     out = out or default_out(s)
     if dry_run:
-        show_dry_run(out, s, agents, submissions, problem_ids, account, pack)
+        show_dry_run(out, s, agents, submissions, problem_ids, account, pack, held_out_seed)
         return
     with lock(out, wait_lock):
-        campaign, planned = plan(out, s, agents, submissions, problem_ids, keep_work=keep_work)
+        campaign, planned = plan(out, s, agents, submissions, problem_ids, keep_work=keep_work,
+                                 held_out_seed=held_out_seed)
         run_jobs(s, campaign, planned, resume, account, block, pack)
     click.echo(f"campaign: {campaign.root}")
 
 
 def show_dry_run(out: str, site, agents: list[str], submissions: str | None, problem_ids: str | None,
-                 account: str | None, pack: bool | None = None) -> None:
+                 account: str | None, pack: bool | None = None, held_out_seed: int | None = None) -> None:
     """Plan with the PETSc the site declares (it may not be here) and print the batch scripts
     and every launch command they will run."""
     from hpcbench.plan import declared_installs
 
-    campaign, planned = plan(out, site, agents, submissions, problem_ids, installs=declared_installs(site))
+    campaign, planned = plan(out, site, agents, submissions, problem_ids, installs=declared_installs(site),
+                             held_out_seed=held_out_seed)
     print_scripts(site, campaign, planned.jobs, account, pack)
 
 

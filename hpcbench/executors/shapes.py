@@ -20,7 +20,7 @@ def job_walltime_s(spec: JobSpec) -> float:
     one valgrind run (30x the case limit), and start-up slack."""
     t = spec.build_timeout_s + 60.0
     for r in spec.runs:
-        t += r.time_limit_s * (1 + spec.timing_repeats) + NULL_RUN_S * spec.timing_repeats
+        t += r.time_limit_s * (1 + spec.repeats_of(r)) + NULL_RUN_S * spec.repeats_of(r)
     if spec.valgrind and spec.runs:
         t += 30 * min(r.time_limit_s for r in spec.runs) + 10
     return t
@@ -28,7 +28,7 @@ def job_walltime_s(spec: JobSpec) -> float:
 
 def job_work(spec: JobSpec) -> float:
     """Core-seconds of its runs, each at its limit (an upper bound, used only to order jobs)."""
-    return sum(r.time_limit_s * spec.cores_for(r.ranks) for r in spec.runs) * (1 + spec.timing_repeats)
+    return sum(r.time_limit_s * spec.cores_for(r.ranks) * (1 + spec.repeats_of(r)) for r in spec.runs)
 
 
 def start_order(jobs: list[JobSpec]) -> list[JobSpec]:

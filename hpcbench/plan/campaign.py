@@ -29,9 +29,10 @@ from hpcbench.errors import HpcbenchError
 from hpcbench.jobs.records import CaseRun, JobSpec, Variant, write_atomic
 from hpcbench.petsc_env import PetscInstall, find_variant, parse_version
 from hpcbench.plan import staging
-from hpcbench.problem import ProblemBundle
+from hpcbench.plan.held_out import ensure_draw
+from hpcbench.problem import Problem, ProblemBundle, TestCase
 from hpcbench.site import SiteConfig, VariantConfig
-from hpcbench.submission import LoadedSubmission, Rejected
+from hpcbench.submission import LoadedSubmission, Rejected, request_rejected
 
 
 class Skip(BaseModel):
@@ -116,6 +117,8 @@ class Plan:
     skipped: list[Skip] = field(default_factory=list)
     refused: list[LoadedSubmission] = field(default_factory=list)
     restaged: set[str] = field(default_factory=set)  # job ids whose staged sources changed
+    rejected: list[Rejected] = field(default_factory=list)  # args or ranks the problem does not allow
+    held_out: dict[str, list[TestCase]] = field(default_factory=dict)  # problem -> its drawn cases
 
 
 def choose_variant(problem: ProblemBundle, site: SiteConfig,
@@ -152,10 +155,21 @@ def stage_submission(campaign: Campaign, sub: LoadedSubmission) -> tuple[Path, b
     return dest, staging.stage(sub, dest)
 
 
+def case_runs(prob: Problem, args: list[str], held_out: list[TestCase]) -> list[CaseRun]:
+    """Every run of a submission: its `args` before each case's own, at each case's rank counts;
+    the held-out cases checked but not timed."""
+    runs = [CaseRun(case=c.name, args=[*args, *c.args], ranks=r, time_limit_s=c.time_limit_s)
+            for c in prob.cases for r in c.ranks]
+    return runs + [CaseRun(case=c.name, args=[*args, *c.args], ranks=r, time_limit_s=c.time_limit_s, repeats=0)
+                   for c in held_out for r in c.ranks]
+
+
 def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemBundle],
               submissions: list[LoadedSubmission],
-              installs: dict[str, PetscInstall | Exception] | None = None, keep_work: bool = False) -> Plan:
-    """`installs` overrides looking PETSc up here (a dry run for a cluster's PETSc)."""
+              installs: dict[str, PetscInstall | Exception] | None = None, keep_work: bool = False,
+              held_out: dict[str, list[TestCase]] | None = None) -> Plan:
+    """`installs` overrides looking PETSc up here (a dry run for a cluster's PETSc); `held_out`:
+    each problem's cases drawn at planning (hpcbench/plan/held_out.py)."""
     installs = dict(installs or {})
     for v in site.variants:
         if v.name in installs:
@@ -177,6 +191,11 @@ def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemB
         m = sub.meta
         if m.problem not in chosen:
             continue
+        # Defence in depth: loading checked these already; only allowed args ever reach a spec.
+        bad = request_rejected(sub, problems[m.problem].problem)
+        if bad is not None:
+            plan.rejected.append(bad)
+            continue
         staged, changed = stage_submission(campaign, sub)
         if changed:
             plan.restaged.add(job_id(m.agent, m.problem, m.attempt))
@@ -187,8 +206,7 @@ def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemB
             continue
         vcfg, inst = chosen[m.problem]
         prob = problems[m.problem].problem
-        runs = [CaseRun(case=c.name, args=[*m.args, *c.args], ranks=r, time_limit_s=c.time_limit_s)
-                for c in prob.cases for r in c.ranks]
+        runs = case_runs(prob, m.args, (held_out or {}).get(m.problem, []))
         jid = job_id(m.agent, m.problem, m.attempt)
         variant = Variant(name=vcfg.name, petsc_dir=str(inst.petsc_dir), petsc_arch=inst.petsc_arch,
                           runtime_options=vcfg.runtime_options, features=sorted(inst.features))
@@ -207,13 +225,19 @@ def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemB
 def create_campaign(root: Path, site: SiteConfig, problems: dict[str, ProblemBundle],
                     submissions: list[LoadedSubmission], rejected: list[Rejected],
                     installs: dict[str, PetscInstall | Exception] | None = None,
-                    keep_work: bool = False) -> tuple[Campaign, Plan]:
-    """Create (or extend, resumably) a campaign folder and write its plan."""
+                    keep_work: bool = False, held_out_seed: int | None = None,
+                    held_out: bool = True) -> tuple[Campaign, Plan]:
+    """Create (or extend, resumably) a campaign folder and write its plan. `held_out_seed`:
+    the seed of the held-out cases' draw (random when None; kept once drawn); `held_out`
+    False plans none (a sweep's cases are its sizes)."""
     campaign = Campaign(root)
     campaign.root.mkdir(parents=True, exist_ok=True)
     for d in (campaign.specs_dir, campaign.records_dir, campaign.work_dir, campaign.submissions_dir):
         d.mkdir(exist_ok=True)
-    plan = plan_jobs(campaign, site, problems, submissions, installs, keep_work)
+    drawn = ensure_draw(campaign.root, problems, held_out_seed, held_out)
+    plan = plan_jobs(campaign, site, problems, submissions, installs, keep_work, drawn)
+    plan.held_out = drawn
+    rejected = [*rejected, *plan.rejected]
     for spec in plan.jobs:
         path = campaign.specs_dir / f"{spec.job_id}.json"
         text = spec.model_dump_json(indent=1)

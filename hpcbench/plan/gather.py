@@ -63,11 +63,12 @@ def gather(specs: list[str], submissions: str | Path | None, problems: dict[str,
             out.add(agent.load())  # type: ignore[attr-defined]
         else:
             generating.append(agent)
+    rules = {pid: b.problem for pid, b in problems.items()}  # what each problem lets args and ranks ask
     if generating:
         out.generated = generate_tree(generating, problems, generated, opts.timeout_s, progress)
-        out.add(load_tree(generated, known, reserved_agent_names()))
+        out.add(load_tree(generated, known, reserved_agent_names(), rules))
     if submissions:
-        out.add(load_tree(Path(submissions), known, reserved_agent_names()))
+        out.add(load_tree(Path(submissions), known, reserved_agent_names(), rules))
     out.submissions = [s for s in out.submissions if s.meta.problem in problems]  # --problems narrows
     # A problem whose bundled reference does not load is planned without one, and not scored.
     for pid, b in problems.items():
@@ -81,9 +82,10 @@ def gather(specs: list[str], submissions: str | Path | None, problems: dict[str,
 
 def plan_campaign(out: Path, site: SiteConfig, specs: list[str], submissions: str | Path | None,
                   problem_ids: str | None, installs: dict | None = None, keep_work: bool = False,
-                  progress: Progress | None = None) -> Planned:
+                  progress: Progress | None = None, held_out_seed: int | None = None) -> Planned:
     """Gather the submissions and create (or extend) the campaign folder `out`."""
     problems = load_problems(None, parse_ids(problem_ids))
     got = gather(specs, submissions, problems, Path(out) / "generated", progress)
-    campaign, plan = create_campaign(Path(out), site, problems, got.submissions, got.rejected, installs, keep_work)
+    campaign, plan = create_campaign(Path(out), site, problems, got.submissions, got.rejected, installs, keep_work,
+                                     held_out_seed)
     return Planned(campaign, plan, got)

@@ -30,6 +30,7 @@ from hpcbench.errors import HpcbenchError
 from hpcbench.jobs.records import JobResult, LogEvent, compact
 from hpcbench.plan import snapshot, staging
 from hpcbench.plan.campaign import Campaign
+from hpcbench.plan.held_out import read_draw
 from hpcbench.store import layout
 from hpcbench.store.lock import store_lock
 from hpcbench.submission import Submission
@@ -194,10 +195,14 @@ def _provenance(f: h5py.File, m, rec: JobResult | None) -> None:
 
 def _write_static(f: h5py.File, root: Path, m, probs: dict) -> None:
     """Manifest, the snapshot's problems and PETSc API facts: small, rewritten every collect."""
-    for name in ("manifest", "problems", "petsc"):
+    for name in ("manifest", "problems", "petsc", "held_out"):
         if name in f:
             del f[name]
     f.create_dataset("manifest", data=m.model_dump_json(), dtype=layout.STR)
+    seed, drawn = read_draw(root)
+    if seed is not None:  # the held-out cases drawn at planning, with their seed
+        f.create_dataset("held_out", data=json.dumps({"seed": seed, "problems": {
+            pid: [c.model_dump(mode="json") for c in cs] for pid, cs in sorted(drawn.items())}}), dtype=layout.STR)
     rows = [(pid, p.model_dump_json(), c.model_dump_json(), e.get("problem_sha256", ""), e.get("checks_sha256", ""))
             for pid, (p, c, e) in sorted(probs.items())]
     f.create_dataset("problems", data=np.array(rows, dtype=np.dtype(

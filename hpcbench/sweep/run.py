@@ -82,7 +82,8 @@ def plan_campaign(out: Path, site: SiteConfig, problems: dict[str, ProblemBundle
     (`installs`: the site's PETSc as declared, for a dry run away from the machine)."""
     swept = {ps.problem: sweep_problem(problems[ps.problem], ps) for ps in plan.problems}
     s = sweep_site(site, plan)
-    campaign, cplan = create_campaign(Path(out), s, swept, with_references(subs, swept), [], installs)
+    campaign, cplan = create_campaign(Path(out), s, swept, with_references(subs, swept), [], installs,
+                                      held_out=False)  # a sweep's cases are its sizes
     write_atomic(campaign.root / PLAN_FILE, plan.model_dump_json(indent=1))
     return s, campaign, cplan
 
