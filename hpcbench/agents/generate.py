@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hpcbench.agents.base import Agent
-from hpcbench.agents.contract import Answer, GenerationFailure, Reply
+from hpcbench.agents.contract import Answer, GenerationFailure, Reply, checked_for
 from hpcbench.jobs.records import write_atomic
 from hpcbench.problem import ProblemBundle
 from hpcbench.submission import Submission
@@ -144,6 +144,7 @@ async def generate(agents: list[Agent], bundles: dict[str, ProblemBundle], attem
             if progress:
                 progress(counts)
             reply = await _one(agent, bundle, attempt, dest, timeout_s)
+            reply.outcome = checked_for(reply.outcome, bundle.problem)
             meta = submission_for(agent, bundle.id, attempt, reply)
             answer = reply.outcome if isinstance(reply.outcome, Answer) else None
             write_attempt(dest, meta, answer, reply.raw)

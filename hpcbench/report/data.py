@@ -97,7 +97,9 @@ def _stage_and_reason(a: dict, evs: dict, sub: dict | None) -> tuple[str, str]:
     if acc.get("status") != "scored":
         return "ran", "accuracy unscored"
     if (acc.get("score") or 0.0) < 0.999:
-        return "ran", "wrong answer"
+        # numerical_accuracy names a failure at arguments drawn at planning as a held-out case
+        held = "worst: held-out case" in acc.get("rationale", "")
+        return "ran", "wrong answer" + (" (held-out case)" if held else "")
     return "passed checks", "complete"
 
 
