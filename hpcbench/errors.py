@@ -29,3 +29,7 @@ def format_validation_error(e: ValidationError) -> tuple[str | None, str]:
     if len(errs) > 1:
         reason += f" (and {len(errs) - 1} more problem{'s' if len(errs) > 2 else ''})"
     return loc, reason
+
+
+class DiskFull(HpcbenchError):
+    """The file system holding a campaign filled up: the verb stopped, named with what was kept."""

@@ -188,11 +188,60 @@ class Rejected:
         return {"path": display_path(self.path), "field": self.field, "reason": self.reason}
 
 
+MAX_META_DEPTH = 32  # metadata is a few levels deep; Python's json recurses (RecursionError at ~1000)
+MAX_META_INT_DIGITS = 30
+
+
+def _nesting_depth(text: str) -> int:
+    """How deeply JSON text nests arrays and objects, counted without recursion (strings skipped)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+class _NotPlainJson(ValueError):
+    pass
+
+
+def _plain_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_META_INT_DIGITS:
+        raise _NotPlainJson(f"holds an integer of {len(text)} digits")
+    return int(text)
+
+
+def _no_constant(name: str) -> float:
+    raise _NotPlainJson(f"holds {name}, which is not JSON")
+
+
+def parse_meta(data: bytes) -> object:
+    """submission.json's bytes as JSON, bounded: nesting, integer size and NaN/Infinity are refused
+    (ValueError with the reason) before Python's recursive decoder or int() could fail on them."""
+    text = data.decode("utf-8")
+    if _nesting_depth(text) > MAX_META_DEPTH:
+        raise _NotPlainJson(f"nests arrays or objects deeper than {MAX_META_DEPTH} levels")
+    return json.loads(text, parse_int=_plain_int, parse_constant=_no_constant)
+
+
 def _read_meta(folder: Path) -> dict | Rejected:
     """submission.json as a JSON object, or why it cannot be one."""
     meta_path = folder / "submission.json"
     try:
-        raw = json.loads(read_untrusted(folder, "submission.json", MAX_META_BYTES).decode("utf-8"))
+        raw = parse_meta(read_untrusted(folder, "submission.json", MAX_META_BYTES))
     except FileNotFoundError:
         return Rejected(meta_path, None, "file not found")
     except UnsafeFile as e:
@@ -203,6 +252,8 @@ def _read_meta(folder: Path) -> dict | Rejected:
         return Rejected(meta_path, None, "not UTF-8 text")
     except json.JSONDecodeError as e:
         return Rejected(meta_path, None, f"malformed JSON at line {e.lineno} column {e.colno}: {e.msg}")
+    except (_NotPlainJson, RecursionError) as e:
+        return Rejected(meta_path, None, str(e) if isinstance(e, _NotPlainJson) else "nested too deeply")
     if not isinstance(raw, dict):
         return Rejected(meta_path, None, "must be a JSON object")
     try:  # "\udcff" is valid JSON but no UTF-8: it would stop campaign.json and the specs being written
@@ -276,7 +327,20 @@ def load_submission(folder: Path, agent: str | None = None, problem: str | None 
                     ) -> LoadedSubmission | Rejected:
     """`reserved`: agent names a user's submission may not take (the bundled reference
     and sample agents, hpcbench.agents.reserved_agent_names). `problems`: the problems whose
-    `agent_options` and `allowed_ranks` the submission's args and ranks must keep to."""
+    `agent_options` and `allowed_ranks` the submission's args and ranks must keep to.
+    Whatever the folder holds, the answer is a LoadedSubmission or a Rejected naming it:
+    one bad submission never stops a campaign."""
+    try:
+        return _load_submission(folder, agent, problem, known_problems, attempt, reserved, problems)
+    except Exception as e:  # a case the checks above did not foresee: still this submission's, named
+        return Rejected(Path(folder) / "submission.json", None,
+                        f"cannot be loaded ({type(e).__name__}: {str(e)[:200]})")
+
+
+def _load_submission(folder: Path, agent: str | None = None, problem: str | None = None,
+                    known_problems: set[str] | None = None, attempt: str | None = None,
+                    reserved: frozenset[str] = frozenset(), problems: Mapping[str, Problem] | None = None
+                    ) -> LoadedSubmission | Rejected:
     folder = Path(folder)
     meta_path = folder / "submission.json"
     raw = _read_meta(folder)

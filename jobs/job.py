@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from hpcbench.jobs import interrupt, resume, slots
+from hpcbench.jobs import diskfull, interrupt, resume, slots
 from hpcbench.jobs.api_snapshot import ensure_petsc_api
 from hpcbench.jobs.build import BINARY_NAME, build_submission
 from hpcbench.jobs.capture import run_captured
@@ -317,19 +317,44 @@ def main(argv: list[str] | None = None) -> int:
     spec = JobSpec.model_validate_json(Path(argv[0]).read_text())
     aside = cancelled_path(spec)
     previous = resume.previous_partial(spec)  # removes the set-aside records it read
+    watch = diskfull.FullWatch(Path(spec.work_dir))
     try:
-        result = run_job(spec, previous)
+        with watch:
+            result = run_job(spec, previous)
     except interrupt.Interrupted as stop:  # walltime near or cancelled: keep what finished
         result = interrupt.partial_record(spec, stop)
     except Exception as e:  # the record says why rather than the job vanishing
+        if diskfull.is_disk_full_error(e):
+            return _disk_full(spec, f"{type(e).__name__}: {e}")
         result = JobResult(job_id=spec.job_id, agent=spec.agent, problem=spec.problem, attempt=spec.attempt,
                            status="error", reason=f"{type(e).__name__}: {e}", finished=now())
+    if _failed_somewhere(result) and watch.seen_full:
+        return _disk_full(spec, "a build or run failed while the file system was full")
     # A cancelled job has no result: its partial record stays beside the job, and
     # `submit --resume` reruns it because records/ has nothing for it.
-    save_model(aside if result.status == "cancelled" else Path(spec.record_path), compact(result))
+    try:
+        save_model(aside if result.status == "cancelled" else Path(spec.record_path), compact(result))
+    except OSError as e:
+        if not diskfull.is_disk_full_error(e):
+            raise
+        return _disk_full(spec, f"its record could not be written ({e.strerror or e})")
     if result.status != "cancelled" and not spec.keep_work:
         remove_work(spec)
     return 0
+
+
+def _failed_somewhere(result: JobResult) -> bool:
+    return (result.status == "error" or (result.build is not None and result.build.exit_code != 0)
+            or any(r.exit_code != 0 for r in result.runs))
+
+
+def _disk_full(spec: JobSpec, what: str) -> int:
+    """A full file system is no result of the program's: no record (the job is rerun once there
+    is room), its work folder freed, the driver told by the exit status."""
+    remove_work(spec)
+    print(f"hpcbench job {spec.job_id}: stopped: {diskfull.full_message(Path(spec.work_dir), what)}; "
+          "no record written (the job runs again on resume)", file=sys.stderr)
+    return diskfull.EXIT_DISK_FULL
 
 
 def remove_work(spec: JobSpec) -> None:

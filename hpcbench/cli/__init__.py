@@ -5,6 +5,7 @@ commands on the group with `register(main)`."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -22,6 +23,14 @@ class Main(click.Group):
             return super().invoke(ctx)
         except (HpcbenchError, FileNotFoundError, FileExistsError, LookupError, NotImplementedError) as e:
             fail(str(e))
+        except OSError as e:  # a full disk met by a verb that does not name its campaign (report, ...)
+            from hpcbench.jobs.diskfull import full_message, is_disk_full_error
+
+            if not is_disk_full_error(e):
+                raise
+            where = Path(e.filename) if isinstance(e.filename, str) else Path.cwd()
+            fail(f"{full_message(where, e.strerror or str(e))}; nothing after that point was written. "
+                 "Free space and rerun the command.")
         except KeyboardInterrupt:
             # The local executor has stopped its jobs by now; nothing unfinished was recorded as done.
             click.echo("\nhpcbench: interrupted; jobs stopped. Rerun the same command to resume.", err=True)

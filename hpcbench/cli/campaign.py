@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from hpcbench.cli.diskfull import stops_when_full
 from hpcbench.cli.judge import judge_config, judge_options
 from hpcbench.cli.progress import EVALUATE, JOB_STATES_KIND, JOBS, JUDGE, Display, evaluated, judge_calls
 from hpcbench.cli.score import exit_if_unscored
@@ -123,7 +124,7 @@ def run(agents, site, submissions, problem_ids, out, held_out_seed, wait_lock, k
     s = load_site(site)
     out = out or default_out(s)
     judge_cfg = judge_config(**judge)  # a bad judge option fails before any job runs
-    with lock(out, wait_lock):
+    with lock(out, wait_lock), stops_when_full(out):
         campaign, planned = plan(out, s, agents, submissions, problem_ids, keep_work=keep_work,
                                  held_out_seed=held_out_seed)
         run_jobs(s, campaign, planned)
@@ -155,7 +156,7 @@ def submit(agents, site, submissions, problem_ids, out, resume, account, dry_run
     if dry_run:
         show_dry_run(out, s, agents, submissions, problem_ids, account, pack, held_out_seed)
         return
-    with lock(out, wait_lock):
+    with lock(out, wait_lock), stops_when_full(out):
         campaign, planned = plan(out, s, agents, submissions, problem_ids, keep_work=keep_work,
                                  held_out_seed=held_out_seed)
         run_jobs(s, campaign, planned, resume, account, block, pack)
@@ -284,7 +285,8 @@ def collect(campaign_dir) -> None:
     from hpcbench.plan import Campaign
 
     c = Campaign(Path(campaign_dir))
-    counts = store.collect(c)
+    with stops_when_full(c.root):
+        counts = store.collect(c)
     for line in counts["unreadable"]:
         click.echo(f"skipped: {line}", err=True)
     _sweep_again(c, changed=bool(counts["added"] or counts["replaced"] or counts["removed"]))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from hpcbench.cli.diskfull import stops_when_full
 from hpcbench.cli.judge import judge_config, judge_options, judge_summary
 
 
@@ -36,7 +37,7 @@ def score(campaign_dir, scoring_id, **judge) -> None:
     c = Campaign(Path(campaign_dir))
     if not c.h5_path.is_file():
         raise FileNotFoundError(f"{c.h5_path}: not collected yet; run `hpcbench collect {campaign_dir}`")
-    with Display(EVALUATE) as ev, Display(JUDGE) as progress:
+    with stops_when_full(c.root), Display(EVALUATE) as ev, Display(JUDGE) as progress:
         sid, scores = scoring.score(c.h5_path, scoring_id, judge_config(**judge), judge_calls(progress),
                                     evaluated(ev))
     click.echo(f"scoring {sid}: {len(scores)} submissions scored into {scoring_path(c.root, sid)}")

@@ -75,6 +75,7 @@ class _Writer:
         self.next_sub_id = int(subs["sub_id"].max()) + 1 if subs.shape[0] else 0
 
     def code(self, s: str) -> int:
+        s = layout.storable(s)
         c = self.codes.get(s)
         if c is None:
             c = self.codes[s] = len(self.codes)
@@ -104,7 +105,7 @@ class _Writer:
     def flush(self) -> None:
         for t, rows in self.rows.items():
             if rows:
-                layout.append(self.f[t], np.array(rows, dtype=layout.dtype(t)))
+                layout.append(self.f[t], layout.storable_rows(np.array(rows, dtype=layout.dtype(t))))
                 rows.clear()
         if self.text_parts:
             layout.append(self.f["texts"], np.frombuffer(b"".join(self.text_parts), dtype="u1"))

@@ -101,6 +101,23 @@ def append(ds: h5py.Dataset, rows: np.ndarray) -> int:
     return start
 
 
+def storable(s: str) -> str:
+    """A short string HDF5 can hold: its variable-length strings end at NUL, so a NUL (from a
+    submission's metadata or a program's output) is written as the four characters \\x00."""
+    return s.replace("\x00", "\\x00") if "\x00" in s else s
+
+
+def storable_rows(rows: np.ndarray) -> np.ndarray:
+    """`rows` with every inline string made storable (see storable)."""
+    for name in rows.dtype.names or ():
+        if rows.dtype[name] == STR:
+            col = rows[name]
+            for i, v in enumerate(col):
+                if isinstance(v, str) and "\x00" in v:
+                    col[i] = storable(v)
+    return rows
+
+
 def text(x: object) -> str:
     """A string cell as h5py returns it (bytes, or str for variable-length strings)."""
     return x.decode() if isinstance(x, bytes) else str(x)
