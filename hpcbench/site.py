@@ -55,6 +55,12 @@ class BatchConfig(Strict):
     select_extra: str = ""  # PBS Pro: appended to select=N (ALCF: system=polaris)
     whole_nodes: bool = False  # PBS Pro: nodes are not shared (ALCF), so no ncpus/ngpus in select
     login_node_mpi: bool = False  # `doctor` may start a tiny MPI program where it runs
+    # Scheduler commands (executors/schedcmd.py): a query (sacct, squeue, qstat, scancel ...) or a
+    # submission (sbatch, qsub) not answered within its timeout is tried again `command_tries` times
+    # in all with backoff (a submission only after a connection failure), then reported unreachable.
+    command_timeout_s: float = Field(30.0, ge=1, le=3600)
+    submit_timeout_s: float = Field(120.0, ge=1, le=3600)
+    command_tries: int = Field(3, ge=1, le=20)
 
 
 class VariantConfig(Strict):

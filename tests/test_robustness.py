@@ -136,3 +136,78 @@ def test_a_full_disk_stops_the_run_naming_the_file_system_and_run_resumes(tmp_pa
         assert by[("sloppy-coder", "vec-scatter")]["stop_reason"] == "build failed"  # its own, genuine
     finally:
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+# ------------------------------------------------------------------------------------ damaged stores
+
+def _sealed_campaign(root: Path) -> tuple[Path, str]:
+    """A planned, collected and scored campaign (no job run: the store is what matters here)."""
+    planned = plan_campaign(root, load_site("local"), [], None, "vec-scatter,rosenbrock")
+    store.collect(planned.campaign)
+    sid, _ = scoring.score(planned.campaign.h5_path)
+    return planned.campaign.root, sid
+
+
+def _overwrite(path: Path, where: float, n: int) -> None:
+    data = bytearray(path.read_bytes())
+    at = int(len(data) * where)
+    data[at:at + n] = os.urandom(min(n, len(data) - at))
+    path.write_bytes(bytes(data))
+
+
+DAMAGE = {
+    "truncated": lambda p: p.write_bytes(p.read_bytes()[:4000]),
+    "empty": lambda p: p.write_bytes(b""),
+    "not-hdf5": lambda p: p.write_text("garbage\n"),
+    "middle-overwritten": lambda p: _overwrite(p, 0.5, 4096),  # collect once called this "unchanged"
+    "tail-overwritten": lambda p: _overwrite(p, 0.9, 3000),
+}
+
+
+@pytest.fixture(scope="module")
+def sealed(tmp_path_factory):
+    return _sealed_campaign(tmp_path_factory.mktemp("sealed") / "c")
+
+
+@pytest.mark.parametrize("kind", sorted(DAMAGE))
+def test_a_damaged_campaign_h5_is_named_with_what_to_do_and_collect_rebuilds_it(sealed, tmp_path, kind):
+    import shutil
+
+    src, sid = sealed
+    camp = tmp_path / "c"
+    shutil.copytree(src, camp)
+    DAMAGE[kind](camp / "campaign.h5")
+    for verb in (["score", str(camp)], ["report", str(camp), "--format", "json"],
+                 ["explain", str(camp), f"/scores/{sid}/reference/vec-scatter/1"],
+                 ["explain", str(camp), "/submissions/reference/rosenbrock/1"]):
+        p = hpcbench(*verb, check=False)
+        assert p.returncode == 2 and "Traceback" not in p.stderr, (verb, p.stderr)
+        assert f"{camp / 'campaign.h5'}: damaged" in p.stderr and f"hpcbench collect {camp}" in p.stderr, p.stderr
+    p = hpcbench("collect", str(camp), check=False)
+    assert p.returncode == 0 and "was damaged" in p.stderr and "rebuilt from the records" in p.stderr, p.stderr
+    assert list(camp.glob("campaign.damaged-*.h5"))  # kept for a post-mortem
+    assert "4 added" in p.stdout or "added" in p.stdout
+    assert hpcbench("report", str(camp), "--format", "json").returncode == 0
+
+
+@pytest.mark.parametrize("kind", sorted(DAMAGE))
+def test_a_damaged_scoring_is_listed_and_skipped(sealed, tmp_path, kind):
+    import shutil
+
+    src, sid = sealed
+    camp = tmp_path / "c"
+    shutil.copytree(src, camp)
+    second = hpcbench("score", str(camp), "--scoring-id", "second", check=False)  # exit 1: no job ran
+    assert "scoring second:" in second.stdout, second.stderr
+    DAMAGE[kind](camp / "scores" / "second.h5")
+    p = hpcbench("report", str(camp), "--format", "json", check=False)  # "second" was the latest
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert f"skipped damaged scoring {camp / 'scores' / 'second.h5'}" in p.stderr
+    assert json.loads(p.stdout)["scoring_id"] == sid
+    p = hpcbench("explain", str(camp), "/scores/second/reference/vec-scatter/1", check=False)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert "second.h5: damaged" in p.stderr and "writes a new scoring" in p.stderr, p.stderr
+    # the only scoring damaged: named, never "no scoring yet"
+    DAMAGE[kind](camp / "scores" / f"{sid}.h5")
+    p = hpcbench("report", str(camp), check=False)
+    assert p.returncode == 2 and "no usable scoring" in p.stderr and "no scoring yet" not in p.stderr, p.stderr

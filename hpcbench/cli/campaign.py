@@ -219,6 +219,9 @@ def status(campaign_dir) -> None:
     specs = c.specs()
     states = ex.states(specs)
     counts = Counter(states.values())
+    if getattr(ex, "unreachable", ""):
+        click.echo(f"scheduler unreachable: {ex.unreachable}\n(states below come from the jobs' own records; "
+                   "the others are unknown, and nothing is concluded until the scheduler answers)", err=True)
     click.echo(", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) or "no jobs")
     details = ex.details(specs)  # scheduler id, its state, tries
     for jid, st in sorted(states.items()):
@@ -287,6 +290,8 @@ def collect(campaign_dir) -> None:
     c = Campaign(Path(campaign_dir))
     with stops_when_full(c.root):
         counts = store.collect(c)
+    if counts.get("rebuilt"):
+        click.echo(f"collect: {counts['rebuilt']}", err=True)
     for line in counts["unreadable"]:
         click.echo(f"skipped: {line}", err=True)
     _sweep_again(c, changed=bool(counts["added"] or counts["replaced"] or counts["removed"]))

@@ -74,9 +74,12 @@ def agreement(campaign_dir, scoring_a, scoring_b, fmt) -> None:
     largest absolute difference."""
     from hpcbench.plan.campaign import Campaign
     from hpcbench.score import agreement as ag
-    from hpcbench.store.scorings import latest
+    from hpcbench.store.scorings import damaged_note, latest
 
     h5 = Campaign(Path(campaign_dir)).h5_path
+    note = damaged_note(h5.parent)
+    if note:
+        click.echo(f"hpcbench: {note}", err=True)
     a = scoring_a or latest(h5.parent)
     b = scoring_b or ag.partner(h5, a)
     if b is None:

@@ -31,7 +31,7 @@ from hpcbench.jobs.records import JobResult, LogEvent, compact
 from hpcbench.plan import snapshot, staging
 from hpcbench.plan.campaign import Campaign
 from hpcbench.plan.held_out import read_draw
-from hpcbench.store import layout
+from hpcbench.store import integrity, layout
 from hpcbench.store.lock import store_lock
 from hpcbench.submission import Submission
 
@@ -269,6 +269,7 @@ def collect(campaign: Campaign, problems_root: Path | None = None, lock_timeout:
         for stale in root.glob(".campaign.h5.*.tmp"):  # left by a killed collect or score
             stale.unlink(missing_ok=True)
         h5 = campaign.h5_path
+        damage = _set_aside_if_damaged(h5)
         if h5.is_file() and not _usable(h5):
             try:
                 with h5py.File(h5, "r") as f:
@@ -282,7 +283,39 @@ def collect(campaign: Campaign, problems_root: Path | None = None, lock_timeout:
                 print(f"collect: {h5} has store schema {version}; moved to {aside} and collecting anew",
                       flush=True)
         rebuild = not (h5.is_file() and _usable(h5))  # none yet, or one a killed collect left marked
-        return _collect_into(h5, rebuild, campaign, m, probs)
+        try:
+            counts = _collect_into(h5, rebuild, campaign, m, probs)
+        except Exception as e:  # a damaged chunk met while appending: the file is derived, so rebuild it
+            if rebuild or not integrity.hdf5_failure(e):
+                raise
+            damage = _set_aside(h5, f"{type(e).__name__}: {str(e).splitlines()[0][:200]}")
+            counts = _collect_into(h5, True, campaign, m, probs)
+        integrity.seal(h5)
+        counts["rebuilt"] = damage
+        return counts
+
+
+def _set_aside_if_damaged(h5: Path) -> str:
+    """A campaign.h5 that fails its checksum or is not HDF5 at all is moved aside (kept for a
+    post-mortem) and rebuilt from records/: returns what was wrong and where it went ("": sound)."""
+    if not h5.is_file():
+        integrity.unseal(h5)
+        return ""
+    why = integrity.mismatch(h5)
+    if not why:
+        try:
+            with h5py.File(h5, "r"):
+                return ""
+        except OSError as e:
+            why = str(e).splitlines()[0][:200]
+    return _set_aside(h5, why)
+
+
+def _set_aside(h5: Path, why: str) -> str:
+    aside = h5.with_name(f"campaign.damaged-{dt.datetime.now().strftime('%Y%m%dT%H%M%S')}.h5")
+    os.replace(h5, aside)
+    integrity.unseal(h5)
+    return f"{h5} was damaged ({why}): kept as {aside.name}, rebuilt from the records"
 
 
 def _open_for_writing(target: Path, new: bool) -> h5py.File:
@@ -341,6 +374,7 @@ def _collect_one(w: _Writer, campaign: Campaign, m, meta_path: Path, old: tuple 
 def _collect_into(target: Path, new: bool, campaign: Campaign, m, probs: dict) -> dict:
     counts: dict = {"submissions": 0, "records": 0, "missing": 0, "added": 0, "replaced": 0, "unchanged": 0,
                     "removed": 0, "unreadable": []}
+    integrity.unseal(target)  # it changes now; sealed again once complete
     with _open_for_writing(target, new) as f:
         f.attrs["writing"] = f"{socket.gethostname()}:{os.getpid()}"  # first: any state before is marked
         f.flush()

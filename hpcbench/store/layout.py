@@ -21,6 +21,16 @@ CHUNK_ROWS = 4096
 TEXT_CHUNK = 1 << 18
 COMPRESSION = {"compression": "gzip", "compression_opts": 4, "shuffle": True}
 
+
+def filters(dt: np.dtype | str) -> dict:
+    """COMPRESSION plus Fletcher-32, a per-chunk checksum HDF5 checks on every read
+    (store/integrity.py), for a dtype without variable-length strings (HDF5 refuses the
+    checksum filter on those: "not suitable for filters"; their heap data is not in the chunks)."""
+    d = np.dtype(dt)
+    vlen = any(h5py.check_string_dtype(d[n]) is not None for n in d.names) if d.names else (
+        h5py.check_string_dtype(d) is not None)
+    return COMPRESSION if vlen else {**COMPRESSION, "fletcher32": True}
+
 # (column, kind): kind is a numpy dtype string, "str" (short, stored inline), "code" or "text"
 TABLES: dict[str, list[tuple[str, str]]] = {
     "submissions": [
@@ -87,8 +97,8 @@ def create(f: h5py.File) -> None:
     f.attrs["schema_version"] = SCHEMA_VERSION
     f.attrs["format"] = "hpcbench campaign store"
     for t in TABLES:
-        f.create_dataset(t, shape=(0,), maxshape=(None,), dtype=dtype(t), chunks=(CHUNK_ROWS,), **COMPRESSION)
-    f.create_dataset("texts", shape=(0,), maxshape=(None,), dtype="u1", chunks=(TEXT_CHUNK,), **COMPRESSION)
+        f.create_dataset(t, shape=(0,), maxshape=(None,), dtype=dtype(t), chunks=(CHUNK_ROWS,), **filters(dtype(t)))
+    f.create_dataset("texts", shape=(0,), maxshape=(None,), dtype="u1", chunks=(TEXT_CHUNK,), **filters("u1"))
     f.create_dataset("strings", shape=(0,), maxshape=(None,), dtype=STR, chunks=(1024,), **COMPRESSION)
 
 
