@@ -239,7 +239,8 @@ def read_scoring(root: Path, sid: str | None = None, evidence: bool = False) -> 
 
 def row_index(root: Path, sid: str) -> dict[str, int]:
     """{logical submission path: its row} of a scoring (read_evidence's `row`), one column read."""
-    with h5py.File(scoring_path(root, sid), "r") as f:
+    path = scoring_path(root, sid)
+    with named_damage(path, _damage_remedy(root)), h5py.File(path, "r") as f:
         subs = f["submissions"].fields(["submission"])[()]
     return {_s(x): i for i, x in enumerate(subs)}
 
@@ -247,7 +248,8 @@ def row_index(root: Path, sid: str) -> dict[str, int]:
 def read_evidence(root: Path, sid: str, row: int) -> dict[str, Any]:
     """{evaluator: evidence} of the `row`-th submission of a scoring, reading only its rows and
     texts (a results browser's page, at any scoring size)."""
-    with h5py.File(scoring_path(root, sid), "r") as f:
+    path = scoring_path(root, sid)
+    with named_damage(path, _damage_remedy(root)), h5py.File(path, "r") as f:
         s = f["submissions"][row]
         evs = f["evaluators"][int(s["ev_start"]):int(s["ev_start"]) + int(s["ev_n"])]
         texts = f["texts"]
