@@ -31,5 +31,24 @@ def format_validation_error(e: ValidationError) -> tuple[str | None, str]:
     return loc, reason
 
 
+def env_number(name: str, default: float, minimum: float = 0.0, integer: bool = False) -> float:
+    """A number from the environment variable `name` (`default` when unset or empty), or a
+    ConfigError naming the variable and its value: never a ValueError traceback."""
+    import math
+    import os
+
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw) if integer else float(raw)
+    except ValueError:
+        raise ConfigError(name, None, f"{raw!r} is not {'an integer' if integer else 'a number'} "
+                                      "(environment variable)") from None
+    if not math.isfinite(value) or value < minimum:
+        raise ConfigError(name, None, f"{raw!r} is below {minimum:g} or not finite (environment variable)")
+    return value
+
+
 class DiskFull(HpcbenchError):
     """The file system holding a campaign filled up: the verb stopped, named with what was kept."""

@@ -433,8 +433,15 @@ def known_problem_ids(root: Path | None = None) -> set[str]:
 
 
 def parse_ids(spec: str | None) -> list[str] | None:
-    """`--problems a,b` -> ["a", "b"]; None (all) when not given."""
-    return [p.strip() for p in spec.split(",") if p.strip()] if spec else None
+    """`--problems a,b` -> ["a", "b"]; None (all) when not given. Given but naming nothing
+    (`--problems ""`) is an error: it once meant every problem."""
+    if spec is None:
+        return None
+    ids = [p.strip() for p in spec.split(",") if p.strip()]
+    if not ids:
+        raise ConfigError("--problems", None, f"{spec!r} names no problem; give comma-separated problem ids "
+                                              "(hpcbench problems lists them), or leave the option out for all")
+    return ids
 
 
 def load_problems(root: Path | None = None, ids: list[str] | None = None) -> dict[str, ProblemBundle]:

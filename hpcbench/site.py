@@ -118,6 +118,15 @@ class SiteConfig(Strict):
     def _partitions_known(self) -> SiteConfig:
         self.storage_root = os.path.expandvars(os.path.expanduser(self.storage_root))  # $SCRATCH, ${USER}
         names = [p.name for p in self.partitions]
+        for what, seen in (("variants", [v.name for v in self.variants]), ("partitions", names)):
+            twice = sorted({n for n in seen if seen.count(n) > 1})
+            if twice:
+                raise ValueError(f"{what}: {', '.join(map(repr, twice))} named twice; each name picks one")
+        if not self.variants:
+            raise ValueError("variants: empty; a site needs at least one PETSc variant (name, petsc_dir)")
+        for b in self.isolation_binds:
+            if not os.path.isabs(os.path.expandvars(b)):
+                raise ValueError(f"isolation_binds: {b!r} is not an absolute path")
         for i, v in enumerate(self.variants):
             if v.partition and v.partition not in names:
                 raise ValueError(f"variants.{i}.partition: {v.partition!r} is not one of the site's partitions "

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from hpcbench.errors import HpcbenchError
+from hpcbench.errors import HpcbenchError, env_number
 
 
 def fail(msg: str, code: int = 2) -> None:
@@ -17,9 +17,16 @@ def fail(msg: str, code: int = 2) -> None:
     sys.exit(code)
 
 
+# Numbers hpcbench reads from the environment: checked before any verb starts, so a bad value
+# is named at once rather than when (and if) the verb first needs it.
+NUMERIC_ENV = {"HPCBENCH_STORE_LOCK_TIMEOUT": (1800.0, False), "HPCBENCH_SCORE_WORKERS": (0.0, True)}
+
+
 class Main(click.Group):
     def invoke(self, ctx: click.Context):
         try:
+            for name, (default, integer) in NUMERIC_ENV.items():
+                env_number(name, default, integer=integer)
             return super().invoke(ctx)
         except (HpcbenchError, FileNotFoundError, FileExistsError, LookupError, NotImplementedError) as e:
             fail(str(e))

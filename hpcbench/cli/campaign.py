@@ -336,8 +336,10 @@ def status(campaign_dir) -> None:
 
 @click.command()
 @campaign_arg
-@click.option("--poll", "poll_s", type=float, help="seconds between polls (default: the site's)")
-@click.option("--timeout", "timeout_s", type=float, help="give up after this many seconds (jobs keep running)")
+@click.option("--poll", "poll_s", type=click.FloatRange(min=0, min_open=True),
+              help="seconds between polls (default: the site's)")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0),
+              help="give up after this many seconds (jobs keep running)")
 def wait(campaign_dir, poll_s, timeout_s) -> None:
     """Follow a campaign's jobs until none is queued or running; resubmit node failures."""
     c, site, ex = open_campaign(campaign_dir)

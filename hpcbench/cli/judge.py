@@ -34,6 +34,9 @@ def judge_options(f):
 
 def judge_config(judge_model: str | None, judge_base_url: str | None, judge_concurrency: int,
                  judge_timeout: float, judge_retries: int) -> JudgeConfig | None:
+    if judge_model is not None and not judge_model.strip():
+        raise click.UsageError("--judge: empty model name; give a litellm model (e.g. openai/gpt-4o-mini), "
+                               "or leave --judge out to score without a judge")
     if not judge_model:
         if judge_base_url:
             raise click.UsageError("--judge-base-url needs --judge MODEL")

@@ -61,6 +61,9 @@ def lint(files, petsc_dir, petsc_arch, ranks, select, ignore, fmt) -> None:
         except UnicodeDecodeError:
             click.echo(f"hpcbench lint: error: {p}: not UTF-8 text", err=True)
             sys.exit(2)
+        if "\x00" in src:
+            click.echo(f"hpcbench lint: error: {p}: binary (it holds NUL bytes), not C source", err=True)
+            sys.exit(2)
         name = str(p)
         got = check_error_handling(name, src, api).findings + check_parallel(name, src, multi).findings
         findings += [f for f in got if (not sel or f.code.startswith(sel)) and not (ign and f.code.startswith(ign))]

@@ -112,6 +112,10 @@ def plan_arrays(jobs: list[JobSpec], site: SiteConfig) -> list[ArrayPlan]:
 def resolve_account(site: SiteConfig, given: str | None) -> str:
     """--account, else $HPCBENCH_ACCOUNT; a site that charges allocations refuses neither."""
     acct = (given or os.environ.get(ACCOUNT_ENV, "")).strip()
+    if acct and not all(c.isprintable() and not c.isspace() for c in acct):
+        where = "--account" if given else ACCOUNT_ENV
+        raise HpcbenchError(f"{where}: {acct!r} holds a space, newline or control character: it would write "
+                            "more than an account into the batch script (nothing was submitted)")
     if not acct and site.batch.account_required:
         raise HpcbenchError(
             f"site {site.name!r} charges an allocation: give --account PROJECT or set {ACCOUNT_ENV} "

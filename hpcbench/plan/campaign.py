@@ -18,14 +18,16 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from hpcbench import __version__
-from hpcbench.errors import HpcbenchError
+from hpcbench.errors import ConfigError, HpcbenchError
 from hpcbench.jobs.records import CaseRun, JobSpec, Variant, write_atomic
 from hpcbench.petsc_env import PetscInstall, find_variant, parse_version
 from hpcbench.plan import staging
@@ -95,13 +97,24 @@ class Campaign:
     def manifest(self) -> Manifest:
         if not self.exists():
             raise HpcbenchError(f"{self.root}: not a campaign folder (no campaign.json)")
-        return Manifest.model_validate_json(self.manifest_path.read_text())
+        try:
+            return Manifest.model_validate_json(self.manifest_path.read_bytes())
+        except ValueError as e:  # pydantic's ValidationError too
+            raise HpcbenchError(f"{self.manifest_path}: unreadable ({str(e).splitlines()[0][:200]}); planning "
+                                "writes it: rerun `hpcbench run` or `submit` with --out on this folder") from None
 
     def save_manifest(self, m: Manifest) -> None:
         write_atomic(self.manifest_path, m.model_dump_json(indent=1))
 
     def specs(self) -> list[JobSpec]:
-        return [JobSpec.model_validate_json(p.read_text()) for p in sorted(self.specs_dir.glob("*.json"))]
+        out = []
+        for p in sorted(self.specs_dir.glob("*.json")):
+            try:
+                out.append(JobSpec.model_validate_json(p.read_bytes()))
+            except ValueError as e:
+                raise HpcbenchError(f"{p}: unreadable job spec ({str(e).splitlines()[0][:200]}); planning writes "
+                                    "it: rerun `hpcbench run` or `submit` with --out on this campaign") from None
+        return out
 
     def record_path(self, job_id: str) -> Path:
         return self.records_dir / f"{job_id}.json"
@@ -167,12 +180,35 @@ def case_runs(prob: Problem, args: list[str], held_out: list[TestCase]) -> list[
                    for c in held_out for r in c.ranks]
 
 
+def binds_refusal(site: SiteConfig, root: Path) -> str | None:
+    """Why the site's isolation_binds would show a program what its sandbox hides (docs/security.md):
+    the campaign folder (other jobs, specs, the snapshot's hidden checks), the problems folder
+    (references, checks), hpcbench's own code and Python environment."""
+    import hpcbench
+    from hpcbench.problem import default_problems_dir
+
+    hidden = {"the campaign folder": (Path(root), True),
+              "the problems folder (hidden checks and references)": (default_problems_dir(), True),
+              "hpcbench's own code": (Path(hpcbench.__file__).parent, True),
+              "hpcbench's Python environment": (Path(sys.prefix), False)}
+    for b in site.isolation_binds:
+        bind = Path(os.path.expandvars(b)).resolve()
+        for what, (path, inside_too) in hidden.items():
+            path = path.resolve()
+            if bind == path or bind in path.parents or (inside_too and path in bind.parents):
+                return (f"{b!r} would show every build and run {what} ({path}); bind only the toolchain's "
+                        "own folders")
+    return None
+
+
 def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemBundle],
               submissions: list[LoadedSubmission],
               installs: dict[str, PetscInstall | Exception] | None = None, keep_work: bool = False,
               held_out: dict[str, list[TestCase]] | None = None) -> Plan:
     """`installs` overrides looking PETSc up here (a dry run for a cluster's PETSc); `held_out`:
     each problem's cases drawn at planning (hpcbench/plan/held_out.py)."""
+    if site.isolation != "none" and (why := binds_refusal(site, campaign.root)):
+        raise ConfigError(f"site {site.name}", "isolation_binds", why)
     installs = dict(installs or {})
     for v in site.variants:
         if v.name in installs:
@@ -258,7 +294,10 @@ def create_campaign(root: Path, site: SiteConfig, problems: dict[str, ProblemBun
                              "features": sorted(inst.features)}
         except FileNotFoundError as e:
             petsc[v.name] = {"error": str(e)}
-    old = campaign.manifest() if campaign.exists() else None
+    try:
+        old = campaign.manifest() if campaign.exists() else None
+    except HpcbenchError:  # unreadable: this plan writes it again (its id is the folder's name)
+        old = None
     manifest = Manifest(
         campaign_id=old.campaign_id if old else campaign.root.name,
         created=old.created if old else dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),

@@ -31,6 +31,7 @@ def gated_submissions(campaign_dir: Path, problems: dict[str, ProblemBundle], sc
     reference is not among them: the sweep always adds the bundled one."""
     from hpcbench.store.scorings import read_scoring
 
+    Campaign(campaign_dir).manifest()  # "not a campaign folder" before "no scoring yet"
     sc = read_scoring(Path(campaign_dir), scoring_id)
     passed = {(r["agent"], r["problem"], r["attempt"]) for r in sc.rows
               if r["gates_passed"] and not r["refused"] and r["agent"] != "reference"}
