@@ -25,7 +25,7 @@ def format_validation_error(e: ValidationError) -> tuple[str | None, str]:
     errs = e.errors()
     first = errs[0]
     loc = ".".join(str(p) for p in first["loc"]) or None
-    reason = first["msg"]
+    reason = first["msg"].removeprefix("Value error, ")  # pydantic's prefix for a validator's own words
     if len(errs) > 1:
         reason += f" (and {len(errs) - 1} more problem{'s' if len(errs) > 2 else ''})"
     return loc, reason

@@ -155,7 +155,7 @@ CASES = [
     Case("scoring-id-path", ["score", "{s}", "--scoring-id", "../evil"], 2, ["scoring id '../evil'", "plain name"]),
     Case("scoring-id-unknown", ["report", "{s}", "--scoring-id", "nosuch"], 2, ["no scoring 'nosuch'"]),
     Case("report-out-missing-folder", ["report", "{s}", "--out", "/nonexistent/dir/r.md"], 2,
-         ["/nonexistent/dir"]),
+         ["--out", "/nonexistent/dir: no such folder"]),
     Case("explain-nothing-there", ["explain", "{s}", "/no/such/path"], 2, ["nothing at '/no/such/path'"]),
     Case("status-not-a-campaign", ["status", "{t}/empty"], 2, ["empty", "not a campaign folder"], "not-campaign"),
     Case("collect-not-a-campaign", ["collect", "{t}/empty"], 2, ["empty", "not a campaign folder"], "not-campaign"),
