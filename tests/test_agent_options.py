@@ -124,3 +124,26 @@ def test_planning_refuses_args_that_loading_did_not_check(tmp_path):
     sub = LoadedSubmission(meta, folder)
     plan = plan_jobs(Campaign(tmp_path / "c"), load_site("local"), {"rosenbrock": PROBLEMS["rosenbrock"]}, [sub])
     assert not plan.jobs and plan.rejected and plan.rejected[0].field == "args"
+
+
+@pytest.mark.parametrize("patterns,words", [
+    (["-log_view"], "can never be allowed"),
+    (["-malloc_*"], "can never be allowed"),
+    (["-KSP_TYPE"], "lower case"),
+    (["ksp_type"], "must be an option name"),
+    (["-ksp_*_type"], "must be an option name"),
+])
+def test_problem_json_agent_options_are_checked_when_loaded(tmp_path, patterns, words):
+    import shutil
+
+    from hpcbench.errors import ConfigError
+    from hpcbench.problem import load_problem
+
+    folder = tmp_path / "rosenbrock"
+    shutil.copytree(PROBLEMS["rosenbrock"].folder, folder)
+    prob = json.loads((folder / "problem.json").read_text())
+    prob["agent_options"] = patterns
+    (folder / "problem.json").write_text(json.dumps(prob))
+    with pytest.raises(ConfigError, match=words) as e:
+        load_problem(folder)
+    assert "problem.json" in str(e.value) and "agent_options" in str(e.value)
