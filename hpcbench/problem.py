@@ -9,6 +9,7 @@ A problem folder is `problems/<id>/` with
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 from typing import Annotated, Literal
@@ -33,6 +34,16 @@ class OutputQuantity(Strict):
 
     name: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")]
     description: str
+
+
+# Cases drawn at planning (hpcbench/plan/held_out.py) are named HELD_OUT_PREFIX + k; a check
+# naming HELD_OUT_CASES in its `cases` applies to every one of them.
+HELD_OUT_PREFIX = "held-out-"
+HELD_OUT_CASES = "@held_out"
+
+
+def is_held_out(case: str) -> bool:
+    return case.startswith(HELD_OUT_PREFIX)
 
 
 class TestCase(Strict):
@@ -77,6 +88,62 @@ class Scaling(Strict):
         return self
 
 
+OPTION = r"^-[a-z][a-z0-9_]*$"
+
+
+class HeldOutParam(Strict):
+    """One option of a held-out case, drawn at planning from [min, max]: an integer (a multiple of
+    `multiple_of`) or a real rounded to `digits` significant digits; `log`: log-uniform;
+    `either_sign`: a magnitude in [min, max] with a random sign."""
+
+    option: Annotated[str, Field(pattern=OPTION)]
+    kind: Literal["int", "real"]
+    min: float
+    max: float
+    multiple_of: Annotated[int, Field(ge=1)] = 1
+    log: bool = False
+    either_sign: bool = False
+    digits: Annotated[int, Field(ge=1, le=12)] = 4
+
+    @model_validator(mode="after")
+    def _range(self) -> HeldOutParam:
+        if self.min > self.max:
+            raise ValueError(f"{self.option}: min ({self.min:g}) is above max ({self.max:g})")
+        if (self.log or self.either_sign) and self.min <= 0:
+            raise ValueError(f"{self.option}: log and either_sign need min > 0")
+        if self.kind == "int":
+            if self.either_sign or not (self.min.is_integer() and self.max.is_integer()):
+                raise ValueError(f"{self.option}: an int range needs integer min and max and no either_sign")
+            if math.floor(self.max / self.multiple_of) < math.ceil(self.min / self.multiple_of):
+                raise ValueError(f"{self.option}: no multiple of {self.multiple_of} in [{self.min:g}, {self.max:g}]")
+        elif self.multiple_of != 1:
+            raise ValueError(f"{self.option}: multiple_of is for int options")
+        return self
+
+
+class HeldOut(Strict):
+    """Held-out cases: `cases` of them are drawn per campaign at planning (seeded, recorded in the
+    campaign's snapshot, never in problem.json), each with `args` and one value per param, run at
+    `ranks` by every submission and the reference. The ranges are public: the task says the
+    program must accept these options, and the ranges say for which values."""
+
+    cases: Annotated[int, Field(ge=1, le=8)] = 1
+    ranks: Annotated[list[Annotated[int, Field(ge=1, le=4096)]], Field(min_length=1)] = [1]
+    time_limit_s: Annotated[float, Field(gt=0, le=86400)] = 60.0
+    args: list[str] = []
+    params: Annotated[list[HeldOutParam], Field(min_length=1)]
+
+    @model_validator(mode="after")
+    def _distinct(self) -> HeldOut:
+        names = [p.option for p in self.params]
+        if len(set(names)) != len(names):
+            raise ValueError(f"params: an option appears twice ({names})")
+        fixed = [o for o in names if o in self.args]
+        if fixed:
+            raise ValueError(f"params: {', '.join(fixed)} also in args")
+        return self
+
+
 class Problem(Strict):
     id: str
     title: str
@@ -90,6 +157,11 @@ class Problem(Strict):
     cases: Annotated[list[TestCase], Field(min_length=1)]
     runtime_thresholds_s: tuple[float, float, float, float] = (0.5, 1.0, 2.0, 4.0)
     scaling: Scaling | None = None
+    # What a submission may ask (hpcbench/agent_options.py): option names or prefixes ("-tao_ls_*")
+    # for its `args`, and the rank counts for its `ranks` ("any"; empty: those of the cases).
+    agent_options: list[str] = []
+    allowed_ranks: list[Annotated[int, Field(ge=1, le=65536)]] | Literal["any"] = []
+    held_out: HeldOut | None = None
 
     @field_validator("id")
     @classmethod
@@ -112,11 +184,25 @@ class Problem(Strict):
             raise ValueError("must be four increasing positive seconds t1 < t2 < t3 < t4")
         return v
 
+    @field_validator("agent_options")
+    @classmethod
+    def _agent_options(cls, v: list[str]) -> list[str]:
+        from hpcbench.agent_options import check_pattern
+
+        for i, pattern in enumerate(v):
+            why = check_pattern(pattern)
+            if why:
+                raise ValueError(f"entry {i}: {why}")
+        return v
+
     @model_validator(mode="after")
     def _unique_cases(self) -> Problem:
         names = [c.name for c in self.cases]
         if len(names) != len(set(names)):
             raise ValueError(f"case names must be unique, got {names}")
+        if any(is_held_out(n) for n in names):
+            raise ValueError(f"case names starting with {HELD_OUT_PREFIX!r} are for the held-out cases drawn "
+                             "at planning")
         unknown = [q for q in (self.scaling.outputs if self.scaling else []) if q not in {o.name for o in self.output}]
         if unknown:
             raise ValueError(f"scaling.outputs: {', '.join(unknown)} not in the problem's output")
@@ -125,6 +211,23 @@ class Problem(Strict):
     def public_view(self) -> dict:
         """What may be sent to an agent: problem.json as validated, nothing hidden."""
         return self.model_dump(mode="json")
+
+    def ranks_allowed(self) -> list[int] | None:
+        """The rank counts a submission may ask for (None: any)."""
+        if self.allowed_ranks == "any":
+            return None
+        if self.allowed_ranks:
+            return sorted(self.allowed_ranks)
+        held = self.held_out.ranks if self.held_out else []
+        return sorted({r for c in self.cases for r in c.ranks} | set(held))
+
+    def case_options(self) -> list[str]:
+        """The options the problem's own cases set (`-n`, `-tfinal` ...): never a submission's."""
+        from hpcbench.agent_options import is_option_name
+
+        args = [a for c in self.cases for a in c.args] + (self.held_out.args if self.held_out else [])
+        drawn = [p.option for p in self.held_out.params] if self.held_out else []
+        return sorted({a for a in args if is_option_name(a)} | set(drawn))
 
     def case(self, name: str) -> TestCase:
         for c in self.cases:
@@ -212,9 +315,22 @@ class RefusalSpec(Strict):
     keywords: list[str] = []
 
 
+def applies_to(chk: CompareCheck | SanityCheck | RefinementCheck, case: str) -> bool:
+    """Whether `chk` judges `case`: the cases it names, every public case when it names none.
+    A held-out case only where it names HELD_OUT_CASES, and never by a literal value (that
+    belongs to fixed arguments; held-out ones are drawn at planning)."""
+    if is_held_out(case):
+        literal = isinstance(chk, CompareCheck) and chk.reference.source == "literal"
+        return HELD_OUT_CASES in chk.cases and not literal
+    return not chk.cases or case in chk.cases
+
+
 class Checks(Strict):
     checks: list[Check] = []
     notes: str = ""
+    # The held-out cases' part of the accuracy score (the public cases have the rest): above one
+    # half, so a program right only at the published arguments stays below 0.5.
+    held_out_share: Annotated[float, Field(gt=0, lt=1)] = 0.6
     # "refuse": the refusal set. The right answer is to decline or ask; scored by the refusal
     # evaluator, outside the composite. Kept here, not in problem.json, so no agent sees it.
     expect: Literal["solve", "refuse"] = "solve"
@@ -281,10 +397,27 @@ def load_problem(folder: Path) -> ProblemBundle:
                 folder / "checks.json", f"checks[{i}].quantity",
                 f"{chk.quantity!r} is not in problem.json's output contract {sorted(declared)}",
             )
-        unknown = set(chk.cases) - cases
+        unknown = set(chk.cases) - cases - {HELD_OUT_CASES}
         if unknown:
             raise ConfigError(folder / "checks.json", f"checks[{i}].cases", f"unknown cases {sorted(unknown)}")
+        why = held_out_misuse(chk, problem)
+        if why:
+            raise ConfigError(folder / "checks.json", f"checks[{i}].cases", why)
     return ProblemBundle(problem=problem, checks=checks, folder=folder)
+
+
+def held_out_misuse(chk: CompareCheck | SanityCheck | RefinementCheck, problem: Problem) -> str | None:
+    """Why a check cannot name the held-out cases: their arguments are drawn at planning, so
+    only the reference's run in the same campaign or a physical law can judge them."""
+    if HELD_OUT_CASES not in chk.cases:
+        return None
+    if problem.held_out is None:
+        return f"{HELD_OUT_CASES!r}: problem.json declares no held_out cases"
+    if isinstance(chk, RefinementCheck):
+        return f"{HELD_OUT_CASES!r}: a refinement check needs fixed cases in order"
+    if isinstance(chk, CompareCheck) and chk.reference.source == "literal":
+        return f"{HELD_OUT_CASES!r}: a literal value belongs to fixed arguments (use reference_run)"
+    return None
 
 
 def default_problems_dir() -> Path:
@@ -300,8 +433,15 @@ def known_problem_ids(root: Path | None = None) -> set[str]:
 
 
 def parse_ids(spec: str | None) -> list[str] | None:
-    """`--problems a,b` -> ["a", "b"]; None (all) when not given."""
-    return [p.strip() for p in spec.split(",") if p.strip()] if spec else None
+    """`--problems a,b` -> ["a", "b"]; None (all) when not given. Given but naming nothing
+    (`--problems ""`) is an error: it once meant every problem."""
+    if spec is None:
+        return None
+    ids = [p.strip() for p in spec.split(",") if p.strip()]
+    if not ids:
+        raise ConfigError("--problems", None, f"{spec!r} names no problem; give comma-separated problem ids "
+                                              "(hpcbench problems lists them), or leave the option out for all")
+    return ids
 
 
 def load_problems(root: Path | None = None, ids: list[str] | None = None) -> dict[str, ProblemBundle]:

@@ -55,6 +55,12 @@ class BatchConfig(Strict):
     select_extra: str = ""  # PBS Pro: appended to select=N (ALCF: system=polaris)
     whole_nodes: bool = False  # PBS Pro: nodes are not shared (ALCF), so no ncpus/ngpus in select
     login_node_mpi: bool = False  # `doctor` may start a tiny MPI program where it runs
+    # Scheduler commands (executors/schedcmd.py): a query (sacct, squeue, qstat, scancel ...) or a
+    # submission (sbatch, qsub) not answered within its timeout is tried again `command_tries` times
+    # in all with backoff (a submission only after a connection failure), then reported unreachable.
+    command_timeout_s: float = Field(30.0, ge=1, le=3600)
+    submit_timeout_s: float = Field(120.0, ge=1, le=3600)
+    command_tries: int = Field(3, ge=1, le=20)
 
 
 class VariantConfig(Strict):
@@ -112,6 +118,15 @@ class SiteConfig(Strict):
     def _partitions_known(self) -> SiteConfig:
         self.storage_root = os.path.expandvars(os.path.expanduser(self.storage_root))  # $SCRATCH, ${USER}
         names = [p.name for p in self.partitions]
+        for what, seen in (("variants", [v.name for v in self.variants]), ("partitions", names)):
+            twice = sorted({n for n in seen if seen.count(n) > 1})
+            if twice:
+                raise ValueError(f"{what}: {', '.join(map(repr, twice))} named twice; each name picks one")
+        if not self.variants:
+            raise ValueError("variants: empty; a site needs at least one PETSc variant (name, petsc_dir)")
+        for b in self.isolation_binds:
+            if not os.path.isabs(os.path.expandvars(b)):
+                raise ValueError(f"isolation_binds: {b!r} is not an absolute path")
         for i, v in enumerate(self.variants):
             if v.partition and v.partition not in names:
                 raise ValueError(f"variants.{i}.partition: {v.partition!r} is not one of the site's partitions "

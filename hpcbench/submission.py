@@ -10,13 +10,16 @@ import json
 import os
 import re
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from hpcbench.agent_options import args_refusal, ranks_refusal
 from hpcbench.errors import format_validation_error
+from hpcbench.problem import Problem
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
 SOURCE_SUFFIXES = (".c", ".h", ".cu", ".cxx", ".hpp", ".cuh")
@@ -190,11 +193,60 @@ class Rejected:
         return {"path": display_path(self.path), "field": self.field, "reason": self.reason}
 
 
+MAX_META_DEPTH = 32  # metadata is a few levels deep; Python's json recurses (RecursionError at ~1000)
+MAX_META_INT_DIGITS = 30
+
+
+def _nesting_depth(text: str) -> int:
+    """How deeply JSON text nests arrays and objects, counted without recursion (strings skipped)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+class _NotPlainJson(ValueError):
+    pass
+
+
+def _plain_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_META_INT_DIGITS:
+        raise _NotPlainJson(f"holds an integer of {len(text)} digits")
+    return int(text)
+
+
+def _no_constant(name: str) -> float:
+    raise _NotPlainJson(f"holds {name}, which is not JSON")
+
+
+def parse_meta(data: bytes) -> object:
+    """submission.json's bytes as JSON, bounded: nesting, integer size and NaN/Infinity are refused
+    (ValueError with the reason) before Python's recursive decoder or int() could fail on them."""
+    text = data.decode("utf-8")
+    if _nesting_depth(text) > MAX_META_DEPTH:
+        raise _NotPlainJson(f"nests arrays or objects deeper than {MAX_META_DEPTH} levels")
+    return json.loads(text, parse_int=_plain_int, parse_constant=_no_constant)
+
+
 def _read_meta(folder: Path) -> dict | Rejected:
     """submission.json as a JSON object, or why it cannot be one."""
     meta_path = folder / "submission.json"
     try:
-        raw = json.loads(read_untrusted(folder, "submission.json", MAX_META_BYTES).decode("utf-8"))
+        raw = parse_meta(read_untrusted(folder, "submission.json", MAX_META_BYTES))
     except FileNotFoundError:
         return Rejected(meta_path, None, "file not found")
     except UnsafeFile as e:
@@ -205,6 +257,8 @@ def _read_meta(folder: Path) -> dict | Rejected:
         return Rejected(meta_path, None, "not UTF-8 text")
     except json.JSONDecodeError as e:
         return Rejected(meta_path, None, f"malformed JSON at line {e.lineno} column {e.colno}: {e.msg}")
+    except (_NotPlainJson, RecursionError) as e:
+        return Rejected(meta_path, None, str(e) if isinstance(e, _NotPlainJson) else "nested too deeply")
     if not isinstance(raw, dict):
         return Rejected(meta_path, None, "must be a JSON object")
     try:  # "\udcff" is valid JSON but no UTF-8: it would stop campaign.json and the specs being written
@@ -255,11 +309,43 @@ def _sources_rejected(folder: Path, meta: Submission) -> Rejected | None:
     return None
 
 
+def request_refusal(args: list[str], ranks: list[int], problem: Problem) -> tuple[str, str] | None:
+    """(field, reason) when a submission's `args` or `ranks` ask what its problem does not allow."""
+    why = args_refusal(args, problem.agent_options, problem.case_options())
+    if why:
+        return "args", why
+    why = ranks_refusal(ranks, problem.ranks_allowed())
+    return ("ranks", why) if why else None
+
+
+def request_rejected(sub: LoadedSubmission, problem: Problem) -> Rejected | None:
+    """The rejection of a loaded submission whose args or ranks its problem does not allow."""
+    if sub.meta.refused or sub.meta.generation_error:
+        return None
+    bad = request_refusal(sub.meta.args, sub.meta.ranks, problem)
+    return Rejected(sub.folder / "submission.json", *bad) if bad else None
+
+
 def load_submission(folder: Path, agent: str | None = None, problem: str | None = None,
                     known_problems: set[str] | None = None, attempt: str | None = None,
-                    reserved: frozenset[str] = frozenset()) -> LoadedSubmission | Rejected:
+                    reserved: frozenset[str] = frozenset(), problems: Mapping[str, Problem] | None = None
+                    ) -> LoadedSubmission | Rejected:
     """`reserved`: agent names a user's submission may not take (the bundled reference
-    and sample agents, hpcbench.agents.reserved_agent_names)."""
+    and sample agents, hpcbench.agents.reserved_agent_names). `problems`: the problems whose
+    `agent_options` and `allowed_ranks` the submission's args and ranks must keep to.
+    Whatever the folder holds, the answer is a LoadedSubmission or a Rejected naming it:
+    one bad submission never stops a campaign."""
+    try:
+        return _load_submission(folder, agent, problem, known_problems, attempt, reserved, problems)
+    except Exception as e:  # a case the checks above did not foresee: still this submission's, named
+        return Rejected(Path(folder) / "submission.json", None,
+                        f"cannot be loaded ({type(e).__name__}: {str(e)[:200]})")
+
+
+def _load_submission(folder: Path, agent: str | None = None, problem: str | None = None,
+                    known_problems: set[str] | None = None, attempt: str | None = None,
+                    reserved: frozenset[str] = frozenset(), problems: Mapping[str, Problem] | None = None
+                    ) -> LoadedSubmission | Rejected:
     folder = Path(folder)
     meta_path = folder / "submission.json"
     raw = _read_meta(folder)
@@ -281,6 +367,8 @@ def load_submission(folder: Path, agent: str | None = None, problem: str | None 
                        "not an attempt of the agent: generate it again (hpcbench retry, or generate)")
     if bad is None and not (meta.refused or meta.generation_error):
         bad = _sources_rejected(folder, meta)
+    if bad is None and problems is not None and meta.problem in problems:
+        bad = request_rejected(LoadedSubmission(meta, folder), problems[meta.problem])
     return bad or LoadedSubmission(meta, folder)
 
 
@@ -298,9 +386,9 @@ def _subdirs(folder: Path, bad: list[Rejected]) -> list[Path]:
     return out
 
 
-def load_tree(root: Path, known_problems: set[str], reserved: frozenset[str] = frozenset()
-              ) -> tuple[list[LoadedSubmission], list[Rejected]]:
-    """Every `<agent>/<problem>/<attempt>/` under `root`."""
+def load_tree(root: Path, known_problems: set[str], reserved: frozenset[str] = frozenset(),
+              problems: Mapping[str, Problem] | None = None) -> tuple[list[LoadedSubmission], list[Rejected]]:
+    """Every `<agent>/<problem>/<attempt>/` under `root` (`problems`: see load_submission)."""
     root = Path(root)
     if not root.is_dir():
         return [], [Rejected(root, None, "submission tree not found")]
@@ -320,7 +408,8 @@ def load_tree(root: Path, known_problems: set[str], reserved: frozenset[str] = f
                 bad.append(Rejected(prob_dir, None, f"unknown problem {display_path(prob_dir.name)!r}"))
                 continue
             for att in _subdirs(prob_dir, bad):
-                res = load_submission(att, agent_dir.name, prob_dir.name, known_problems, att.name, reserved)
+                res = load_submission(att, agent_dir.name, prob_dir.name, known_problems, att.name, reserved,
+                                      problems)
                 (ok if isinstance(res, LoadedSubmission) else bad).append(res)  # type: ignore[arg-type]
     return ok, bad
 
@@ -330,4 +419,5 @@ def reference_submission(bundle_folder: Path, problem_id: str) -> LoadedSubmissi
 
 
 __all__ = ["Submission", "LoadedSubmission", "Rejected", "UnsafeFile", "load_submission", "load_tree",
+           "request_refusal", "request_rejected",
            "reference_submission", "check_file_name", "format_validation_error", "read_untrusted", "display_path"]

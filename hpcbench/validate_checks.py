@@ -209,7 +209,9 @@ def _submissions(libs: dict, bundles: dict, out: Path, only: set[str] | None) ->
             for prog in getattr(lib, kind):
                 if only and prog.name not in only:
                     continue
-                got = load_submission(out / "programs" / kind / pid / prog.name, kind, pid, None, prog.name)
+                # a variant's args must be ones the problem lets a submission set, as any submission's
+                got = load_submission(out / "programs" / kind / pid / prog.name, kind, pid, None, prog.name,
+                                      problems={pid: bundles[pid].problem})
                 if not hasattr(got, "meta"):
                     raise ConfigError(got.path, got.field, got.reason)
                 subs.append(got)

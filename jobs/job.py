@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from hpcbench.jobs import interrupt, resume, slots
+from hpcbench.jobs import diskfull, interrupt, resume, slots
 from hpcbench.jobs.api_snapshot import ensure_petsc_api
 from hpcbench.jobs.build import BINARY_NAME, build_submission
 from hpcbench.jobs.capture import run_captured
@@ -101,8 +101,9 @@ VALGRIND_RUNS = 10  # a valgrind run takes about as long as this many plain runs
 def planned_runs(spec: JobSpec) -> float:
     """The job's runs counted by the cores each keeps busy: what is left of it, times the
     mean length of its runs so far, is the work it has left (its core-slot priority)."""
-    runs = sum((1 + spec.timing_repeats) * spec.cores_for(c.ranks) for c in spec.runs)
-    runs += sum(spec.timing_repeats * spec.cores_for(r) for r in {c.ranks for c in spec.runs})  # null runs
+    runs = sum((1 + spec.repeats_of(c)) * spec.cores_for(c.ranks) for c in spec.runs)
+    timed = {c.ranks for c in spec.runs if spec.repeats_of(c)}
+    runs += sum(spec.timing_repeats * spec.cores_for(r) for r in timed)  # null runs
     if spec.valgrind and spec.runs:
         runs += VALGRIND_RUNS * min(spec.cores_for(c.ranks) for c in spec.runs)
     return float(runs)
@@ -136,7 +137,7 @@ class Runner:
 
     def skip(self, case: CaseRun) -> None:
         """A case finished by an earlier try: its runs are not left to do."""
-        self.runs_left = max(0.0, self.runs_left - (1 + self.spec.timing_repeats) * self.spec.cores_for(case.ranks))
+        self.runs_left = max(0.0, self.runs_left - (1 + self.spec.repeats_of(case)) * self.spec.cores_for(case.ranks))
 
     def bounds(self, kind: str, case: str, ranks: int) -> tuple[float, float]:
         """(shortest, longest) this run can take, from the clean runs of the same program, case and
@@ -260,15 +261,16 @@ def run_job(spec: JobSpec, previous: JobResult | None = None) -> JobResult:
     runner = Runner(spec, petsc, build_dir, log_dir)
     nulls: dict[int, list[RunResult]] = {}
     for case in spec.runs:
-        kept = resume.finished_case(previous, case, spec.timing_repeats)
+        repeats = spec.repeats_of(case)
+        kept = resume.finished_case(previous, case, repeats)
         if kept is not None:  # finished by an earlier, stopped try of this job: not redone
             runner.skip(case)
             result.extra["resumed_runs"] = str(int(result.extra.get("resumed_runs", "0")) + len(kept))
         first = kept[0] if kept is not None else runner.instrumented(binary, case)
         result.runs.append(first)
-        if first.exit_code != 0:
+        if first.exit_code != 0 or not repeats:
             continue  # a failed run is its own evidence; timing it measures nothing
-        timing = kept[1:] if kept is not None else [runner.timing(binary, case, i) for i in range(spec.timing_repeats)]
+        timing = kept[1:] if kept is not None else [runner.timing(binary, case, i) for i in range(repeats)]
         result.runs += timing
         null_kept = resume.finished_nulls(previous, case.ranks, spec.timing_repeats)
         if case.ranks not in nulls and null_kept is not None:
@@ -315,19 +317,44 @@ def main(argv: list[str] | None = None) -> int:
     spec = JobSpec.model_validate_json(Path(argv[0]).read_text())
     aside = cancelled_path(spec)
     previous = resume.previous_partial(spec)  # removes the set-aside records it read
+    watch = diskfull.FullWatch(Path(spec.work_dir))
     try:
-        result = run_job(spec, previous)
+        with watch:
+            result = run_job(spec, previous)
     except interrupt.Interrupted as stop:  # walltime near or cancelled: keep what finished
         result = interrupt.partial_record(spec, stop)
     except Exception as e:  # the record says why rather than the job vanishing
+        if diskfull.is_disk_full_error(e):
+            return _disk_full(spec, f"{type(e).__name__}: {e}")
         result = JobResult(job_id=spec.job_id, agent=spec.agent, problem=spec.problem, attempt=spec.attempt,
                            status="error", reason=f"{type(e).__name__}: {e}", finished=now())
+    if _failed_somewhere(result) and watch.seen_full:
+        return _disk_full(spec, "a build or run failed while the file system was full")
     # A cancelled job has no result: its partial record stays beside the job, and
     # `submit --resume` reruns it because records/ has nothing for it.
-    save_model(aside if result.status == "cancelled" else Path(spec.record_path), compact(result))
+    try:
+        save_model(aside if result.status == "cancelled" else Path(spec.record_path), compact(result))
+    except OSError as e:
+        if not diskfull.is_disk_full_error(e):
+            raise
+        return _disk_full(spec, f"its record could not be written ({e.strerror or e})")
     if result.status != "cancelled" and not spec.keep_work:
         remove_work(spec)
     return 0
+
+
+def _failed_somewhere(result: JobResult) -> bool:
+    return (result.status == "error" or (result.build is not None and result.build.exit_code != 0)
+            or any(r.exit_code != 0 for r in result.runs))
+
+
+def _disk_full(spec: JobSpec, what: str) -> int:
+    """A full file system is no result of the program's: no record (the job is rerun once there
+    is room), its work folder freed, the driver told by the exit status."""
+    remove_work(spec)
+    print(f"hpcbench job {spec.job_id}: stopped: {diskfull.full_message(Path(spec.work_dir), what)}; "
+          "no record written (the job runs again on resume)", file=sys.stderr)
+    return diskfull.EXIT_DISK_FULL
 
 
 def remove_work(spec: JobSpec) -> None:

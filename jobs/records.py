@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import tempfile
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 RECORD_SCHEMA = 1
 
@@ -45,6 +47,13 @@ class Limits(Model):
         return self
 
 
+# Environment names that never reach an untrusted step (jobs/sandbox.step_env), whoever sets them:
+# they name credentials, or (PETSC_OPTIONS) would change every program's options.
+SECRET_ENV = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|COOKIE|AUTH", re.I)
+DENIED_ENV = frozenset({"PETSC_OPTIONS"})
+TEMPLATE_FIELDS = {"ranks": 2, "ppn": 2, "depth": 1}
+
+
 class Launcher(Model):
     """How ranks are started. `template` is split into argv after formatting with
     {ranks}, {ppn}, {depth}; the program and its args are appended."""
@@ -52,6 +61,39 @@ class Launcher(Model):
     template: str = Field("mpiexec -n {ranks}", min_length=1)
     oversubscribe_flag: str = "--oversubscribe"  # added when ranks exceed the cores
     env: dict[str, str] = {}
+
+    @field_validator("template")
+    @classmethod
+    def _template(cls, v: str) -> str:
+        fields = ", ".join("{" + k + "}" for k in TEMPLATE_FIELDS)
+        try:
+            text = v.format(**TEMPLATE_FIELDS)
+        except KeyError as e:
+            raise ValueError(f"unknown field {{{e.args[0]}}} in {v!r}: a template may use {fields}") from None
+        except (IndexError, ValueError) as e:
+            raise ValueError(f"{v!r} does not format ({e}): a template may use {fields}, and writes a "
+                             "literal brace twice") from None
+        try:
+            argv = shlex.split(text)
+        except ValueError as e:
+            raise ValueError(f"{v!r} does not split into words like a shell line ({e}: an unbalanced quote?)"
+                             ) from None
+        if not argv:
+            raise ValueError("the template names no command")
+        return v
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, v: dict[str, str]) -> dict[str, str]:
+        for k, val in v.items():
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) or "\x00" in val:
+                raise ValueError(f"{k!r}: not an environment variable name (letters, digits, '_'), or a NUL in "
+                                 "its value")
+            if SECRET_ENV.search(k) or k in DENIED_ENV:
+                raise ValueError(f"{k!r}: a name like this never reaches the sandbox of a build or run "
+                                 "(credentials, PETSC_OPTIONS: docs/security.md); it would be dropped, so it "
+                                 "is refused here")
+        return v
 
 
 IsolationLevel = Literal["bwrap", "apptainer", "none"]
@@ -81,6 +123,9 @@ class CaseRun(Model):
     args: list[str]
     ranks: int = Field(ge=1)
     time_limit_s: float = Field(gt=0)
+    # Timed runs of this case; None: the job's timing_repeats. Held-out cases (drawn at planning)
+    # are checked, not timed: 0.
+    repeats: int | None = Field(None, ge=0, le=100)
 
 
 class JobSpec(Model):
@@ -111,6 +156,10 @@ class JobSpec(Model):
     def width(self) -> int:
         """Ranks the job needs at once (its resource shape)."""
         return max((r.ranks for r in self.runs), default=1)
+
+    def repeats_of(self, case: CaseRun) -> int:
+        """How many timed runs follow `case`'s instrumented one."""
+        return self.timing_repeats if case.repeats is None else case.repeats
 
     def cores_for(self, ranks: int) -> int:
         """Cores a run of `ranks` ranks keeps busy (more ranks than cores share them)."""

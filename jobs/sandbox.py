@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hpcbench.jobs.records import Isolation
+from hpcbench.jobs.records import DENIED_ENV, SECRET_ENV, Isolation
 from hpcbench.petsc_env import PetscInstall
 
 # Caller's variables a step may see: toolchain and library paths, locale, and what
@@ -42,9 +42,11 @@ ENV_PREFIXES = (
     "OMP_", "KMP_", "GOMP_", "CUDA_", "NVIDIA_", "ROCR_", "HIP_", "HSA_", "ZE_", "SYCL_",
     "ONEAPI_DEVICE_", "CRAY_", "PE_", "NCCL_",
 )
-# Whatever an allowed prefix lets through, these never pass: they name credentials.
-SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|COOKIE|AUTH", re.I)
-DENIED = frozenset({"PETSC_OPTIONS"})  # options the submitting user left around change the program
+# Whatever an allowed prefix lets through, these never pass: they name credentials; PETSC_OPTIONS
+# left around by the submitting user would change the program (both from records.py: the site's
+# launcher.env is checked against them when the site file is loaded).
+SECRET = SECRET_ENV
+DENIED = DENIED_ENV
 
 # /etc: what compilers, Open MPI/MPICH, the dynamic linker and getpwuid read.
 # Not all of /etc: it holds keys (munge, ssh) and shadow files that root could read.
@@ -63,7 +65,7 @@ def step_env(extra: Mapping[str, str], base: Mapping[str, str] | None = None) ->
            if (k in ENV_NAMES or k.startswith(ENV_PREFIXES)) and not SECRET.search(k)}
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     env.update(HOME="/tmp", TMPDIR="/tmp")
-    env.update(extra)
+    env.update({k: v for k, v in extra.items() if not SECRET.search(k)})  # a site's launcher.env included
     for k in DENIED:
         env.pop(k, None)
     return env

@@ -97,7 +97,7 @@ class _Recorder:
 
 # ----------------------------------------------------------------------------- purple agent, protocol 0.3
 
-def purple_success(files: dict[str, str], nsize: int = 1, cli_args: str = "") -> dict[str, Any]:
+def purple_success(files: dict[str, str], nsize: int = 3, cli_args: str = "") -> dict[str, Any]:
     """The purple agent's success Message, raw source text in `bytes` (as measured)."""
     from a2a.compat.v0_3 import types as t
 

@@ -26,7 +26,7 @@ from tests.a2a_servers import (
 
 SRC = ("#include <petscsys.h>\nint main(int argc, char **argv)\n{\n"
        "  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));\n  PetscCall(PetscFinalize());\n  return 0;\n}\n")
-BUNDLES = load_problems(None, ["vec-scatter", "rosenbrock"])
+BUNDLES = load_problems(None, ["vec-scatter", "scatter-cuda"])
 KNOWN = {p.name for p in data_path("problems").iterdir() if (p / "problem.json").is_file()}
 
 
@@ -47,12 +47,13 @@ def _v03(kind_parts):
 
 
 def test_purple_format_on_protocol_0_3(tmp_path):
-    with PurpleServer(lambda params: purple_success({"main.c": SRC, "util.h": "#define N 3\n"}, 3, "-N 10")) as srv:
+    files = {"main.c": SRC, "util.h": "#define N 3\n"}
+    with PurpleServer(lambda params: purple_success(files, 3, "-sf_type basic")) as srv:
         summary = _gen(srv.url, tmp_path)
     assert summary.written["ok"] == 1 and summary.agents == ["purple_agent"]
     meta = _meta(tmp_path, "purple_agent")
     assert meta.entry == "main.c" and meta.files == ["main.c", "util.h"]
-    assert meta.ranks == [3] and meta.args == ["-N", "10"]
+    assert meta.ranks == [3] and meta.args == ["-sf_type", "basic"]
     assert meta.generation.turns == 1 and meta.generation.latency_s > 0
     extra = meta.generation.model_extra
     assert extra["protocol"] == "0.3.0" and "raw text in a base64 field" in extra["wire_notes"][0]
@@ -68,18 +69,18 @@ def test_purple_format_on_protocol_0_3(tmp_path):
 
 def test_data_part_task_on_sdk_1x_with_usage(tmp_path):
     answer = {"files": [{"name": "main.c", "content": SRC}], "entry": "main.c", "ranks": [3],
-              "args": ["-vec_view"], "generation": {"prompt_tokens": 1200, "completion_tokens": 800,
+              "args": ["-sf_type", "window"], "generation": {"prompt_tokens": 1200, "completion_tokens": 800,
                                                     "cost_usd": 0.0125}}
     with SdkServer(data_part_executor(lambda text: answer), name="data agent/v1") as srv:
-        summary = _gen(srv.url, tmp_path, problems=("vec-scatter", "rosenbrock"))
+        summary = _gen(srv.url, tmp_path, problems=("vec-scatter", "scatter-cuda"))
         # Resumable: a second run finds both attempts done and sends nothing.
         n = len(srv.bodies)
-        again = _gen(srv.url, tmp_path, problems=("vec-scatter", "rosenbrock"))
+        again = _gen(srv.url, tmp_path, problems=("vec-scatter", "scatter-cuda"))
         assert again.skipped == 2 and sum(again.written.values()) == 0
         assert len([b for b in srv.bodies[n:] if b.startswith(b"POST")]) == 0
     assert summary.written["ok"] == 2
-    meta = _meta(tmp_path, "data_agent_v1", "rosenbrock")
-    assert meta.ranks == [3] and meta.args == ["-vec_view"] and meta.files == ["main.c"]
+    meta = _meta(tmp_path, "data_agent_v1", "scatter-cuda")
+    assert meta.ranks == [3] and meta.args == ["-sf_type", "window"] and meta.files == ["main.c"]
     assert (meta.generation.prompt_tokens, meta.generation.completion_tokens) == (1200, 800)
     assert meta.generation.cost_usd == pytest.approx(0.0125)
     assert meta.generation.model_extra["protocol"] == "1.0"
@@ -88,7 +89,7 @@ def test_data_part_task_on_sdk_1x_with_usage(tmp_path):
 
 
 def test_sdk_server_on_protocol_0_3_through_the_compat_layer(tmp_path):
-    answer = {"files": [{"name": "main.c", "content": SRC}], "entry": "main.c", "ranks": [1]}
+    answer = {"files": [{"name": "main.c", "content": SRC}], "entry": "main.c", "ranks": [3]}
     with SdkServer(data_part_executor(lambda text: answer), name="legacy", protocol="0.3") as srv:
         _gen(srv.url, tmp_path)
         req = json.loads(next(b for b in srv.bodies if b.startswith(b"POST")).split(b"\n", 1)[1])
@@ -103,7 +104,7 @@ def test_task_with_base64_artifacts_and_file_by_uri(tmp_path):
     def script(params):
         task = t.Task(id="t1", context_id="c1", status=t.TaskStatus(state=t.TaskState.completed), artifacts=[
             t.Artifact(artifact_id="a1", parts=_v03([
-                t.TextPart(text="nsize: 2\ncli_args: -ksp_type cg\n"),
+                t.TextPart(text="nsize: 3\ncli_args: -sf_type basic\n"),
                 t.FilePart(file=t.FileWithBytes(bytes=base64.b64encode(SRC.encode()).decode(), name="main.c")),
                 t.FilePart(file=t.FileWithUri(uri=f"{srv.url}/files/extra.h", name="extra.h"))]))])
         return task.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -113,7 +114,7 @@ def test_task_with_base64_artifacts_and_file_by_uri(tmp_path):
         _gen(srv.url, tmp_path)
     meta = _meta(tmp_path, "task_agent")
     assert meta.generation_error == "", meta.generation_error
-    assert meta.files == ["extra.h", "main.c"] and meta.ranks == [2] and meta.args == ["-ksp_type", "cg"]
+    assert meta.files == ["extra.h", "main.c"] and meta.ranks == [3] and meta.args == ["-sf_type", "basic"]
     assert (tmp_path / "task_agent/vec-scatter/1/main.c").read_text() == SRC
     assert (tmp_path / "task_agent/vec-scatter/1/extra.h").read_text() == "#define EXTRA 1\n"
 
@@ -196,7 +197,7 @@ def test_unreachable_agent_is_an_error_for_every_attempt_and_the_campaign_goes_o
         summary = asyncio.run(generate(agents, BUNDLES, 2, tmp_path, concurrency=3, timeout_s=5))
     assert summary.written["failed"] == 0 and summary.written["ok"] == 4 and len(summary.errors) == 4
     assert {e.kind for e in summary.errors} == {"unreachable"} and all("agent card" in e.cause for e in summary.errors)
-    assert not (tmp_path / agents[0].name / "rosenbrock" / "2" / "submission.json").exists()
+    assert not (tmp_path / agents[0].name / "scatter-cuda" / "2" / "submission.json").exists()
     assert len(read_errors(tmp_path)) == 4
 
 
@@ -207,7 +208,7 @@ def test_agents_see_only_public_fields(tmp_path):
     with PurpleServer(lambda p: purple_success({"main.c": SRC})) as purple, \
             SdkServer(data_part_executor(lambda text: answer)) as sdk:
         for srv in (purple, sdk):
-            _gen(srv.url, tmp_path / srv.url.rsplit(":", 1)[1], problems=("vec-scatter", "rosenbrock"))
+            _gen(srv.url, tmp_path / srv.url.rsplit(":", 1)[1], problems=("vec-scatter", "scatter-cuda"))
         bodies = purple.bodies + sdk.bodies
     raw = b"\n".join(bodies)
     strings: list[str] = []
@@ -256,7 +257,7 @@ def test_agents_see_only_public_fields(tmp_path):
 
 def test_generation_is_concurrent_up_to_the_limit(tmp_path):
     with PurpleServer(lambda p: ("sleep", 0.4, purple_success({"main.c": SRC}))) as srv:
-        summary = _gen(srv.url, tmp_path, problems=("vec-scatter", "rosenbrock"), attempts=3, concurrency=2)
+        summary = _gen(srv.url, tmp_path, problems=("vec-scatter", "scatter-cuda"), attempts=3, concurrency=2)
         most = srv.state["max_inflight"]
     assert summary.written["ok"] == 6
     assert most == 2  # never more than --concurrency at once, and it did run attempts side by side
@@ -270,7 +271,7 @@ def test_sdk_1x_message_with_raw_parts_and_telemetry(tmp_path):
         from a2a.helpers import new_data_part, new_raw_part, new_text_part
         from a2a.types import Message, Role
 
-        parts = [new_text_part("Code generation successful ✅\nnsize: 2\ncli_args: -n 40\n"),
+        parts = [new_text_part("Code generation successful ✅\nnsize: 3\ncli_args: -sf_type basic\n"),
                  new_data_part({"schema_version": 1, "input_tokens": 321, "output_tokens": 123, "cost_usd": 0.004}),
                  new_raw_part(SRC.encode(), filename="main.c", media_type="text/plain")]
         await event_queue.enqueue_event(Message(role=Role.ROLE_AGENT, message_id="m1",
@@ -279,7 +280,7 @@ def test_sdk_1x_message_with_raw_parts_and_telemetry(tmp_path):
     with SdkServer(execute, name="purple_v1") as srv:
         _gen(srv.url, tmp_path)
     meta = _meta(tmp_path, "purple_v1")
-    assert meta.files == ["main.c"] and meta.ranks == [2] and meta.args == ["-n", "40"], meta.generation_error
+    assert meta.files == ["main.c"] and meta.ranks == [3] and meta.args == ["-sf_type", "basic"], meta.generation_error
     assert (meta.generation.prompt_tokens, meta.generation.completion_tokens) == (321, 123)
     assert "wire_notes" not in meta.generation.model_extra  # proper base64 this time
     assert (tmp_path / "purple_v1/vec-scatter/1/main.c").read_text() == SRC
@@ -295,7 +296,7 @@ def test_working_task_is_polled_until_done(tmp_path):
 
     def script(params):
         srv.state["tasks"] = {"t9": [task(t.TaskState.working),
-                                     task(t.TaskState.completed, [_text("nsize: 1"), _file("main.c", SRC)])]}
+                                     task(t.TaskState.completed, [_text("nsize: 3"), _file("main.c", SRC)])]}
         return task(t.TaskState.submitted)
 
     with PurpleServer(script, name="slow agent") as srv:
@@ -318,7 +319,7 @@ def test_repair_over_a2a_keeps_the_context(tmp_path):
         msg = params["message"]
         contexts.append(msg.get("contextId", ""))
         src = SRC if len(contexts) > 1 else SRC.replace("PetscFinalize", "PetscFinalise")
-        out = purple_success({"main.c": src}, 1, "")
+        out = purple_success({"main.c": src}, 3, "")
         out["contextId"] = msg.get("contextId") or "ctx-1"
         return out
 

@@ -25,6 +25,18 @@ def _answer(src=SRC, **kw):
     return {"files": [{"name": "main.c", "content": src}], "entry": "main.c", "ranks": [3], "args": [], **kw}
 
 
+def test_an_answer_asking_for_what_the_problem_does_not_allow_is_the_agents_failure(openai_server, tmp_path):
+    """Disallowed args or ranks never reach a run: the attempt is a failed generation, named."""
+    openai_server.default = Reply.json(_answer(args=["-prefix_push", "x_"]))
+    _, meta = _run(openai_server, tmp_path / "a")
+    assert meta.generation_error_kind == "disallowed_request" and "prefix" in meta.generation_error
+    openai_server.default = Reply.json(_answer(ranks=[7]))
+    _, meta = _run(openai_server, tmp_path / "b")
+    assert meta.generation_error_kind == "disallowed_request" and "ranks: 7" in meta.generation_error
+    prompt = openai_server.requests[-1].body["messages"][-1]["content"]
+    assert 'What "args" may hold: -sf_type' in prompt and 'What "ranks" may hold: 3' in prompt
+
+
 def _run(srv, out, agent=None, **kw):
     agent = agent or LitellmAgent(MODEL, base_url=srv.base_url, num_retries=0, **kw)
     summary = asyncio.run(generate([agent], BUNDLES, 1, out, concurrency=2, timeout_s=60))
@@ -105,7 +117,7 @@ def test_repair_feeds_compiler_errors_back_and_sums_turns(openai_server, tmp_pat
 def test_generate_cli_with_base_url(openai_server, tmp_path):
     from tests.conftest import hpcbench
 
-    openai_server.default = Reply.json(_answer())
+    openai_server.default = Reply.json(_answer(ranks=[]))  # vec-scatter runs at 3 ranks, rosenbrock at 1
     out = hpcbench("generate", "--agent", f"litellm:{MODEL}", "--base-url", openai_server.base_url,
                    "--problems", "vec-scatter,rosenbrock", "--attempts", "2", "--max-tokens", "20000",
                    "--out", str(tmp_path)).stdout

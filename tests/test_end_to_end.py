@@ -6,6 +6,7 @@ import re
 import h5py
 import pytest
 
+from hpcbench.plan.held_out import read_draw
 from hpcbench.problem import load_problems
 from hpcbench.store import tables
 from hpcbench.store.scorings import list_scorings, read_scoring
@@ -49,7 +50,9 @@ def test_reference_ran_every_case_at_every_rank_count(sample_campaign):
         sid = int(subs[(subs.agent == "reference") & (subs.problem == pid)].sub_id.iloc[0])
         mine = runs[(runs.sub_id == sid) & (runs.kind == "instrumented") & (runs.exit_code == 0)]
         seen = set(zip(mine["case"], mine["ranks"].astype(int), strict=True))
-        want = {(c.name, r) for c in b.problem.cases for r in c.ranks}
+        drawn = read_draw(sample_campaign)[1].get(pid, [])  # the held-out cases, drawn at planning
+        assert drawn, pid
+        want = {(c.name, r) for c in [*b.problem.cases, *drawn] for r in c.ranks}
         assert seen == want, pid
         assert len(lv[(lv.sub_id == sid) & (lv.run == 0)]) > 0
 

@@ -242,10 +242,12 @@ def test_sacct_down_falls_back_to_squeue_and_scontrol(slurm_cluster, tmp_path, m
                                 "Connection refused' >&2\nexit 1\n")
     (shim / "sacct").chmod(0o755)
     monkeypatch.setenv("PATH", f"{shim}:{os.environ['PATH']}")
+    from hpcbench.executors.schedcmd import Policy
+
     backend = SlurmBackend(load_site("ci-slurm"), tmp_path, tmp_path)
-    backend.sacct_backoff_s = 0.0
+    backend.query = Policy(timeout_s=30, tries=3, backoff_s=0.01)
     assert backend.poll([sid])[sid].state in ("PENDING", "RUNNING", "CONFIGURING")
-    assert backend.sacct_failures == backend.sacct_tries  # retried, then fell back
+    assert backend.sacct_failures == 1  # retried (schedcmd), then fell back
     for _ in range(60):
         state = backend.poll([sid])[sid].state
         if state not in ("PENDING", "RUNNING", "CONFIGURING", "COMPLETING"):

@@ -7,7 +7,12 @@ and to exist: a quantity that does not change with the grid did not converge.
 
 A check's score is the mean over its cases of each case's worst rank count: the
 answer must be right at every rank count, so a program right on one rank and
-wrong on two is wrong, not half right."""
+wrong on two is wrong, not half right.
+
+Held-out cases (drawn at planning, hpcbench/plan/held_out.py) are judged by the checks
+that name them, against the reference's run at the same drawn arguments, and weigh
+`held_out_share` of the score: a program that prints the published cases' answers
+without solving fails them."""
 
 from __future__ import annotations
 
@@ -16,7 +21,7 @@ import math
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, register
 from hpcbench.evaluators.output_contract import parse_quantities
 from hpcbench.jobs.records import JobResult
-from hpcbench.problem import CompareCheck, RefinementCheck, SanityCheck
+from hpcbench.problem import CompareCheck, RefinementCheck, SanityCheck, applies_to, is_held_out
 
 
 def outputs(record: JobResult | None) -> dict[tuple[str, int], dict[str, list[float]]]:
@@ -103,14 +108,14 @@ def _refinement_scores(chk: RefinementCheck, label: str, mine: dict, details: li
     return [s]
 
 
-def _case_scores(chk, label: str, mine: dict, ref: dict, details: list[dict], unscored: list[str]) -> list[float]:
+def _case_scores(chk, label: str, mine: dict, ref: dict, details: list[dict], unscored: list[str]
+                 ) -> dict[str, float]:
     """A sanity or compare check: per case the worst score over its rank counts."""
-    cases = set(chk.cases)
     worst: dict[str, float] = {}
     for (case, ranks), q in sorted(mine.items()):
-        if cases and case not in cases:
+        if not applies_to(chk, case):
             continue
-        where = f"case {case} at {ranks} ranks"
+        where = f"{'held-out ' if is_held_out(case) else ''}case {case} at {ranks} ranks"
         value = q.get(chk.quantity)
         if value is None:
             s, why = 0.0, f"did not print '{chk.quantity}:'"
@@ -127,8 +132,9 @@ def _case_scores(chk, label: str, mine: dict, ref: dict, details: list[dict], un
                 continue
             s, why = compare_score(value, target, chk)
         worst[case] = min(s, worst.get(case, 1.0))
-        details.append({"check": label, "case": case, "ranks": ranks, "score": round(s, 4), "why": why})
-    return list(worst.values())
+        details.append({"check": label, "case": case, "ranks": ranks, "score": round(s, 4), "why": why,
+                        **({"held_out": True} if is_held_out(case) else {})})
+    return worst
 
 
 @register
@@ -144,27 +150,55 @@ class NumericalAccuracy(Evaluator):
             return self.unscored("no successful run to check")
         ref = outputs(ctx.reference)
         details: list[dict] = []
-        total_w = total = 0.0
         unscored: list[str] = []
-        for chk in ctx.checks.checks:
-            label = getattr(chk, "name", "") or f"{chk.kind}:{chk.quantity}"
-            if isinstance(chk, RefinementCheck):
-                scores = _refinement_scores(chk, label, mine, details)
-            else:
-                scores = _case_scores(chk, label, mine, ref, details, unscored)
-            if scores:
-                w = chk.weight
-                total += w * sum(scores) / len(scores)
-                total_w += w
-        if total_w == 0:
+        parts = _parts(ctx.checks.checks, mine, ref, details, unscored)
+        if parts[False][1] + parts[True][1] == 0:
             return self.unscored("; ".join(unscored) or "no check applied", evidence={"details": details})
-        score = total / total_w
+        score, share = _combined(parts, ctx.checks.held_out_share)
         failed = [d for d in details if d["score"] < 1.0]
         rationale = (f"{len(details) - len(failed)} of {len(details)} checks passed"
-                     + (f"; worst: {failed[0]['check']}: {failed[0]['why']}" if failed else ""))
+                     + (f"; worst: {_where(failed[0])}{failed[0]['check']}: {failed[0]['why']}" if failed else ""))
+        held_out = [d for d in details if d.get("held_out")]
+        if held_out:
+            rationale += (f"; held-out cases (drawn at planning, {share:.0%} of the score): "
+                          f"{sum(d['score'] >= 1.0 for d in held_out)} of {len(held_out)} checks passed")
         if unscored:
             rationale += f"; {len(unscored)} checks had no reference value"
         confidence = 1.0 if not unscored else 0.7
         # every check passed: what a tier requires (hpcbench.score.scoring.checks_passed reads the score)
         return self.result(score, rationale, confidence=confidence,
-                           evidence={"details": details, "unscored": unscored, "all_passed": not failed})
+                           evidence={"details": details, "unscored": unscored, "held_out_share": share,
+                                     "all_passed": not failed})
+
+
+def _parts(checks: list, mine: dict, ref: dict, details: list[dict], unscored: list[str]
+           ) -> dict[bool, list[float]]:
+    """Held out? -> [weighted sum of check scores, sum of weights]."""
+    parts = {False: [0.0, 0.0], True: [0.0, 0.0]}
+    for chk in checks:
+        label = getattr(chk, "name", "") or f"{chk.kind}:{chk.quantity}"
+        if isinstance(chk, RefinementCheck):
+            by_case = {"": _refinement_scores(chk, label, mine, details)[0]}
+        else:
+            by_case = _case_scores(chk, label, mine, ref, details, unscored)
+        for held in (False, True):
+            scores = [s for case, s in by_case.items() if is_held_out(case) == held]
+            if scores:
+                parts[held][0] += chk.weight * sum(scores) / len(scores)
+                parts[held][1] += chk.weight
+    return parts
+
+
+def _combined(parts: dict[bool, list[float]], share: float) -> tuple[float, float]:
+    """(score, the held-out share used): the public and held-out parts' weighted means, the
+    held-out part weighing `share` when both exist."""
+    (pub, pub_w), (held, held_w) = parts[False], parts[True]
+    if not held_w:
+        return pub / pub_w, 0.0
+    if not pub_w:
+        return held / held_w, 1.0
+    return (1 - share) * pub / pub_w + share * held / held_w, share
+
+
+def _where(detail: dict) -> str:
+    return f"held-out case {detail['case']}: " if detail.get("held_out") else ""

@@ -34,6 +34,7 @@ FAILURE_KINDS: dict[str, str] = {
     "agent_failed": "the agent reported that it could not generate code",
     "protocol_error": "the agent's endpoint answered with an error or something the protocol does not allow",
     "timeout": "no answer within the time limit",
+    "disallowed_request": "the answer's args or ranks ask for what the problem does not allow",
     # Infrastructure: the model was never asked, or its answer never arrived. These are errors
     # to retry (`hpcbench retry`), never a submission: an outage must not read as a verdict.
     "credentials": "the endpoint refused the API key, or no key was found",
@@ -79,6 +80,13 @@ def render_user_prompt(problem: Problem) -> str:
     lines += ["Test cases (options appended to your args; ranks it is run at):"]
     for c in problem.cases:
         lines.append(f"- {c.name}: args {json.dumps(c.args)}, ranks {c.ranks}, time limit {c.time_limit_s:g} s")
+    if problem.held_out:
+        opts = ", ".join(f"{p.option} in [{p.min:g}, {p.max:g}]" for p in problem.held_out.params)
+        lines.append(f"- and {problem.held_out.cases} case(s) whose values are drawn when the benchmark runs: {opts}")
+    allowed = problem.ranks_allowed()
+    lines += ["", "What \"args\" may hold: " + (", ".join(problem.agent_options) or "nothing (leave it empty)")
+              + " (a name ending in * stands for every option starting so; no viewers, monitors or logging)",
+              "What \"ranks\" may hold: " + ("any rank count" if allowed is None else ", ".join(map(str, allowed)))]
     lines += ["", "Public problem record (problem.json):", json.dumps(public, indent=1, sort_keys=True)]
     return "\n".join(lines) + "\n"
 
@@ -259,6 +267,17 @@ def validate_answer(obj: dict[str, Any], extra_files: list[tuple[str, Any]] | No
     if isinstance(run, GenerationFailure):
         return run
     return Answer(files=files, entry=entry, ranks=run[0], args=run[1])
+
+
+def checked_for(outcome: Answer | GenerationFailure, problem: Problem) -> Answer | GenerationFailure:
+    """An answer whose args or ranks ask for what its problem does not allow is a failure of the
+    agent (the prompt says what is allowed), never passed to a run."""
+    from hpcbench.submission import request_refusal
+
+    if isinstance(outcome, GenerationFailure) or outcome.refused:
+        return outcome
+    bad = request_refusal(outcome.args, outcome.ranks, problem)
+    return GenerationFailure("disallowed_request", f"{bad[0]}: {bad[1]}") if bad else outcome
 
 
 def answer_from_text(text: str) -> Answer | GenerationFailure:

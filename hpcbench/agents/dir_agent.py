@@ -55,8 +55,10 @@ class DirAgent(Agent):
     kind = "dir"
     replay = True
 
-    def __init__(self, root: Path, known_problems: set[str]):
+    def __init__(self, root: Path, known_problems: set[str], bundles: dict[str, ProblemBundle] | None = None):
         self.root, self.known = Path(root), known_problems
+        # args and ranks are checked against what each problem allows (hpcbench/agent_options.py)
+        self.problems = {pid: b.problem for pid, b in (bundles or {}).items()}
         self.name = f"dir:{self.root}"
         # A user's tree may not pose as the reference or a sample agent; the bundled samples are those agents.
         bundled = self.root.resolve() == samples_root().resolve()
@@ -64,7 +66,7 @@ class DirAgent(Agent):
 
     def load(self) -> tuple[list[LoadedSubmission], list[Rejected]]:
         """Every submission of the tree that validates, and the rejections with their reasons."""
-        return load_tree(self.root, self.known, self.reserved)
+        return load_tree(self.root, self.known, self.reserved, self.problems)
 
     def replay_sources(self, problem_ids: list[str]) -> tuple[list[tuple[Path, Path]], list[str]]:
         ok, rejected = self.load()
@@ -88,9 +90,9 @@ def _reference(arg: str, req: AgentRequest) -> Agent:
 @agent_kind("samples", "samples")
 def _samples(arg: str, req: AgentRequest) -> Agent:
     _no_argument(arg, req)
-    return DirAgent(samples_root(), req.known)
+    return DirAgent(samples_root(), req.known, req.bundles)
 
 
 @agent_kind("dir", "dir:PATH")
 def _dir(arg: str, req: AgentRequest) -> Agent:
-    return DirAgent(Path(arg), req.known)
+    return DirAgent(Path(arg), req.known, req.bundles)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hpcbench.agents.base import Agent
-from hpcbench.agents.contract import Answer, GenerationFailure, Reply
+from hpcbench.agents.contract import Answer, GenerationFailure, Reply, checked_for
 from hpcbench.errors import HpcbenchError
 from hpcbench.jobs.records import write_atomic
 from hpcbench.problem import ProblemBundle
@@ -203,6 +203,7 @@ async def generate(agents: list[Agent], bundles: dict[str, ProblemBundle], attem
             if progress:
                 progress(counts)
             reply = await _one(agent, bundle, attempt, dest, timeout_s)
+            reply.outcome = checked_for(reply.outcome, bundle.problem)  # disallowed args/ranks: its failure
             counts["running"] -= 1
             if isinstance(reply.outcome, GenerationFailure) and reply.outcome.infrastructure:
                 when = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")

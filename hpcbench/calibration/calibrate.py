@@ -71,7 +71,7 @@ def probe_campaign(root: Path, probes: ProbeSet, site_name: str = "local",
         if not isinstance(ref, LoadedSubmission):
             raise HpcbenchError(f"{bundle.folder}: the reference (a clean control) is unusable: {ref}")
         subs.append(ref)
-    campaign, plan = create_campaign(Path(root), site, problems, subs, [])
+    campaign, plan = create_campaign(Path(root), site, problems, subs, [], held_out=False)  # judges only
     if plan.skipped:
         raise HpcbenchError(f"{root}: probe problems this PETSc cannot run: "
                          + "; ".join(f"{s.problem}: {s.reason}" for s in plan.skipped))

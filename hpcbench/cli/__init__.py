@@ -5,16 +5,22 @@ commands on the group with `register(main)`."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
 from hpcbench.cli import terminal
-from hpcbench.errors import HpcbenchError
+from hpcbench.errors import HpcbenchError, env_number
 
 
 def fail(msg: str, code: int = 2) -> None:
     click.echo(f"hpcbench: error: {msg}", err=True)
     sys.exit(code)
+
+
+# Numbers hpcbench reads from the environment: checked before any verb starts, so a bad value
+# is named at once rather than when (and if) the verb first needs it.
+NUMERIC_ENV = {"HPCBENCH_STORE_LOCK_TIMEOUT": (1800.0, False), "HPCBENCH_SCORE_WORKERS": (0.0, True)}
 
 
 class Main(click.Group):
@@ -24,9 +30,19 @@ class Main(click.Group):
 
     def _invoke(self, ctx: click.Context):
         try:
+            for name, (default, integer) in NUMERIC_ENV.items():
+                env_number(name, default, integer=integer)
             return super().invoke(ctx)
         except (HpcbenchError, FileNotFoundError, FileExistsError, LookupError, NotImplementedError) as e:
             fail(str(e))
+        except OSError as e:  # a full disk met by a verb that does not name its campaign (report, ...)
+            from hpcbench.jobs.diskfull import full_message, is_disk_full_error
+
+            if not is_disk_full_error(e):
+                raise
+            where = Path(e.filename) if isinstance(e.filename, str) else Path.cwd()
+            fail(f"{full_message(where, e.strerror or str(e))}; nothing after that point was written. "
+                 "Free space and rerun the command.")
         except KeyboardInterrupt:
             # The local executor has stopped its jobs by now; nothing unfinished was recorded as done.
             click.echo("\nhpcbench: interrupted; jobs stopped. Rerun the same command to resume.", err=True)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from hpcbench.cli.diskfull import stops_when_full
 from hpcbench.cli.judge import judge_options
 from hpcbench.cli.progress import EVALUATE, JOB_STATES_KIND, JOBS, JUDGE, Display, JobOutcomes, evaluated, judge_calls
 from hpcbench.cli.score import exit_if_unscored, judge_errors, scoring_options, scoring_settings
@@ -30,6 +31,9 @@ common = [
     click.option("--problems", "problem_ids", help="comma-separated problem ids (default: all)"),
     click.option("--out", type=click.Path(file_okay=False), help="campaign folder"),
 ]
+seed_opt = click.option("--held-out-seed", type=click.IntRange(0, 2 ** 31 - 1),
+                        help="seed of the held-out test cases drawn at planning (default: random; a campaign "
+                             "keeps its first draw, recorded in snapshot/held_out.json)")
 wait_lock_opt = click.option("--wait-lock", is_flag=True,
                              help="if another run/submit is writing this campaign, wait for it (default: refuse)")
 keep_work_opt = click.option("--keep-work", is_flag=True,
@@ -72,7 +76,7 @@ def plan(out: str, site, opts, installs: dict | None = None, dry_run: bool = Fal
 
     with Display(GENERATE) as progress:
         planned = plan_campaign(Path(out), site, opts.agents, opts.submissions, opts.problems, installs,
-                                opts.keep_work, progress, gather_options(opts, dry_run))
+                                opts.keep_work, progress, gather_options(opts, dry_run), opts.held_out_seed)
     if planned.gathered.generated is not None:
         echo_summary(str(Path(out) / "generated"), planned.gathered.generated)
     for line in planned.gathered.not_generated:
@@ -81,6 +85,12 @@ def plan(out: str, site, opts, installs: dict | None = None, dry_run: bool = Fal
         click.echo(f"rejected: {r}", err=True)
     for s in planned.plan.skipped:
         click.echo(f"skipped {s.problem}: {s.reason}", err=True)
+    if planned.plan.held_out:
+        from hpcbench.plan.held_out import held_out_path, read_draw
+
+        n = sum(len(c) for c in planned.plan.held_out.values())
+        click.echo(f"held-out cases: {n} drawn with seed {read_draw(planned.campaign.root)[0]} "
+                   f"({held_out_path(planned.campaign.root)})", err=True)
     return planned
 
 
@@ -111,7 +121,9 @@ def collect_score_report(campaign, judge_cfg=None, settings=None) -> tuple[str, 
     from hpcbench import report, store
     from hpcbench.score import scoring
 
-    store.collect(campaign)
+    counts = store.collect(campaign)
+    if counts.get("rebuilt"):
+        click.echo(f"collect: {counts['rebuilt']}", err=True)
     with Display(EVALUATE) as ev, Display(JUDGE) as progress:
         sid, scores = scoring.score(campaign.h5_path, judge=judge_cfg, progress=judge_calls(progress),
                                     evaluated=evaluated(ev), stats=settings)
@@ -156,7 +168,7 @@ def run_campaign(opts, out: str | None, wait_lock: bool, dry_run: bool = False, 
     if dry_run:
         show_dry_run(out, s, opts, pack)
         return
-    with lock(out, wait_lock):
+    with lock(out, wait_lock), stops_when_full(out):
         save_options(out, opts)
         planned = plan(out, s, opts)
         run_jobs(s, planned.campaign, planned.plan, not rerun_done, opts.account, block, pack)
@@ -222,6 +234,7 @@ def exit_if_errors(errors: list, scores: list, out: str) -> None:
 @account_opt
 @click.option("--dry-run", is_flag=True, help="plan and print what would run (no job, no LLM call)")
 @click.option("--resume", is_flag=True, help="continue the campaign at --out with the options it was started with")
+@seed_opt
 @wait_lock_opt
 @keep_work_opt
 @judge_options
@@ -242,6 +255,7 @@ def run(ctx, dry_run, resume, out, wait_lock, **given) -> None:
 @click.option("--wait/--no-wait", "block", default=False, help="batch sites: follow the jobs until they end")
 @click.option("--pack/--no-pack", default=None,
               help="run all jobs of a variant in one allocation (default: on where the site's nodes are exclusive)")
+@seed_opt
 @wait_lock_opt
 @keep_work_opt
 @click.pass_context
@@ -323,6 +337,9 @@ def status(campaign_dir) -> None:
     specs = c.specs()
     states = ex.states(specs)
     counts = Counter(states.values())
+    if getattr(ex, "unreachable", ""):
+        click.echo(f"scheduler unreachable: {ex.unreachable}\n(states below come from the jobs' own records; "
+                   "the others are unknown, and nothing is concluded until the scheduler answers)", err=True)
     click.echo(", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) or "no jobs")
     details = ex.details(specs)  # scheduler id, its state, tries
     for jid, st in sorted(states.items()):
@@ -332,8 +349,10 @@ def status(campaign_dir) -> None:
 
 @click.command()
 @campaign_arg
-@click.option("--poll", "poll_s", type=float, help="seconds between polls (default: the site's)")
-@click.option("--timeout", "timeout_s", type=float, help="give up after this many seconds (jobs keep running)")
+@click.option("--poll", "poll_s", type=click.FloatRange(min=0, min_open=True),
+              help="seconds between polls (default: the site's)")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0),
+              help="give up after this many seconds (jobs keep running)")
 def wait(campaign_dir, poll_s, timeout_s) -> None:
     """Follow a campaign's jobs until none is queued or running; resubmit node failures."""
     c, site, ex = open_campaign(campaign_dir)
@@ -389,7 +408,10 @@ def collect(campaign_dir) -> None:
     from hpcbench.plan import Campaign
 
     c = Campaign(Path(campaign_dir))
-    counts = store.collect(c)
+    with stops_when_full(c.root):
+        counts = store.collect(c)
+    if counts.get("rebuilt"):
+        click.echo(f"collect: {counts['rebuilt']}", err=True)
     for line in counts["unreadable"]:
         click.echo(f"skipped: {line}", err=True)
     _sweep_again(c, changed=bool(counts["added"] or counts["replaced"] or counts["removed"]))

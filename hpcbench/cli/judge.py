@@ -38,6 +38,9 @@ def judge_options(f):
 
 def judge_config(judge_model: str | None, judge_base_url: str | None, judge_concurrency: int,
                  judge_timeout: float, judge_retries: int, judge_max_chars: int = 200_000) -> JudgeConfig | None:
+    if judge_model is not None and not judge_model.strip():
+        raise click.UsageError("--judge: empty model name; give a litellm model (e.g. openai/gpt-4o-mini), "
+                               "or leave --judge out to score without a judge")
     if not judge_model:
         if judge_base_url:
             raise click.UsageError("--judge-base-url needs --judge MODEL")
@@ -81,9 +84,12 @@ def agreement(campaign_dir, scoring_a, scoring_b, fmt) -> None:
     largest absolute difference."""
     from hpcbench.plan.campaign import Campaign
     from hpcbench.score import agreement as ag
-    from hpcbench.store.scorings import latest
+    from hpcbench.store.scorings import damaged_note, latest
 
     h5 = Campaign(Path(campaign_dir)).h5_path
+    note = damaged_note(h5.parent)
+    if note:
+        click.echo(f"hpcbench: {note}", err=True)
     a = scoring_a or latest(h5.parent)
     b = scoring_b or ag.partner(h5, a)
     if b is None:

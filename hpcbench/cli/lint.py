@@ -63,6 +63,9 @@ def lint(files, petsc_dir, petsc_arch, ranks, select, ignore, fmt) -> None:
         except UnicodeDecodeError:
             click.echo(f"hpcbench lint: error: {p}: not UTF-8 text", err=True)
             sys.exit(2)
+        if "\x00" in src:
+            click.echo(f"hpcbench lint: error: {p}: binary (it holds NUL bytes), not C source", err=True)
+            sys.exit(2)
         name = str(p)
         got = (check_error_handling(name, src, api).findings + check_parallel(name, src, multi).findings
                + check_public_api(name, src))

@@ -21,8 +21,15 @@ def report(campaign_dir, fmt, scoring_id, out_file) -> None:
     and judge agreement of a scored campaign (html: one self-contained file)."""
     from hpcbench import report as rep
     from hpcbench.plan import Campaign
+    from hpcbench.store.scorings import damaged_note
 
     c = Campaign(Path(campaign_dir))
+    note = damaged_note(c.root)
+    if note:
+        click.echo(f"hpcbench: {note}", err=True)
+    if out_file and not Path(out_file).parent.is_dir():
+        raise click.BadParameter(f"{Path(out_file).parent}: no such folder (the report and its figures are "
+                                 "written beside each other there)", param_hint="--out")
     if out_file:
         for p in rep.write(c.h5_path, fmt, Path(out_file), scoring_id):
             click.echo(f"report: {p}", err=True)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from hpcbench.cli.diskfull import stops_when_full
 from hpcbench.cli.judge import judge_config, judge_options, judge_summary
 from hpcbench.judge.config import JudgeConfig
 from hpcbench.stats.intervals import Settings
@@ -89,7 +90,7 @@ def score(campaign_dir, scoring_id, judge_samples, bootstrap_resamples, bootstra
     c = Campaign(Path(campaign_dir))
     if not c.h5_path.is_file():
         raise FileNotFoundError(f"{c.h5_path}: not collected yet; run `hpcbench collect {campaign_dir}`")
-    with Display(EVALUATE) as ev, Display(JUDGE) as progress:
+    with stops_when_full(c.root), Display(EVALUATE) as ev, Display(JUDGE) as progress:
         sid, scores = scoring.score(c.h5_path, scoring_id, judge_cfg, judge_calls(progress), evaluated(ev),
                                     stats=settings)
     click.echo(f"scoring {sid}: {len(scores)} submissions scored into {scoring_path(c.root, sid)}")

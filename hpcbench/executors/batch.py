@@ -14,8 +14,10 @@ Outcomes by scheduler state:
     OUT_OF_MEMORY                    error (a result: the program needed more memory)
     FAILED/COMPLETED without record  error, with the job log's tail
     PENDING, RUNNING, REQUEUED, ...  still active
-A scheduler that cannot say (sacct down, job purged) is retried and falls back to the
-queue; a job unknown everywhere for longer than LOST_AFTER_S is recorded as lost."""
+Scheduler commands have timeouts and retries (executors/schedcmd.py). A scheduler that does not
+answer is "unreachable": every open job's state is "unknown", nothing is recorded, `status` and
+`wait` say so. A job is recorded as lost only when the scheduler answered and did not know it,
+on every poll for LOST_AFTER_S, and its own record and work folder showed no sign of it either."""
 
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ from pydantic import BaseModel
 from hpcbench.errors import HpcbenchError
 from hpcbench.executors.base import Executor, JobDetail, JobState, Progress
 from hpcbench.executors.pack import PackPlan
+from hpcbench.executors.schedcmd import SchedulerUnreachable
 from hpcbench.executors.shapes import ArrayPlan, plan_arrays, resolve_account
 from hpcbench.jobs.interrupt import SCHEDULER_JOB_ID_ENV
 from hpcbench.jobs.records import JobResult, JobSpec, JobStatus, save_model, write_atomic
@@ -67,6 +70,7 @@ class Entry(BaseModel):
     outcome: str = ""  # set once the job is over: done | timeout | cancelled | error
     history: list[str] = []  # earlier tries: "<id>: <state>"
     packed: bool = False  # one of many jobs in one allocation (executors/pack.py)
+    unknown_since: float = 0.0  # when the scheduler, answering, first did not know it (0: it knows it)
 
 
 class ArrayRecord(BaseModel):
@@ -139,6 +143,23 @@ def _record_status(path: Path) -> str:
         return json.loads(path.read_text()).get("status", "done")
     except (OSError, ValueError):
         return ""
+
+
+def _lost(job: JobSpec, e: Entry) -> bool:
+    """Lost: the scheduler, answering, has not known the job for LOST_AFTER_S (and not within that
+    time of its submission), and the job's own traces say nothing else: no record, nothing of its
+    work folder changed over that time."""
+    now = time.time()
+    if not e.unknown_since or now - e.unknown_since < LOST_AFTER_S or now - e.submitted_ts < LOST_AFTER_S:
+        return False
+    if Path(job.record_path).is_file():
+        return False
+    work = Path(job.work_dir)
+    try:
+        latest = max([work.stat().st_mtime, *(p.stat().st_mtime for p in work.iterdir())]) if work.is_dir() else 0.0
+    except OSError:
+        latest = now
+    return now - latest >= LOST_AFTER_S
 
 
 class BatchExecutor(Executor):
@@ -259,12 +280,18 @@ class BatchExecutor(Executor):
     def _poll(self, entries: list[Entry]) -> dict[str, SchedInfo]:
         return self.backend().poll([e.sched_id for e in entries]) if entries else {}
 
+    unreachable = ""  # why the last poll got no answer from the scheduler ("" when it answered)
+
     def refresh(self, jobs: list[JobSpec]) -> tuple[dict[str, JobState], list[JobSpec]]:
         """Poll, record what ended, and return each job's state plus the jobs to retry."""
         ledger = self.load_ledger()
         open_entries = [ledger.jobs[j.job_id] for j in jobs if j.job_id in ledger.jobs
                         and not ledger.jobs[j.job_id].outcome]
-        info = self._poll(open_entries)
+        try:
+            info: dict[str, SchedInfo] | None = self._poll(open_entries)
+            self.unreachable = ""
+        except SchedulerUnreachable as err:
+            info, self.unreachable = None, str(err)
         states: dict[str, JobState] = {}
         retry: list[JobSpec] = []
         for j in jobs:
@@ -277,10 +304,12 @@ class BatchExecutor(Executor):
                 states[j.job_id] = self._state_of_record(rec) if rec.is_file() else (
                     "cancelled" if e.outcome == "cancelled" else "pending")
                 continue
-            si = info.get(e.sched_id)
-            if si is None:
-                si = SchedInfo("UNKNOWN")
+            if info is None:  # no answer: nothing is concluded, the job's own record aside
+                states[j.job_id] = self._state_of_record(rec) if rec.is_file() else "unknown"
+                continue
+            si = info.get(e.sched_id) or SchedInfo("UNKNOWN")
             e.state = si.state
+            e.unknown_since = (e.unknown_since or time.time()) if si.state == "UNKNOWN" else 0.0
             states[j.job_id] = self._reconcile(j, e, si, retry)
         self.save_ledger(ledger)
         return states, retry
@@ -339,11 +368,12 @@ class BatchExecutor(Executor):
             self._write(job, e, "error", f"the scheduler killed the job for exceeding its memory ({e.sched_id})")
             return "failed"
         if st == "UNKNOWN":
-            if time.time() - e.submitted_ts < LOST_AFTER_S:
+            if not _lost(job, e):
                 return "unknown"
             e.outcome = "error"
             self._write(job, e, "error", f"the scheduler lost job {e.sched_id}: neither accounting nor the queue "
-                                         f"knew it {LOST_AFTER_S:.0f} s after submission")
+                                         f"knew it on any poll for {LOST_AFTER_S:.0f} s, and the job left no "
+                                         "record and touched nothing of its work folder in that time")
             return "failed"
         e.outcome = "error"
         tail = self.backend().log_tail(e.sched_id)
@@ -360,8 +390,14 @@ class BatchExecutor(Executor):
         poll_s = self.site.batch.poll_s if poll_s is None else poll_s
         limit_s = self.site.batch.max_wait_h * 3600 if max_wait_s is None else max_wait_s
         deadline = time.monotonic() + limit_s
+        told = ""
         while True:
             states, retry = self.refresh(jobs)
+            if self.unreachable != told:  # say when the scheduler stops answering, and when it is back
+                told = self.unreachable
+                print(f"hpcbench: scheduler unreachable, still waiting (jobs keep running; states are unknown "
+                      f"until it answers): {told}" if told else "hpcbench: the scheduler answers again",
+                      file=sys.stderr)
             if retry:
                 ledger = self.load_ledger()
                 self._submit_arrays(ledger, retry, ledger.account, retry=True)

@@ -29,11 +29,11 @@ from pathlib import Path
 
 import psutil
 
-from hpcbench.errors import HpcbenchError
+from hpcbench.errors import DiskFull, HpcbenchError
 from hpcbench.executors import lease
 from hpcbench.executors.base import Executor, JobState, Progress, register_executor
 from hpcbench.executors.shapes import start_order
-from hpcbench.jobs import slots
+from hpcbench.jobs import diskfull, slots
 from hpcbench.jobs.records import JobResult, JobSpec, save_model
 
 
@@ -58,6 +58,7 @@ class LocalExecutor(Executor):
         admit = slots.Admission(self._slots_dir(), cores)
         try:
             while queue or running or adopted:
+                self._stop_if_disk_full(running)
                 while (k := admit.next(queue, len(running) + len(adopted), lambda j: j.width)) is not None:
                     job = queue.pop(k)
                     proc = self._start(job, priority.get(job.job_id, len(priority)))
@@ -89,12 +90,26 @@ class LocalExecutor(Executor):
                 if progress:
                     progress(counts)
                 time.sleep(self.poll_s)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, DiskFull) as e:
             # Ctrl-C: stop every job this driver started or adopted; none is recorded as
             # finished (a job stopped by SIGTERM sets its partial result aside as cancelled.json).
             self._stop([(proc.pid, job) for proc, job, _ in running.values()]
                        + [(ps.pid, job) for ps, job in adopted.values()])
-            raise
+            raise e from None
+        except OSError as e:
+            if not diskfull.is_disk_full_error(e):
+                raise
+            self._stop([(proc.pid, job) for proc, job, _ in running.values()]
+                       + [(ps.pid, job) for ps, job in adopted.values()])
+            raise DiskFull(f"{diskfull.full_message(self.campaign.root, e.strerror or str(e))}; "
+                           "the running jobs were stopped") from None
+
+    def _stop_if_disk_full(self, running: dict) -> None:
+        """A job that found the file system full exited without a record: stop the run."""
+        for proc, job, _ in running.values():
+            if proc.poll() == diskfull.EXIT_DISK_FULL:
+                why = f"job {job.job_id} could not finish, see its job.log"
+                raise DiskFull(f"{diskfull.full_message(Path(job.work_dir), why)}; the running jobs were stopped")
 
     def _adopt(self, jobs: list[JobSpec]) -> dict[str, tuple[psutil.Process, JobSpec]]:
         adopted = {}

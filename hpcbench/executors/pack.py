@@ -112,9 +112,9 @@ def launch_lines(job: JobSpec, site: SiteConfig, ctx: PackContext | None) -> lis
         prog = ["<app>", *c.args, *opts]
         line(f"{c.case} r{c.ranks} instrumented", c.ranks, [*prog, "-malloc_debug", "-malloc_dump",
                                                            "-options_left", "-log_view", ":<log>:ascii_xml"])
-        if job.timing_repeats:
-            line(f"{c.case} r{c.ranks} timing x{job.timing_repeats}", c.ranks, [*prog, "-log_view", ":<log>:ascii_xml"])
-        if job.null_program_dir and c.ranks not in seen_null and job.timing_repeats:
+        if job.repeats_of(c):
+            line(f"{c.case} r{c.ranks} timing x{job.repeats_of(c)}", c.ranks, [*prog, "-log_view", ":<log>:ascii_xml"])
+        if job.null_program_dir and c.ranks not in seen_null and job.repeats_of(c):
             seen_null.add(c.ranks)
             line(f"null r{c.ranks} x{job.timing_repeats}", c.ranks, ["<null>"])
     if job.valgrind and job.runs:

@@ -17,11 +17,11 @@ import json
 import re
 import shlex
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 from hpcbench.errors import HpcbenchError
+from hpcbench.executors import schedcmd
 from hpcbench.executors.base import register_executor
 from hpcbench.executors.batch import Backend, BatchExecutor, SchedInfo
 from hpcbench.executors.pack import PackPlan
@@ -129,10 +129,12 @@ def parse_qstat_json(text: str) -> dict[str, SchedInfo]:
 class PbsBackend(Backend):
     name = "pbs"
     submit_command = "qsub"
+    query = schedcmd.QUERY  # qstat, qdel: timeout and retries (executors/schedcmd.py)
 
     def __init__(self, site: SiteConfig, folder: Path, specs_dir: Path):
         self.site, self.folder, self.specs_dir = site, folder, specs_dir
         self.python = site.batch.python or sys.executable
+        self.query, self.submit_policy = schedcmd.policies(site.batch)
 
     def _files(self, plan: ArrayPlan, key: str) -> tuple[Path, Path, Path]:
         return self.folder / f"{key}.sh", self.folder / f"{key}.jobs", self.folder / "logs"
@@ -149,10 +151,7 @@ class PbsBackend(Backend):
         logs.mkdir(parents=True, exist_ok=True)
         jobs.write_text("".join(f"{self.specs_dir / (j.job_id + '.json')}\n" for j in plan.jobs))
         script.write_text(pbs_script(plan, self.site, account, self.python, jobs, logs))
-        try:
-            p = subprocess.run(["qsub", str(script)], capture_output=True, text=True, timeout=120)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            raise HpcbenchError(f"qsub {script}: {e}") from None
+        p = schedcmd.call(["qsub", str(script)], self.submit_policy, submission=True)
         if p.returncode != 0:
             raise HpcbenchError(f"qsub refused array {plan.name} (queue {plan.shape.partition or 'default'}): "
                                 f"{(p.stderr or p.stdout).strip()}")
@@ -175,10 +174,7 @@ class PbsBackend(Backend):
         (self.folder / "logs").mkdir(parents=True, exist_ok=True)
         script = self.folder / f"{key}.sh"
         script.write_text(self.render_pack(plan, account, manifest, command))
-        try:
-            p = subprocess.run(["qsub", str(script)], capture_output=True, text=True, timeout=120)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            raise HpcbenchError(f"qsub {script}: {e}") from None
+        p = schedcmd.call(["qsub", str(script)], self.submit_policy, submission=True)
         if p.returncode != 0:
             raise HpcbenchError(f"qsub refused allocation {plan.name} (queue {plan.shape.partition or 'default'}): "
                                 f"{(p.stderr or p.stdout).strip()}")
@@ -189,18 +185,21 @@ class PbsBackend(Backend):
             return {}
         # Ask for the arrays (with -t their subjobs) and the plain jobs.
         ask = sorted({re.sub(r"\[\d+\]", "[]", i) for i in ids})
-        try:
-            p = subprocess.run(["qstat", "-xf", "-F", "json", "-t", *ask], capture_output=True, text=True,
-                               timeout=120)
-        except (OSError, subprocess.TimeoutExpired):
-            return {}
+        p = schedcmd.call(["qstat", "-xf", "-F", "json", "-t", *ask], self.query)
         if p.returncode not in (0, QSTAT_UNKNOWN_JOB, QSTAT_JOB_FINISHED):
-            return {}  # a transient failure: the next poll asks again
+            # not an answer about the jobs: never read as "unknown to the scheduler" (that leads to "lost")
+            raise schedcmd.SchedulerUnreachable(f"qstat exited {p.returncode}: "
+                                                f"{(p.stderr or p.stdout).strip()[-300:]}")
+        try:
+            json.loads(p.stdout or "{}")
+        except ValueError:
+            raise schedcmd.SchedulerUnreachable(f"qstat answered with something that is not JSON: "
+                                                f"{p.stdout.strip()[:200]!r}") from None
         out = parse_qstat_json(p.stdout)
         return {i: out[i] for i in ids if i in out}
 
     def cancel(self, ids: list[str]) -> None:
-        p = subprocess.run(["qdel", *ids], capture_output=True, text=True, timeout=120)
+        p = schedcmd.call(["qdel", *ids], self.query)
         if p.returncode not in (0, QSTAT_JOB_FINISHED):
             raise HpcbenchError(f"qdel {' '.join(ids)} failed: {(p.stderr or p.stdout).strip()}")
 

@@ -20,7 +20,7 @@ def job_walltime_s(spec: JobSpec) -> float:
     one valgrind run (30x the case limit), and start-up slack."""
     t = spec.build_timeout_s + 60.0
     for r in spec.runs:
-        t += r.time_limit_s * (1 + spec.timing_repeats) + NULL_RUN_S * spec.timing_repeats
+        t += r.time_limit_s * (1 + spec.repeats_of(r)) + NULL_RUN_S * spec.repeats_of(r)
     if spec.valgrind and spec.runs:
         t += 30 * min(r.time_limit_s for r in spec.runs) + 10
     return t
@@ -28,7 +28,7 @@ def job_walltime_s(spec: JobSpec) -> float:
 
 def job_work(spec: JobSpec) -> float:
     """Core-seconds of its runs, each at its limit (an upper bound, used only to order jobs)."""
-    return sum(r.time_limit_s * spec.cores_for(r.ranks) for r in spec.runs) * (1 + spec.timing_repeats)
+    return sum(r.time_limit_s * spec.cores_for(r.ranks) * (1 + spec.repeats_of(r)) for r in spec.runs)
 
 
 def start_order(jobs: list[JobSpec]) -> list[JobSpec]:
@@ -112,6 +112,10 @@ def plan_arrays(jobs: list[JobSpec], site: SiteConfig) -> list[ArrayPlan]:
 def resolve_account(site: SiteConfig, given: str | None) -> str:
     """--account, else $HPCBENCH_ACCOUNT; a site that charges allocations refuses neither."""
     acct = (given or os.environ.get(ACCOUNT_ENV, "")).strip()
+    if acct and not all(c.isprintable() and not c.isspace() for c in acct):
+        where = "--account" if given else ACCOUNT_ENV
+        raise HpcbenchError(f"{where}: {acct!r} holds a space, newline or control character: it would write "
+                            "more than an account into the batch script (nothing was submitted)")
     if not acct and site.batch.account_required:
         raise HpcbenchError(
             f"site {site.name!r} charges an allocation: give --account PROJECT or set {ACCOUNT_ENV} "

@@ -19,10 +19,10 @@ import shlex
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from hpcbench.errors import HpcbenchError
+from hpcbench.executors import schedcmd
 from hpcbench.executors.base import register_executor
 from hpcbench.executors.batch import Backend, BatchExecutor, SchedInfo
 from hpcbench.executors.pack import PackPlan
@@ -131,20 +131,54 @@ def exec_command(python: str, folder: Path) -> str:
     return " ".join(["exec", shlex.quote(python), "-u -m submitit.core._submit", shlex.quote(str(folder))])
 
 
-def _run(cmd: list[str], timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+def _sbatch_error(e: BaseException) -> str:
+    """The line that says why sbatch (through schedcmd) failed, out of submitit's exception text."""
+    msg = str(e).strip().splitlines()
+    return next((ln for ln in msg if ln.startswith("hpcbench:")), None) or \
+        next((ln for ln in msg if "error" in ln.lower()), msg[-1] if msg else "")
+
+
+@contextlib.contextmanager
+def guarded_sbatch(folder: Path, policy: schedcmd.Policy):
+    """submitit runs `sbatch FILE` itself, by name and without a timeout (submitit 1.5
+    CommandFunction; arrays through a fresh SlurmExecutor of its own): a hung controller hung
+    hpcbench. While submitit submits, `sbatch` on PATH is a two-line script that runs the real
+    one through hpcbench.executors.schedcmd (timeout; retried only after a connection failure)."""
+    real = shutil.which("sbatch")
+    if real is None:
+        yield
+        return
+    bin_dir = folder / ".bin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    wrapper = bin_dir / "sbatch"
+    wrapper.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m hpcbench.executors.schedcmd --timeout "
+                       f"{policy.timeout_s:g} --tries {policy.tries} --submit -- {shlex.quote(real)} \"$@\"\n")
+    wrapper.chmod(0o755)
+    saved = os.environ.get("PATH", "")
+    os.environ["PATH"] = f"{bin_dir}{os.pathsep}{saved}"
+    try:
+        yield
+    finally:
+        os.environ["PATH"] = saved
+
+
+def _executor(folder: Path, python: str):
+    import submitit
+
+    return submitit.SlurmExecutor(folder=folder, python=f"exec {shlex.quote(python)}")
 
 
 class SlurmBackend(Backend):
     name = "slurm"
     submit_command = "sbatch"
-    sacct_tries = 3
-    sacct_backoff_s = 2.0
+    query = schedcmd.QUERY  # sacct, squeue, scontrol, scancel: timeout and retries (executors/schedcmd.py)
+    submit_policy = schedcmd.SUBMIT  # sbatch
 
     def __init__(self, site: SiteConfig, folder: Path, specs_dir: Path):
         self.site, self.folder, self.specs_dir = site, folder, specs_dir
         self.python = site.batch.python or sys.executable
         self.sacct_failures = 0  # consecutive; reported by `status`
+        self.query, self.submit_policy = schedcmd.policies(site.batch)
 
     def _command(self) -> str:
         return exec_command(self.python, self.folder)
@@ -161,7 +195,6 @@ class SlurmBackend(Backend):
         return f"{text}\n# hpcbench: {n} job(s) in this array\n{jobs}\n"
 
     def submit_array(self, plan: ArrayPlan, account: str) -> tuple[str, list[str], str]:
-        import submitit
         from submitit.core.utils import FailedJobError, FailedSubmissionError
 
         from hpcbench.jobs import job as jobmain
@@ -172,15 +205,14 @@ class SlurmBackend(Backend):
         # submitit's public `python` option is the first words of the job's command line:
         # "exec PYTHON" makes it exactly exec_command(...), with no override of its private
         # `_submitit_command_str` (submitit 1.5 has no other public hook for the command).
-        ex = submitit.SlurmExecutor(folder=self.folder, python=f"exec {shlex.quote(python)}")
+        ex = _executor(self.folder, python)
         ex.update_parameters(**sbatch_parameters(plan, self.site, account, python))
         specs = [[str(self.specs_dir / f"{j.job_id}.json")] for j in plan.jobs]
         try:
-            with clean_env():
+            with clean_env(), guarded_sbatch(self.folder, self.submit_policy):
                 jobs = ex.map_array(jobmain.main, specs)
         except (FailedJobError, FailedSubmissionError, subprocess.CalledProcessError, OSError) as e:
-            msg = str(e).strip().splitlines()
-            detail = next((ln for ln in msg if "error" in ln.lower()), msg[-1] if msg else "")
+            detail = _sbatch_error(e)
             raise HpcbenchError(f"sbatch refused array {plan.name} (partition "
                                 f"{plan.shape.partition or 'default'}): {detail.strip()}") from None
         ids = [j.job_id for j in jobs]
@@ -206,63 +238,66 @@ class SlurmBackend(Backend):
     def submit_pack(self, plan: PackPlan, account: str, manifest: Path, key: str, command: str) -> tuple[str, str]:
         """One sbatch for the whole allocation: submitit runs the pack driver (jobs/pack.py), which
         installs its own USR2/TERM handlers in place of submitit's."""
-        import submitit
         from submitit.core.utils import FailedJobError, FailedSubmissionError
 
         from hpcbench.jobs import pack as packmain
 
         if shutil.which("sbatch") is None:
             raise HpcbenchError(f"site {self.site.name!r}: sbatch not found on PATH (is this a Slurm login node?)")
-        ex = submitit.SlurmExecutor(folder=self.folder, python=f"exec {shlex.quote(self.python)}")
+        ex = _executor(self.folder, self.python)
         ex.update_parameters(**self.pack_parameters(plan, account))
         try:
-            with clean_env():
+            with clean_env(), guarded_sbatch(self.folder, self.submit_policy):
                 job = ex.submit(packmain.main, [str(manifest)])
         except (FailedJobError, FailedSubmissionError, subprocess.CalledProcessError, OSError) as e:
-            msg = str(e).strip().splitlines()
-            detail = next((ln for ln in msg if "error" in ln.lower()), msg[-1] if msg else "")
+            detail = _sbatch_error(e)
             raise HpcbenchError(f"sbatch refused allocation {plan.name} (partition "
                                 f"{plan.shape.partition or 'default'}): {detail.strip()}") from None
         return job.job_id, str(self.folder / f"{job.job_id}_submission.sh")
 
     def poll(self, ids: list[str]) -> dict[str, SchedInfo]:
+        """States from accounting (sacct), else from the controller (squeue, scontrol). A job left
+        out is one the scheduler answered about and does not know; SchedulerUnreachable when
+        neither accounting nor the controller answered."""
         if not ids:
             return {}
         roots = sorted({i.split("_")[0] for i in ids})
         out: dict[str, SchedInfo] = {}
-        for attempt in range(self.sacct_tries):
-            try:
-                p = _run(["sacct", "-n", "-P", "-X", "-o", "JobID,State,ExitCode,Reason", "-j", ",".join(roots)])
-                if p.returncode == 0:
-                    self.sacct_failures = 0
-                    out = parse_sacct(p.stdout)
-                    break
-            except (OSError, subprocess.TimeoutExpired):
-                pass
+        accounting = ""
+        try:
+            p = schedcmd.call(["sacct", "-n", "-P", "-X", "-o", "JobID,State,ExitCode,Reason", "-j", ",".join(roots)],
+                              self.query)
+            if p.returncode == 0:
+                self.sacct_failures = 0
+                out = parse_sacct(p.stdout)
+            else:
+                accounting = f"sacct exited {p.returncode}: {p.stderr.strip()[:200]}"
+        except schedcmd.SchedulerUnreachable as e:
+            accounting = str(e)
+        if accounting:
             self.sacct_failures += 1
-            time.sleep(self.sacct_backoff_s * (attempt + 1))
         missing = [i for i in ids if i not in out or out[i].state == "UNKNOWN"]
         if missing:
-            out.update(self._queue_fallback(missing))
+            try:
+                out.update(self._queue_fallback(missing))
+            except schedcmd.SchedulerUnreachable as e:
+                raise schedcmd.SchedulerUnreachable(f"{e}" + (f"; accounting: {accounting}" if accounting else "")
+                                                    ) from None
         return {i: out[i] for i in ids if i in out}
 
     def _queue_fallback(self, ids: list[str]) -> dict[str, SchedInfo]:
-        """Accounting down or slow to learn of a job: ask the controller."""
+        """Accounting down or slow to learn of a job: ask the controller (SchedulerUnreachable
+        when it does not answer)."""
         out: dict[str, SchedInfo] = {}
         roots = sorted({i.split("_")[0] for i in ids})
-        try:
-            p = _run(["squeue", "-h", "-r", "-o", "%i|%T", "-j", ",".join(roots)])
-            if p.returncode == 0:
-                out.update(parse_squeue(p.stdout))
-        except (OSError, subprocess.TimeoutExpired):
-            pass
+        p = schedcmd.call(["squeue", "-h", "-r", "-o", "%i|%T", "-j", ",".join(roots)], self.query)
+        if p.returncode == 0:
+            out.update(parse_squeue(p.stdout))
         for i in ids:
             if i in out:
                 continue
-            try:  # finished within MinJobAge: scontrol still knows the final state
-                p = _run(["scontrol", "-o", "show", "job", i])
-            except (OSError, subprocess.TimeoutExpired):
-                continue
+            # finished within MinJobAge: scontrol still knows the final state ("Invalid job id": it does not)
+            p = schedcmd.call(["scontrol", "-o", "show", "job", i], self.query)
             m = re.search(r"\bJobState=(\S+)", p.stdout) if p.returncode == 0 else None
             if m:
                 ec = re.search(r"\bExitCode=(\S+)", p.stdout)
@@ -270,7 +305,7 @@ class SlurmBackend(Backend):
         return out
 
     def cancel(self, ids: list[str]) -> None:
-        p = _run(["scancel", *ids])
+        p = schedcmd.call(["scancel", *ids], self.query)
         if p.returncode != 0:
             raise HpcbenchError(f"scancel {' '.join(ids)} failed: {p.stderr.strip()}")
 

@@ -18,20 +18,23 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from hpcbench import __version__
-from hpcbench.errors import HpcbenchError
+from hpcbench.errors import ConfigError, HpcbenchError
 from hpcbench.jobs.records import CaseRun, JobSpec, Variant, write_atomic
 from hpcbench.petsc_env import PetscInstall, find_variant, parse_version
 from hpcbench.plan import staging
-from hpcbench.problem import ProblemBundle
+from hpcbench.plan.held_out import ensure_draw
+from hpcbench.problem import Problem, ProblemBundle, TestCase
 from hpcbench.site import SiteConfig, VariantConfig
-from hpcbench.submission import LoadedSubmission, Rejected
+from hpcbench.submission import LoadedSubmission, Rejected, request_rejected
 
 
 class Skip(BaseModel):
@@ -94,13 +97,24 @@ class Campaign:
     def manifest(self) -> Manifest:
         if not self.exists():
             raise HpcbenchError(f"{self.root}: not a campaign folder (no campaign.json)")
-        return Manifest.model_validate_json(self.manifest_path.read_text())
+        try:
+            return Manifest.model_validate_json(self.manifest_path.read_bytes())
+        except ValueError as e:  # pydantic's ValidationError too
+            raise HpcbenchError(f"{self.manifest_path}: unreadable ({str(e).splitlines()[0][:200]}); planning "
+                                "writes it: rerun `hpcbench run` or `submit` with --out on this folder") from None
 
     def save_manifest(self, m: Manifest) -> None:
         write_atomic(self.manifest_path, m.model_dump_json(indent=1))
 
     def specs(self) -> list[JobSpec]:
-        return [JobSpec.model_validate_json(p.read_text()) for p in sorted(self.specs_dir.glob("*.json"))]
+        out = []
+        for p in sorted(self.specs_dir.glob("*.json")):
+            try:
+                out.append(JobSpec.model_validate_json(p.read_bytes()))
+            except ValueError as e:
+                raise HpcbenchError(f"{p}: unreadable job spec ({str(e).splitlines()[0][:200]}); planning writes "
+                                    "it: rerun `hpcbench run` or `submit` with --out on this campaign") from None
+        return out
 
     def record_path(self, job_id: str) -> Path:
         return self.records_dir / f"{job_id}.json"
@@ -119,6 +133,8 @@ class Plan:
     skipped: list[Skip] = field(default_factory=list)
     refused: list[LoadedSubmission] = field(default_factory=list)
     restaged: set[str] = field(default_factory=set)  # job ids whose staged sources changed
+    rejected: list[Rejected] = field(default_factory=list)  # args or ranks the problem does not allow
+    held_out: dict[str, list[TestCase]] = field(default_factory=dict)  # problem -> its drawn cases
 
 
 def choose_variant(problem: ProblemBundle, site: SiteConfig,
@@ -155,10 +171,44 @@ def stage_submission(campaign: Campaign, sub: LoadedSubmission) -> tuple[Path, b
     return dest, staging.stage(sub, dest)
 
 
+def case_runs(prob: Problem, args: list[str], held_out: list[TestCase]) -> list[CaseRun]:
+    """Every run of a submission: its `args` before each case's own, at each case's rank counts;
+    the held-out cases checked but not timed."""
+    runs = [CaseRun(case=c.name, args=[*args, *c.args], ranks=r, time_limit_s=c.time_limit_s)
+            for c in prob.cases for r in c.ranks]
+    return runs + [CaseRun(case=c.name, args=[*args, *c.args], ranks=r, time_limit_s=c.time_limit_s, repeats=0)
+                   for c in held_out for r in c.ranks]
+
+
+def binds_refusal(site: SiteConfig, root: Path) -> str | None:
+    """Why the site's isolation_binds would show a program what its sandbox hides (docs/security.md):
+    the campaign folder (other jobs, specs, the snapshot's hidden checks), the problems folder
+    (references, checks), hpcbench's own code and Python environment."""
+    import hpcbench
+    from hpcbench.problem import default_problems_dir
+
+    hidden = {"the campaign folder": (Path(root), True),
+              "the problems folder (hidden checks and references)": (default_problems_dir(), True),
+              "hpcbench's own code": (Path(hpcbench.__file__).parent, True),
+              "hpcbench's Python environment": (Path(sys.prefix), False)}
+    for b in site.isolation_binds:
+        bind = Path(os.path.expandvars(b)).resolve()
+        for what, (path, inside_too) in hidden.items():
+            path = path.resolve()
+            if bind == path or bind in path.parents or (inside_too and path in bind.parents):
+                return (f"{b!r} would show every build and run {what} ({path}); bind only the toolchain's "
+                        "own folders")
+    return None
+
+
 def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemBundle],
               submissions: list[LoadedSubmission],
-              installs: dict[str, PetscInstall | Exception] | None = None, keep_work: bool = False) -> Plan:
-    """`installs` overrides looking PETSc up here (a dry run for a cluster's PETSc)."""
+              installs: dict[str, PetscInstall | Exception] | None = None, keep_work: bool = False,
+              held_out: dict[str, list[TestCase]] | None = None) -> Plan:
+    """`installs` overrides looking PETSc up here (a dry run for a cluster's PETSc); `held_out`:
+    each problem's cases drawn at planning (hpcbench/plan/held_out.py)."""
+    if site.isolation != "none" and (why := binds_refusal(site, campaign.root)):
+        raise ConfigError(f"site {site.name}", "isolation_binds", why)
     installs = dict(installs or {})
     for v in site.variants:
         if v.name in installs:
@@ -180,6 +230,11 @@ def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemB
         m = sub.meta
         if m.problem not in chosen:
             continue
+        # Defence in depth: loading checked these already; only allowed args ever reach a spec.
+        bad = request_rejected(sub, problems[m.problem].problem)
+        if bad is not None:
+            plan.rejected.append(bad)
+            continue
         staged, changed = stage_submission(campaign, sub)
         if changed:
             plan.restaged.add(job_id(m.agent, m.problem, m.attempt))
@@ -190,8 +245,7 @@ def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemB
             continue
         vcfg, inst = chosen[m.problem]
         prob = problems[m.problem].problem
-        runs = [CaseRun(case=c.name, args=[*m.args, *c.args], ranks=r, time_limit_s=c.time_limit_s)
-                for c in prob.cases for r in c.ranks]
+        runs = case_runs(prob, m.args, (held_out or {}).get(m.problem, []))
         jid = job_id(m.agent, m.problem, m.attempt)
         variant = Variant(name=vcfg.name, petsc_dir=str(inst.petsc_dir), petsc_arch=inst.petsc_arch,
                           runtime_options=vcfg.runtime_options, features=sorted(inst.features))
@@ -210,13 +264,19 @@ def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemB
 def create_campaign(root: Path, site: SiteConfig, problems: dict[str, ProblemBundle],
                     submissions: list[LoadedSubmission], rejected: list[Rejected],
                     installs: dict[str, PetscInstall | Exception] | None = None,
-                    keep_work: bool = False, errors: list[dict] | None = None) -> tuple[Campaign, Plan]:
-    """Create (or extend, resumably) a campaign folder and write its plan."""
+                    keep_work: bool = False, errors: list[dict] | None = None, held_out_seed: int | None = None,
+                    held_out: bool = True) -> tuple[Campaign, Plan]:
+    """Create (or extend, resumably) a campaign folder and write its plan. `held_out_seed`:
+    the seed of the held-out cases' draw (random when None; kept once drawn); `held_out`
+    False plans none (a sweep's cases are its sizes)."""
     campaign = Campaign(root)
     campaign.root.mkdir(parents=True, exist_ok=True)
     for d in (campaign.specs_dir, campaign.records_dir, campaign.work_dir, campaign.submissions_dir):
         d.mkdir(exist_ok=True)
-    plan = plan_jobs(campaign, site, problems, submissions, installs, keep_work)
+    drawn = ensure_draw(campaign.root, problems, held_out_seed, held_out)
+    plan = plan_jobs(campaign, site, problems, submissions, installs, keep_work, drawn)
+    plan.held_out = drawn
+    rejected = [*rejected, *plan.rejected]
     for spec in plan.jobs:
         path = campaign.specs_dir / f"{spec.job_id}.json"
         text = spec.model_dump_json(indent=1)
@@ -234,7 +294,10 @@ def create_campaign(root: Path, site: SiteConfig, problems: dict[str, ProblemBun
                              "features": sorted(inst.features)}
         except FileNotFoundError as e:
             petsc[v.name] = {"error": str(e)}
-    old = campaign.manifest() if campaign.exists() else None
+    try:
+        old = campaign.manifest() if campaign.exists() else None
+    except HpcbenchError:  # unreadable: this plan writes it again (its id is the folder's name)
+        old = None
     manifest = Manifest(
         campaign_id=old.campaign_id if old else campaign.root.name,
         created=old.created if old else dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),

@@ -16,6 +16,7 @@ from pathlib import Path
 from hpcbench.agents import AgentOptions, make_agent
 from hpcbench.agents.dir_agent import reserved_agent_names
 from hpcbench.agents.generate import GenerationError, Summary, generate_tree, read_errors
+from hpcbench.errors import ConfigError
 from hpcbench.plan.campaign import Campaign, Plan, create_campaign
 from hpcbench.problem import ProblemBundle, known_problem_ids, load_problems, parse_ids
 from hpcbench.site import SiteConfig
@@ -75,16 +76,17 @@ def gather(specs: list[str], submissions: str | Path | None, problems: dict[str,
             out.add(agent.load())  # type: ignore[attr-defined]
         else:
             generating.append(agent)
+    rules = {pid: b.problem for pid, b in problems.items()}  # what each problem lets args and ranks ask
     if generating and o.dry_run:
         out.not_generated = [f"{a.kind} agent {a.name or '?'}: {o.attempts} attempt(s) of each of "
                              f"{len(problems)} problem(s) would be generated" for a in generating]
     elif generating:
         out.generated = generate_tree(generating, problems, generated, opts.timeout_s, progress, o.attempts)
-        out.add(load_tree(generated, known, reserved_agent_names()))
+        out.add(load_tree(generated, known, reserved_agent_names(), rules))
     if Path(generated).is_dir():  # errors of earlier runs too, until an answer replaces them
         out.errors = [e for e in read_errors(generated) if e.problem in problems]
     if submissions:
-        out.add(load_tree(Path(submissions), known, reserved_agent_names()))
+        out.add(load_tree(Path(submissions), known, reserved_agent_names(), rules))
     out.submissions = [s for s in out.submissions if s.meta.problem in problems]  # --problems narrows
     # A problem whose bundled reference does not load is planned without one, and not scored.
     for pid, b in problems.items():
@@ -96,12 +98,44 @@ def gather(specs: list[str], submissions: str | Path | None, problems: dict[str,
     return out
 
 
+def where_refusal(out: Path, submissions: str | Path | None, specs: list[str]) -> str | None:
+    """Why the campaign may not be written at `out`: inside a tree it reads (a submission tree,
+    a dir: agent's, the bundled problems or samples) its snapshot would put the hidden checks
+    where agents' files are, and its own staged copies would be read back as submissions; a
+    folder that holds other things is not a campaign to extend."""
+    from hpcbench.agents.dir_agent import samples_root
+    from hpcbench.problem import default_problems_dir
+
+    o = Path(out).resolve()
+    trees = [("the submission tree", Path(submissions))] if submissions else []
+    trees += [(f"the tree of --agent {s}", Path(s[4:])) for s in specs if s.startswith("dir:")]
+    trees += [("the bundled problems", default_problems_dir()), ("the bundled samples", samples_root())]
+    for what, t in trees:
+        t = t.resolve()
+        if o == t or t in o.parents:
+            return f"{out} is inside {what} ({t}); write the campaign elsewhere"
+    if o.is_dir() and not (o / "campaign.json").is_file():
+        ours = {"run.json", ".hpcbench.lock", ".hpcbench.lock.json", "generated"}
+        other = sorted(p.name for p in o.iterdir() if p.name not in ours)
+        if other:
+            return (f"{out} holds {', '.join(other[:5])}{' ...' if len(other) > 5 else ''} but no campaign.json: "
+                    "give a new or empty folder, or an existing campaign")
+    return None
+
+
 def plan_campaign(out: Path, site: SiteConfig, specs: list[str], submissions: str | Path | None,
                   problem_ids: str | None, installs: dict | None = None, keep_work: bool = False,
-                  progress: Progress | None = None, options: GatherOptions | None = None) -> Planned:
+                  progress: Progress | None = None, options: GatherOptions | None = None,
+                  held_out_seed: int | None = None) -> Planned:
     """Gather the submissions and create (or extend) the campaign folder `out`."""
+    if submissions and not Path(submissions).is_dir():
+        raise ConfigError("--submissions", None, f"{submissions}: no such folder (a tree <agent>/<problem>/"
+                                                 "<attempt>/ is expected)")
+    why = where_refusal(Path(out), submissions, specs)
+    if why:
+        raise ConfigError("--out", None, why)
     problems = load_problems(None, parse_ids(problem_ids))
     got = gather(specs, submissions, problems, Path(out) / "generated", progress, options)
     campaign, plan = create_campaign(Path(out), site, problems, got.submissions, got.rejected, installs, keep_work,
-                                     errors=[e.__dict__ for e in got.errors])
+                                     errors=[e.__dict__ for e in got.errors], held_out_seed=held_out_seed)
     return Planned(campaign, plan, got)

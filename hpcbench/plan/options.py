@@ -43,6 +43,7 @@ class RunOptions(BaseModel):
     judge: JudgeOptions = JudgeOptions()
     bootstrap_resamples: int = 10_000  # the leaderboard's intervals (hpcbench.stats), recorded in the scoring
     bootstrap_seed: int = 0
+    held_out_seed: int | None = None  # the held-out cases' draw (plan/held_out.py); None: random
 
 
 def options_path(campaign_dir: Path | str) -> Path:

@@ -104,7 +104,9 @@ def _stage_and_reason(a: dict, evs: dict, sub: dict | None) -> tuple[str, str]:
         return "ran", "accuracy unscored"
     right = a["correct"] if a.get("correct") is not None else passed_from_rows(a["gates_passed"], evs)
     if (acc.get("score") or 0.0) < FULL:
-        return "ran", "wrong answer"
+        # numerical_accuracy names a failure at arguments drawn at planning as a held-out case
+        held = "worst: held-out case" in acc.get("rationale", "")
+        return "ran", "wrong answer" + (" (held-out case)" if held else "")
     if not right:  # full marks on what was checked, but a check had no reference value to compare with
         return "ran", "checks incomplete"
     return "passed checks", "complete"

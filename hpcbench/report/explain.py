@@ -38,8 +38,7 @@ import numpy as np
 
 from hpcbench.report.stats_explain import StatsView
 from hpcbench.store import layout
-from hpcbench.store.lock import store_lock
-from hpcbench.store.read import check_schema
+from hpcbench.store.read import open_store
 from hpcbench.store.scorings import Scoring, list_scorings, read_scoring
 
 MAX_TEXT = 4000
@@ -119,7 +118,9 @@ class Tree:
     def scoring(self, sid: str) -> Scoring | None:
         if sid not in self._scorings:
             if sid not in list_scorings(self.root):
-                return None
+                # a damaged scoring is named as such (read_scoring says why), not as absent
+                if not (self.root / "scores" / f"{sid}.h5").is_file():
+                    return None
             self._scorings[sid] = read_scoring(self.root, sid, evidence=True)
         return self._scorings[sid]
 
@@ -465,8 +466,7 @@ def explain(h5_path: Path, path: str, full: bool = False) -> str:
     h5_path = Path(h5_path)
     obj_path, attr, key = split(path)
     out: list[str] = []
-    with store_lock(h5_path.parent, "explain"), h5py.File(h5_path, "r") as f:
-        check_schema(f)
+    with open_store(h5_path, "explain") as f:
         tree = Tree(f)
         targets = tree.expand(obj_path) if any(c in obj_path for c in "*?[") else (
             [obj_path] if tree.node(obj_path) is not None else [])

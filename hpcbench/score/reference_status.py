@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from hpcbench.evaluators.metrics.numerical_accuracy import outputs
 from hpcbench.jobs.records import JobResult
-from hpcbench.problem import Checks, CompareCheck, Problem
+from hpcbench.problem import Checks, CompareCheck, Problem, applies_to, is_held_out
 
 NOT_SCORED = "no reference: not scored"
 
@@ -33,11 +33,12 @@ def reference_problem(problem: Problem, checks: Checks, record: JobResult | None
     printed = outputs(record)
     if not any(printed.values()):
         return "the reference printed no values"
-    all_cases = [c.name for c in problem.cases]
+    # The held-out cases the campaign drew are the ones its reference ran.
+    all_cases = [c.name for c in problem.cases] + sorted({c for c, _ in printed if is_held_out(c)})
     for chk in checks.checks:
         if not isinstance(chk, CompareCheck) or chk.reference.source != "reference_run":
             continue
-        for case in chk.cases or all_cases:
+        for case in [c for c in all_cases if applies_to(chk, c)]:
             if not any(q.get(chk.quantity) for (c, _), q in printed.items() if c == case):
                 return f"the reference printed no '{chk.quantity}' in case {case}"
     return ""

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hpcbench import __version__
+from hpcbench.errors import env_number
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, all_evaluators
 from hpcbench.evaluators.categories import WEIGHTS
 from hpcbench.judge.cache import JudgeCache
@@ -258,7 +259,7 @@ def _evaluate_range(bounds: tuple[int, int]) -> list[SubmissionScore]:
 
 def score_workers() -> int:
     """Processes for the deterministic evaluators: HPCBENCH_SCORE_WORKERS, else the cores."""
-    return max(1, int(os.environ.get("HPCBENCH_SCORE_WORKERS", "0")) or len(os.sched_getaffinity(0)))
+    return max(1, int(env_number("HPCBENCH_SCORE_WORKERS", 0, integer=True)) or len(os.sched_getaffinity(0)))
 
 
 def score_campaign(stored: StoredCampaign, judge: JudgeConfig | None = None,

@@ -30,7 +30,8 @@ from hpcbench.errors import HpcbenchError
 from hpcbench.jobs.records import JobResult, LogEvent, compact
 from hpcbench.plan import snapshot, staging
 from hpcbench.plan.campaign import Campaign
-from hpcbench.store import layout
+from hpcbench.plan.held_out import read_draw
+from hpcbench.store import integrity, layout
 from hpcbench.store.lock import store_lock
 from hpcbench.submission import Submission
 
@@ -74,6 +75,7 @@ class _Writer:
         self.next_sub_id = int(subs["sub_id"].max()) + 1 if subs.shape[0] else 0
 
     def code(self, s: str) -> int:
+        s = layout.storable(s)
         c = self.codes.get(s)
         if c is None:
             c = self.codes[s] = len(self.codes)
@@ -103,7 +105,7 @@ class _Writer:
     def flush(self) -> None:
         for t, rows in self.rows.items():
             if rows:
-                layout.append(self.f[t], np.array(rows, dtype=layout.dtype(t)))
+                layout.append(self.f[t], layout.storable_rows(np.array(rows, dtype=layout.dtype(t))))
                 rows.clear()
         if self.text_parts:
             layout.append(self.f["texts"], np.frombuffer(b"".join(self.text_parts), dtype="u1"))
@@ -194,10 +196,14 @@ def _provenance(f: h5py.File, m, rec: JobResult | None) -> None:
 
 def _write_static(f: h5py.File, root: Path, m, probs: dict) -> None:
     """Manifest, the snapshot's problems and PETSc API facts: small, rewritten every collect."""
-    for name in ("manifest", "problems", "petsc"):
+    for name in ("manifest", "problems", "petsc", "held_out"):
         if name in f:
             del f[name]
     f.create_dataset("manifest", data=m.model_dump_json(), dtype=layout.STR)
+    seed, drawn = read_draw(root)
+    if seed is not None:  # the held-out cases drawn at planning, with their seed
+        f.create_dataset("held_out", data=json.dumps({"seed": seed, "problems": {
+            pid: [c.model_dump(mode="json") for c in cs] for pid, cs in sorted(drawn.items())}}), dtype=layout.STR)
     rows = [(pid, p.model_dump_json(), c.model_dump_json(), e.get("problem_sha256", ""), e.get("checks_sha256", ""))
             for pid, (p, c, e) in sorted(probs.items())]
     f.create_dataset("problems", data=np.array(rows, dtype=np.dtype(
@@ -263,6 +269,7 @@ def collect(campaign: Campaign, problems_root: Path | None = None, lock_timeout:
         for stale in root.glob(".campaign.h5.*.tmp"):  # left by a killed collect or score
             stale.unlink(missing_ok=True)
         h5 = campaign.h5_path
+        damage = _set_aside_if_damaged(h5)
         if h5.is_file() and not _usable(h5):
             try:
                 with h5py.File(h5, "r") as f:
@@ -276,7 +283,39 @@ def collect(campaign: Campaign, problems_root: Path | None = None, lock_timeout:
                 print(f"collect: {h5} has store schema {version}; moved to {aside} and collecting anew",
                       flush=True)
         rebuild = not (h5.is_file() and _usable(h5))  # none yet, or one a killed collect left marked
-        return _collect_into(h5, rebuild, campaign, m, probs)
+        try:
+            counts = _collect_into(h5, rebuild, campaign, m, probs)
+        except Exception as e:  # a damaged chunk met while appending: the file is derived, so rebuild it
+            if rebuild or not integrity.hdf5_failure(e):
+                raise
+            damage = _set_aside(h5, f"{type(e).__name__}: {str(e).splitlines()[0][:200]}")
+            counts = _collect_into(h5, True, campaign, m, probs)
+        integrity.seal(h5)
+        counts["rebuilt"] = damage
+        return counts
+
+
+def _set_aside_if_damaged(h5: Path) -> str:
+    """A campaign.h5 that fails its checksum or is not HDF5 at all is moved aside (kept for a
+    post-mortem) and rebuilt from records/: returns what was wrong and where it went ("": sound)."""
+    if not h5.is_file():
+        integrity.unseal(h5)
+        return ""
+    why = integrity.mismatch(h5)
+    if not why:
+        try:
+            with h5py.File(h5, "r"):
+                return ""
+        except OSError as e:
+            why = str(e).splitlines()[0][:200]
+    return _set_aside(h5, why)
+
+
+def _set_aside(h5: Path, why: str) -> str:
+    aside = h5.with_name(f"campaign.damaged-{dt.datetime.now().strftime('%Y%m%dT%H%M%S')}.h5")
+    os.replace(h5, aside)
+    integrity.unseal(h5)
+    return f"{h5} was damaged ({why}): kept as {aside.name}, rebuilt from the records"
 
 
 def _open_for_writing(target: Path, new: bool) -> h5py.File:
@@ -335,6 +374,7 @@ def _collect_one(w: _Writer, campaign: Campaign, m, meta_path: Path, old: tuple 
 def _collect_into(target: Path, new: bool, campaign: Campaign, m, probs: dict) -> dict:
     counts: dict = {"submissions": 0, "records": 0, "missing": 0, "added": 0, "replaced": 0, "unchanged": 0,
                     "removed": 0, "unreadable": []}
+    integrity.unseal(target)  # it changes now; sealed again once complete
     with _open_for_writing(target, new) as f:
         f.attrs["writing"] = f"{socket.gethostname()}:{os.getpid()}"  # first: any state before is marked
         f.flush()

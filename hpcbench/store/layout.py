@@ -21,6 +21,16 @@ CHUNK_ROWS = 4096
 TEXT_CHUNK = 1 << 18
 COMPRESSION = {"compression": "gzip", "compression_opts": 4, "shuffle": True}
 
+
+def filters(dt: np.dtype | str) -> dict:
+    """COMPRESSION plus Fletcher-32, a per-chunk checksum HDF5 checks on every read
+    (store/integrity.py), for a dtype without variable-length strings (HDF5 refuses the
+    checksum filter on those: "not suitable for filters"; their heap data is not in the chunks)."""
+    d = np.dtype(dt)
+    vlen = any(h5py.check_string_dtype(d[n]) is not None for n in d.names) if d.names else (
+        h5py.check_string_dtype(d) is not None)
+    return COMPRESSION if vlen else {**COMPRESSION, "fletcher32": True}
+
 # (column, kind): kind is a numpy dtype string, "str" (short, stored inline), "code" or "text"
 TABLES: dict[str, list[tuple[str, str]]] = {
     "submissions": [
@@ -87,8 +97,8 @@ def create(f: h5py.File) -> None:
     f.attrs["schema_version"] = SCHEMA_VERSION
     f.attrs["format"] = "hpcbench campaign store"
     for t in TABLES:
-        f.create_dataset(t, shape=(0,), maxshape=(None,), dtype=dtype(t), chunks=(CHUNK_ROWS,), **COMPRESSION)
-    f.create_dataset("texts", shape=(0,), maxshape=(None,), dtype="u1", chunks=(TEXT_CHUNK,), **COMPRESSION)
+        f.create_dataset(t, shape=(0,), maxshape=(None,), dtype=dtype(t), chunks=(CHUNK_ROWS,), **filters(dtype(t)))
+    f.create_dataset("texts", shape=(0,), maxshape=(None,), dtype="u1", chunks=(TEXT_CHUNK,), **filters("u1"))
     f.create_dataset("strings", shape=(0,), maxshape=(None,), dtype=STR, chunks=(1024,), **COMPRESSION)
 
 
@@ -99,6 +109,23 @@ def append(ds: h5py.Dataset, rows: np.ndarray) -> int:
         ds.resize((start + len(rows),))
         ds[start:] = rows
     return start
+
+
+def storable(s: str) -> str:
+    """A short string HDF5 can hold: its variable-length strings end at NUL, so a NUL (from a
+    submission's metadata or a program's output) is written as the four characters \\x00."""
+    return s.replace("\x00", "\\x00") if "\x00" in s else s
+
+
+def storable_rows(rows: np.ndarray) -> np.ndarray:
+    """`rows` with every inline string made storable (see storable)."""
+    for name in rows.dtype.names or ():
+        if rows.dtype[name] == STR:
+            col = rows[name]
+            for i, v in enumerate(col):
+                if isinstance(v, str) and "\x00" in v:
+                    col[i] = storable(v)
+    return rows
 
 
 def text(x: object) -> str:

@@ -9,17 +9,16 @@ fails with a message naming the lock."""
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from hpcbench.errors import HpcbenchError
+from hpcbench.errors import HpcbenchError, env_number
 
 LOCK_NAME = ".store.lock"
-DEFAULT_TIMEOUT_S = float(os.environ.get("HPCBENCH_STORE_LOCK_TIMEOUT", "1800"))
+TIMEOUT_ENV = "HPCBENCH_STORE_LOCK_TIMEOUT"  # seconds a collect or reader waits for the lock (default 1800)
 
 
 @contextlib.contextmanager
@@ -29,7 +28,7 @@ def store_lock(root: Path, what: str, timeout: float | None = None) -> Iterator[
     try:
         lock.acquire(timeout=0)
     except Timeout:
-        wait = DEFAULT_TIMEOUT_S if timeout is None else timeout
+        wait = env_number(TIMEOUT_ENV, 1800.0) if timeout is None else timeout
         print(f"hpcbench {what}: {path} is held by another collect or reader of this campaign; "
               f"waiting up to {wait:.0f} s", file=sys.stderr, flush=True)
         try:

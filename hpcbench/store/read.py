@@ -18,6 +18,7 @@ from hpcbench.jobs.records import JobResult
 from hpcbench.petsc_headers import PetscApi
 from hpcbench.problem import Checks, Problem
 from hpcbench.store import layout
+from hpcbench.store.integrity import StoreDamaged, mismatch, named_damage
 from hpcbench.store.lock import store_lock
 from hpcbench.submission import Submission
 
@@ -41,15 +42,16 @@ def open_store(h5_path: Path, what: str = "read") -> Iterator[h5py.File]:
     h5_path = Path(h5_path)
     if not h5_path.is_file():
         raise HpcbenchError(f"{h5_path}: not collected yet; run `hpcbench collect {h5_path.parent}`")
+    remedy = f"run `hpcbench collect {h5_path.parent}`: it rebuilds campaign.h5 from the records, losing nothing"
     with store_lock(h5_path.parent, what):
-        try:
+        why = mismatch(h5_path)
+        if why:
+            raise StoreDamaged(f"{h5_path}: damaged ({why}); {remedy}")
+        with named_damage(h5_path, remedy):  # truncated, garbage, a chunk failing Fletcher-32 ...
             f = h5py.File(h5_path, "r")
-        except OSError as e:  # cut short by a collect killed while creating it
-            raise HpcbenchError(f"{h5_path}: cannot be read ({e}); run `hpcbench collect {h5_path.parent}` "
-                                "to rebuild it from the records") from None
-        with f:
-            check_schema(f)
-            yield f
+            with f:
+                check_schema(f)
+                yield f
 
 
 class Texts:

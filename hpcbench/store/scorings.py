@@ -27,6 +27,7 @@ import numpy as np
 
 from hpcbench.errors import HpcbenchError
 from hpcbench.store import layout
+from hpcbench.store.integrity import StoreDamaged, mismatch, named_damage, seal, sidecar
 
 # 3: `correct` (every gate and hidden check passed), `judge_composites` (the composite under
 # each judge sample) and the `stats` document (hpcbench.score.uncertainty); 2 reads on without them.
@@ -65,21 +66,52 @@ def scoring_path(root: Path, sid: str) -> Path:
     return scores_dir(root) / f"{sid}.h5"
 
 
-def list_scorings(root: Path) -> dict[str, str]:
-    """{scoring id: created}"""
-    out = {}
+def _check(p: Path) -> tuple[str, str]:
+    """(created, "") for a sound scoring file, ("", why) for a damaged one."""
+    why = mismatch(p)
+    if why:
+        return "", why
+    try:
+        with h5py.File(p, "r") as f:
+            if "submissions" not in f or "evaluators" not in f:
+                return "", "its tables are missing"
+            return _s(f.attrs.get("created", "")), ""
+    except (OSError, KeyError, ValueError) as e:
+        return "", str(e).splitlines()[0][:200]
+
+
+def scan_scorings(root: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """({scoring id: created} of the sound scorings, {path: why} of the damaged ones). Scorings are
+    written to a hidden temporary name and linked into place complete, so every scores/*.h5 that
+    fails its checksum or does not open is damage, not work in progress."""
+    out, bad = {}, {}
     for p in sorted(scores_dir(root).glob("*.h5")):
-        try:
-            with h5py.File(p, "r") as f:
-                out[p.stem] = _s(f.attrs.get("created", ""))
-        except OSError:
-            continue  # not a scoring file (a copy being written elsewhere)
-    return out
+        created, why = _check(p)
+        if why:
+            bad[str(p)] = why
+        else:
+            out[p.stem] = created
+    return out, bad
+
+
+def list_scorings(root: Path) -> dict[str, str]:
+    """{scoring id: created} of the sound scorings (damaged ones: scan_scorings)."""
+    return scan_scorings(root)[0]
+
+
+def damaged_note(root: Path) -> str:
+    """One line per damaged scoring, saying it is skipped and what to do ("" when none is)."""
+    bad = scan_scorings(root)[1]
+    return "\n".join(f"skipped damaged scoring {p} ({why}); the others are intact, and "
+                     f"`hpcbench score {root}` writes a new one" for p, why in bad.items())
 
 
 def latest(root: Path) -> str:
-    have = list_scorings(root)
+    have, bad = scan_scorings(root)
     if not have:
+        if bad:
+            damaged = "; ".join(f"{p} is damaged ({w})" for p, w in bad.items())
+            raise LookupError(f"{root}: no usable scoring: {damaged}. Run `hpcbench score {root}` for a new one")
         raise LookupError(f"{root}: no scoring yet; run `hpcbench score {root}`")
     # by creation time, not by name: `--scoring-id` names need not sort like timestamps
     return max(have, key=lambda k: (have[k], k))
@@ -120,21 +152,34 @@ def write_scoring(root: Path, sid: str, scores: list, attrs: dict, documents: di
         with h5py.File(tmp, "w") as f:
             f.attrs.update(score_schema=SCORE_SCHEMA, store_schema=layout.SCHEMA_VERSION, **attrs)
             for name, rows, cols in (("submissions", subs, _SUB), ("evaluators", evs, _EV)):
-                f.create_dataset(name, data=np.array(rows, dtype=_dtype(cols)), chunks=True, **layout.COMPRESSION)
+                f.create_dataset(name, data=np.array(rows, dtype=_dtype(cols)), chunks=True,
+                                 **layout.filters(_dtype(cols)))
             f.create_dataset("texts", data=np.frombuffer(b"".join(parts) or b"\0", dtype="u1"), chunks=True,
-                             **layout.COMPRESSION)
+                             **layout.filters("u1"))
             for name, doc in (documents or {}).items():
                 f.create_dataset(name, data=np.frombuffer(doc.encode() or b"\0", dtype="u1"), chunks=True,
-                                 **layout.COMPRESSION)
-        os.link(tmp, final)  # fails if another scoring took the name meanwhile: nothing is overwritten
+                                 **layout.filters("u1"))
+        seal(tmp)  # the sidecar names the final file; written before the link, so never missing after it
+        os.replace(sidecar(tmp), sidecar(final))
+        try:
+            os.link(tmp, final)  # fails if another scoring took the name meanwhile: nothing is overwritten
+        except FileExistsError:
+            sidecar(final).unlink(missing_ok=True)
+            raise
     finally:
         tmp.unlink(missing_ok=True)
+        sidecar(tmp).unlink(missing_ok=True)
     return final
+
+
+def _damage_remedy(root: Path) -> str:
+    return f"it is skipped: `hpcbench score {root}` writes a new scoring (the others are intact)"
 
 
 def scoring_config(root: Path, sid: str) -> dict:
     """A scoring's config attribute alone (which judge), without reading its tables."""
-    with h5py.File(scoring_path(root, sid), "r") as f:
+    path = scoring_path(root, sid)
+    with named_damage(path, _damage_remedy(root)), h5py.File(path, "r") as f:
         return json.loads(_s(f.attrs.get("config", "{}")) or "{}")
 
 
@@ -164,7 +209,10 @@ def read_scoring(root: Path, sid: str | None = None, evidence: bool = False) -> 
     path = scoring_path(root, sid)
     if not path.is_file():
         raise LookupError(f"{root}: no scoring {sid!r}; have {sorted(list_scorings(root))}")
-    with h5py.File(path, "r") as f:
+    why = mismatch(path)
+    if why:
+        raise StoreDamaged(f"{path}: damaged ({why}); {_damage_remedy(root)}")
+    with named_damage(path, _damage_remedy(root)), h5py.File(path, "r") as f:
         attrs = {k: _s(v) if isinstance(v, (bytes, str)) else v.item() if hasattr(v, "item") else v
                  for k, v in f.attrs.items()}
         subs = f["submissions"][()]
@@ -209,7 +257,8 @@ def read_document(root: Path, sid: str, name: str) -> str | None:
 
 def row_index(root: Path, sid: str) -> dict[str, int]:
     """{logical submission path: its row} of a scoring (read_evidence's `row`), one column read."""
-    with h5py.File(scoring_path(root, sid), "r") as f:
+    path = scoring_path(root, sid)
+    with named_damage(path, _damage_remedy(root)), h5py.File(path, "r") as f:
         subs = f["submissions"].fields(["submission"])[()]
     return {_s(x): i for i, x in enumerate(subs)}
 
@@ -217,7 +266,8 @@ def row_index(root: Path, sid: str) -> dict[str, int]:
 def read_evidence(root: Path, sid: str, row: int) -> dict[str, Any]:
     """{evaluator: evidence} of the `row`-th submission of a scoring, reading only its rows and
     texts (a results browser's page, at any scoring size)."""
-    with h5py.File(scoring_path(root, sid), "r") as f:
+    path = scoring_path(root, sid)
+    with named_damage(path, _damage_remedy(root)), h5py.File(path, "r") as f:
         s = f["submissions"][row]
         evs = f["evaluators"][int(s["ev_start"]):int(s["ev_start"]) + int(s["ev_n"])]
         texts = f["texts"]

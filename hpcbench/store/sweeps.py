@@ -14,17 +14,20 @@ group; `hpcbench sweep --out DIR` (resume) writes it again."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
 
 import h5py
 import numpy as np
 
 from hpcbench import __version__
-from hpcbench.store.layout import COMPRESSION, STR
+from hpcbench.store.integrity import StoreDamaged, mismatch, named_damage, seal, unseal
+from hpcbench.store.layout import STR, filters
 from hpcbench.store.lock import store_lock
 from hpcbench.sweep.analysis import EventRow, PointRow, SweepAnalysis
 from hpcbench.sweep.plan import SweepPlan
@@ -48,14 +51,26 @@ def _array(rows: list, cls: type) -> np.ndarray:
 
 
 def _table(g: h5py.Group, name: str, arr: np.ndarray) -> None:
-    g.create_dataset(name, data=arr, maxshape=(None,), chunks=(max(1, min(4096, len(arr) or 1)),), **COMPRESSION)
+    g.create_dataset(name, data=arr, maxshape=(None,), chunks=(max(1, min(4096, len(arr) or 1)),),
+                     **filters(arr.dtype))
+
+
+@contextlib.contextmanager
+def _resealed(h5_path: Path) -> Iterator[None]:
+    """campaign.h5 changes here: its checksum is dropped first and written again once done."""
+    why = mismatch(h5_path)
+    if why:
+        raise StoreDamaged(f"{h5_path}: damaged ({why}); run `hpcbench collect {h5_path.parent}` to rebuild it")
+    unseal(h5_path)
+    yield
+    seal(h5_path)
 
 
 def write_sweep(h5_path: Path, plan: SweepPlan, analysis: SweepAnalysis, baseline: dict | None,
                 records: int, git_commit: str = "") -> None:
     """Replace /sweep in campaign.h5 (under the store lock: no reader sees half of it)."""
     h5_path = Path(h5_path)
-    with store_lock(h5_path.parent, "sweep"), h5py.File(h5_path, "a") as f:
+    with store_lock(h5_path.parent, "sweep"), _resealed(h5_path), h5py.File(h5_path, "a") as f:
         if GROUP in f:
             del f[GROUP]
         g = f.create_group(GROUP)
@@ -101,7 +116,8 @@ def read_sweep(h5_path: Path) -> StoredSweep | None:
     h5_path = Path(h5_path)
     if not h5_path.is_file():
         return None
-    with store_lock(h5_path.parent, "read sweep"), h5py.File(h5_path, "r") as f:
+    remedy = f"run `hpcbench collect {h5_path.parent}`: it rebuilds campaign.h5 and derives /sweep again"
+    with store_lock(h5_path.parent, "read sweep"), named_damage(h5_path, remedy), h5py.File(h5_path, "r") as f:
         if GROUP not in f:
             return None
         g = f[GROUP]

@@ -31,6 +31,7 @@ def gated_submissions(campaign_dir: Path, problems: dict[str, ProblemBundle], sc
     reference is not among them: the sweep always adds the bundled one."""
     from hpcbench.store.scorings import read_scoring
 
+    Campaign(campaign_dir).manifest()  # "not a campaign folder" before "no scoring yet"
     sc = read_scoring(Path(campaign_dir), scoring_id)
     passed = {(r["agent"], r["problem"], r["attempt"]) for r in sc.rows
               if r["gates_passed"] and not r["refused"] and r["agent"] != "reference"}
@@ -82,7 +83,8 @@ def plan_campaign(out: Path, site: SiteConfig, problems: dict[str, ProblemBundle
     (`installs`: the site's PETSc as declared, for a dry run away from the machine)."""
     swept = {ps.problem: sweep_problem(problems[ps.problem], ps) for ps in plan.problems}
     s = sweep_site(site, plan)
-    campaign, cplan = create_campaign(Path(out), s, swept, with_references(subs, swept), [], installs)
+    campaign, cplan = create_campaign(Path(out), s, swept, with_references(subs, swept), [], installs,
+                                      held_out=False)  # a sweep's cases are its sizes
     write_atomic(campaign.root / PLAN_FILE, plan.model_dump_json(indent=1))
     return s, campaign, cplan
 

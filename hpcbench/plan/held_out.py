@@ -1,0 +1,97 @@
+"""Held-out test cases: drawn at planning from the ranges a problem declares (problem.json
+`held_out`), never published. Every submission and the reference run them in the same
+campaign; the checks that name them (`"@held_out"` in checks.json) compare the submission's
+answers with the reference's at the same drawn arguments. A program that prints the public
+cases' known answers without solving fails them.
+
+    <campaign>/snapshot/held_out.json   {"seed": S, "problems": {id: [TestCase, ...]}}
+
+One draw per campaign, from one seed (random unless `--held-out-seed` is given), recorded
+in the snapshot: a re-plan (resume) keeps it, so records stay valid; a problem added to the
+campaign later draws from the same seed. The draw is a function of (seed, problem id) only."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import secrets
+from pathlib import Path
+
+from hpcbench.errors import HpcbenchError
+from hpcbench.jobs.records import write_atomic
+from hpcbench.problem import HELD_OUT_PREFIX, HeldOutParam, Problem, ProblemBundle, TestCase
+
+
+def held_out_path(root: Path) -> Path:
+    return Path(root) / "snapshot" / "held_out.json"
+
+
+def draw_value(p: HeldOutParam, rng: random.Random) -> str:
+    """One value of `p` as the argument string the program receives."""
+    lo, hi = p.min, p.max
+    if p.log:
+        x = math.exp(rng.uniform(math.log(lo), math.log(hi)))
+    else:
+        x = rng.uniform(lo, hi)
+    if p.kind == "int":
+        m = p.multiple_of
+        k = min(max(round(x / m), math.ceil(lo / m)), math.floor(hi / m))
+        return str(int(k * m))
+    if p.either_sign and rng.random() < 0.5:
+        x = -x
+    return f"{float(f'{x:.{p.digits}g}'):.{p.digits}g}"
+
+
+def draw(problem: Problem, seed: int) -> list[TestCase]:
+    """The held-out cases of `problem` for `seed` (none when it declares no ranges)."""
+    h = problem.held_out
+    if h is None:
+        return []
+    rng = random.Random(f"{seed}:{problem.id}")  # str seeds are hashed (sha512): stable across runs
+    cases = []
+    for k in range(1, h.cases + 1):
+        args = list(h.args)
+        for p in h.params:
+            args += [p.option, draw_value(p, rng)]
+        cases.append(TestCase(name=f"{HELD_OUT_PREFIX}{k}", args=args, ranks=h.ranks, time_limit_s=h.time_limit_s,
+                              description="held out: arguments drawn at planning"))
+    return cases
+
+
+def read_draw(root: Path) -> tuple[int | None, dict[str, list[TestCase]]]:
+    """The campaign's seed and drawn cases (None, {} before any draw)."""
+    path = held_out_path(root)
+    if not path.is_file():
+        return None, {}
+    try:
+        d = json.loads(path.read_text())
+        return int(d["seed"]), {pid: [TestCase.model_validate(c) for c in cases]
+                                for pid, cases in d["problems"].items()}
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise HpcbenchError(f"{path}: unreadable ({type(e).__name__}: {e}); it holds the campaign's held-out "
+                            "cases, which its records were run at. Restore it, or plan into a new folder") from None
+
+
+def ensure_draw(root: Path, problems: dict[str, ProblemBundle], seed: int | None = None,
+                enabled: bool = True) -> dict[str, list[TestCase]]:
+    """The campaign's held-out cases per problem: the recorded draw, extended to problems it
+    lacks, written back. `seed` for a new campaign (random when None); a different one for a
+    campaign that already drew is an error. `enabled=False`: no held-out cases (sweeps)."""
+    if not enabled:
+        return {}
+    recorded, drawn = read_draw(root)
+    if recorded is not None and seed is not None and seed != recorded:
+        raise HpcbenchError(f"--held-out-seed {seed}: {root} drew its held-out cases with seed {recorded} "
+                            f"({held_out_path(root)}); a campaign keeps one draw. Plan into a new folder")
+    use = recorded if recorded is not None else (seed if seed is not None else secrets.randbelow(2 ** 31))
+    changed = recorded is None
+    for pid, b in sorted(problems.items()):
+        if pid not in drawn and b.problem.held_out is not None:
+            drawn[pid] = draw(b.problem, use)
+            changed = True
+    if changed:
+        body = {"seed": use, "problems": {pid: [c.model_dump(mode="json") for c in cs]
+                                          for pid, cs in sorted(drawn.items())}}
+        write_atomic(held_out_path(root), json.dumps(body, indent=1))
+    return {pid: cs for pid, cs in drawn.items() if pid in problems}

@@ -1,0 +1,109 @@
+"""A full file system is the machine's failure, never the program's.
+
+When the file system holding a job's work folder fills up, compilers, linkers, PETSc and
+our own record writes fail with ENOSPC (or EDQUOT under a quota): a build would be scored
+"FAIL compilation", a run a crash. A job that sees this writes no record (its rerun starts
+afresh once there is space), says so on stderr and exits EXIT_DISK_FULL; the driver then
+stops the whole run naming the file system and what was kept (hpcbench/cli/diskfull.py)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+from pathlib import Path
+
+EXIT_DISK_FULL = 75  # sysexits.h EX_TEMPFAIL: try again later
+# Below this much room (or this many inodes) a failed step is put down to the file system:
+# a build needs a few MB for objects and the binary, a record a few hundred KB.
+MIN_FREE_BYTES = 16 << 20
+MIN_FREE_INODES = 64
+_WORDS = ("No space left on device", "Disk quota exceeded", "errno = 28", "errno = 122")
+
+
+def is_disk_full_error(e: BaseException) -> bool:
+    """ENOSPC/EDQUOT, also where a library (h5py) only says so in its message."""
+    if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    return isinstance(e, OSError) and any(w in str(e) for w in _WORDS)
+
+
+def mount_point(path: Path) -> Path:
+    p = Path(os.path.abspath(path))
+    while not p.exists():
+        p = p.parent
+    while not os.path.ismount(p):
+        p = p.parent
+    return p
+
+
+def free_space(path: Path) -> tuple[int, int, int]:
+    """(bytes free to us, bytes in all, inodes free) of the file system holding `path`."""
+    p = Path(os.path.abspath(path))
+    while not p.exists():
+        p = p.parent
+    st = os.statvfs(p)
+    return st.f_bavail * st.f_frsize, st.f_blocks * st.f_frsize, st.f_favail
+
+
+def is_full(path: Path) -> bool:
+    """Too little room left for a build or a record (a small file system: 2% of it)."""
+    try:
+        free, total, inodes = free_space(path)
+    except OSError:
+        return False
+    return free < min(MIN_FREE_BYTES, total // 50) or inodes < MIN_FREE_INODES
+
+
+def describe(path: Path) -> str:
+    """`the file system at /mnt (holding /mnt/c)`."""
+    return f"the file system at {mount_point(path)} (holding {path})"
+
+
+def room(path: Path) -> str:
+    """`12 KB free of 1.2 MB, 10 inodes free` (now)."""
+    try:
+        free, total, inodes = free_space(path)
+        return f"{_size(free)} free of {_size(total)}, {inodes} inodes free"
+    except OSError as e:
+        return f"size unknown: {e.strerror or e}"
+
+
+def full_message(path: Path, why: str) -> str:
+    return f"{describe(path)} is full ({why}; now {room(path)})"
+
+
+def _size(n: int) -> str:
+    x = float(n)
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if x < 1024:
+            return f"{x:.0f} {unit}" if unit == "bytes" else f"{x:.1f} {unit}"
+        x /= 1024
+    return f"{x:.1f} TB"
+
+
+class FullWatch(threading.Thread):
+    """Whether the file system holding `path` ran full at any moment while the job ran: other
+    jobs free their work folders soon after, so a step that failed for want of room may find
+    plenty of it when its job ends. Sampled every PERIOD_S (statvfs costs microseconds)."""
+
+    PERIOD_S = 0.1
+
+    def __init__(self, path: Path):
+        super().__init__(daemon=True)
+        self.path = path
+        self.seen_full = is_full(path)
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.wait(self.PERIOD_S):
+            if is_full(self.path):
+                self.seen_full = True
+
+    def __enter__(self) -> FullWatch:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.seen_full = self.seen_full or is_full(self.path)

@@ -1,0 +1,57 @@
+/*
+  Fill a distributed Vec with x_i = sin(0.3 i) + i/N (each rank sets only the
+  entries it owns), scale it by alpha, gather it onto rank 0 with a VecScatter
+  created by VecScatterCreateToZero, and print summary quantities from rank 0.
+
+  Options: -n <N> global length, -alpha <a> scale factor.
+*/
+#include <petscvec.h>
+
+int main(int argc, char **argv)
+{
+  Vec         x, x0;
+  VecScatter  toZero;
+  PetscInt    n = 30, rstart, rend;
+  PetscScalar alpha = 2.5, *xa;
+  PetscMPIInt rank, size;
+
+  PetscCall(PetscInitialize(&argc, &argv, NULL, "Fill, scale and gather a distributed vector"));
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCheck(size == 3, PETSC_COMM_WORLD, PETSC_ERR_WRONG_MPI_SIZE, "The task asks for exactly 3 MPI ranks, not %d", (int)size);
+  PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "Vec scatter options", NULL);
+  PetscCall(PetscOptionsInt("-n", "global vector length", NULL, n, &n, NULL));
+  PetscCall(PetscOptionsScalar("-alpha", "scale factor", NULL, alpha, &alpha, NULL));
+  PetscOptionsEnd();
+  PetscCheck(n > 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-n must be positive");
+
+  PetscCall(VecCreate(PETSC_COMM_WORLD, &x));
+  PetscCall(VecSetSizes(x, PETSC_DECIDE, n));
+  PetscCall(VecSetFromOptions(x));
+  PetscCall(VecGetOwnershipRange(x, &rstart, &rend));
+  PetscCall(VecGetArray(x, &xa));
+  for (PetscInt i = rstart; i < rend; i++) xa[i - rstart] = PetscSinReal(0.3 * (PetscReal)i) + (PetscReal)i / (PetscReal)n;
+  PetscCall(VecRestoreArray(x, &xa));
+  PetscCall(VecScale(x, alpha));
+
+  PetscCall(VecScatterCreateToZero(x, &toZero, &x0));
+  PetscCall(VecScatterBegin(toZero, x, x0, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecScatterEnd(toZero, x, x0, INSERT_VALUES, SCATTER_FORWARD));
+
+  if (rank == 0) { /* x0 has all n entries on rank 0 and none elsewhere */
+    PetscScalar        sum;
+    PetscReal          nrm;
+    const PetscScalar *a;
+
+    PetscCall(VecSum(x0, &sum));
+    PetscCall(VecNorm(x0, NORM_2, &nrm));
+    PetscCall(VecGetArrayRead(x0, &a));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "sum: %.10e\nnorm2: %.10e\nfirst_last: %.10e %.10e\n", (double)PetscRealPart(sum), (double)nrm, (double)PetscRealPart(a[0]), (double)PetscRealPart(a[n - 1])));
+    PetscCall(VecRestoreArrayRead(x0, &a));
+  }
+  PetscCall(VecScatterDestroy(&toZero));
+  PetscCall(VecDestroy(&x0));
+  PetscCall(VecDestroy(&x));
+  PetscCall(PetscFinalize());
+  return 0;
+}

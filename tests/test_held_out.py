@@ -1,0 +1,284 @@
+"""Held-out test cases: drawn at planning, never published, run by every submission and
+the reference; a program that prints the public cases' known answers fails them."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import pytest
+
+from hpcbench.errors import ConfigError, HpcbenchError
+from hpcbench.evaluators.metrics.numerical_accuracy import compare_score
+from hpcbench.plan.campaign import case_runs
+from hpcbench.plan.held_out import draw, ensure_draw, read_draw
+from hpcbench.problem import HELD_OUT_CASES, CompareCheck, load_problem, load_problems
+from tests.conftest import hpcbench
+
+PROBLEMS = load_problems()
+WITH_HELD_OUT = sorted(pid for pid, b in PROBLEMS.items() if b.problem.held_out is not None)
+SEEDS = range(20)
+
+
+def held_out_checks(pid: str) -> list[CompareCheck]:
+    return [c for c in PROBLEMS[pid].checks.checks if isinstance(c, CompareCheck) and HELD_OUT_CASES in c.cases]
+
+
+def test_every_solvable_cpu_problem_draws_held_out_cases_and_checks_them():
+    for pid, b in PROBLEMS.items():
+        if b.checks.expect == "solve":
+            assert b.problem.held_out is not None, pid
+            assert held_out_checks(pid), f"{pid}: no check names {HELD_OUT_CASES}"
+
+
+@pytest.mark.parametrize("pid", WITH_HELD_OUT)
+def test_draws_are_seeded_in_range_and_never_published(pid):
+    prob = PROBLEMS[pid].problem
+    published = (PROBLEMS[pid].folder / "problem.json").read_text()
+    seen = set()
+    for seed in SEEDS:
+        cases = draw(prob, seed)
+        assert cases == draw(prob, seed), "the same seed draws the same cases"
+        assert len(cases) == prob.held_out.cases
+        for c in cases:
+            opts = dict(zip(c.args[::2], c.args[1::2], strict=True))
+            for p in prob.held_out.params:
+                v = float(opts[p.option])
+                lo, hi = (p.min, p.max)
+                assert lo <= abs(v) <= hi if p.either_sign else lo <= v <= hi, (seed, p.option, v)
+                if p.kind == "int":
+                    assert v.is_integer() and int(v) % p.multiple_of == 0
+            seen.add(tuple(c.args))
+            # not one of the published cases' argument lists
+            assert c.args not in [pc.args for pc in prob.cases]
+    assert len(seen) >= 15, f"{pid}: 20 seeds drew only {len(seen)} different cases"
+    assert "held-out-1" not in published
+
+
+def test_a_campaign_keeps_its_draw_and_refuses_another_seed(tmp_path):
+    bundles = {pid: PROBLEMS[pid] for pid in ("vec-scatter", "robertson")}
+    first = ensure_draw(tmp_path, bundles, seed=11)
+    assert ensure_draw(tmp_path, bundles) == first  # a resume keeps it
+    assert read_draw(tmp_path)[0] == 11
+    with pytest.raises(HpcbenchError, match="seed 11"):
+        ensure_draw(tmp_path, bundles, seed=12)
+    # a problem added later draws from the same seed
+    more = ensure_draw(tmp_path, {**bundles, "rosenbrock": PROBLEMS["rosenbrock"]})
+    assert more["rosenbrock"] == draw(PROBLEMS["rosenbrock"].problem, 11)
+    assert ensure_draw(tmp_path / "x", bundles, enabled=False) == {}
+
+
+def test_held_out_runs_are_checked_not_timed():
+    prob = PROBLEMS["vec-scatter"].problem
+    runs = case_runs(prob, ["-sf_type", "basic"], draw(prob, 3))
+    held = [r for r in runs if r.case.startswith("held-out-")]
+    assert held and all(r.repeats == 0 and r.args[:2] == ["-sf_type", "basic"] for r in held)
+    assert all(r.repeats is None for r in runs if r not in held)
+
+
+@pytest.mark.parametrize("edit,words", [
+    ({"kind": "compare", "quantity": "sum", "cases": [HELD_OUT_CASES],
+      "reference": {"source": "literal", "value": [1.0], "citation": "x"}, "rtol": 1e-9}, "literal"),
+    ({"kind": "refinement", "name": "r", "quantity": "sum", "cases": ["default", "larger", HELD_OUT_CASES]},
+     "refinement"),
+])
+def test_checks_cannot_judge_held_out_cases_by_a_fixed_value(tmp_path, edit, words):
+    import shutil
+
+    folder = tmp_path / "vec-scatter"
+    shutil.copytree(PROBLEMS["vec-scatter"].folder, folder)
+    checks = json.loads((folder / "checks.json").read_text())
+    checks["checks"].append(edit)
+    (folder / "checks.json").write_text(json.dumps(checks))
+    with pytest.raises(ConfigError, match=words) as e:
+        load_problem(folder)
+    assert "checks.json" in str(e.value) and "cases" in str(e.value)
+
+
+def test_a_problem_without_ranges_cannot_name_held_out_cases(tmp_path):
+    import shutil
+
+    folder = tmp_path / "vec-scatter"
+    shutil.copytree(PROBLEMS["vec-scatter"].folder, folder)
+    prob = json.loads((folder / "problem.json").read_text())
+    del prob["held_out"]
+    (folder / "problem.json").write_text(json.dumps(prob))
+    with pytest.raises(ConfigError, match="declares no held_out"):
+        load_problem(folder)
+
+
+@pytest.mark.parametrize("held_out,words", [
+    ({"params": [{"option": "-n", "kind": "int", "min": 10, "max": 5}]}, "above max"),
+    ({"params": [{"option": "-n", "kind": "int", "min": 5, "max": 7, "multiple_of": 4}]}, "no multiple of 4"),
+    ({"params": [{"option": "-a", "kind": "real", "min": -1, "max": 1, "log": True}]}, "min > 0"),
+    ({"params": []}, "at least 1"),
+    ({"params": [{"option": "n", "kind": "int", "min": 1, "max": 5}]}, "pattern"),
+])
+def test_bad_held_out_ranges_name_the_field(tmp_path, held_out, words):
+    import shutil
+
+    folder = tmp_path / "vec-scatter"
+    shutil.copytree(PROBLEMS["vec-scatter"].folder, folder)
+    prob = json.loads((folder / "problem.json").read_text())
+    prob["held_out"] = held_out
+    (folder / "problem.json").write_text(json.dumps(prob))
+    with pytest.raises(ConfigError, match=words) as e:
+        load_problem(folder)
+    assert "problem.json" in str(e.value) and "held_out" in str(e.value)
+
+
+# ------------------------------------------------------------------------------------------------
+# The references at every draw of 20 seeds: each drawn argument set is built by the planner
+# (case_runs over draw()), the reference built once runs it within the case's time limit, and
+# its answers match a source independent of it (closed forms, numpy/scipy solvers of the same
+# discretisation) within the held-out compare checks' own tolerances (compare_score = 1).
+
+
+def _independent(pid: str, opts: dict[str, str]) -> dict[str, list[float]]:
+    if pid == "vec-scatter":
+        n, alpha = int(opts["-n"]), float(opts["-alpha"])
+        i = np.arange(n)
+        x = alpha * (np.sin(0.3 * i) + i / n)
+        return {"sum": [x.sum()], "norm2": [np.linalg.norm(x)], "first_last": [x[0], x[-1]]}
+    if pid == "rosenbrock":
+        return {"solution": [1.0] * int(opts["-n"])}
+    if pid == "robertson":
+        from scipy.integrate import solve_ivp
+
+        from tests.test_reference_independent import _jac, _robertson
+
+        tf = float(opts["-tfinal"])
+        sol = solve_ivp(_robertson, (0, tf), [1.0, 0.0, 0.0], method="Radau", jac=_jac, rtol=1e-12, atol=1e-16)
+        return {"y_final": list(sol.y[:, -1])}
+    if pid == "advection1d":
+        from tests.test_reference_independent import _upwind_ssp3
+
+        want = _upwind_ssp3(int(opts["-n"]), float(opts["-a"]), float(opts["-tfinal"]))
+        return {k: list(np.atleast_1d(v)) for k, v in want.items()}
+    if pid == "darcy-dmplex":
+        from tests.test_reference_darcy_dmplex import q1_darcy
+
+        return {k: [v] for k, v in q1_darcy(int(opts["-n"]), float(opts["-kin"])).items()}
+    if pid == "cavity-dmstag":
+        from tests.test_reference_cavity_dmstag import python_answer
+
+        return python_answer(int(opts["-n"]), float(opts["-re"]))
+    raise AssertionError(pid)
+
+
+@pytest.mark.petsc
+@pytest.mark.slow
+@pytest.mark.parametrize("pid", [p for p in WITH_HELD_OUT if not {"cuda", "kokkos"} & set(PROBLEMS[p].problem.requires)
+                                 ])
+def test_the_reference_passes_the_held_out_cases_at_every_draw_of_20_seeds(pid, tmp_path):
+    from tests.petsc_tools import build, quantities, run
+
+    prob = PROBLEMS[pid].problem
+    binary = build(PROBLEMS[pid].reference_dir, tmp_path / pid)
+    checks = held_out_checks(pid)
+    failures = []
+    for seed in SEEDS:
+        for r in [r for r in case_runs(prob, [], draw(prob, seed)) if r.case.startswith("held-out-")]:
+            t0 = time.monotonic()
+            got = quantities(run(binary, r.args, ranks=r.ranks, timeout=r.time_limit_s * 4))
+            took = time.monotonic() - t0
+            want = _independent(pid, dict(zip(r.args[::2], r.args[1::2], strict=True)))
+            for chk in checks:
+                score, why = compare_score(got[chk.quantity], want[chk.quantity], chk)
+                if score < 1.0:
+                    failures.append(f"seed {seed} {' '.join(r.args)}: {chk.quantity}: {why}")
+            if took > r.time_limit_s:
+                failures.append(f"seed {seed} {' '.join(r.args)}: took {took:.1f} s, limit {r.time_limit_s:g} s")
+    assert not failures, "\n".join(failures)
+
+
+# ------------------------------------------------------------------------------------------------
+# A program that prints the published cases' answers without solving, through the real pipeline.
+
+HARDCODED = {
+    "vec-scatter": ("petscvec.h", """
+  Vec        x, y;
+  VecScatter sc;
+  PetscInt   n = 30;
+  PetscReal  alpha = 2.5;
+
+  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-alpha", &alpha, NULL));
+  PetscCall(VecCreate(PETSC_COMM_WORLD, &x));
+  PetscCall(VecSetSizes(x, PETSC_DECIDE, n));
+  PetscCall(VecSetFromOptions(x));
+  PetscCall(VecScatterCreateToZero(x, &sc, &y));
+  if (n == 1000) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "sum: -3.7753595687e+02\\nnorm2: 2.1651781846e+01\\n"
+                                       "first_last: -0.0000000000e+00 -3.7820072566e-02\\n"));
+  else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "sum: 5.1541312215e+01\\nnorm2: 1.3908540596e+01\\n"
+                             "first_last: 0.0000000000e+00 4.0740897419e+00\\n"));
+  PetscCall(VecScatterDestroy(&sc));
+  PetscCall(VecDestroy(&y));
+  PetscCall(VecDestroy(&x));
+"""),
+    "robertson": ("petscts.h", """
+  TS        ts;
+  PetscReal tfinal = 40.0;
+
+  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-tfinal", &tfinal, NULL));
+  PetscCall(TSCreate(PETSC_COMM_WORLD, &ts));
+  PetscCall(TSSetMaxTime(ts, tfinal));
+  PetscCall(TSSetFromOptions(ts));
+  if (tfinal > 1000) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "y_final: 3.8983376329e-02 1.6217682847e-07 "
+                                           "9.6101646149e-01\\n"));
+  else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "y_final: 7.1582706738e-01 9.1855347293e-06 2.8416374708e-01\\n"));
+  PetscCall(TSDestroy(&ts));
+"""),
+}
+
+
+def hardcoded_tree(root):
+    for pid, (header, body) in HARDCODED.items():
+        d = root / "hardcoder" / pid / "1"
+        d.mkdir(parents=True)
+        (d / "main.c").write_text(f"/* Prints the published cases' answers without solving. */\n#include <{header}>\n\n"
+                                  f"int main(int argc, char **argv)\n{{{body}  PetscCall(PetscFinalize());\n"
+                                  "  return 0;\n}\n")
+        (d / "submission.json").write_text(json.dumps({"problem": pid, "agent": "hardcoder", "entry": "main.c",
+                                                       "files": ["main.c"]}))
+    return root
+
+
+@pytest.mark.petsc
+@pytest.mark.slow
+def test_a_program_printing_the_published_answers_fails_the_held_out_cases(tmp_path):
+    tree = hardcoded_tree(tmp_path / "tree")
+    out = tmp_path / "c"
+    proc = hpcbench("run", "--submissions", str(tree), "--problems", "vec-scatter,robertson", "--out", str(out),
+                    "--held-out-seed", "5", check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "held-out cases: 2 drawn with seed 5" in proc.stderr
+    from hpcbench.store.scorings import read_scoring
+
+    rows = read_scoring(out, evidence=True).rows
+    for r in rows:
+        acc = r["evaluators"]["numerical_accuracy"]
+        details = acc["evidence"]["details"]
+        public = [d for d in details if not d.get("held_out")]
+        held = [d for d in details if d.get("held_out")]
+        assert held, r["problem"]
+        if r["agent"] == "reference":
+            assert acc["score"] == 1.0, acc["rationale"]
+            continue
+        # positive control: the public cases alone are fooled, as they were before held-out cases
+        assert all(d["score"] == 1.0 for d in public), public
+        assert all(d["score"] == 0.0 for d in held), held
+        assert acc["score"] < 0.5, acc["rationale"]
+        assert "held-out case held-out-1" in acc["rationale"]
+    report = json.loads(hpcbench("report", str(out), "--format", "json").stdout)["submissions"]
+    assert {r["stop_reason"] for r in report if r["agent"] == "hardcoder"} == {"wrong answer (held-out case)"}
+    # the drawn values are in the snapshot and campaign.h5, never in problem.json
+    snap = json.loads((out / "snapshot" / "held_out.json").read_text())
+    assert snap["seed"] == 5 and set(snap["problems"]) == {"vec-scatter", "robertson"}
+    import h5py
+
+    with h5py.File(out / "campaign.h5") as f:
+        assert json.loads(f["held_out"][()]) == snap

@@ -1,0 +1,213 @@
+"""Whole-campaign robustness: one bad input is rejected by name and the rest goes on; a full
+disk stops a run with the file system and what was kept, and the same command resumes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hpcbench import store
+from hpcbench.plan import plan_campaign
+from hpcbench.score import scoring
+from hpcbench.site import load_site
+from hpcbench.submission import load_submission
+from tests.conftest import hpcbench
+
+GOOD_C = ("#include <petscsys.h>\nint main(int argc, char **argv)\n{\n"
+          "  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));\n  PetscCall(PetscFinalize());\n  return 0;\n}\n")
+BASE = {"entry": "main.c", "files": ["main.c"]}
+NESTED = "[" * 100_000 + "]" * 100_000  # 200 kB: Python's json recursed until RecursionError
+
+# name -> (submission.json bytes, words of the rejection, or None: planned)
+HOSTILE = {
+    "deep-list": ('{"entry": "main.c", "files": ["main.c"], "generation": {"x": ' + NESTED + '}}', "deeper than 32"),
+    "deep-args": ('{"entry": "main.c", "files": ["main.c"], "args": ' + "[" * 5000 + "]" * 5000 + "}", "deeper"),
+    "deep-dict": ('{"generation": ' + '{"a":' * 3000 + "1" + "}" * 3000 + "}", "deeper than 32"),
+    "huge-int": (json.dumps({**BASE, "generation": {"prompt_tokens": 10**400}}), "integer of 401 digits"),
+    "huge-int-extra": ('{"entry": "main.c", "files": ["main.c"], "generation": {"x": 1' + "0" * 4400 + "}}",
+                       "integer of 4401 digits"),  # int() refuses past 4300 digits: a ValueError
+    "nan": ('{"entry": "main.c", "files": ["main.c"], "generation": {"latency_s": NaN}}', "NaN"),
+    "infinity": ('{"entry": "main.c", "files": ["main.c"], "generation": {"x": -Infinity}}', "Infinity"),
+    "overflow-float": ('{"entry": "main.c", "files": ["main.c"], "generation": {"cost_usd": 1e999}}', "finite"),
+    "bom": ("\ufeff" + json.dumps(BASE), "BOM"),
+    "utf16": (json.dumps(BASE).encode("utf-16"), "not UTF-8"),
+    "top-list": ("[]", "JSON object"),
+    "null": ("null", "JSON object"),
+    "empty": ("", "malformed JSON"),
+    "attempt-list": (json.dumps({**BASE, "attempt": [1]}), "attempt"),
+    "ranks-string": (json.dumps({**BASE, "ranks": "3"}), "ranks"),
+    "files-object": (json.dumps({**BASE, "files": {"main.c": 1}}), "files"),
+    "nul-in-kind": (json.dumps({"generation_error": "x", "generation_error_kind": "\x00\x01"}), None),
+    "escape-in-model": (json.dumps({**BASE, "model": "\x1b]0;pwned\x07\x1b[31m"}), None),
+    "many-keys": (json.dumps({**BASE, "generation": {f"k{i}": i for i in range(40000)}}), None),
+    "good": (json.dumps(BASE), None),
+}
+
+
+def hostile_tree(root: Path) -> Path:
+    for name, (text, _) in HOSTILE.items():
+        d = root / "fz" / "vec-scatter" / name
+        d.mkdir(parents=True)
+        (d / "main.c").write_text(GOOD_C)
+        (d / "submission.json").write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    return root
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_each_hostile_submission_json_is_rejected_by_name_or_loads(tmp_path, name):
+    d = hostile_tree(tmp_path) / "fz" / "vec-scatter" / name
+    got = load_submission(d, "fz", "vec-scatter", {"vec-scatter"}, name)
+    words = HOSTILE[name][1]
+    if words is None:
+        assert hasattr(got, "meta"), got
+    else:
+        assert not hasattr(got, "meta") and got.path == d / "submission.json", got
+        assert words in f"{got.field} {got.reason}", got
+
+
+def test_hostile_submissions_are_planned_collected_and_scored_beside_the_good_one(tmp_path):
+    """Before: the 200 kB nested file raised RecursionError and no campaign was planned; a NUL in a
+    short field stopped collect (HDF5 strings end at NUL)."""
+    tree = hostile_tree(tmp_path / "tree")
+    planned = plan_campaign(tmp_path / "c", load_site("local"), [], tree, "vec-scatter")
+    rejected = {Path(r.path).parent.name for r in planned.gathered.rejected}
+    assert rejected == {n for n, (_, w) in HOSTILE.items() if w is not None}
+    jobs = {j.attempt for j in planned.plan.jobs if j.agent == "fz"}
+    assert jobs == {"escape-in-model", "many-keys", "good"}
+    counts = store.collect(planned.campaign)
+    assert counts["submissions"] == 5 and not counts["unreadable"]  # 4 of fz + the reference
+    sid, scores = scoring.score(planned.campaign.h5_path)
+    assert len(scores) == 5
+    manifest = json.loads((tmp_path / "c" / "campaign.json").read_text())
+    assert len(manifest["rejected"]) == len(rejected)
+
+
+def test_the_cli_plans_the_rest_and_names_the_nested_file(tmp_path):
+    tree = hostile_tree(tmp_path / "tree")
+    proc = hpcbench("submit", "--dry-run", "--submissions", str(tree), "--problems", "vec-scatter",
+                    "--out", str(tmp_path / "c"), check=False)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "deep-list/submission.json: nests arrays or objects deeper than 32 levels" in proc.stderr
+    assert "fz__vec-scatter__good" in proc.stdout
+
+
+# ------------------------------------------------------------------------------------------ full disk
+
+def _mount_tmpfs(path: Path, size: str) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True)
+    if proc.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (needs root): {proc.stderr.decode().strip()}")
+
+
+@pytest.mark.petsc
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
+def test_a_full_disk_stops_the_run_naming_the_file_system_and_run_resumes(tmp_path):
+    """Before: the driver died with a traceback from a lease write and builds that ran out of room
+    were recorded as the program's compilation failure."""
+    mnt = tmp_path / "small"
+    _mount_tmpfs(mnt, "1200k")
+    try:
+        out = mnt / "c"
+        args = ("run", "--problems", "vec-scatter,rosenbrock", "--out", str(out), "--held-out-seed", "1")
+        first = hpcbench(*args, check=False)
+        assert first.returncode == 2, first.stderr
+        assert "Traceback" not in first.stderr
+        assert f"the file system at {mnt} (holding " in first.stderr and "is full" in first.stderr
+        assert "kept: the plan" in first.stderr and "rerun the same command to resume" in first.stderr
+        kept = {p.name: json.loads(p.read_text()) for p in (out / "records").glob("*.json")}
+        assert len(kept) < 7
+        # a build or run cut short by the full disk left no record to be mistaken for the program's
+        for rec in kept.values():
+            assert rec["agent"] in ("sloppy-coder", "leaky-coder"), rec["job_id"]
+        subprocess.run(["mount", "-o", "remount,size=16m", str(mnt)], check=True)
+        second = hpcbench(*args, check=False)
+        assert second.returncode == 0, second.stderr
+        assert f"{len(kept)} already done" in second.stderr
+        rows = json.loads(hpcbench("report", str(out), "--format", "json").stdout)["submissions"]
+        by = {(r["agent"], r["problem"]): r for r in rows}
+        assert by[("reference", "vec-scatter")]["stop_reason"] == "complete"
+        assert by[("reference", "rosenbrock")]["stop_reason"] == "complete"
+        assert by[("sloppy-coder", "vec-scatter")]["stop_reason"] == "build failed"  # its own, genuine
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+# ------------------------------------------------------------------------------------ damaged stores
+
+def _sealed_campaign(root: Path) -> tuple[Path, str]:
+    """A planned, collected and scored campaign (no job run: the store is what matters here)."""
+    planned = plan_campaign(root, load_site("local"), [], None, "vec-scatter,rosenbrock")
+    store.collect(planned.campaign)
+    sid, _ = scoring.score(planned.campaign.h5_path)
+    return planned.campaign.root, sid
+
+
+def _overwrite(path: Path, where: float, n: int) -> None:
+    data = bytearray(path.read_bytes())
+    at = int(len(data) * where)
+    data[at:at + n] = os.urandom(min(n, len(data) - at))
+    path.write_bytes(bytes(data))
+
+
+DAMAGE = {
+    "truncated": lambda p: p.write_bytes(p.read_bytes()[:4000]),
+    "empty": lambda p: p.write_bytes(b""),
+    "not-hdf5": lambda p: p.write_text("garbage\n"),
+    "middle-overwritten": lambda p: _overwrite(p, 0.5, 4096),  # collect once called this "unchanged"
+    "tail-overwritten": lambda p: _overwrite(p, 0.9, 3000),
+}
+
+
+@pytest.fixture(scope="module")
+def sealed(tmp_path_factory):
+    return _sealed_campaign(tmp_path_factory.mktemp("sealed") / "c")
+
+
+@pytest.mark.parametrize("kind", sorted(DAMAGE))
+def test_a_damaged_campaign_h5_is_named_with_what_to_do_and_collect_rebuilds_it(sealed, tmp_path, kind):
+    import shutil
+
+    src, sid = sealed
+    camp = tmp_path / "c"
+    shutil.copytree(src, camp)
+    DAMAGE[kind](camp / "campaign.h5")
+    for verb in (["score", str(camp)], ["report", str(camp), "--format", "json"],
+                 ["explain", str(camp), f"/scores/{sid}/reference/vec-scatter/1"],
+                 ["explain", str(camp), "/submissions/reference/rosenbrock/1"]):
+        p = hpcbench(*verb, check=False)
+        assert p.returncode == 2 and "Traceback" not in p.stderr, (verb, p.stderr)
+        assert f"{camp / 'campaign.h5'}: damaged" in p.stderr and f"hpcbench collect {camp}" in p.stderr, p.stderr
+    p = hpcbench("collect", str(camp), check=False)
+    assert p.returncode == 0 and "was damaged" in p.stderr and "rebuilt from the records" in p.stderr, p.stderr
+    assert list(camp.glob("campaign.damaged-*.h5"))  # kept for a post-mortem
+    assert "4 added" in p.stdout or "added" in p.stdout
+    assert hpcbench("report", str(camp), "--format", "json").returncode == 0
+
+
+@pytest.mark.parametrize("kind", sorted(DAMAGE))
+def test_a_damaged_scoring_is_listed_and_skipped(sealed, tmp_path, kind):
+    import shutil
+
+    src, sid = sealed
+    camp = tmp_path / "c"
+    shutil.copytree(src, camp)
+    second = hpcbench("score", str(camp), "--scoring-id", "second", check=False)  # exit 1: no job ran
+    assert "scoring second:" in second.stdout, second.stderr
+    DAMAGE[kind](camp / "scores" / "second.h5")
+    p = hpcbench("report", str(camp), "--format", "json", check=False)  # "second" was the latest
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert f"skipped damaged scoring {camp / 'scores' / 'second.h5'}" in p.stderr
+    assert json.loads(p.stdout)["scoring_id"] == sid
+    p = hpcbench("explain", str(camp), "/scores/second/reference/vec-scatter/1", check=False)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert "second.h5: damaged" in p.stderr and "writes a new scoring" in p.stderr, p.stderr
+    # the only scoring damaged: named, never "no scoring yet"
+    DAMAGE[kind](camp / "scores" / f"{sid}.h5")
+    p = hpcbench("report", str(camp), check=False)
+    assert p.returncode == 2 and "no usable scoring" in p.stderr and "no scoring yet" not in p.stderr, p.stderr
