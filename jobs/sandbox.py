@@ -44,7 +44,9 @@ ENV_PREFIXES = (
 )
 # Whatever an allowed prefix lets through, these never pass: they name credentials.
 SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|COOKIE|AUTH", re.I)
-DENIED = frozenset({"PETSC_OPTIONS"})  # options the submitting user left around change the program
+# Options the submitting user left around change the program; PETSc reads both at PetscInitialize
+# (src/sys/objects/options.c PetscOptionsInsert, PETSc 3.26).
+DENIED = frozenset({"PETSC_OPTIONS", "PETSC_OPTIONS_YAML"})
 
 # /etc: what compilers, Open MPI/MPICH, the dynamic linker and getpwuid read.
 # Not all of /etc: it holds keys (munge, ssh) and shadow files that root could read.
@@ -97,14 +99,30 @@ class Step:
 
     isolation: Isolation
     petsc: PetscInstall
-    cwd: Path
-    writable: list[Path]
+    cwd: Path  # where the step starts, as it sees it
+    writable: list[Path]  # host folders
     readonly: list[Path] = field(default_factory=list)
     scratch: Path | None = None  # per_rank: the step's /tmp and /dev/shm, shared by its ranks
+    # host folder -> where the step sees it (default: the same path). Each run of a job has
+    # folders of its own, all seen at the same paths, so a run cannot tell itself from the
+    # others by where it is; at level `none` nothing can be remapped and the host paths show.
+    at: dict[Path, Path] = field(default_factory=dict)
 
     @property
     def level(self) -> str:
         return self.isolation.level
+
+    def inside(self, host: Path) -> Path:
+        return self.at.get(host, host) if self.level != "none" else host
+
+    @property
+    def host_cwd(self) -> Path:
+        """The host folder the step starts in (what `cwd` names from outside)."""
+        return next((h for h in self.writable if self.inside(h) == self.cwd), self.cwd)
+
+    def watched(self) -> list[Path]:
+        """The host folders the step writes into, for the disk and inode limits."""
+        return [*self.writable, *([self.scratch] if self.scratch is not None else [])]
 
     def ro_paths(self) -> list[Path]:
         extra = [Path(os.path.expandvars(b)) for b in self.isolation.binds]
@@ -164,7 +182,7 @@ def bwrap_prefix(step: Step) -> list[str]:
         if p.exists():
             args += _bind("--ro-bind", p)
     for p in step.writable:
-        args += _bind("--bind", p)
+        args += ["--bind", str(p), str(step.inside(p))]
     # Per rank, nothing of the PMI/PMIx server is bound (its variables are set per step, after
     # this argv is built): with the network shared, srun --mpi=pmix ranks of Open MPI start
     # (measured on the Slurm test cluster); a site whose PMI needs a folder adds it to binds.
@@ -188,7 +206,7 @@ def apptainer_prefix(step: Step) -> list[str]:
     for p in step.ro_paths():
         args += ["--bind", f"{p}:{p}:ro"]
     for p in step.writable:
-        args += ["--bind", f"{p}:{p}"]
+        args += ["--bind", f"{p}:{step.inside(p)}"]
     args += ["--pwd", str(step.cwd), step.isolation.image]
     return args
 

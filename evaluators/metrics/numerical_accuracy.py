@@ -15,6 +15,7 @@ import math
 
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, register
 from hpcbench.evaluators.output_contract import parse_quantities
+from hpcbench.evaluators.run_agreement import disagreements
 from hpcbench.jobs.records import JobResult
 from hpcbench.problem import CompareCheck, RefinementCheck, SanityCheck
 
@@ -165,5 +166,9 @@ class NumericalAccuracy(Evaluator):
         if unscored:
             rationale += f"; {len(unscored)} checks had no reference value"
         confidence = 1.0 if not unscored else 0.7
+        differ = disagreements(ctx.record, ctx.checks)  # every run is checked, not only this one
+        if differ:
+            return self.result(0.0, f"answers differ between runs: {differ[0]}", evidence={
+                "details": details, "unscored": unscored, "answers_differ": differ[:20]})
         return self.result(score, rationale, confidence=confidence,
                            evidence={"details": details, "unscored": unscored})
