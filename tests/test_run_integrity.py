@@ -222,3 +222,38 @@ def test_folders_and_links_count_towards_disk_use_and_inodes(tmp_path):
     used, entries = folder_usage([tmp_path])
     assert entries == 600 and used >= 300 * 4096  # every folder is a block; regular files are not needed
     assert folder_usage([tmp_path], max_entries=50)[1] == 51  # the walk stops past the limit
+
+
+@pytest.mark.slow
+def test_a_local_job_past_its_wall_time_limit_is_stopped_and_recorded_as_a_timeout(tmp_path):
+    """The local executor gives each job a limit of its own (from its cases, as a batch
+    walltime); the job hears SIGTERM there and records what finished. Here the limit is set
+    below what the program takes (a run sleeping within its own time limit) to see it hold."""
+    import json
+    import time
+
+    from hpcbench.executors.local import LocalExecutor
+    from hpcbench.jobs.records import JobResult
+    from hpcbench.plan.gather import plan_campaign
+    from hpcbench.site import load_site
+
+    d = tmp_path / "tree" / "sleeper" / "rosenbrock" / "1"
+    d.mkdir(parents=True)
+    (d / "main.c").write_text("#include <petscsys.h>\nint main(int argc, char **argv)\n{\n"
+                              "  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));\n  PetscCall(PetscSleep(25));\n"
+                              "  PetscCall(PetscFinalize());\n  return 0;\n}\n")
+    (d / "submission.json").write_text(json.dumps({"problem": "rosenbrock", "agent": "sleeper", "attempt": "1",
+                                                   "entry": "main.c", "files": ["main.c"]}))
+    site = load_site("local")
+    planned = plan_campaign(tmp_path / "out", site, [], tmp_path / "tree", "rosenbrock")
+    job = next(s for s in planned.campaign.specs() if s.agent == "sleeper")
+
+    class Limited(LocalExecutor):
+        walltime_s = staticmethod(lambda spec: 40.0)
+
+    t0 = time.monotonic()
+    Limited(site, planned.campaign).submit([job])
+    took = time.monotonic() - t0
+    rec = JobResult.model_validate_json(Path(job.record_path).read_text())
+    assert rec.status == "timeout" and "walltime (40 s) was reached" in rec.reason, rec.reason
+    assert took < 40 + LocalExecutor.stop_grace_s + 15, took
