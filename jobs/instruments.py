@@ -137,7 +137,7 @@ class MallocProbe(Probe):
         for r, held in enumerate(self.views):
             why = _held_problem(held, f"-malloc_view record for rank {r} ({NOT_FINALIZED})")
             if not why:
-                head = _VIEW_HEAD.match(held.read(MALLOC_MAX_BYTES))
+                head = _VIEW_HEAD.match(held.head(256))  # the rest lists allocations by function
                 if head is None or int(head.group(1)) != r:
                     why = f"{held.path.name} is not PETSc's -malloc_view record of rank {r}"
                 elif int(head.group(2)) == 0:

@@ -156,6 +156,10 @@ class HeldFile:
     def read(self, max_bytes: int) -> bytes:
         return read_capped(self.fd, max_bytes, self.path.name)
 
+    def head(self, n: int) -> bytes:
+        """The first `n` bytes at most, however large the file."""
+        return os.pread(self.fd, n, 0)
+
     def close(self) -> None:
         if self.fd >= 0:
             os.close(self.fd)

@@ -257,3 +257,14 @@ def test_a_local_job_past_its_wall_time_limit_is_stopped_and_recorded_as_a_timeo
     rec = JobResult.model_validate_json(Path(job.record_path).read_text())
     assert rec.status == "timeout" and "walltime (40 s) was reached" in rec.reason, rec.reason
     assert took < 40 + LocalExecutor.stop_grace_s + 15, took
+
+
+def test_lint_prints_the_tampering_findings_too():
+    import subprocess
+    import sys
+
+    exe = Path(sys.executable).parent / "hpcbench"
+    src = ROOT / "tests" / "adversarial" / "clear_malloc_dump.c"
+    proc = subprocess.run([str(exe), "lint", "--select", "HB4", str(src)], capture_output=True, text=True)
+    assert proc.returncode == 1 and f"{src}:10:13: HB401 PetscOptionsClearValue changes hpcbench's " \
+        "instrumentation option '-malloc_dump'" in proc.stdout.splitlines(), proc.stdout

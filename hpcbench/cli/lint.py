@@ -33,7 +33,9 @@ def _codes(spec: str | None) -> tuple[str, ...]:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def lint(files, petsc_dir, petsc_arch, ranks, select, ignore, fmt) -> None:
     """Check C files for PETSc conventions: unchecked or legacy error checks
-    (HB1xx), parallel mistakes (HB2xx), deprecated API (HB3xx)."""
+    (HB1xx), parallel mistakes (HB2xx), deprecated API (HB3xx), tampering with
+    what measures the program (HB40x fail hpcbench's API-usage gate, HB45x notes)."""
+    from hpcbench.evaluators.harness_tampering import scan_source
     from hpcbench.evaluators.petsc_conventions import check_error_handling, check_parallel
     from hpcbench.petsc_headers import scan_install
 
@@ -63,6 +65,7 @@ def lint(files, petsc_dir, petsc_arch, ranks, select, ignore, fmt) -> None:
             sys.exit(2)
         name = str(p)
         got = check_error_handling(name, src, api).findings + check_parallel(name, src, multi).findings
+        got += list(scan_source(name, src))
         findings += [f for f in got if (not sel or f.code.startswith(sel)) and not (ign and f.code.startswith(ign))]
     findings.sort(key=lambda f: (f.file, f.line, f.col, f.code))
     if fmt == "json":
