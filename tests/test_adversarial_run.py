@@ -142,12 +142,13 @@ def test_the_reference_still_passes_everything(campaign):
 
 @pytest.mark.parametrize("trick", sorted(TRICKS))
 def test_each_trick_ends_in_a_failed_gate_check_or_finding(campaign, trick):
-    _, subs = campaign
+    out, subs = campaign
     want = TRICKS[trick]
-    s, ctx = subs[_agent(trick)]
-    if s.record is None:  # refused at planning (the submission-argument allow-list): a refused input
-        assert trick == "prefix_args" and s.status != "done", s.status
+    if _agent(trick) not in subs:  # refused at planning (the submission-argument allow-list): a refused input
+        rejected = json.loads((out / "campaign.json").read_text()).get("rejected", [])
+        assert trick == "prefix_args" and any(_agent(trick) in json.dumps(r) for r in rejected), rejected
         return
+    s, ctx = subs[_agent(trick)]
     assert s.record.build is not None and s.record.build.exit_code == 0, s.record.build
     if want.runtime is not None:
         name, words = want.runtime
