@@ -25,11 +25,13 @@ from pathlib import Path
 from hpcbench.store import tables
 
 
-def _run(exe: str, out: Path) -> float:
+def _run(exe: str, out: Path) -> tuple[float, int]:
+    """Wall seconds and exit status (1 when a problem lost its reference, e.g. a run past its
+    time limit on a loaded machine: the time is still the command's)."""
     t0 = time.perf_counter()
-    subprocess.run([exe, "run", "--out", str(out)], check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+    rc = subprocess.run([exe, "run", "--out", str(out)], stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL).returncode
+    return time.perf_counter() - t0, rc
 
 
 def _kinds(out: Path) -> dict[str, float]:
@@ -49,9 +51,10 @@ def main() -> int:
     for i in range(args.pairs):
         for name, exe in (("before", args.before), ("after", after)):
             out = tmp / f"{name}-{i}"
-            walls[name].append(_run(exe, out))
+            wall, rc = _run(exe, out)
+            walls[name].append(wall)
             kinds[name].append(_kinds(out))
-            print(f"{name:6s} pair {i}: {walls[name][-1]:7.1f} s  load {os.getloadavg()[0]:.1f}", flush=True)
+            print(f"{name:6s} pair {i}: {wall:7.1f} s  exit {rc}  load {os.getloadavg()[0]:.1f}", flush=True)
     ratios = [a / b for a, b in zip(walls["after"], walls["before"], strict=True)]
     print(f"median wall: before {statistics.median(walls['before']):.1f} s, after "
           f"{statistics.median(walls['after']):.1f} s; after/before per pair {[f'{r:.3f}' for r in ratios]}, "
