@@ -9,7 +9,7 @@ what its program prints, the names it gives PETSc events and options, its
 submission.json. The prompt fences all of that off (hpcbench/judge/prompt.py); this
 scan finds the attempt itself, so it is reported and costs the submission its judged
 dimensions (evaluators/quality/prompt_injection.py), and `hpcbench lint` shows it
-(HB401).
+(HB470).
 
 How: the C source is cut into segments with tree-sitter (a run of adjacent comments
 is one segment, so a sentence split over comment lines is whole again; adjacent

@@ -5,11 +5,9 @@ the file and the reason, and the rest of the campaign goes on."""
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import re
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -19,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from hpcbench.agent_options import args_refusal, ranks_refusal
 from hpcbench.errors import format_validation_error
+from hpcbench.jobs.untrusted_files import UnsafeFile, read_untrusted
 from hpcbench.problem import Problem
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
@@ -28,55 +27,10 @@ MAX_META_BYTES = 1 << 20  # submission.json: metadata and generation cost, never
 MAX_FILES = 64
 
 
-class UnsafeFile(ValueError):
-    """A submission path that is a symlink (at any component), not a regular file, or too large."""
-
-
 def display_path(path: Path | str) -> str:
     """A path as printable UTF-8 text: bytes of a non-UTF-8 name (kept by Python as
     surrogates) are shown as \\xNN, so messages and JSON manifests can always carry it."""
     return os.fsencode(path).decode("utf-8", "backslashreplace")
-
-
-def read_untrusted(base: Path, rel: str, max_bytes: int) -> bytes:
-    """Read `base/rel` without following a symlink at any component below `base`
-    (a `ref -> problems/x/reference` folder would otherwise smuggle hidden files in),
-    without blocking on a FIFO or device, and without reading more than `max_bytes`
-    (a link to /dev/zero would read for ever). Raises UnsafeFile with the reason,
-    FileNotFoundError when it is not there."""
-    parts = PurePosixPath(rel).parts
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(base, flags | os.O_DIRECTORY)
-    try:
-        for i, part in enumerate(parts):
-            last = i == len(parts) - 1
-            try:
-                nxt = os.open(part, flags | (os.O_NONBLOCK if last else os.O_DIRECTORY), dir_fd=fd)
-            except OSError as e:
-                # O_NOFOLLOW gives ELOOP on a link, ENOTDIR where O_DIRECTORY met one
-                if e.errno == errno.ELOOP or os.path.islink(os.path.join(base, *parts[:i + 1])):
-                    raise UnsafeFile(f"{'/'.join(parts[:i + 1])!r} is a symbolic link") from None
-                if e.errno == errno.ENOTDIR:
-                    raise UnsafeFile(f"{'/'.join(parts[:i + 1])!r} is not a folder") from None
-                raise
-            os.close(fd)
-            fd = nxt
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise UnsafeFile(f"{rel!r} is not a regular file")
-        if st.st_size > max_bytes:
-            raise UnsafeFile(f"{rel!r} is larger than {max_bytes} bytes")
-        out = b""
-        while len(out) <= max_bytes:
-            chunk = os.read(fd, max_bytes + 1 - len(out))
-            if not chunk:
-                break
-            out += chunk
-        if len(out) > max_bytes:  # it grew after fstat
-            raise UnsafeFile(f"{rel!r} is larger than {max_bytes} bytes")
-        return out
-    finally:
-        os.close(fd)
 
 
 class Generation(BaseModel):

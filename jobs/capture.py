@@ -1,8 +1,8 @@
 """Run an untrusted command: in its sandbox (jobs/sandbox.py), its own session,
 limits for the whole step (jobs/cgroup.py; rlimits where no cgroup can be had),
-a cap on bytes written into its folders, capped output, a wall-clock limit, and
+a cap on what it creates in its folders (bytes and inodes), capped output, a wall-clock limit, and
 the whole process group killed when it must stop. Why it stopped is recorded in
-words ("memory limit 4096 MB", "disk limit 512 MB")."""
+words ("memory limit 4096 MB", "disk limit 512 MB", "inode limit 20000")."""
 
 from __future__ import annotations
 
@@ -137,53 +137,69 @@ def group_alive(pgid: int) -> bool:
     return False
 
 
-def folder_bytes(folders: list[Path]) -> int:
-    """Bytes of the regular files under `folders` (allocated blocks: sparse files count as written)."""
-    total = 0
+def folder_usage(folders: list[Path], max_entries: int | None = None) -> tuple[int, int]:
+    """(bytes, entries) under `folders`: the allocated blocks of every file, folder and
+    symbolic link (sparse files count as written; 150,000 empty folders are 600 MB on ext4),
+    and how many there are (inodes). The walk stops after `max_entries`: past a limit the
+    exact count no longer matters, and walking a million entries every period would not end."""
+    total = entries = 0
     stack = [str(f) for f in folders]
     while stack:
         try:
             with os.scandir(stack.pop()) as it:
                 for e in it:
                     try:
-                        if e.is_dir(follow_symlinks=False):
-                            stack.append(e.path)
-                        elif e.is_file(follow_symlinks=False):
-                            total += e.stat(follow_symlinks=False).st_blocks * 512
+                        st = e.stat(follow_symlinks=False)
                     except OSError:
                         continue
+                    total += st.st_blocks * 512
+                    entries += 1
+                    if e.is_dir(follow_symlinks=False):
+                        stack.append(e.path)
+                    if max_entries is not None and entries > max_entries:
+                        return total, entries
         except OSError:
             continue
-    return total
+    return total, entries
 
 
 class _DiskWatch(threading.Thread):
-    """Stops a step whose folders grow past the disk limit. A quota-checked folder:
-    the files must outlive the sandbox (logs, the binary), so they are on the job's
-    file system, not a tmpfs; RLIMIT_FSIZE bounds each file between two checks."""
+    """Stops a step whose folders grow past the disk limit (bytes) or the inode limit
+    (files, folders and links created). A quota-checked folder: the files must outlive
+    the sandbox (logs, the binary), so they are on the job's file system, not a tmpfs;
+    RLIMIT_FSIZE bounds each file between two checks."""
 
     PERIOD_S = 0.2
 
-    def __init__(self, folders: list[Path], limit_bytes: int, on_full):
+    def __init__(self, folders: list[Path], limits: Limits, on_full):
         super().__init__(daemon=True)
-        self.folders, self.limit, self.on_full = folders, limit_bytes, on_full
-        self.start_bytes = folder_bytes(folders)
+        self.folders, self.limits, self.on_full = folders, limits, on_full
+        self.start_bytes, self.start_inodes = folder_usage(folders)
         self.full = threading.Event()
+        self.reason = ""
         self.done = threading.Event()
 
-    def written(self) -> int:
-        return folder_bytes(self.folders) - self.start_bytes
+    def over(self) -> str:
+        """The limit the step is past, in words ("" while under both)."""
+        used, inodes = folder_usage(self.folders, self.start_inodes + self.limits.inodes)
+        if inodes - self.start_inodes > self.limits.inodes:
+            return f"inode limit {self.limits.inodes}"
+        if used - self.start_bytes > self.limits.disk_mb * 1024 * 1024:
+            return f"disk limit {self.limits.disk_mb} MB"
+        return ""
 
     def run(self) -> None:
         while not self.done.wait(self.PERIOD_S):
-            if self.written() > self.limit:
+            if reason := self.over():
+                self.reason = reason
                 self.full.set()
                 self.on_full()
                 return
 
     def check_final(self) -> None:
         self.done.set()
-        if not self.full.is_set() and self.written() > self.limit:
+        if not self.full.is_set() and (reason := self.over()):
+            self.reason = reason
             self.full.set()
 
 
@@ -201,7 +217,7 @@ def run_captured(
     each rank, see launch.launch_argv), its folders under the disk limit."""
     flood_at = limits.flood_bytes if limits else 1 << 30
     if step is not None and not step.isolation.per_rank:
-        cmd, cwd = step.wrap(cmd), step.cwd
+        cmd, cwd = step.wrap(cmd), step.host_cwd
         if step.level == "apptainer":
             env = apptainer_env(env)
     cgroup = StepCgroup.create(limits.processes, limits.memory_mb) if limits else None
@@ -247,7 +263,7 @@ def _watch_disk(limits: Limits | None, step: Step | None, pid: int) -> _DiskWatc
     """The step's folders under the disk limit: the process group is killed past it."""
     if limits is None or step is None or not step.writable:
         return None
-    disk = _DiskWatch(step.writable, limits.disk_mb * 1024 * 1024, lambda: kill_group(pid))
+    disk = _DiskWatch(step.watched(), limits, lambda: kill_group(pid))
     disk.start()
     return disk
 
@@ -290,7 +306,7 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, outpu
     sig = -rc if rc is not None and rc < 0 else None
     # The limit the step hit comes first: a run whose ranks were killed at the memory limit
     # may still reach its timeout while the launcher waits for the rest.
-    hit = [f"disk limit {limits.disk_mb} MB"] if limits and disk is not None and disk.full.is_set() else []
+    hit = [disk.reason] if disk is not None and disk.full.is_set() else []
     hit += [f"memory limit {limits.memory_mb} MB"] if limits and oom else []
     reason = _stopped_reason(hit, rc, sig, timed_out and f"timeout after {timeout_s:g} s",
                              flooded.is_set() and f"output flood: more than {flood_at} bytes", limits)

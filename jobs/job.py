@@ -23,16 +23,14 @@ from hpcbench.jobs import diskfull, interrupt, resume, slots
 from hpcbench.jobs.api_snapshot import ensure_petsc_api
 from hpcbench.jobs.build import BINARY_NAME, build_submission
 from hpcbench.jobs.capture import run_captured
+from hpcbench.jobs.instruments import EVERY_RUN, LogViewProbe, MallocProbe, Probe, ValgrindProbe
 from hpcbench.jobs.launch import run_env
-from hpcbench.jobs.logview import parse_log_view_xml, parse_options_left
-from hpcbench.jobs.malloc_dump import parse_malloc_dump
 from hpcbench.jobs.placement import place
 from hpcbench.jobs.records import CaseRun, JobResult, JobSpec, RunResult, TimingSummary, compact, save_model
+from hpcbench.jobs.run_folders import RunFolders, fresh_folders, stage_sources
 from hpcbench.jobs.sandbox import Step
-from hpcbench.jobs.valgrind import parse_valgrind_xml, valgrind_path, valgrind_prefix
+from hpcbench.jobs.valgrind import valgrind_path
 from hpcbench.petsc_env import PetscInstall, find_petsc
-
-INSTRUMENT = ["-malloc_debug", "-malloc_dump", "-options_left"]
 
 NULL_PROGRAM = r"""/* Launcher-overhead calibration: PETSc start-up and shutdown, nothing else. */
 #include <petscsys.h>
@@ -55,20 +53,6 @@ def first_line(cmd: list[str]) -> str:
         return (out.stdout or out.stderr).strip().splitlines()[0]
     except (OSError, subprocess.SubprocessError, IndexError):
         return ""
-
-
-def stage_sources(spec: JobSpec, build_dir: Path) -> None:
-    """Copy only the submission's own files; names were validated when loaded."""
-    if build_dir.exists():
-        shutil.rmtree(build_dir)
-    build_dir.mkdir(parents=True)
-    src = Path(spec.source_dir)
-    for name in spec.files:
-        dest = (build_dir / name).resolve()
-        if build_dir.resolve() not in dest.parents:
-            raise ValueError(f"file name escapes the build folder: {name!r}")
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src / name, dest)
 
 
 def null_program(spec: JobSpec, petsc: PetscInstall) -> Path | None:
@@ -110,22 +94,16 @@ def planned_runs(spec: JobSpec) -> float:
 
 
 class Runner:
-    def __init__(self, spec: JobSpec, petsc: PetscInstall, build_dir: Path, log_dir: Path):
-        self.spec, self.petsc, self.build_dir, self.log_dir = spec, petsc, build_dir, log_dir
-        # Programs run beside a fresh copy of the submission's own files, not in the build
-        # folder: what they read or write there cannot touch (or see) objects and binary.
-        self.run_dir = build_dir.parent / "run"
-        stage_sources(spec, self.run_dir)
+    def __init__(self, spec: JobSpec, petsc: PetscInstall, build_dir: Path):
+        self.spec, self.petsc, self.build_dir = spec, petsc, build_dir
         self.env = run_env(petsc.env(), spec.launcher)
-        self.own_sources = {Path(f).name for f in spec.files}
-        # The sandbox of every run: its run folder and logs writable, the binary (and the
+        # Each run in folders of its own, fresh (jobs/run_folders.py); the binary (and the
         # shared null program) read-only; nothing else of the campaign.
         readonly = [build_dir] + ([Path(spec.null_program_dir)] if spec.null_program_dir else [])
-        work = build_dir.parent
-        self.step = Step(spec.isolation, petsc, cwd=self.run_dir, writable=[self.run_dir, log_dir],
-                         readonly=[p for p in readonly if p.is_dir()],
-                         scratch=work / "tmp" if spec.isolation.per_rank else None)
-        self.env.update(self.step.rank_env())
+        self.readonly = [p for p in readonly if p.is_dir()]
+        self.env.update(Step(spec.isolation, petsc, cwd=build_dir, writable=[]).rank_env())
+        self.own_objects = {str(build_dir / BINARY_NAME)}  # valgrind frames of the submission
+        self.count = 0
         self.took: dict[tuple[bool, str, int], list[float]] = {}  # (null?, case, ranks) -> walls of clean runs
         self.runs_left = planned_runs(spec)
 
@@ -150,16 +128,36 @@ class Runner:
             return min(walls), 0.0
         return 0.5 * min(walls), 1.25 * max(walls) + 0.1
 
-    def run(self, binary: Path, case: CaseRun, kind: str, repeat: int, extra: list[str],
-             prefix: list[str] | None = None, ranks: int | None = None) -> RunResult:
+    def run(self, binary: Path, case: CaseRun, kind: str, repeat: int, probes: list[Probe],
+            ranks: int | None = None) -> RunResult:
+        """One run in fresh folders, each probe's instrument asked for and its record read back."""
         ranks = ranks or case.ranks
-        program = [*(prefix or []), str(binary), *case.args, *self.spec.variant.runtime_options, *extra]
-        argv, over, where = place(self.spec.launcher, ranks, self.spec.cores, program, self.step)
+        self.count += 1
+        folders = fresh_folders(self.spec, self.petsc, f"{self.count}-{kind}-{case.case}-r{ranks}", self.readonly,
+                                with_sources=kind != "null")
+        try:
+            for probe in probes:
+                probe.prepare(folders, ranks)
+            result = self.launch(binary, case, kind, repeat, probes, ranks, folders)
+            for probe in probes:
+                probe.collect(result, folders)
+            return result
+        finally:
+            if not self.spec.keep_work:
+                folders.remove()
+
+    def launch(self, binary: Path, case: CaseRun, kind: str, repeat: int, probes: list[Probe], ranks: int,
+               folders: RunFolders) -> RunResult:
+        logs = folders.logs_inside
+        prefix = [a for p in probes for a in p.prefix(logs, self.petsc.petsc_dir)]
+        options = [*EVERY_RUN, *(a for p in probes for a in p.options(logs))]
+        program = [*prefix, str(binary), *case.args, *self.spec.variant.runtime_options, *options]
+        argv, over, where = place(self.spec.launcher, ranks, self.spec.cores, program, folders.step)
         limit = case.time_limit_s * (30 if kind == "valgrind" else 1) + (10 if kind == "valgrind" else 0)
         width = self.spec.cores_for(ranks)
         with slots.hold(width, *self.bounds(kind, case.case, ranks), priority=self.priority()) as held:
-            cap = run_captured(argv, cwd=self.run_dir, env=self.env, timeout_s=limit,
-                               output_cap=self.spec.limits.output_bytes, limits=self.spec.limits, step=self.step)
+            cap = run_captured(argv, cwd=folders.run, env=self.env, timeout_s=limit,
+                               output_cap=self.spec.limits.output_bytes, limits=self.spec.limits, step=folders.step)
         self.runs_left = max(0.0, self.runs_left - width * (VALGRIND_RUNS if kind == "valgrind" else 1))
         if cap.exit_code == 0 and not cap.timed_out and kind != "valgrind":
             self.took.setdefault((kind == "null", case.case, ranks), []).append(cap.wall_s)
@@ -173,32 +171,20 @@ class Runner:
             started_at=held.started_at, slot_wait_s=held.waited_s,
         )
 
-    def log_file(self, case: CaseRun, kind: str, repeat: int) -> Path:
-        return self.log_dir / f"{case.case}.r{case.ranks}.{kind}{repeat}.xml"
-
     def instrumented(self, binary: Path, case: CaseRun) -> RunResult:
-        log = self.log_file(case, "instrumented", 0)
-        run = self.run(binary, case, "instrumented", 0, [*INSTRUMENT, "-log_view", f":{log}:ascii_xml"])
-        run.leaks = parse_malloc_dump(run.stderr, run.stdout)
-        run.malloc_dump_seen = True
-        run.options_left = parse_options_left(run.stdout)
-        run.log_view = parse_log_view_xml(log) if log.is_file() else None
-        return run
+        return self.run(binary, case, "instrumented", 0, [LogViewProbe(), MallocProbe()])
 
     def timing(self, binary: Path, case: CaseRun, repeat: int) -> RunResult:
         # -log_view costs little (PETSc logs events anyway) and gives PETSc's own time.
-        log = self.log_file(case, "timing", repeat)
-        run = self.run(binary, case, "timing", repeat, ["-log_view", f":{log}:ascii_xml"])
-        run.log_view = parse_log_view_xml(log) if log.is_file() else None
-        return run
+        return self.run(binary, case, "timing", repeat, [LogViewProbe()])
 
     def valgrind(self, binary: Path, case: CaseRun) -> RunResult:
-        pattern = str(self.log_dir / f"valgrind.{case.case}.%p.xml")
-        prefix = valgrind_prefix(pattern, self.petsc.petsc_dir)
-        run = self.run(binary, case, "valgrind", 0, [], prefix=prefix)
-        files = sorted(self.log_dir.glob(f"valgrind.{case.case}.*.xml"))
-        run.valgrind = parse_valgrind_xml(files, self.own_sources)
-        return run
+        # The same options as a timing run: the program cannot tell the two apart by its argv.
+        return self.run(binary, case, "valgrind", 0, [ValgrindProbe(self.own_objects), LogViewProbe()])
+
+    def null(self, binary: Path, case: CaseRun, repeat: int) -> RunResult:
+        # An empty folder of its own: nothing the submission left (a petscrc) reaches it.
+        return self.run(binary, case, "null", repeat, [])
 
 
 # Launcher start-up varies by about +-0.05 s between runs (measured with Open MPI
@@ -232,9 +218,8 @@ def summarise_timings(timing: list[RunResult], null: list[RunResult]) -> TimingS
 def run_job(spec: JobSpec, previous: JobResult | None = None) -> JobResult:
     t0 = time.perf_counter()
     work = Path(spec.work_dir)
-    build_dir, log_dir = work / "build", work / "logs"
-    shutil.rmtree(log_dir, ignore_errors=True)
-    log_dir.mkdir(parents=True)
+    build_dir = work / "build"
+    shutil.rmtree(work / "runs", ignore_errors=True)
     result = JobResult(job_id=spec.job_id, agent=spec.agent, problem=spec.problem, attempt=spec.attempt,
                        hostname=socket.gethostname(), started=now(), cores=spec.cores,
                        scheduler_job_id=os.environ.get(interrupt.SCHEDULER_JOB_ID_ENV, ""),
@@ -258,7 +243,7 @@ def run_job(spec: JobSpec, previous: JobResult | None = None) -> JobResult:
         return _finish(result, t0)
     binary = build_dir / BINARY_NAME
     null_bin = null_program(spec, petsc)  # before the runner: its sandbox shows the null program's folder
-    runner = Runner(spec, petsc, build_dir, log_dir)
+    runner = Runner(spec, petsc, build_dir)
     nulls: dict[int, list[RunResult]] = {}
     for case in spec.runs:
         repeats = spec.repeats_of(case)
@@ -279,7 +264,7 @@ def run_job(spec: JobSpec, previous: JobResult | None = None) -> JobResult:
         if null_bin is not None and case.ranks not in nulls:
             # Once per rank count, not per case: it only calibrates the launcher.
             null_case = CaseRun(case=case.case, args=[], ranks=case.ranks, time_limit_s=60)
-            nulls[case.ranks] = [runner.run(null_bin, null_case, "null", i, []) for i in range(spec.timing_repeats)]
+            nulls[case.ranks] = [runner.null(null_bin, null_case, i) for i in range(spec.timing_repeats)]
             result.runs += nulls[case.ranks]
         summary = summarise_timings(timing, nulls.get(case.ranks, []))
         if summary:
@@ -358,11 +343,12 @@ def _disk_full(spec: JobSpec, what: str) -> int:
 
 
 def remove_work(spec: JobSpec) -> None:
-    """The record holds all a job's results: its folders (sources, objects, binary,
-    logs, whatever the program wrote) go, unless --keep-work. job.log is the
+    """The record holds all a job's results: its folders (sources, objects, binary, each
+    run's folders with whatever the program wrote) go, unless --keep-work (older layouts
+    had run/, logs/ and tmp/ beside build/). job.log is the
     executor's, a few kilobytes, and stays for debugging."""
     work = Path(spec.work_dir)
-    for sub in ("build", "run", "logs", "tmp"):
+    for sub in ("build", "runs", "run", "logs", "tmp"):
         shutil.rmtree(work / sub, ignore_errors=True)
 
 

@@ -1,10 +1,13 @@
-"""Parse PETSc's `-log_view :file:ascii_xml` output and `-options_left` lines."""
+"""Parse PETSc's `-log_view :file:ascii_xml` output and `-options_left` lines.
+
+The XML comes from a file the program could have written into (jobs/instruments.py reads
+it through the descriptor the driver holds, capped at MAX_BYTES); the tree it describes is
+kept to MAX_EVENTS nodes (PETSc's own trees have a few hundred)."""
 
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 from hpcbench.jobs.records import LogEvent, LogView
 
@@ -21,8 +24,15 @@ def _stat(node: ET.Element | None) -> tuple[float, float]:
     return avg, (hi / lo if lo > 0 else 1.0)
 
 
+MAX_BYTES = 8 << 20
+MAX_EVENTS = 2000
+MAX_DEPTH = 64  # PETSc nests events a handful deep
+
+
 def _walk(events: ET.Element, path: str, total: float, out: list[LogEvent]) -> None:
     for ev in events.findall("event"):
+        if len(out) >= MAX_EVENTS:
+            return
         name = ev.findtext("name") or "?"
         pct, ratio = _stat(ev.find("time"))
         out.append(LogEvent(
@@ -32,26 +42,29 @@ def _walk(events: ET.Element, path: str, total: float, out: list[LogEvent]) -> N
             reductions_per_s=_stat(ev.find("nreductsps"))[0],
         ))
         sub = ev.find("events")
-        if sub is not None:
+        if sub is not None and path.count(";") < MAX_DEPTH:
             _walk(sub, f"{path};{name}" if path else name, total, out)
 
 
-def parse_log_view_xml(path: Path) -> LogView:
+def parse_log_view(data: bytes, name: str = "log_view.xml") -> LogView:
     try:
-        root = ET.parse(path).getroot()
-    except (ET.ParseError, OSError) as e:
-        return LogView(parse_error=f"{Path(path).name}: {e}")
+        root = ET.fromstring(data)
+    except ET.ParseError as e:
+        return LogView(parse_error=f"{name}: {e}")
     pr = root.find("petscroot")
     if pr is None:
-        return LogView(parse_error="no <petscroot> element")
-    gp = pr.find("globalperformance")
-    t = gp.findtext("time/max") if gp is not None else None
-    total = float(t) if t else None
-    mem = gp.findtext("memory/max") if gp is not None else None
-    view = LogView(total_time_s=total, max_memory_bytes=float(mem) * 1024 * 1024 if mem else None)
-    tree = pr.find("timertree")
-    if tree is not None and total:
-        _walk(tree, "", total, view.events)
+        return LogView(parse_error=f"{name}: no <petscroot> element")
+    try:
+        gp = pr.find("globalperformance")
+        t = gp.findtext("time/max") if gp is not None else None
+        total = float(t) if t else None
+        mem = gp.findtext("memory/max") if gp is not None else None
+        view = LogView(total_time_s=total, max_memory_bytes=float(mem) * 1024 * 1024 if mem else None)
+        tree = pr.find("timertree")
+        if tree is not None and total:
+            _walk(tree, "", total, view.events)
+    except ValueError as e:  # a number PETSc would never write
+        return LogView(parse_error=f"{name}: {e}")
     return view
 
 

@@ -35,7 +35,8 @@ class Limits(Model):
     # mpiexec cannot start
     memory_mb: int = Field(4096, ge=64)
     file_size_mb: int = Field(256, ge=1)
-    disk_mb: int = Field(512, ge=1)  # bytes written into a step's own folder, all files together
+    disk_mb: int = Field(512, ge=1)  # bytes written into a step's own folders: files, folders, links together
+    inodes: int = Field(20000, ge=16)  # files, folders and links created in them
     processes: int = Field(256, ge=8)  # mpiexec and its helpers need several
     output_bytes: int = Field(1 << 20, ge=1)  # kept per stream; the rest is counted and dropped
     flood_bytes: int = Field(64 << 20, ge=1)  # a run printing more than this is stopped
@@ -50,7 +51,7 @@ class Limits(Model):
 # Environment names that never reach an untrusted step (jobs/sandbox.step_env), whoever sets them:
 # they name credentials, or (PETSC_OPTIONS) would change every program's options.
 SECRET_ENV = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|COOKIE|AUTH", re.I)
-DENIED_ENV = frozenset({"PETSC_OPTIONS"})
+DENIED_ENV = frozenset({"PETSC_OPTIONS", "PETSC_OPTIONS_YAML"})
 TEMPLATE_FIELDS = {"ranks": 2, "ppn": 2, "depth": 1}
 
 
@@ -243,6 +244,17 @@ class ValgrindSummary(Model):
 RunKind = Literal["instrumented", "timing", "valgrind", "null"]
 
 
+class InstrumentCheck(Model):
+    """One instrument hpcbench asked for in a run, and whether what it produced was found
+    where only hpcbench named it, unaltered (jobs/instruments.py). An empty `problem` means
+    every output it expected was there and read; anything else says why not, in words."""
+
+    name: str  # malloc_dump | malloc_view | log_view | valgrind
+    expected: int = 1  # outputs expected (one per rank for PETSc's allocator and valgrind)
+    found: int = 0
+    problem: str = ""
+
+
 class Placement(Model):
     """Where a run's ranks ran (jobs/placement.py): read by scaling analysis."""
 
@@ -279,6 +291,7 @@ class RunResult(Model):
     malloc_dump_seen: bool = False
     options_left: list[str] = []
     valgrind: ValgrindSummary | None = None
+    instruments: list[InstrumentCheck] = []  # what was asked of each instrument and confirmed
     hostnames: list[str] = []
     placement: Placement | None = None
     started_at: float = 0.0  # Unix time it got its cores (0: before this was recorded)

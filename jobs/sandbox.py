@@ -42,9 +42,10 @@ ENV_PREFIXES = (
     "OMP_", "KMP_", "GOMP_", "CUDA_", "NVIDIA_", "ROCR_", "HIP_", "HSA_", "ZE_", "SYCL_",
     "ONEAPI_DEVICE_", "CRAY_", "PE_", "NCCL_",
 )
-# Whatever an allowed prefix lets through, these never pass: they name credentials; PETSC_OPTIONS
-# left around by the submitting user would change the program (both from records.py: the site's
-# launcher.env is checked against them when the site file is loaded).
+# Whatever an allowed prefix lets through, these never pass: they name credentials; options the
+# submitting user left around change the program, and PETSc reads both PETSC_OPTIONS and
+# PETSC_OPTIONS_YAML at PetscInitialize (src/sys/objects/options.c PetscOptionsInsert, PETSc 3.26).
+# Both from records.py: the site's launcher.env is checked against them when the site file is loaded.
 SECRET = SECRET_ENV
 DENIED = DENIED_ENV
 
@@ -99,14 +100,30 @@ class Step:
 
     isolation: Isolation
     petsc: PetscInstall
-    cwd: Path
-    writable: list[Path]
+    cwd: Path  # where the step starts, as it sees it
+    writable: list[Path]  # host folders
     readonly: list[Path] = field(default_factory=list)
     scratch: Path | None = None  # per_rank: the step's /tmp and /dev/shm, shared by its ranks
+    # host folder -> where the step sees it (default: the same path). Each run of a job has
+    # folders of its own, all seen at the same paths, so a run cannot tell itself from the
+    # others by where it is; at level `none` nothing can be remapped and the host paths show.
+    at: dict[Path, Path] = field(default_factory=dict)
 
     @property
     def level(self) -> str:
         return self.isolation.level
+
+    def inside(self, host: Path) -> Path:
+        return self.at.get(host, host) if self.level != "none" else host
+
+    @property
+    def host_cwd(self) -> Path:
+        """The host folder the step starts in (what `cwd` names from outside)."""
+        return next((h for h in self.writable if self.inside(h) == self.cwd), self.cwd)
+
+    def watched(self) -> list[Path]:
+        """The host folders the step writes into, for the disk and inode limits."""
+        return [*self.writable, *([self.scratch] if self.scratch is not None else [])]
 
     def ro_paths(self) -> list[Path]:
         extra = [Path(os.path.expandvars(b)) for b in self.isolation.binds]
@@ -166,7 +183,7 @@ def bwrap_prefix(step: Step) -> list[str]:
         if p.exists():
             args += _bind("--ro-bind", p)
     for p in step.writable:
-        args += _bind("--bind", p)
+        args += ["--bind", str(p), str(step.inside(p))]
     # Per rank, nothing of the PMI/PMIx server is bound (its variables are set per step, after
     # this argv is built): with the network shared, srun --mpi=pmix ranks of Open MPI start
     # (measured on the Slurm test cluster); a site whose PMI needs a folder adds it to binds.
@@ -190,7 +207,7 @@ def apptainer_prefix(step: Step) -> list[str]:
     for p in step.ro_paths():
         args += ["--bind", f"{p}:{p}:ro"]
     for p in step.writable:
-        args += ["--bind", f"{p}:{p}"]
+        args += ["--bind", f"{p}:{step.inside(p)}"]
     args += ["--pwd", str(step.cwd), step.isolation.image]
     return args
 

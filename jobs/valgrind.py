@@ -1,15 +1,26 @@
-"""Run under valgrind memcheck and attribute what it finds.
+"""Run under valgrind memcheck, read its XML reports and attribute what they hold.
 
-MPI start-up alone leaves tens of kilobytes "definitely lost" inside libmpi and
-friends even with suppressions, so an error counts against a submission only if
-one of its stack frames lies in the submission's own source files. The rest is
-kept as evidence."""
+Where the reports go: one file per rank, named by the rank the launcher gives each process
+(`valgrind.<rank>.xml`), created and held open by the driver before the run (jobs/
+untrusted_files.HeldFile), so what is read afterwards is what valgrind wrote, whatever the
+program did to the names. The rank comes from the launcher's own variable through a `sh -c`
+wrapper that `exec`s valgrind (valgrind's `%q{VAR}` aborts when VAR is unset, and each
+launcher names it differently); the program's argv is the same as in the timing runs.
+
+Attribution: MPI start-up alone leaves tens of kilobytes "definitely lost" inside libmpi and
+friends even with suppressions. An error counts against the submission when the innermost
+frame of its stack that lies in the submission's own binary (valgrind's <obj>, not the
+source file name, which `#line` can set to anything) has no frame of the MPI runtime inside
+it: a leak in a callback that MPI calls (an MPI_Op) counts, a leak inside MPI_Init that
+main() reached through PetscInitialize does not. The rest is kept as evidence."""
 
 from __future__ import annotations
 
 import shutil
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from hpcbench.jobs.records import ValgrindError, ValgrindSummary
 
@@ -18,6 +29,10 @@ INVALID_KINDS = {
     "InvalidRead", "InvalidWrite", "InvalidFree", "MismatchedFree", "UninitCondition",
     "UninitValue", "SyscallParam", "Overlap", "InvalidJump", "FishyValue",
 }
+KEPT_ERRORS = 100  # errors stored in full per run; the rest are counted only
+# The variable each launcher sets to the process's rank: Open MPI's mpiexec, PMIx launchers
+# (prterun, srun --mpi=pmix), Slurm's srun, HPE PALS, MPICH/Intel MPI hydra.
+RANK_VARIABLES = ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID", "PALS_RANKID", "PMI_RANK")
 
 
 def valgrind_path() -> str | None:
@@ -32,13 +47,24 @@ def suppression_files(petsc_dir: Path) -> list[Path]:
     return [p for p in candidates if p.is_file()]
 
 
-def valgrind_prefix(xml_file_pattern: str, petsc_dir: Path) -> list[str]:
+def report_name(rank: int) -> str:
+    return f"valgrind.{rank}.xml"
+
+
+def valgrind_prefix(log_dir: Path, petsc_dir: Path) -> list[str]:
+    """The argv in front of the program: valgrind with its XML report in `log_dir`, one file
+    per rank. Without any rank variable (an unknown launcher) valgrind's %p names the file,
+    which the driver did not create: that run then has no report it can confirm."""
     vg = valgrind_path()
     if vg is None:
         raise FileNotFoundError("valgrind not found")
-    cmd = [vg, "--tool=memcheck", "--leak-check=full", "--show-leak-kinds=definite,indirect",
-           "--errors-for-leak-kinds=definite", "--num-callers=30", "--xml=yes",
-           f"--xml-file={xml_file_pattern}", "--child-silent-after-fork=yes"]
+    rank = "%p"
+    for var in reversed(RANK_VARIABLES):
+        rank = f"${{{var}:-{rank}}}"
+    script = f'exec "$0" "--xml-file={log_dir}/valgrind.{rank}.xml" "$@"'
+    cmd = ["/bin/sh", "-c", script, vg, "--tool=memcheck", "--leak-check=full",
+           "--show-leak-kinds=definite,indirect", "--errors-for-leak-kinds=definite", "--num-callers=30",
+           "--xml=yes", "--child-silent-after-fork=yes"]
     cmd += [f"--suppressions={s}" for s in suppression_files(petsc_dir)]
     return cmd
 
@@ -49,44 +75,84 @@ MPI_RUNTIME = ("libmpi", "libopen-pal", "libopen-rte", "libpmix", "libhwloc", "l
                "libucs", "libuct", "libfabric", "mca_", "libmpich", "libpsm", "libibverbs", "ld-linux")
 
 
-def _frame_text(frame: ET.Element) -> tuple[str, str | None, str]:
+def _frame(frame: ET.Element) -> tuple[str, str]:
+    """(text for the record, the object's path) of one <frame>."""
     fn = frame.findtext("fn") or "?"
-    file = frame.findtext("file")
-    line = frame.findtext("line")
-    obj = Path(frame.findtext("obj") or "").name
-    if file:
-        return f"{fn} {file}:{line}", file, obj
-    return f"{fn} ({obj})", None, obj
+    file, line, obj = frame.findtext("file"), frame.findtext("line"), frame.findtext("obj") or ""
+    return (f"{fn} {file}:{line}" if file else f"{fn} ({Path(obj).name})"), obj
 
 
-def parse_valgrind_xml(paths: list[Path], own_sources: set[str]) -> ValgrindSummary:
-    summary = ValgrindSummary(ran=True)
-    for path in paths:
-        try:
-            root = ET.parse(path).getroot()
-        except (ET.ParseError, OSError) as e:
-            summary.parse_error += f"{path.name}: {e}; "
-            continue
-        for err in root.iter("error"):
-            kind = err.findtext("kind") or "?"
-            frames, own, mpi = [], False, False
-            stack = err.find("stack")
-            for fr in stack.iter("frame") if stack is not None else []:
-                text, file, obj = _frame_text(fr)
-                frames.append(text)
-                own |= file is not None and Path(file).name in own_sources
-                mpi |= obj.startswith(MPI_RUNTIME)
-            own = own and not mpi
-            xw = err.find("xwhat")
-            what = (xw.findtext("text") if xw is not None else err.findtext("what")) or ""
-            nbytes = int(xw.findtext("leakedbytes") or 0) if xw is not None else 0
-            blocks = int(xw.findtext("leakedblocks") or 0) if xw is not None else 0
-            summary.errors.append(ValgrindError(kind=kind, bytes=nbytes, blocks=blocks, what=what,
-                                                frames=frames[:30], in_submission=own))
-            if kind == "Leak_DefinitelyLost":
-                summary.definitely_lost_bytes += nbytes
-            if own and kind in LEAK_KINDS:
-                summary.submission_lost_bytes += nbytes
-            if own and kind in INVALID_KINDS:
-                summary.submission_invalid_accesses += 1
-    return summary
+def in_submission(objects: list[str], own_objects: set[str]) -> bool:
+    """Whether a stack (innermost frame first, each frame's object) is the submission's doing:
+    some frame lies in its own binary and no MPI runtime frame lies inside the innermost such."""
+    for obj in objects:
+        if obj in own_objects:
+            return True
+        if Path(obj).name.startswith(MPI_RUNTIME):
+            return False
+    return False
+
+
+class Readable(Protocol):
+    def read(self, n: int = -1, /) -> bytes: ...
+
+
+@dataclass
+class ReportCheck:
+    """What one valgrind XML report held, and whether it looks like valgrind finished it."""
+
+    tool: str = ""
+    finished: bool = False
+    problem: str = ""
+    errors: list[ValgrindError] = field(default_factory=list)
+    counted: int = 0
+
+
+def _error(err: ET.Element, own_objects: set[str]) -> ValgrindError:
+    kind = err.findtext("kind") or "?"
+    stack = err.find("stack")
+    frames = [_frame(fr) for fr in (stack.iter("frame") if stack is not None else [])]
+    xw = err.find("xwhat")
+    what = (xw.findtext("text") if xw is not None else err.findtext("what")) or ""
+    nbytes = int(xw.findtext("leakedbytes") or 0) if xw is not None else 0
+    blocks = int(xw.findtext("leakedblocks") or 0) if xw is not None else 0
+    return ValgrindError(kind=kind, bytes=nbytes, blocks=blocks, what=what[:500],
+                         frames=[t for t, _ in frames[:30]],
+                         in_submission=in_submission([o for _, o in frames], own_objects))
+
+
+def read_report(stream: Readable, own_objects: set[str], summary: ValgrindSummary) -> ReportCheck:
+    """Stream one report (iterparse: memory stays bounded by one error, whatever the file's
+    size), adding its errors into `summary`; only the first KEPT_ERRORS are kept in full."""
+    check = ReportCheck()
+    depth, root = 0, None
+    try:
+        for event, el in ET.iterparse(stream, events=("start", "end")):
+            if event == "start":
+                depth += 1
+                root = el if root is None else root
+                continue
+            depth -= 1
+            if depth == 1 and el.tag == "protocoltool":
+                check.tool = (el.text or "").strip()
+            elif depth == 2 and el.tag == "state" and (el.text or "").strip() == "FINISHED":
+                check.finished = True
+            elif depth == 1 and el.tag == "error":
+                _count(_error(el, own_objects), summary)
+                check.counted += 1
+            if depth == 1 and root is not None:
+                root.clear()  # what is read is counted: keep nothing of it
+    except ET.ParseError as e:
+        check.problem = f"not well-formed XML ({e})"
+    return check
+
+
+def _count(e: ValgrindError, summary: ValgrindSummary) -> None:
+    if len(summary.errors) < KEPT_ERRORS:
+        summary.errors.append(e)
+    if e.kind == "Leak_DefinitelyLost":
+        summary.definitely_lost_bytes += e.bytes
+    if e.in_submission and e.kind in LEAK_KINDS:
+        summary.submission_lost_bytes += e.bytes
+    if e.in_submission and e.kind in INVALID_KINDS:
+        summary.submission_invalid_accesses += 1

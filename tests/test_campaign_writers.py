@@ -112,9 +112,11 @@ def _wait_for(cond, timeout_s: float, what: str) -> None:
 
 
 def _slow_program_running(out: Path) -> bool:
-    """The job was built and its first run is sleeping (lease written, run folder made)."""
+    """The job was built and its first run is sleeping (lease written, its run folder made: the
+    sandbox's processes see it as work/<job>/run, bwrap itself as the host folder under runs/)."""
     work = out / "work" / JOB
-    return (work / "lease.json").is_file() and (work / "run").is_dir() and bool(_procs_under(work / "run"))
+    return (work / "lease.json").is_file() and any((work / "runs").glob("*/run")) and \
+        bool(_procs_under(work / "run") or _procs_under(work / "runs"))
 
 
 def _record(out: Path) -> JobResult:

@@ -57,8 +57,9 @@ def test_packed_campaign_is_one_sbatch_of_steps_and_resume_reruns_only_the_rest(
     assert {e["sched_id"] for e in ledger["jobs"].values()} == {alloc}
     slow, ref = "slowish-coder__rosenbrock__1", "reference__rosenbrock__1"
     # Cancel once the reference has its record and the slow job finished its first case (n6).
+    # (each run has folders of its own under runs/, removed when it ends: n20's show n6 is done)
     _until(lambda: (out / "records" / f"{ref}.json").is_file()
-           and (out / "work" / slow / "logs" / "n6.r1.timing0.xml").is_file(), "the first case")
+           and any((out / "work" / slow / "runs").glob("*-n20-*")), "the first case")
     time.sleep(1.0)  # into the next run
     assert "cancelled 1 job" in hpcbench("cancel", str(out)).stdout
     waited = hpcbench("wait", str(out), "--timeout", "120").stdout
@@ -103,9 +104,10 @@ def test_sweep_is_one_sbatch_and_the_same_command_after_scancel_runs_only_the_re
     job = "reference__advection1d__1"
     assert ledger["submit_calls"] == 1 and list(ledger["jobs"]) == [job]
     alloc = ledger["jobs"][job]["sched_id"]
-    logs = out / "work" / job / "logs"
-    # Cancel once the first point (n400000 at 1 rank) has its instrumented run and both repeats.
-    _until(lambda: (logs / "n400000.r1.timing1.xml").is_file(), "the first sweep point")
+    runs = out / "work" / job / "runs"
+    # Cancel once the first point (n400000 at 1 rank) has its instrumented run and both repeats:
+    # each run has a folder of its own while it runs (numbered in order; the 4th follows them).
+    _until(lambda: any(int(p.name.split("-")[0]) >= 4 for p in runs.glob("*-*")), "the first sweep point")
     assert "cancelled 1 job" in hpcbench("cancel", str(out)).stdout
     waited = hpcbench("wait", str(out), "--timeout", "120").stdout
     assert "cancelled: 1" in waited, waited

@@ -287,7 +287,10 @@ def _as_nobody(out: Path, agent: str, sandboxed: bool = True, build: bool = Fals
 
     work = out / "work" / f"{agent}__vec-scatter__1"
     petsc = find_petsc()
-    for d in (work / "build", work / "run", work / "logs"):
+    # each run had folders of its own (jobs/run_folders.py): the first instrumented run's
+    runs = sorted((work / "runs").glob("*-instrumented-*"), key=lambda p: int(p.name.split("-")[0]))
+    run_dir, log_dir = (runs[0] / "run", runs[0] / "logs") if runs else (work / "run", work / "logs")
+    for d in (work / "build", run_dir, log_dir):
         if not d.is_dir():
             continue  # a failed build leaves no run folder
         shutil.chown(d, "nobody")
@@ -297,8 +300,7 @@ def _as_nobody(out: Path, agent: str, sandboxed: bool = True, build: bool = Fals
         step = Step(Isolation(), petsc, cwd=work / "build", writable=[work / "build"])
         argv = ["make", "-f", MAKEFILE_NAME, "app", f"PETSC_DIR={petsc.petsc_dir}", f"PETSC_ARCH={petsc.petsc_arch}"]
     else:
-        step = Step(Isolation(), petsc, cwd=work / "run", writable=[work / "run", work / "logs"],
-                    readonly=[work / "build"])
+        step = Step(Isolation(), petsc, cwd=run_dir, writable=[run_dir, log_dir], readonly=[work / "build"])
         argv, _ = launch_argv(Launcher(), 3, 2, [str(work / "build" / "app")])
     cmd = NOBODY + (step.wrap(argv) if sandboxed else argv)
     # What a job does: the allow-listed environment built from ours, canaries included in ours.
@@ -417,7 +419,7 @@ def test_work_folders_are_removed_after_the_record_unless_keep_work(root_campaig
                    capture_output=True, cwd=tmp_path)
     for job in ("plain__vec-scatter__1", "reference__vec-scatter__1"):
         assert (out / "records" / f"{job}.json").is_file()
-        assert not any((out / "work" / job / sub).exists() for sub in ("build", "run", "logs")), job
+        assert not any((out / "work" / job / sub).exists() for sub in ("build", "runs", "run", "logs")), job
     assert "without isolation" not in (out / "report" / "report.md").read_text()
 
 

@@ -1,15 +1,19 @@
 """Gate: the program uses PETSc's API as a PETSc program must.
 
 From the parsed C source: main() brackets its PETSc work between
-PetscInitialize and PetscFinalize, and the PETSc objects the problem's module
-calls for are actually created (a "TS" problem solved with a hand-written loop
-fails here). Private headers are a matter of practice, not of a working program
-(PETSc's own tutorials include some): the public_api evaluator scores them."""
+PetscInitialize and PetscFinalize, the PETSc objects the problem's module calls
+for are actually created (a "TS" problem solved with a hand-written loop fails
+here), and nothing tampers with what measures the program
+(evaluators/harness_tampering.py: its HB40x findings fail the gate, its HB45x
+ones are shown as evidence). Private headers are a matter of practice, not of a
+working program (PETSc's own tutorials include some): the public_api evaluator
+scores them."""
 
 from __future__ import annotations
 
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, register
-from hpcbench.evaluators.csource import analyse, is_petsc_call
+from hpcbench.evaluators.csource import Call, SourceFacts, analyse, is_petsc_call
+from hpcbench.evaluators.harness_tampering import failing, scan_source
 from hpcbench.evaluators.petsc_conventions import is_private_header
 
 # Calls that show a module is really used; any one of them counts, and so does any call
@@ -58,46 +62,25 @@ class ApiUsage(Evaluator):
         if not srcs:
             return self.unscored("no C sources to parse")
         facts = [analyse(n, s) for n, s in sorted(srcs.items())]
-        problems: list[str] = []
-        mains = [f for f in facts if "main" in f.functions]
-        if len(mains) != 1:
-            problems.append(f"expected one main(), found {len(mains)}")
-        else:
-            mf = mains[0]
-            in_main = [c for c in mf.calls if c.function == "main"]
-            inits = [c for c in in_main if c.name in INIT]
-            fins = [c for c in in_main if c.name == "PetscFinalize"]
-            petsc = [c for c in in_main if is_petsc_call(c.name) and c.name not in INIT
-                     and c.name != "PetscFinalize"]
-            if not inits:
-                problems.append("main() never calls PetscInitialize")
-            if not fins:
-                problems.append("main() never calls PetscFinalize")
-            if inits and petsc and petsc[0].byte < inits[0].byte:
-                problems.append(f"{petsc[0].name} at {mf.file}:{petsc[0].line} is called before PetscInitialize")
-            if fins and petsc and petsc[-1].byte > fins[-1].byte:
-                problems.append(f"{petsc[-1].name} at {mf.file}:{petsc[-1].line} is called after PetscFinalize")
+        problems = _bracketing(facts)
         private = [f"{f.file}: {inc}" for f in facts for inc in f.includes if is_private_header(inc)]
         # Device code (.cu, .kokkos.cxx) is not C, but tree-sitter recovers the calls in it,
         # which is all the module check needs.
         device = [analyse(n, s) for n, s in sorted(ctx.sources.items()) if n.endswith((".cu", ".cxx"))]
-        all_calls = [c for f in facts + device for c in f.calls]
-        names = {c.name for c in all_calls}
-        missing = []
-        for module in ctx.problem.modules:
-            want = MODULE_CALLS.get(module)
-            setters, type_name = MODULE_TYPES.get(module, ((), ""))
-            typed = any(c.name in setters and type_name in c.args for c in all_calls)
-            built = any(n.startswith(MODULE_CONSTRUCTORS.get(module, ("\0",))) for n in names)
-            if want and not typed and not built and not names.intersection(want):
-                missing.append(f"{module} (none of {', '.join(want[:3])}...)")
+        missing = _missing_modules(ctx, [c for f in facts + device for c in f.calls])
         if missing:
             problems.append(f"does not use the module the problem calls for: {'; '.join(missing)}")
+        tamper = [t for n, s in sorted(ctx.sources.items()) if n.endswith((".c", ".h", ".cu", ".cxx"))
+                  for t in scan_source(n, s)]
+        bad = failing(tamper)
+        if bad:
+            more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+            problems.append(f"tampers with the harness: {bad[0]}{more}")
         parse_errors = [f.file for f in facts if f.has_errors]
         evidence = {"files": sorted(srcs), "includes": sorted({i for f in facts for i in f.includes}),
                     "private_includes": private,
                     "petsc_calls": len([1 for f in facts for c in f.calls if is_petsc_call(c.name)]),
-                    "parse_errors": parse_errors}
+                    "parse_errors": parse_errors, "harness_tampering": [str(t) for t in tamper[:20]]}
         # A source the parser could not fully read (macro tricks) lowers certainty, not the verdict.
         confidence = 0.8 if parse_errors else 1.0
         if problems:
@@ -106,3 +89,38 @@ class ApiUsage(Evaluator):
                    if private else ", public headers only")
         return self.gate(True, "PetscInitialize/PetscFinalize bracket main" + headers + ", uses "
                          + ", ".join(ctx.problem.modules), confidence=confidence, evidence=evidence)
+
+
+def _bracketing(facts: list[SourceFacts]) -> list[str]:
+    """main() brackets its PETSc work between PetscInitialize and PetscFinalize."""
+    mains = [f for f in facts if "main" in f.functions]
+    if len(mains) != 1:
+        return [f"expected one main(), found {len(mains)}"]
+    mf = mains[0]
+    in_main = [c for c in mf.calls if c.function == "main"]
+    inits = [c for c in in_main if c.name in INIT]
+    fins = [c for c in in_main if c.name == "PetscFinalize"]
+    petsc = [c for c in in_main if is_petsc_call(c.name) and c.name not in INIT and c.name != "PetscFinalize"]
+    problems = []
+    if not inits:
+        problems.append("main() never calls PetscInitialize")
+    if not fins:
+        problems.append("main() never calls PetscFinalize")
+    if inits and petsc and petsc[0].byte < inits[0].byte:
+        problems.append(f"{petsc[0].name} at {mf.file}:{petsc[0].line} is called before PetscInitialize")
+    if fins and petsc and petsc[-1].byte > fins[-1].byte:
+        problems.append(f"{petsc[-1].name} at {mf.file}:{petsc[-1].line} is called after PetscFinalize")
+    return problems
+
+
+def _missing_modules(ctx: EvalContext, all_calls: list[Call]) -> list[str]:
+    names = {c.name for c in all_calls}
+    missing = []
+    for module in ctx.problem.modules:
+        want = MODULE_CALLS.get(module)
+        setters, type_name = MODULE_TYPES.get(module, ((), ""))
+        typed = any(c.name in setters and type_name in c.args for c in all_calls)
+        built = any(n.startswith(MODULE_CONSTRUCTORS.get(module, ("\0",))) for n in names)
+        if want and not typed and not built and not names.intersection(want):
+            missing.append(f"{module} (none of {', '.join(want[:3])}...)")
+    return missing

@@ -1,14 +1,53 @@
-"""Gate: no leaks and no invalid accesses in the submission's own code.
+"""Gate: no leaks and no invalid accesses in the submission's own code, with the
+instruments that say so confirmed to have run.
 
 Evidence comes from PETSc's -malloc_debug -malloc_dump (every object PETSc
 allocated and the program never freed, at every rank count) and, where
-valgrind ran, memcheck errors whose stacks lie in the submission's sources.
+valgrind ran, memcheck errors whose stacks lie in the submission's own binary.
 MPI's own start-up leaks (tens of kilobytes "definitely lost" inside libmpi
-even with suppressions) are kept as evidence and never counted."""
+even with suppressions) are kept as evidence and never counted.
+
+Nothing the program prints or leaves is taken as a verdict: each run records
+whether PETSc's allocator records, its -log_view report and valgrind's reports
+were found where only hpcbench named them (jobs/instruments.py). One missing in
+the submission's runs but present in the reference's is "instrumentation
+disabled", and the gate fails with the evidence (evaluators/instrumentation.py)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, register
+from hpcbench.evaluators.instrumentation import blame, missing_instruments, verifiable
+from hpcbench.jobs.records import ValgrindSummary
+
+
+def _leak_problems(ctx: EvalContext, evidence: dict[str, Any]) -> list[str]:
+    leaks = [lk for r in ctx.runs("instrumented") for lk in r.leaks]
+    leak_bytes = sum(lk.bytes for lk in leaks)
+    evidence.update(malloc_dump_runs=len(ctx.runs("instrumented")), malloc_dump_leaked_bytes=leak_bytes,
+                    malloc_dump_leaks=[f"[{lk.rank}] {lk.bytes} bytes {lk.function}() at {lk.file}:{lk.line}"
+                                       for lk in leaks[:20]])
+    if not leaks:
+        return []
+    funcs = sorted({lk.function for lk in leaks})
+    return [f"-malloc_dump: {len(leaks)} blocks ({leak_bytes} bytes) never freed, allocated in {', '.join(funcs[:4])}"]
+
+
+def _valgrind_problems(v: ValgrindSummary, evidence: dict[str, Any]) -> list[str]:
+    own = [e for e in v.errors if e.in_submission]
+    evidence.update(valgrind_submission_lost_bytes=v.submission_lost_bytes,
+                    valgrind_submission_invalid_accesses=v.submission_invalid_accesses,
+                    valgrind_mpi_noise_lost_bytes=v.definitely_lost_bytes - v.submission_lost_bytes,
+                    valgrind_errors=[{"kind": e.kind, "what": e.what, "frames": e.frames[:6]} for e in own[:10]])
+    problems = []
+    if v.submission_invalid_accesses:
+        first = next((e for e in own if e.kind not in ("Leak_DefinitelyLost", "Leak_IndirectlyLost")), None)
+        where = f", first {first.kind} at {first.frames[:1]}" if first else ""
+        problems.append(f"valgrind: {v.submission_invalid_accesses} invalid accesses in the submission's code{where}")
+    if v.submission_lost_bytes:
+        problems.append(f"valgrind: {v.submission_lost_bytes} bytes lost from the submission's code")
+    return problems
 
 
 @register
@@ -19,43 +58,27 @@ class MemorySafety(Evaluator):
     order = 30
 
     def evaluate(self, ctx: EvalContext) -> EvalResult:
-        inst = ctx.runs("instrumented")
-        vg = [r for r in ctx.runs("valgrind") if r.valgrind and r.valgrind.ran]
-        if not inst:
+        if not ctx.runs("instrumented"):
             return self.unscored("no instrumented run to inspect")
-        leaks = [lk for r in inst for lk in r.leaks]
-        leak_bytes = sum(lk.bytes for lk in leaks)
-        evidence: dict = {
-            "malloc_dump_runs": len(inst),
-            "malloc_dump_leaks": [f"[{lk.rank}] {lk.bytes} bytes {lk.function}() at {lk.file}:{lk.line}"
-                                  for lk in leaks[:20]],
-            "malloc_dump_leaked_bytes": leak_bytes,
-        }
-        problems = []
-        if leaks:
-            funcs = sorted({lk.function for lk in leaks})
-            problems.append(f"-malloc_dump: {len(leaks)} blocks ({leak_bytes} bytes) never freed, "
-                            f"allocated in {', '.join(funcs[:4])}")
+        disabled, unverified = blame(missing_instruments(ctx.record), missing_instruments(ctx.reference))
+        evidence: dict[str, Any] = {"instrumentation_disabled": [str(m) for m in disabled[:10]],
+                                    "instrumentation_unverified": [str(m) for m in unverified[:10]]}
+        problems = _leak_problems(ctx, evidence)
+        vg = [r for r in ctx.runs("valgrind") if r.valgrind and r.valgrind.ran]
         if vg:
-            v = vg[0].valgrind
-            assert v is not None
-            own = [e for e in v.errors if e.in_submission]
-            evidence.update(valgrind_submission_lost_bytes=v.submission_lost_bytes,
-                            valgrind_submission_invalid_accesses=v.submission_invalid_accesses,
-                            valgrind_mpi_noise_lost_bytes=v.definitely_lost_bytes - v.submission_lost_bytes,
-                            valgrind_errors=[{"kind": e.kind, "what": e.what, "frames": e.frames[:6]}
-                                             for e in own[:10]])
-            if v.submission_invalid_accesses:
-                first = next(e for e in own if e.kind not in ("Leak_DefinitelyLost", "Leak_IndirectlyLost"))
-                problems.append(f"valgrind: {v.submission_invalid_accesses} invalid accesses in the "
-                                f"submission's code, first {first.kind} at {first.frames[:1]}")
-            if v.submission_lost_bytes:
-                problems.append(f"valgrind: {v.submission_lost_bytes} bytes lost from the submission's code")
+            problems += _valgrind_problems(vg[0].valgrind or ValgrindSummary(), evidence)
+        if disabled:
+            problems.insert(0, f"instrumentation disabled: {disabled[0]}"
+                               + (f" (and {len(disabled) - 1} more)" if len(disabled) > 1 else ""))
         # Both tools: certain about what they saw. PETSc's tracer alone misses raw
-        # malloc and out-of-bounds access, so say so through the confidence.
-        confidence = 1.0 if vg else 0.8
+        # malloc and out-of-bounds access, so say so through the confidence, as for
+        # instruments that could not be confirmed here (nor for the reference).
+        valgrind_ok = bool(vg) and not any(m.instrument == "valgrind" for m in unverified)
+        confidence = 1.0 if valgrind_ok else 0.8
         method = "malloc_dump + valgrind" if vg else "malloc_dump only (valgrind did not run)"
+        if unverified or not verifiable(ctx.record):
+            confidence = min(confidence, 0.8)
+            method += "; instruments unverified" + (f": {unverified[0]}" if unverified else " (an older record)")
         if problems:
             return self.gate(False, "; ".join(problems), confidence=confidence, evidence=evidence)
-        return self.gate(True, f"no leaks or invalid accesses ({method})", confidence=confidence,
-                         evidence=evidence)
+        return self.gate(True, f"no leaks or invalid accesses ({method})", confidence=confidence, evidence=evidence)

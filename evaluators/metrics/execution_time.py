@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, register
+from hpcbench.evaluators.run_agreement import disagreements
 
 LEVELS = (1.0, 0.8, 0.6, 0.2)
 
@@ -35,6 +36,10 @@ class ExecutionTime(Evaluator):
         timings = ctx.record.timings if ctx.record else []
         if not timings:
             return self.unscored("no timed runs")
+        differ = disagreements(ctx.record, ctx.checks)
+        if differ:  # the timed runs are not the program whose answers were checked
+            return self.result(0.0, f"answers differ between runs, so the timed runs measure another program: "
+                                    f"{differ[0]}", evidence={"answers_differ": differ[:20]})
         th = ctx.problem.runtime_thresholds_s
         rows: list[dict[str, Any]] = [{"case": t.case, "ranks": t.ranks, "exec_s": round(t.exec_s, 6),
                  "score": round(time_score(t.exec_s, th), 4), "oversubscribed": t.oversubscribed,

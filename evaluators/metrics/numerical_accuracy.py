@@ -20,6 +20,7 @@ import math
 
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, register
 from hpcbench.evaluators.output_contract import parse_quantities
+from hpcbench.evaluators.run_agreement import disagreements
 from hpcbench.jobs.records import JobResult
 from hpcbench.problem import CompareCheck, RefinementCheck, SanityCheck, applies_to, is_held_out
 
@@ -165,6 +166,10 @@ class NumericalAccuracy(Evaluator):
         if unscored:
             rationale += f"; {len(unscored)} checks had no reference value"
         confidence = 1.0 if not unscored else 0.7
+        differ = disagreements(ctx.record, ctx.checks)  # every run is checked, not only this one
+        if differ:
+            return self.result(0.0, f"answers differ between runs: {differ[0]}", evidence={
+                "details": details, "unscored": unscored, "answers_differ": differ[:20]})
         # every check passed: what a tier requires (hpcbench.score.scoring.checks_passed reads the score)
         return self.result(score, rationale, confidence=confidence,
                            evidence={"details": details, "unscored": unscored, "held_out_share": share,

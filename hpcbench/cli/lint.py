@@ -33,8 +33,10 @@ def _codes(spec: str | None) -> tuple[str, ...]:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def lint(files, petsc_dir, petsc_arch, ranks, select, ignore, fmt) -> None:
     """Check C files for PETSc conventions: unchecked or legacy error checks
-    (HB1xx), parallel mistakes (HB2xx), deprecated API and private headers (HB3xx), text
-    addressed to an LLM judge (HB401)."""
+    (HB1xx), parallel mistakes (HB2xx), deprecated API and private headers (HB3xx), tampering
+    with what measures the program (HB40x fail hpcbench's API-usage gate, HB45x notes), text
+    addressed to an LLM judge (HB470)."""
+    from hpcbench.evaluators.harness_tampering import scan_source as tampering
     from hpcbench.evaluators.injection_scan import scan_source
     from hpcbench.evaluators.petsc_conventions import Finding, check_error_handling, check_parallel, check_public_api
     from hpcbench.petsc_headers import scan_install
@@ -69,7 +71,8 @@ def lint(files, petsc_dir, petsc_arch, ranks, select, ignore, fmt) -> None:
         name = str(p)
         got = (check_error_handling(name, src, api).findings + check_parallel(name, src, multi).findings
                + check_public_api(name, src))
-        got += [Finding(name, max(i.line, 1), 1, "HB401", f"text addressed to an LLM judge ({i.kind}"
+        got += list(tampering(name, src))
+        got += [Finding(name, max(i.line, 1), 1, "HB470", f"text addressed to an LLM judge ({i.kind}"
                         + (f", {i.how}" if i.how else "") + f"): {i.rule}: \"{i.excerpt}\"")
                 for i in scan_source(name, src)]
         findings += [f for f in got if (not sel or f.code.startswith(sel)) and not (ign and f.code.startswith(ign))]

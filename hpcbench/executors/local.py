@@ -10,6 +10,12 @@ timings say so. submitit's LocalExecutor starts every job at once with no such
 packing, so this executor drives the same job entry point
 (`python -m hpcbench.jobs.job`) itself.
 
+Each job has a wall-time limit of its own, derived from its spec's cases as a batch
+scheduler's walltime is (executors/shapes.job_walltime_s: every run at its time limit): the
+job is told it (HPCBENCH_WALLTIME_S) and SIGTERMed when it has run that long, so it records
+"timeout" with what finished; a driver stuck on a file its program left (before the reads
+were made safe, a FIFO named like a report) cannot hold the campaign for ever.
+
 Each started job has a lease (hpcbench.executors.lease): a rerun after the driver was
 killed waits for jobs still running instead of starting them twice. Ctrl-C stops every
 job this driver started or adopted (SIGTERM to its process group, SIGKILL after a grace
@@ -32,8 +38,9 @@ import psutil
 from hpcbench.errors import DiskFull, HpcbenchError
 from hpcbench.executors import lease
 from hpcbench.executors.base import Executor, JobState, Progress, register_executor
-from hpcbench.executors.shapes import start_order
+from hpcbench.executors.shapes import job_walltime_s, start_order
 from hpcbench.jobs import diskfull, slots
+from hpcbench.jobs.interrupt import WALLTIME_ENV
 from hpcbench.jobs.records import JobResult, JobSpec, save_model
 
 
@@ -42,12 +49,14 @@ class LocalExecutor(Executor):
     poll_s = 0.2
     heartbeat_s = 5.0
     stop_grace_s = 10.0  # after SIGTERM a job writes what it has (jobs/interrupt.py), then SIGKILL
+    walltime_s = staticmethod(job_walltime_s)  # a job's own limit, from its spec
 
     def submit(self, jobs: list[JobSpec], progress: Progress | None = None) -> None:
         cores = self.site.total_cores()
         queue = start_order(jobs)  # the most work first; each job's place is its core-slot priority
         priority = {j.job_id: i for i, j in enumerate(queue)}
         running: dict[str, tuple[subprocess.Popen, JobSpec, lease.Lease]] = {}
+        clock = _Deadlines(self.stop_grace_s)
         adopted = self._adopt(queue)  # still running from a driver that died: wait for them, never restart
         queue = [j for j in queue if j.job_id not in adopted]
         done = 0
@@ -63,15 +72,20 @@ class LocalExecutor(Executor):
                     job = queue.pop(k)
                     proc = self._start(job, priority.get(job.job_id, len(priority)))
                     running[job.job_id] = (proc, job, self._lease(job, proc))
+                    clock.start(job.job_id, proc.pid, self.walltime_s(job))
+                clock.enforce()
                 for jid, (proc, job, _) in list(running.items()):
                     if proc.poll() is not None:
                         del running[jid]
                         lease.release(Path(job.work_dir))
                         if not self.campaign.finished(jid) and not (Path(job.work_dir) / "cancelled.json").is_file():
-                            # The job process itself died (killed, out of memory): record why.
+                            # The job process itself died (killed, out of memory, past its limit): record why.
+                            over = clock.over(jid)
                             save_model(Path(job.record_path), JobResult(
                                 job_id=jid, agent=job.agent, problem=job.problem, attempt=job.attempt,
-                                status="error", reason=f"job process exited {proc.returncode} without a record"))
+                                status="timeout" if over else "error",
+                                reason=over or f"job process exited {proc.returncode} without a record"))
+                        clock.forget(jid)
                         done += 1
                 for jid, (ps, job) in list(adopted.items()):
                     if ps.is_running() and ps.status() != psutil.STATUS_ZOMBIE:
@@ -141,17 +155,7 @@ class LocalExecutor(Executor):
             time.sleep(0.1)
             alive = [(pid, job) for pid, job in alive if _running(pid)]
         for pid, _ in alive:
-            # Its runs are sessions of their own (jobs/capture.py): kill the descendants too,
-            # or a job killed before it could stop its run would leave the run behind.
-            try:
-                descendants = psutil.Process(pid).children(recursive=True)
-            except psutil.Error:
-                descendants = []
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGKILL)
-            for d in descendants:
-                with contextlib.suppress(psutil.Error):
-                    d.kill()
+            _kill_tree(pid)
         for _, job in procs:
             lease.release(Path(job.work_dir))
 
@@ -160,7 +164,7 @@ class LocalExecutor(Executor):
         spec = Path(self.campaign.specs_dir) / f"{job.job_id}.json"
         log = open(Path(job.work_dir) / "job.log", "wb")  # noqa: SIM115 (owned by the child)
         env = {**os.environ, slots.ENV: f"{self._slots_dir()}:{self.site.total_cores()}",
-               slots.PRIORITY_ENV: str(priority)}
+               slots.PRIORITY_ENV: str(priority), WALLTIME_ENV: f"{self.walltime_s(job):.0f}"}
         proc = subprocess.Popen([sys.executable, "-m", "hpcbench.jobs.job", str(spec)], stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True, env=env)
         log.close()
@@ -198,6 +202,58 @@ class LocalExecutor(Executor):
                     os.killpg(ls.pid, signal.SIGTERM)
                     n += 1
         return n
+
+
+class _Deadlines:
+    """Each running job's wall-time limit: SIGTERM to its process group when reached (the job
+    records "timeout" with what finished), SIGKILL to what is left a grace period later."""
+
+    def __init__(self, grace_s: float):
+        self.grace_s = grace_s
+        self.jobs: dict[str, tuple[int, float, float]] = {}  # job id -> (pid, limit, started)
+        self.termed: dict[str, float] = {}  # job id -> when SIGTERM was sent
+
+    def start(self, jid: str, pid: int, limit_s: float) -> None:
+        self.jobs[jid] = (pid, limit_s, time.monotonic())
+
+    def over(self, jid: str) -> str:
+        """The reason in words when the job was stopped at its limit ("" otherwise)."""
+        if jid not in self.termed:
+            return ""
+        return f"the driver's wall-time limit for this job ({self.jobs[jid][1]:.0f} s, from its cases' time limits) " \
+               "was reached and the job did not record what it had"
+
+    def forget(self, jid: str) -> None:
+        self.jobs.pop(jid, None)
+        self.termed.pop(jid, None)
+
+    def enforce(self) -> None:
+        now = time.monotonic()
+        for jid, (pid, limit, started) in self.jobs.items():
+            sig = None
+            if jid not in self.termed and now - started >= limit:
+                self.termed[jid], sig = now, signal.SIGTERM
+            elif jid in self.termed and now - self.termed[jid] >= self.grace_s:
+                sig = signal.SIGKILL
+            if sig == signal.SIGKILL:
+                _kill_tree(pid)
+            elif sig is not None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, sig)
+
+
+def _kill_tree(pid: int) -> None:
+    """SIGKILL a job's process group and its descendants: its runs are sessions of their own
+    (jobs/capture.py), so a job killed before it could stop its run would leave the run behind."""
+    try:
+        descendants = psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        descendants = []
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+    for d in descendants:
+        with contextlib.suppress(psutil.Error):
+            d.kill()
 
 
 def _running(pid: int) -> bool:

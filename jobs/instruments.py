@@ -1,0 +1,204 @@
+"""What hpcbench asks PETSc and valgrind to record in a run, and the check that each record
+was made: the harness trusts only what it produced itself, so an instrument counts as having
+run only when its own output is found where only the harness named it.
+
+One probe per instrument; a run kind is a list of probes (jobs/job.py Runner):
+
+    every run     -skip_petscrc: no petscrc, .petscrc or ~/.petscrc is read (PETSc 3.26
+                  src/sys/objects/options.c PetscOptionsInsert: the flag is looked for in argv
+                  before any of those files, PetscOptionsProcessPrecedentFlags)
+    LogView       -log_view :<logs>/log_view.xml:ascii_xml (timing, valgrind, instrumented)
+    Malloc        -malloc_debug -malloc_dump true -malloc_view <logs>/malloc_view -options_left
+                  (instrumented)
+    Valgrind      memcheck, one XML report per rank in <logs> (valgrind)
+
+Files the harness names in advance are created and held open by the driver (HeldFile): what is
+read afterwards is the inode PETSc or valgrind wrote, and a name removed or replaced during the
+run is a finding. PETSc's malloc dump cannot be named so (see MallocProbe) and is read from the
+run folder without following links. Every read is capped."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from hpcbench.jobs.logview import MAX_BYTES as LOG_VIEW_MAX_BYTES
+from hpcbench.jobs.logview import parse_log_view, parse_options_left
+from hpcbench.jobs.malloc_dump import parse_malloc_dump
+from hpcbench.jobs.records import InstrumentCheck, RunResult, ValgrindSummary
+from hpcbench.jobs.run_folders import RunFolders
+from hpcbench.jobs.untrusted_files import CappedReader, HeldFile, UnsafeFile, open_untrusted, read_capped
+from hpcbench.jobs.valgrind import read_report, report_name, valgrind_prefix
+
+EVERY_RUN = ["-skip_petscrc"]
+MALLOC_MAX_BYTES = 8 << 20
+VALGRIND_MAX_BYTES = 64 << 20
+NOT_FINALIZED = "the option was cleared or renamed (a prefix?), or PetscFinalize was not reached"
+
+
+class Probe:
+    """One instrument; every hook has a default, a probe overrides what it needs."""
+
+    name = ""
+
+    def options(self, logs: Path) -> list[str]:
+        """PETSc options this instrument adds, naming `logs` as the run sees it."""
+        return []
+
+    def prefix(self, logs: Path, petsc_dir: Path) -> list[str]:
+        """What runs in front of the program (valgrind)."""
+        return []
+
+    def prepare(self, folders: RunFolders, ranks: int) -> None:
+        """Before the run: create the files the instrument will write."""
+
+    def collect(self, run: RunResult, folders: RunFolders) -> None:
+        """After the run: read what it wrote into `run`, and add its InstrumentCheck."""
+
+
+def _held_problem(held: HeldFile, what: str) -> str:
+    """Why a held output cannot be trusted or is empty ("" when it has content)."""
+    return held.tampered() or ("" if held.size() else f"no {what} was written")
+
+
+class LogViewProbe(Probe):
+    name = "log_view"
+    FILE = "log_view.xml"
+
+    def options(self, logs: Path) -> list[str]:
+        return ["-log_view", f":{logs / self.FILE}:ascii_xml"]
+
+    def prepare(self, folders: RunFolders, ranks: int) -> None:
+        self.held = HeldFile.create(folders.logs, self.FILE)
+
+    def collect(self, run: RunResult, folders: RunFolders) -> None:
+        check = InstrumentCheck(name=self.name)
+        try:
+            check.problem = _held_problem(self.held, f"-log_view report ({NOT_FINALIZED})")
+            if not check.problem:
+                view = parse_log_view(self.held.read(LOG_VIEW_MAX_BYTES), self.FILE)
+                check.problem = view.parse_error
+                run.log_view = view if not view.parse_error else None
+        except UnsafeFile as e:
+            check.problem = str(e)
+        finally:
+            self.held.close()
+        check.found = int(not check.problem)
+        run.instruments.append(check)
+
+
+# PETSc 3.26 reads -malloc_dump twice: as a bool at PetscInitialize (src/sys/objects/init.c:289,
+# "the next line is deprecated": a file name there stops PetscInitialize with "Unknown logical
+# value") and as a string at PetscFinalize (pinit.c:1706), writing PetscMallocDump into
+# "<value>_<rank>" when it has one. "true" is both: the dump lands in `true_<rank>` in the
+# program's working folder, never on stdout, which the program can close or redirect. It is
+# empty when nothing leaked, so it cannot be made in advance (its appearing is the record).
+DUMP_VALUE = "true"
+# -malloc_view <file> (init.c:286, pinit.c:1724) writes PetscMallocView into "<file>_<rank>";
+# its first line (src/sys/memory/mtr.c PetscMallocView) gives the most memory PETSc's tracing
+# allocator held: above zero only when that allocator was in use.
+_VIEW_HEAD = re.compile(rb"^\[(\d+)\] Maximum memory PetscMalloc\(\)ed (\d+)")
+
+
+class MallocProbe(Probe):
+    name = "malloc_dump"
+    VIEW = "malloc_view"
+
+    def options(self, logs: Path) -> list[str]:
+        # -options_left: PETSc prints the options nobody used (a prefixed -x_malloc_dump shows there).
+        return ["-malloc_debug", "-malloc_dump", DUMP_VALUE, "-malloc_view", str(logs / self.VIEW), "-options_left"]
+
+    def prepare(self, folders: RunFolders, ranks: int) -> None:
+        self.ranks = ranks
+        self.views = [HeldFile.create(folders.logs, f"{self.VIEW}_{r}") for r in range(ranks)]
+
+    def collect(self, run: RunResult, folders: RunFolders) -> None:
+        try:
+            run.instruments.append(self._view_check())
+        finally:
+            for held in self.views:
+                held.close()
+        dumps, problems = [], []
+        for r in range(self.ranks):
+            text, why = _read_dump(folders.run, r)
+            dumps += [text] if not why else []
+            problems += [f"rank {r}: {why}"] if why else []
+        # Without its files (an older PETSc printing the dump, or a program that hid them) what
+        # reached stdout still counts: a leak printed is a leak.
+        run.leaks = parse_malloc_dump("\n".join(dumps)) if dumps else parse_malloc_dump(run.stderr, run.stdout)
+        run.malloc_dump_seen = not problems
+        run.options_left = parse_options_left(run.stdout)
+        run.instruments.append(InstrumentCheck(name=self.name, expected=self.ranks, found=len(dumps),
+                                               problem="; ".join(problems)))
+
+    def _view_check(self) -> InstrumentCheck:
+        problems = []
+        for r, held in enumerate(self.views):
+            why = _held_problem(held, f"-malloc_view record for rank {r} ({NOT_FINALIZED})")
+            if not why:
+                head = _VIEW_HEAD.match(held.head(256))  # the rest lists allocations by function
+                if head is None or int(head.group(1)) != r:
+                    why = f"{held.path.name} is not PETSc's -malloc_view record of rank {r}"
+                elif int(head.group(2)) == 0:
+                    why = f"rank {r}: PETSc's tracing allocator held no memory (it was switched off)"
+            if why:
+                problems.append(why)
+        return InstrumentCheck(name="malloc_view", expected=self.ranks, found=self.ranks - len(problems),
+                               problem="; ".join(problems))
+
+
+def _read_dump(run_folder: Path, rank: int) -> tuple[str, str]:
+    """(the malloc dump of `rank`, why it could not be read) from the run folder."""
+    name = f"{DUMP_VALUE}_{rank}"
+    try:
+        fd = open_untrusted(run_folder, name, single_link=True)
+    except FileNotFoundError:
+        return "", f"no -malloc_dump record ({NOT_FINALIZED})"
+    except UnsafeFile as e:
+        return "", str(e)
+    try:
+        return read_capped(fd, MALLOC_MAX_BYTES, name).decode("utf-8", "replace"), ""
+    except UnsafeFile as e:
+        return "", str(e)
+    finally:
+        os.close(fd)
+
+
+class ValgrindProbe(Probe):
+    name = "valgrind"
+
+    def __init__(self, own_objects: set[str]):
+        self.own_objects = own_objects
+
+    def prefix(self, logs: Path, petsc_dir: Path) -> list[str]:
+        return valgrind_prefix(logs, petsc_dir)
+
+    def prepare(self, folders: RunFolders, ranks: int) -> None:
+        self.reports = [HeldFile.create(folders.logs, report_name(r)) for r in range(ranks)]
+
+    def collect(self, run: RunResult, folders: RunFolders) -> None:
+        summary, problems, found = ValgrindSummary(ran=True), [], 0
+        try:
+            for r, held in enumerate(self.reports):
+                why = _held_problem(held, f"valgrind report for rank {r}") or self._read(held, summary)
+                problems += [f"rank {r}: {why}"] if why else []
+                found += not why
+        finally:
+            for held in self.reports:
+                held.close()
+        summary.parse_error = "; ".join(problems)
+        run.valgrind = summary
+        run.instruments.append(InstrumentCheck(name=self.name, expected=len(self.reports), found=found,
+                                               problem=summary.parse_error))
+
+    def _read(self, held: HeldFile, summary: ValgrindSummary) -> str:
+        stream = CappedReader(held.fd, VALGRIND_MAX_BYTES)
+        check = read_report(stream, self.own_objects, summary)
+        if stream.over:
+            return f"{held.path.name} is larger than {VALGRIND_MAX_BYTES} bytes: not read past that"
+        if check.problem:
+            return f"{held.path.name} is {check.problem}"
+        if check.tool != "memcheck" or not check.finished:
+            return f"{held.path.name} is not a finished memcheck report (valgrind stopped, or the file was cut)"
+        return ""

@@ -1,0 +1,44 @@
+/* Trick: a 50 MB XML file the driver parses in full, outside any memory limit: 100,000
+   valgrind errors named like valgrind's report, and the -log_view file grown the same way. */
+#include "rosenbrock.h"
+#include <unistd.h>
+
+static void Huge(const char *path, PetscBool valgrind)
+{
+  FILE *f = fopen(path, "w");
+  if (!f) return;
+  fputs("<?xml version=\"1.0\"?>\n", f);
+  fputs(valgrind ? "<valgrindoutput>\n" : "<root><petscroot><timertree>\n", f);
+  for (int i = 0; i < 100000; i++) {
+    if (valgrind) {
+      fprintf(f, "<error><kind>Leak_DefinitelyLost</kind><xwhat><text>huge</text><leakedbytes>1</leakedbytes></xwhat><stack>");
+      for (int j = 0; j < 6; j++) fprintf(f, "<frame><fn>padding_function_%d_%d</fn><file>main.c</file><line>%d</line></frame>", i, j, j);
+      fputs("</stack></error>\n", f);
+    } else fprintf(f, "<event><name>E%d</name><time><value>1</value></time><events><event><name>F%d</name></event></events></event>\n", i, i);
+  }
+  fputs(valgrind ? "</valgrindoutput>\n" : "</timertree></petscroot></root>\n", f);
+  fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+  PetscInt    n;
+  const char *logview = NULL;
+  char        name[256];
+
+  for (int i = 1; i + 1 < argc; i++)
+    if (!strcmp(argv[i], "-log_view")) logview = argv[i + 1];
+  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+  PetscCall(Solve(&n));
+  PetscCall(PetscFinalize());
+  snprintf(name, sizeof(name), "../logs/valgrind.n%d.5.xml", (int)n);
+  Huge(name, PETSC_TRUE);
+  if (logview && logview[0] == ':') {
+    char path[1024];
+    snprintf(path, sizeof(path), "%s", logview + 1);
+    char *colon = strchr(path, ':');
+    if (colon) *colon = 0;
+    Huge(path, PETSC_FALSE);
+  }
+  return 0;
+}
