@@ -74,28 +74,7 @@ class LocalExecutor(Executor):
                     running[job.job_id] = (proc, job, self._lease(job, proc))
                     clock.start(job.job_id, proc.pid, self.walltime_s(job))
                 clock.enforce()
-                for jid, (proc, job, _) in list(running.items()):
-                    if proc.poll() is not None:
-                        del running[jid]
-                        lease.release(Path(job.work_dir))
-                        if not self.campaign.finished(jid) and not (Path(job.work_dir) / "cancelled.json").is_file():
-                            # The job process itself died (killed, out of memory, past its limit): record why.
-                            over = clock.over(jid)
-                            save_model(Path(job.record_path), JobResult(
-                                job_id=jid, agent=job.agent, problem=job.problem, attempt=job.attempt,
-                                status="timeout" if over else "error",
-                                reason=over or f"job process exited {proc.returncode} without a record"))
-                        clock.forget(jid)
-                        done += 1
-                for jid, (ps, job) in list(adopted.items()):
-                    if ps.is_running() and ps.status() != psutil.STATUS_ZOMBIE:
-                        continue
-                    del adopted[jid]
-                    lease.release(Path(job.work_dir))
-                    if self.campaign.finished(jid):
-                        done += 1
-                    else:  # it died without a record (its exit status is not ours to read): run it again
-                        queue.append(job)
+                done += self._reap(running, clock) + self._reap_adopted(adopted, queue)
                 if time.monotonic() - last_beat >= self.heartbeat_s:
                     last_beat = time.monotonic()
                     for _, job, ls in running.values():
@@ -117,6 +96,39 @@ class LocalExecutor(Executor):
                        + [(ps.pid, job) for ps, job in adopted.values()])
             raise DiskFull(f"{diskfull.full_message(self.campaign.root, e.strerror or str(e))}; "
                            "the running jobs were stopped") from None
+
+    def _reap(self, running: dict, clock: _Deadlines) -> int:
+        """Jobs whose process ended: released, and recorded if they could not record themselves."""
+        n = 0
+        for jid, (proc, job, _) in list(running.items()):
+            if proc.poll() is None:
+                continue
+            del running[jid]
+            lease.release(Path(job.work_dir))
+            if not self.campaign.finished(jid) and not (Path(job.work_dir) / "cancelled.json").is_file():
+                # The job process itself died (killed, out of memory, past its limit): record why.
+                over = clock.over(jid)
+                save_model(Path(job.record_path), JobResult(
+                    job_id=jid, agent=job.agent, problem=job.problem, attempt=job.attempt,
+                    status="timeout" if over else "error",
+                    reason=over or f"job process exited {proc.returncode} without a record"))
+            clock.forget(jid)
+            n += 1
+        return n
+
+    def _reap_adopted(self, adopted: dict, queue: list[JobSpec]) -> int:
+        """Jobs of an earlier driver that ended: done if recorded, else queued to run again."""
+        n = 0
+        for jid, (ps, job) in list(adopted.items()):
+            if ps.is_running() and ps.status() != psutil.STATUS_ZOMBIE:
+                continue
+            del adopted[jid]
+            lease.release(Path(job.work_dir))
+            if self.campaign.finished(jid):
+                n += 1
+            else:  # it died without a record (its exit status is not ours to read): run it again
+                queue.append(job)
+        return n
 
     def _stop_if_disk_full(self, running: dict) -> None:
         """A job that found the file system full exited without a record: stop the run."""
