@@ -45,6 +45,9 @@ class Limits(Model):
         return self
 
 
+BindingKind = Literal["auto", "openmpi", "mpich", "pals", "srun", "none"]
+
+
 class Launcher(Model):
     """How ranks are started. `template` is split into argv after formatting with
     {ranks}, {ppn}, {depth}; the program and its args are appended."""
@@ -52,6 +55,11 @@ class Launcher(Model):
     template: str = Field("mpiexec -n {ranks}", min_length=1)
     oversubscribe_flag: str = "--oversubscribe"  # added when ranks exceed the cores
     env: dict[str, str] = {}
+    # How a run's ranks are bound to the cores (and GPUs) it holds (jobs/binding.py): `auto` is srun
+    # for srun, and for mpiexec/mpirun Open MPI or MPICH (Hydra) as `mpiexec --version` says; `pals`
+    # is Cray PALS' mpiexec (--cpu-bind list:); `none` starts the launcher on those cores and its
+    # ranks inherit them (a launcher that binds by itself then escapes them: the record shows it).
+    binding: BindingKind = "auto"
 
 
 IsolationLevel = Literal["bwrap", "apptainer", "none"]
