@@ -137,6 +137,15 @@ class StepCgroup:
         """Processes the kernel killed at the memory limit (v2 memory.events, v1 memory.oom_control)."""
         return self._counter("memory", ("memory.events", "memory.oom_control"), "oom_kill")
 
+    def memory_peak(self) -> int | None:
+        """The step's memory high-water mark in bytes: v2 `memory.peak` (Linux 5.19+), v1
+        `memory.max_usage_in_bytes`; None where neither is kept."""
+        path = self.paths.get("memory")
+        for name in ("memory.peak", "memory.max_usage_in_bytes") if path is not None else ():
+            with contextlib.suppress(OSError, ValueError):
+                return int((path / name).read_text().split()[0])
+        return None
+
     def pids(self) -> list[int]:
         found: set[int] = set()
         for path in dict.fromkeys(self.paths.values()):

@@ -23,12 +23,12 @@ from typing import Literal
 from pydantic import Field
 
 from hpcbench.jobs.records import Model
+from hpcbench.jobs.slots import LAYOUT_FILE
 
 # The variable a GPU runtime reads to choose the devices a process sees: NVIDIA CUDA, AMD ROCm
 # (ROCR_VISIBLE_DEVICES; HIP_VISIBLE_DEVICES on top of it), Intel Level Zero (ZE_AFFINITY_MASK,
 # device or device.tile).
 GpuVisibility = Literal["", "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ZE_AFFINITY_MASK"]
-LAYOUT_FILE = "layout.json"
 
 
 class NodeLayout(Model):

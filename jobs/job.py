@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from hpcbench.jobs import interrupt, resume, slots
+from hpcbench.jobs import affinity, binding, interrupt, resume, slots
 from hpcbench.jobs.api_snapshot import ensure_petsc_api
 from hpcbench.jobs.build import BINARY_NAME, build_submission
 from hpcbench.jobs.capture import run_captured
@@ -82,9 +82,9 @@ def null_program(spec: JobSpec, petsc: PetscInstall) -> Path | None:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     (tmp / "null.c").write_text(NULL_PROGRAM)
-    with slots.hold(1):
+    with slots.hold(1) as held:
         res = build_submission(tmp, ["null.c"], "null.c", petsc, timeout_s=spec.build_timeout_s,
-                               isolation=spec.isolation, limits=spec.limits)
+                               isolation=spec.isolation, limits=spec.limits, cpus=binding.of_held(held).cpus)
     if res.exit_code != 0:
         shutil.rmtree(tmp, ignore_errors=True)
         return None
@@ -119,14 +119,18 @@ class Runner:
         self.own_sources = {Path(f).name for f in spec.files}
         # The sandbox of every run: its run folder and logs writable, the binary (and the
         # shared null program) read-only; nothing else of the campaign.
-        readonly = [build_dir] + ([Path(spec.null_program_dir)] if spec.null_program_dir else [])
         work = build_dir.parent
+        (work / "bind").mkdir(exist_ok=True)
+        readonly = [build_dir] + ([Path(spec.null_program_dir)] if spec.null_program_dir else [])
+        if not spec.isolation.per_rank:
+            readonly.append(work / "bind")  # the launcher reads its rankfile inside the sandbox
         self.step = Step(spec.isolation, petsc, cwd=self.run_dir, writable=[self.run_dir, log_dir],
                          readonly=[p for p in readonly if p.is_dir()],
                          scratch=work / "tmp" if spec.isolation.per_rank else None)
         self.env.update(self.step.rank_env())
         self.took: dict[tuple[bool, str, int], list[float]] = {}  # (null?, case, ranks) -> walls of clean runs
         self.runs_left = planned_runs(spec)
+        self.bind_dir = work / "bind"  # rankfiles (read by the launcher) and per-rank probes (jobs/affinity.py)
 
     def priority(self) -> int:
         """Longest remaining work first (jobs/slots.py priority_for): the runs left, each as
@@ -150,26 +154,32 @@ class Runner:
         return 0.5 * min(walls), 1.25 * max(walls) + 0.1
 
     def run(self, binary: Path, case: CaseRun, kind: str, repeat: int, extra: list[str],
-             prefix: list[str] | None = None, ranks: int | None = None) -> RunResult:
+            prefix: list[str] | None = None, ranks: int | None = None) -> RunResult:
         ranks = ranks or case.ranks
         program = [*(prefix or []), str(binary), *case.args, *self.spec.variant.runtime_options, *extra]
-        argv, over, where = place(self.spec.launcher, ranks, self.spec.cores, program, self.step)
         limit = case.time_limit_s * (30 if kind == "valgrind" else 1) + (10 if kind == "valgrind" else 0)
         width = self.spec.cores_for(ranks)
-        with slots.hold(width, *self.bounds(kind, case.case, ranks), priority=self.priority()) as held:
-            cap = run_captured(argv, cwd=self.run_dir, env=self.env, timeout_s=limit,
-                               output_cap=self.spec.limits.output_bytes, limits=self.spec.limits, step=self.step)
+        with slots.hold(width, *self.bounds(kind, case.case, ranks), priority=self.priority(),
+                        gpus=self.spec.gpus_for(ranks)) as held:
+            # bound to the cores (and GPUs) it holds, its ranks' real affinity read as it runs
+            go = place(self.spec.launcher, ranks, self.spec.cores, program, self.step, binding.of_held(held),
+                       self.bind_dir)
+            cap = run_captured(go.argv, cwd=self.run_dir, env={**self.env, **go.env}, timeout_s=limit,
+                               output_cap=self.spec.limits.output_bytes, limits=self.spec.limits, step=self.step,
+                               cpus=go.cpus, observe=affinity.observer(binary, kind, self.spec.isolation.per_rank))
         self.runs_left = max(0.0, self.runs_left - width * (VALGRIND_RUNS if kind == "valgrind" else 1))
         if cap.exit_code == 0 and not cap.timed_out and kind != "valgrind":
             self.took.setdefault((kind == "null", case.case, ranks), []).append(cap.wall_s)
+        ranks_seen, note = affinity.recorded(cap.observed, go.probes, cap.wall_s)
         return RunResult(
             case=case.case, ranks=ranks, kind=kind, repeat=repeat, variant=self.spec.variant.name,
-            command=argv, exit_code=cap.exit_code, signal=cap.signal, timed_out=cap.timed_out,
+            command=go.argv, exit_code=cap.exit_code, signal=cap.signal, timed_out=cap.timed_out,
             stopped_reason=cap.stopped_reason, wall_s=cap.wall_s, stdout=cap.stdout, stderr=cap.stderr,
             stdout_truncated=cap.stdout_truncated, stderr_truncated=cap.stderr_truncated,
-            stdout_bytes=cap.stdout_bytes, stderr_bytes=cap.stderr_bytes, oversubscribed=over,
-            hostnames=[socket.gethostname()], isolation=self.spec.isolation.level, placement=where,
-            started_at=held.started_at, slot_wait_s=held.waited_s,
+            stdout_bytes=cap.stdout_bytes, stderr_bytes=cap.stderr_bytes, oversubscribed=go.oversubscribed,
+            hostnames=[socket.gethostname()], isolation=self.spec.isolation.level, placement=go.placement,
+            started_at=held.started_at, slot_wait_s=held.waited_s, affinity=ranks_seen, affinity_note=note,
+            memory_peak_bytes=cap.memory_peak_bytes,
         )
 
     def log_file(self, case: CaseRun, kind: str, repeat: int) -> Path:
@@ -251,7 +261,7 @@ def run_job(spec: JobSpec, previous: JobResult | None = None) -> JobResult:
     stage_sources(spec, build_dir)
     with slots.hold(1, priority=slots.priority_for(planned_runs(spec))) as held:
         result.build = build_submission(build_dir, spec.files, spec.entry, petsc, timeout_s=spec.build_timeout_s,
-                                        isolation=spec.isolation, limits=spec.limits)
+                                        isolation=spec.isolation, limits=spec.limits, cpus=binding.of_held(held).cpus)
     result.build.started_at, result.build.slot_wait_s = held.started_at, held.waited_s
     if result.build.exit_code != 0:
         return _finish(result, t0)

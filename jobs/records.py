@@ -114,6 +114,7 @@ class JobSpec(Model):
     record_path: str
     cores: int = Field(1, ge=1)  # cores the executor gave this job (oversubscription is flagged against it)
     null_program_dir: str = ""  # where the launcher-overhead calibration program is cached
+    gpus_per_rank: int = Field(0, ge=0, le=1)  # GPU variants: each rank gets a GPU of its own (up to the node's)
 
     @property
     def width(self) -> int:
@@ -123,6 +124,10 @@ class JobSpec(Model):
     def cores_for(self, ranks: int) -> int:
         """Cores a run of `ranks` ranks keeps busy (more ranks than cores share them)."""
         return min(ranks, self.cores)
+
+    def gpus_for(self, ranks: int) -> int:
+        """GPUs a run of `ranks` ranks asks for (the slots give at most the node's)."""
+        return ranks * self.gpus_per_rank
 
 
 # ----------------------------------------------------------------------------- results
@@ -142,6 +147,7 @@ class BuildResult(Model):
     isolation: str = ""  # the sandbox it ran in: bwrap | apptainer | none
     started_at: float = 0.0  # Unix time it got its core (0: before this was recorded)
     slot_wait_s: float = 0.0  # how long it waited for that core beside the other jobs
+    cpus: str = ""  # the CPUs it was started on (its core slot; "": no slots here)
 
 
 class LogEvent(Model):
@@ -199,7 +205,9 @@ class ValgrindSummary(Model):
     parse_error: str = ""
 
 
-RunKind = Literal["instrumented", "timing", "valgrind", "null"]
+# perf / perf_ref: the performance case, the submission's and the reference's runs interleaved on
+# the same cores (jobs/perf.py)
+RunKind = Literal["instrumented", "timing", "valgrind", "null", "perf", "perf_ref"]
 
 
 class Placement(Model):
@@ -211,6 +219,21 @@ class Placement(Model):
     binding: str = ""  # the launcher's binding option (--cpu-bind depth, --cpu-bind=cores) or "none"
     oversubscribed: bool = False
     packed: bool = False  # one of many runs in one allocation (hpcbench/executors/pack.py)
+    cpus: str = ""  # the CPUs the run was given (kernel list format; "": no core slots here, the scheduler's)
+    gpus: list[str] = []  # the GPUs it was given, as the site's visibility variable names them
+
+
+class RankAffinity(Model):
+    """One rank as the job wrapper saw it (jobs/affinity.py), never as the program said."""
+
+    host: str
+    rank: int = -1  # -1: the launcher did not say (no rank variable in its environment)
+    pid: int = 0
+    cpus: str  # Cpus_allowed_list when it started
+    changed_to: str = ""  # a later, different Cpus_allowed_list (the program moved itself)
+    gpus: dict[str, str] = {}  # the GPU visibility variables it started with
+    cpu_wait_s: float = 0.0  # runnable but waiting for a CPU (/proc/<pid>/schedstat), while watched
+    source: Literal["proc", "probe"] = "proc"
 
 
 class RunResult(Model):
@@ -242,6 +265,9 @@ class RunResult(Model):
     placement: Placement | None = None
     started_at: float = 0.0  # Unix time it got its cores (0: before this was recorded)
     slot_wait_s: float = 0.0  # how long it waited for them beside the other jobs
+    affinity: list[RankAffinity] = []  # every rank seen by the job wrapper ([]: none seen, or not recorded)
+    affinity_note: str = ""  # why nothing was recorded (a run shorter than the first look ...)
+    memory_peak_bytes: float | None = None  # the run's cgroup high-water mark (all ranks, launcher included)
 
 
 class TimingSummary(Model):
