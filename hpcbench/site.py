@@ -117,6 +117,9 @@ class SiteConfig(Strict):
     gpus: list[str] = []  # device ids as gpu_visibility names them
     gpu_visibility: GpuVisibility = ""
     timing_repeats: int = Field(3, ge=1, le=100)
+    # A bigger performance case on this machine than problem.json's (problem id -> its args):
+    # the reference should take about 0.5 to 2 s there too (docs/problems.md, "Performance").
+    performance_args: dict[str, list[str]] = {}
     valgrind: bool = True
     batch: BatchConfig = BatchConfig()
     # The sandbox around every build and run (docs/security.md): bwrap | apptainer | none.

@@ -141,7 +141,9 @@ class StepCgroup:
         """The step's memory high-water mark in bytes: v2 `memory.peak` (Linux 5.19+), v1
         `memory.max_usage_in_bytes`; None where neither is kept."""
         path = self.paths.get("memory")
-        for name in ("memory.peak", "memory.max_usage_in_bytes") if path is not None else ():
+        if path is None:
+            return None
+        for name in ("memory.peak", "memory.max_usage_in_bytes"):
             with contextlib.suppress(OSError, ValueError):
                 return int((path / name).read_text().split()[0])
         return None

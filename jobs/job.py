@@ -9,6 +9,7 @@ or references, and never writes the campaign's HDF5 file."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import shutil
@@ -19,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from hpcbench.jobs import affinity, binding, interrupt, resume, slots
+from hpcbench.jobs import affinity, binding, interrupt, perf, resume, slots
 from hpcbench.jobs.api_snapshot import ensure_petsc_api
 from hpcbench.jobs.build import BINARY_NAME, build_submission
 from hpcbench.jobs.capture import run_captured
@@ -105,22 +106,26 @@ def planned_runs(spec: JobSpec) -> float:
     runs += sum(spec.timing_repeats * spec.cores_for(r) for r in {c.ranks for c in spec.runs})  # null runs
     if spec.valgrind and spec.runs:
         runs += VALGRIND_RUNS * min(spec.cores_for(c.ranks) for c in spec.runs)
+    if spec.perf is not None:  # the performance case: both programs, and three null runs
+        runs += sum((2 * spec.perf.repeats + 3) * spec.cores_for(c.ranks) for c in spec.perf.runs)
     return float(runs)
 
 
 class Runner:
-    def __init__(self, spec: JobSpec, petsc: PetscInstall, build_dir: Path, log_dir: Path):
+    def __init__(self, spec: JobSpec, petsc: PetscInstall, build_dir: Path, log_dir: Path, work: Path | None = None):
         self.spec, self.petsc, self.build_dir, self.log_dir = spec, petsc, build_dir, log_dir
         # Programs run beside a fresh copy of the submission's own files, not in the build
         # folder: what they read or write there cannot touch (or see) objects and binary.
-        self.run_dir = build_dir.parent / "run"
+        # `work`: where those folders go (the build's parent; the reference's performance runs
+        # go elsewhere, outside the submission's job folder: jobs/perf.py).
+        work = work or build_dir.parent
+        self.run_dir = work / "run"
         stage_sources(spec, self.run_dir)
         self.env = run_env(petsc.env(), spec.launcher)
         self.own_sources = {Path(f).name for f in spec.files}
         # The sandbox of every run: its run folder and logs writable, the binary (and the
         # shared null program) read-only; nothing else of the campaign.
-        work = build_dir.parent
-        (work / "bind").mkdir(exist_ok=True)
+        (work / "bind").mkdir(parents=True, exist_ok=True)
         readonly = [build_dir] + ([Path(spec.null_program_dir)] if spec.null_program_dir else [])
         if not spec.isolation.per_rank:
             readonly.append(work / "bind")  # the launcher reads its rankfile inside the sandbox
@@ -154,17 +159,21 @@ class Runner:
         return 0.5 * min(walls), 1.25 * max(walls) + 0.1
 
     def run(self, binary: Path, case: CaseRun, kind: str, repeat: int, extra: list[str],
-            prefix: list[str] | None = None, ranks: int | None = None) -> RunResult:
+            prefix: list[str] | None = None, ranks: int | None = None, held: slots.Held | None = None,
+            env: dict[str, str] | None = None) -> RunResult:
+        """One run, on cores it takes for itself, or on those of `held` (the caller holds them:
+        the performance case's interleaved runs share one set)."""
         ranks = ranks or case.ranks
         program = [*(prefix or []), str(binary), *case.args, *self.spec.variant.runtime_options, *extra]
         limit = case.time_limit_s * (30 if kind == "valgrind" else 1) + (10 if kind == "valgrind" else 0)
         width = self.spec.cores_for(ranks)
-        with slots.hold(width, *self.bounds(kind, case.case, ranks), priority=self.priority(),
-                        gpus=self.spec.gpus_for(ranks)) as held:
+        with contextlib.nullcontext(held) if held is not None else slots.hold(
+                width, *self.bounds(kind, case.case, ranks), priority=self.priority(),
+                gpus=self.spec.gpus_for(ranks)) as held:
             # bound to the cores (and GPUs) it holds, its ranks' real affinity read as it runs
             go = place(self.spec.launcher, ranks, self.spec.cores, program, self.step, binding.of_held(held),
                        self.bind_dir)
-            cap = run_captured(go.argv, cwd=self.run_dir, env={**self.env, **go.env}, timeout_s=limit,
+            cap = run_captured(go.argv, cwd=self.run_dir, env={**self.env, **(env or {}), **go.env}, timeout_s=limit,
                                output_cap=self.spec.limits.output_bytes, limits=self.spec.limits, step=self.step,
                                cpus=go.cpus, observe=affinity.observer(binary, kind, self.spec.isolation.per_rank))
         self.runs_left = max(0.0, self.runs_left - width * (VALGRIND_RUNS if kind == "valgrind" else 1))
@@ -294,6 +303,7 @@ def run_job(spec: JobSpec, previous: JobResult | None = None) -> JobResult:
             result.timings.append(summary)
     if spec.valgrind and spec.runs:
         _valgrind_run(spec, runner, binary, result)
+    perf.measure(spec, petsc, runner, binary, null_bin, result, Runner)
     return _finish(result, t0)
 
 

@@ -91,6 +91,22 @@ class CaseRun(Model):
     time_limit_s: float = Field(gt=0)
 
 
+class PerfPlan(Model):
+    """The performance case of a job's problem (problem.json `performance`; jobs/perf.py): for
+    each rank count, `repeats` runs of the submission and as many of the problem's reference,
+    alternating, on the same cores. The reference is built once per campaign and variant in
+    `reference_dir` and runs there, outside this job's folder: the submission's sandbox never
+    shows it, its files or its outputs."""
+
+    runs: list[CaseRun]  # case "perf", one per rank count (the submission's args first, as for the cases)
+    reference_runs: list[CaseRun]  # the same without the submission's args
+    repeats: int = Field(5, ge=1, le=50)
+    reference_source: str  # the staged reference (its own files only)
+    reference_files: list[str]
+    reference_entry: str
+    reference_dir: str  # <campaign>/work/_perf_ref/<problem>-<variant>-<sources sha>
+
+
 class JobSpec(Model):
     schema_version: int = RECORD_SCHEMA
     job_id: str
@@ -115,6 +131,7 @@ class JobSpec(Model):
     cores: int = Field(1, ge=1)  # cores the executor gave this job (oversubscription is flagged against it)
     null_program_dir: str = ""  # where the launcher-overhead calibration program is cached
     gpus_per_rank: int = Field(0, ge=0, le=1)  # GPU variants: each rank gets a GPU of its own (up to the node's)
+    perf: PerfPlan | None = None  # the performance case beside the reference (None: the problem has none)
 
     @property
     def width(self) -> int:

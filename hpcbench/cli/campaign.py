@@ -9,7 +9,7 @@ import click
 
 from hpcbench.cli.judge import judge_config, judge_options
 from hpcbench.cli.progress import EVALUATE, JOB_STATES_KIND, JOBS, JUDGE, Display, evaluated, judge_calls
-from hpcbench.cli.score import exit_if_unscored
+from hpcbench.cli.score import exit_if_unscored, time_metric_option
 
 agent_opt = click.option("--agent", "agents", multiple=True,
                          help="reference | samples | dir:PATH | litellm:MODEL | a2a:URL | repair:INNER:N "
@@ -85,7 +85,7 @@ def run_jobs(site, campaign, plan, resume: bool = True, account: str | None = No
     click.echo("", err=True)
 
 
-def collect_score_report(campaign, judge_cfg=None) -> tuple[str, list]:
+def collect_score_report(campaign, judge_cfg=None, time_metric: str = "ratio") -> tuple[str, list]:
     """collect, score (judges' progress shown), report.md/html: the markdown and the scores."""
     from hpcbench import report, store
     from hpcbench.score import scoring
@@ -93,7 +93,7 @@ def collect_score_report(campaign, judge_cfg=None) -> tuple[str, list]:
     store.collect(campaign)
     with Display(EVALUATE) as ev, Display(JUDGE) as progress:
         sid, scores = scoring.score(campaign.h5_path, judge=judge_cfg, progress=judge_calls(progress),
-                                    evaluated=evaluated(ev))
+                                    evaluated=evaluated(ev), options={"time_metric": time_metric})
     return report.write_campaign_report(campaign.h5_path, campaign.report_dir, sid), scores
 
 
@@ -102,7 +102,8 @@ def collect_score_report(campaign, judge_cfg=None) -> tuple[str, list]:
 @wait_lock_opt
 @keep_work_opt
 @judge_options
-def run(agents, site, submissions, problem_ids, out, wait_lock, keep_work, **judge) -> None:
+@time_metric_option
+def run(agents, site, submissions, problem_ids, out, wait_lock, keep_work, time_metric, **judge) -> None:
     """Plan, run, collect, score and report in one go (default: local site,
     the reference and the bundled sample agents, every supported problem)."""
     from hpcbench.site import load_site
@@ -115,7 +116,7 @@ def run(agents, site, submissions, problem_ids, out, wait_lock, keep_work, **jud
     with lock(out, wait_lock):
         campaign, planned = plan(out, s, agents, submissions, problem_ids, keep_work=keep_work)
         run_jobs(s, campaign, planned)
-        md, scores = collect_score_report(campaign, judge_cfg)
+        md, scores = collect_score_report(campaign, judge_cfg, time_metric)
     click.echo(md)
     click.echo(f"campaign: {campaign.root}\nreport:   {campaign.report_dir / 'report.md'} (and report.html)")
     exit_if_unscored(scores)

@@ -23,9 +23,10 @@ from hpcbench.evaluators.categories import WEIGHTS
 from hpcbench.judge.cache import JudgeCache
 from hpcbench.judge.config import JudgeConfig
 from hpcbench.judge.task import JudgeTask
+from hpcbench.score import contention
 from hpcbench.score.reference_status import NOT_SCORED, problems_without_reference
 from hpcbench.store import StoredCampaign, StoredSubmission
-from hpcbench.store.read import read_campaign_batches
+from hpcbench.store.read import read_campaign_batches, record_skeletons
 from hpcbench.store.scorings import scoring_path, write_scoring
 
 JudgeProgress = Callable[[int, int], None]  # (answered, total) judge calls
@@ -166,7 +167,9 @@ def contexts(stored: StoredCampaign) -> list[tuple[StoredSubmission, EvalContext
         problem, checks = stored.problems[s.meta.problem]
         out.append((s, EvalContext(problem=problem, checks=checks, submission=s.meta, sources=s.sources,
                                    record=s.record, reference=refs.get(s.meta.problem), h5_path=s.path,
-                                   petsc_api=stored.petsc_api, campaign_dir=stored.attrs.get("campaign_dir", ""))))
+                                   petsc_api=stored.petsc_api, campaign_dir=stored.attrs.get("campaign_dir", ""),
+                                   contended=stored.contended.get(s.path, {}),
+                                   options=stored.attrs.get("score_options", {}))))
     return out
 
 
@@ -281,11 +284,22 @@ def write_scores(h5_path: Path, scoring_id: str, scores: list[SubmissionScore], 
     return scoring_id
 
 
+def campaign_contention(h5_path: Path) -> dict[str, dict[int, str]]:
+    """Per submission path, its runs that shared a core with another step (score/contention.py)."""
+    spans = [sp for path, label, rec in record_skeletons(h5_path) for sp in contention.spans_of(path, label, rec)]
+    out: dict[str, dict[int, str]] = {}
+    for (path, i), why in contention.contended(spans).items():
+        out.setdefault(path, {})[i] = why
+    return out
+
+
 def score(h5_path: Path, scoring_id: str | None = None, judge: JudgeConfig | None = None,
           progress: JudgeProgress | None = None,
-          evaluated: JudgeProgress | None = None) -> tuple[str, list[SubmissionScore]]:
+          evaluated: JudgeProgress | None = None,
+          options: dict[str, str] | None = None) -> tuple[str, list[SubmissionScore]]:
     """Score campaign.h5 into a new scores/<id>.h5; `evaluated(done, total)` follows the
-    submissions through the deterministic evaluators, `progress(answered, total)` the judge calls."""
+    submissions through the deterministic evaluators, `progress(answered, total)` the judge calls;
+    `options` reach the evaluators (time_metric: ratio | absolute)."""
     h5_path = Path(h5_path)
     sid = scoring_id or new_scoring_id()
     if scoring_path(h5_path.parent, sid).exists():  # before any judge call is paid for
@@ -293,13 +307,15 @@ def score(h5_path: Path, scoring_id: str | None = None, judge: JudgeConfig | Non
     # -log_view events: judge evidence only
     stored, batches = read_campaign_batches(h5_path, events=judge is not None)
     stored.attrs["campaign_dir"] = str(h5_path.parent)  # the scalability evaluator reads its sweeps there
+    stored.attrs["score_options"] = dict(options or {})
+    stored.contended = campaign_contention(h5_path)
     cache = JudgeCache(h5_path) if judge is not None else None
     stats: dict = {}
     total = int(stored.attrs.get("live_submissions", 0))
     scores = score_campaign(stored, judge, cache, stats, batches=batches, progress=progress,
                             evaluated=(lambda n: evaluated(n, total)) if evaluated else None)
     evs = all_evaluators()
-    config = {"evaluators": [e.name for e in evs],
+    config = {"evaluators": [e.name for e in evs], "options": dict(options or {}),
               "prompt_versions": {e.name: e.prompt_version for e in evs if hasattr(e, "prompt_version")},
               "judge": judge.describe() if judge else None, "judge_stats": stats}
     write_scores(h5_path, sid, scores, config, str(stored.attrs.get("collected", "")))
