@@ -82,7 +82,8 @@ def run_rows(out: Path) -> list[dict]:
                 continue
             m = re.search(r"program_cpus: (\S+)", r.get("stdout", ""))
             recorded = ";".join(a.get("cpus", "?") for a in r.get("affinity", []) or [])
-            rows.append({"agent": rec["agent"], "job": rec["attempt"], "kind": f"{r['kind']}{r['repeat']}", "start": r["started_at"],
+            rows.append({"agent": rec["agent"], "job": rec["attempt"], "kind": f"{r['kind']}{r['repeat']}",
+                         "start": r["started_at"],
                          "end": r["started_at"] + r["wall_s"], "program": m.group(1) if m else "?",
                          "recorded": recorded or "-", "host": (r.get("hostnames") or ["?"])[0],
                          "command": " ".join(r["command"][:12])})

@@ -84,6 +84,8 @@ def interleaved(sub, ref, sub_bin: Path, ref_bin: Path, null_bin: Path | None, c
             pair = [(sub, sub_bin, case, "perf"), (ref, ref_bin, ref_case, "perf_ref")]
             for runner, binary, c, kind in pair if i % 2 == 0 else pair[::-1]:
                 out.append(_timed(runner, binary, c, kind, i, held))
+            if any(r.kind == "perf" and (r.exit_code != 0 or r.timed_out) for r in out):
+                break  # the program fails (or outlasts its limit) here: more repeats measure nothing
             if null_bin is not None and i in when:
                 out.append(sub.run(null_bin, null_case, "null", len([r for r in out if r.kind == "null"]), [],
                                    held=held, env=PERF_ENV))

@@ -10,7 +10,8 @@ another step of the campaign (hpcbench/score/contention.py) are left out while t
 pairs remain, else kept at lower confidence; a machine loaded from outside (ranks waiting
 for a CPU a quarter of their time) lowers the confidence and says so. A submission whose
 answers in the performance case differ from the reference's beyond the problem's compare
-tolerances scores 0: a fast wrong answer is no performance.
+checks (tolerances x 100: the case is bigger than those they were set for) scores 0: a fast
+wrong answer is no performance.
 
 Without a performance case (a problem that declares none, or a record from before it), the
 ordinary timings are compared with the reference's record at confidence 0.5.
@@ -29,6 +30,10 @@ from hpcbench.evaluators.performance_case import LOADED_WAIT_SHARE, RankCount, r
 from hpcbench.problem import CompareCheck, ReferenceRun
 
 LEVELS = (1.0, 0.8, 0.6, 0.2)
+# The performance case lies outside the range the checks' tolerances were set for (Robertson's
+# y1 near 5e-8 at t = 4e10 is set by the integrator's atol): only answers this many times beyond
+# a compare check's failing point count as wrong there (work skipped, not digits lost).
+PERF_TOLERANCE_FACTOR = 100.0
 
 
 def time_score(t: float, thresholds: tuple[float, float, float, float]) -> float:
@@ -44,7 +49,8 @@ def time_score(t: float, thresholds: tuple[float, float, float, float]) -> float
 
 def answers_differ(rc: RankCount, ctx: EvalContext) -> str:
     """Why the submission's answers in the performance case are not the reference's ("": they
-    agree), by the problem's compare checks against the reference run."""
+    agree), by the problem's compare checks against the reference run, their tolerances
+    widened by PERF_TOLERANCE_FACTOR."""
     if not rc.sub.runs or not rc.ref.runs:
         return ""
     mine, ref = parse_quantities(rc.sub.runs[0].stdout), parse_quantities(rc.ref.runs[0].stdout)
@@ -53,9 +59,11 @@ def answers_differ(rc: RankCount, ctx: EvalContext) -> str:
             continue
         if chk.quantity not in mine:
             return f"{chk.quantity} not printed"
-        s, why = compare_score(mine[chk.quantity], ref[chk.quantity], chk)
-        if s < 1.0:
-            return f"{chk.quantity}: {why}"
+        k = PERF_TOLERANCE_FACTOR
+        wide = chk.model_copy(update={"rtol": chk.rtol * k, "atol": chk.atol * k})
+        s, why = compare_score(mine[chk.quantity], ref[chk.quantity], wide)
+        if s <= 0.0:
+            return f"{chk.quantity}: {why} (tolerance x{PERF_TOLERANCE_FACTOR:g})"
     return ""
 
 
