@@ -96,6 +96,7 @@ class Watcher:
         self.root, self.pids_of = root_pid, pids  # pids_of: the step cgroup's member list, or None
         self.host = host or os.uname().nodename
         self.seen: dict[int, RankAffinity] = {}
+        self.last: dict[int, str] = {}  # the latest Cpus_allowed_list of each rank
         self.delay0: dict[int, float] = {}
         self.stop_event = threading.Event()
         self.thread = threading.Thread(target=self._loop, daemon=True)
@@ -124,6 +125,7 @@ class Watcher:
                 env = _environ(pid)
                 self.seen[pid] = RankAffinity(host=self.host, rank=_rank(env), pid=pid, cpus=cpus, source="proc",
                                               gpus={k: v for k, v in env.items() if k in GPU_VARS})
+                self.last[pid] = cpus
                 delay = _run_delay_s(pid)
                 if delay is not None:
                     self.delay0[pid] = delay
@@ -131,8 +133,8 @@ class Watcher:
     def _update(self, pid: int) -> None:
         rec = self.seen[pid]
         cpus = _status_cpus(pid)
-        if cpus and cpus != rec.cpus:
-            rec.changed_to = cpus  # the program moved itself (sched_setaffinity) after it started
+        if cpus:
+            self.last[pid] = cpus
         delay = _run_delay_s(pid)
         if delay is not None and pid in self.delay0:
             rec.cpu_wait_s = round(max(0.0, delay - self.delay0[pid]), 6)
@@ -145,9 +147,15 @@ class Watcher:
             self.stop_event.wait(wait)
 
     def stop(self) -> list[RankAffinity]:
-        """Stop looking (the run ended); what was seen, by rank."""
+        """Stop looking (the run ended); what was seen, by rank. A rank that ends on other CPUs
+        than it started on moved itself (`changed_to`); moves in between are not counted: Open
+        MPI 4.1's MPI_Init runs the rank on every CPU of the node for about 0.2 s and moves it
+        back (hwloc's topology discovery; measured with a 2 ms watcher here)."""
         self.stop_event.set()
         self.thread.join(5)
+        for pid, rec in self.seen.items():
+            if self.last.get(pid, rec.cpus) != rec.cpus:
+                rec.changed_to = self.last[pid]
         return sorted(self.seen.values(), key=lambda a: (a.rank, a.pid))
 
 

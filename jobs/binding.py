@@ -9,7 +9,11 @@ launcher's documentation:
   (mpirun(1), "Rankfiles"; logical ids, the default, are hwloc's numbering, not the
   kernel's). Without it mpirun binds one- and two-rank jobs to cores counted from core 0
   (mpirun(1): "Bind to core: when the number of processes is <= 2"), so every concurrent
-  one-rank run shared core 0 (measured: bench/affinity.py).
+  one-rank run shared core 0 (measured: bench/affinity.py). A template that maps ranks
+  itself (--npernode, --map-by, --ppr) conflicts with a rankfile ("Conflicting directives
+  for mapping policy", measured): there `--cpu-list a,b --bind-to cpu-list:ordered`, the
+  n-th rank of a node on the n-th CPU of the list (mpirun(1), "--bind-to cpu-list:ordered";
+  hwloc logical core ids, the kernel's on single-socket nodes).
 - MPICH's Hydra: `-bind-to user:a+b,c+d` (one entry per rank, the CPUs of its core joined
   by '+'; MPICH wiki "Using the Hydra Process Manager", Process-core Binding, and
   `mpiexec -bind-to -help`).
@@ -37,14 +41,16 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import socket
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from hpcbench.jobs.records import Launcher
 
-SITE_BINDS = ("--map-by", "--cpu-set", "--cpu-list", "--rankfile", "-rf", "--bind-to", "-bind-to", "-binding",
+SITE_BINDS = ("--cpu-set", "--cpu-list", "--rankfile", "-rf", "--bind-to", "-bind-to", "-binding",
               "--cpu-bind", "--cpu_bind")
+OMPI_MAPS = ("--map-by", "-map-by", "--npernode", "-npernode", "--ppr", "-ppr", "-N")
 
 
 @dataclass(frozen=True)
@@ -106,9 +112,11 @@ def _site_binds(argv: list[str]) -> bool:
     return any(a == f or a.startswith(f + "=") or a.startswith(f + ":") for a in argv for f in SITE_BINDS)
 
 
-def apply(kind: str, argv: list[str], ranks: int, b: Binding, files: Path | None) -> tuple[list[str], dict[str, str]]:
+def apply(kind: str, argv: list[str], ranks: int, b: Binding, files: Path | None,
+          hosts: list[str] | None = None) -> tuple[list[str], dict[str, str]]:
     """The launcher argv with the run's binding added, and the variables to add to the run's
-    environment. `files`: where a rankfile may be written (read by the launcher)."""
+    environment. `files`: where a rankfile may be written (read by the launcher); `hosts`:
+    the run's nodes, its ranks spread over them in blocks (Open MPI's rankfile names them)."""
     argv, env = list(argv), {}
     if b.gpus and b.gpu_env and kind != "srun":
         env[b.gpu_env] = ",".join(b.gpus)
@@ -117,10 +125,16 @@ def apply(kind: str, argv: list[str], ranks: int, b: Binding, files: Path | None
             b.notes.append("binding: the site's launcher template binds by itself")
         return argv, env
     at = _option_end(argv)
-    if kind == "openmpi" and files is not None:
+    if kind == "openmpi" and any(a in OMPI_MAPS or a.split("=")[0] in OMPI_MAPS for a in argv):
+        per_node = b.rank_cores(-(-ranks // max(1, len(hosts or [""]))))
+        argv[at:at] = ["--cpu-list", ",".join(str(c[0]) for c in per_node), "--bind-to", "cpu-list:ordered"]
+    elif kind == "openmpi" and files is not None:
         files.mkdir(parents=True, exist_ok=True)
         rankfile = files / f"rankfile.{os.getpid()}"
-        lines = (f"rank {r}=localhost slot={core[0]}\n" for r, core in enumerate(b.rank_cores(ranks)))
+        nodes = hosts or [socket.gethostname()]
+        ppn = -(-ranks // len(nodes))
+        lines = (f"rank {r}={nodes[min(r // ppn, len(nodes) - 1)]} slot={core[0]}\n"
+                 for r, core in enumerate(b.rank_cores(ranks)))
         rankfile.write_text("".join(lines))
         argv[at:at] = ["--mca", "rmaps_rank_file_physical", "1", "--rankfile", str(rankfile)]
     elif kind == "mpich":

@@ -167,12 +167,14 @@ class Runner:
         program = [*(prefix or []), str(binary), *case.args, *self.spec.variant.runtime_options, *extra]
         limit = case.time_limit_s * (30 if kind == "valgrind" else 1) + (10 if kind == "valgrind" else 0)
         width = self.spec.cores_for(ranks)
+        own = held is None  # the caller holding them waited for them, not this run
         with contextlib.nullcontext(held) if held is not None else slots.hold(
                 width, *self.bounds(kind, case.case, ranks), priority=self.priority(),
                 gpus=self.spec.gpus_for(ranks)) as held:
             # bound to the cores (and GPUs) it holds, its ranks' real affinity read as it runs
             go = place(self.spec.launcher, ranks, self.spec.cores, program, self.step, binding.of_held(held),
                        self.bind_dir)
+            began = time.time()
             cap = run_captured(go.argv, cwd=self.run_dir, env={**self.env, **(env or {}), **go.env}, timeout_s=limit,
                                output_cap=self.spec.limits.output_bytes, limits=self.spec.limits, step=self.step,
                                cpus=go.cpus, observe=affinity.observer(binary, kind, self.spec.isolation.per_rank))
@@ -187,7 +189,8 @@ class Runner:
             stdout_truncated=cap.stdout_truncated, stderr_truncated=cap.stderr_truncated,
             stdout_bytes=cap.stdout_bytes, stderr_bytes=cap.stderr_bytes, oversubscribed=go.oversubscribed,
             hostnames=[socket.gethostname()], isolation=self.spec.isolation.level, placement=go.placement,
-            started_at=held.started_at, slot_wait_s=held.waited_s, affinity=ranks_seen, affinity_note=note,
+            started_at=began, slot_wait_s=held.waited_s if own else 0.0,
+            affinity=ranks_seen, affinity_note=note,
             memory_peak_bytes=cap.memory_peak_bytes,
         )
 

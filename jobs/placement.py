@@ -54,6 +54,8 @@ def binding_of(argv: list[str]) -> str:
     for i, a in enumerate(argv):
         if a in ("--rankfile", "-rf") and i + 1 < len(argv):
             return f"{a} {argv[i + 1]} (physical CPUs)"
+        if a == "--cpu-list" and i + 1 < len(argv):
+            return f"--cpu-list {argv[i + 1]} --bind-to cpu-list:ordered"
         for flag in ("--cpu-bind", "--bind-to", "--cpu_bind", "-bind-to"):
             if a == flag and i + 1 < len(argv):
                 return f"{flag} {argv[i + 1]}"
@@ -122,12 +124,11 @@ def place(launcher: Launcher, ranks: int, cores: int, program: list[str], step: 
         over = ranks > cores
         where.oversubscribed = over
     env: dict[str, str] = {}
-    if held is not None and held.cores:
-        argv, env = binding.apply(binding.kind_of(launcher, argv), argv, ranks, held, files)
-        where.binding, where.cpus, where.gpus = binding_of(argv), cpu_list(held.cpus), list(held.gpus)
-    elif held is not None and held.gpus:
-        argv, env = binding.apply(binding.kind_of(launcher, argv), argv, ranks, held, files)
+    if held is not None and (held.cores or held.gpus):
+        argv, env = binding.apply(binding.kind_of(launcher, argv), argv, ranks, held, files, where.nodes)
         where.gpus = list(held.gpus)
+        if held.cores:
+            where.binding, where.cpus = binding_of(argv), cpu_list(held.cpus)
     if over and launcher.oversubscribe_flag:
         argv.append(launcher.oversubscribe_flag)
     per_rank = step is not None and step.isolation.per_rank

@@ -161,7 +161,8 @@ def manifest_for(plan: PackPlan, campaign, site: SiteConfig, key: str, baseline_
     m = PackManifest(scheduler=site.scheduler, variant=plan.shape.variant,
                      specs=[str(campaign.specs_dir / f"{j.job_id}.json") for j in plan.jobs],
                      cores_per_node=plan.cores_per_node, work_dir=str(campaign.work_dir),
-                     summary=str(folder / f"{key}.summary.json"), baseline=base)
+                     summary=str(folder / f"{key}.summary.json"), baseline=base,
+                     layout=site.node_layout(plan.shape.variant, plan.cores_per_node))
     return folder / f"{key}.json", m
 
 
