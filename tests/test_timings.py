@@ -19,6 +19,7 @@ import pytest
 from hpcbench.jobs.cores import parse_cpu_list
 from tests.conftest import ROOT, hpcbench
 from tests.test_pbs import _site, fake_pbs, serve  # noqa: F401 (the fixture)
+from tests.test_slurm_cluster import slurm_cluster  # noqa: F401 (the fixture)
 
 pytestmark = pytest.mark.petsc
 
@@ -164,3 +165,37 @@ def test_a_ten_times_slower_right_program_loses_performance_and_the_reference_ke
     fast = next(o for o in r.outcomes if o.name == "bdf")
     assert fast.accepted, fast
     assert float(r.reference.split(":")[0]) >= 0.95, r.reference
+
+
+@pytest.mark.slurm
+def test_concurrent_slurm_steps_of_one_allocation_run_on_cores_of_their_own(slurm_cluster, tmp_path):  # noqa: F811
+    """A packed campaign on the Slurm test cluster: each run an `srun --exact --cpu-bind=cores`
+    step; the steps that overlapped in time ran on different CPUs (the ranks' own
+    Cpus_allowed_list, recorded by the probe each rank ran first)."""
+    import subprocess
+
+    config = subprocess.run(["scontrol", "show", "config"], capture_output=True, text=True, check=True).stdout
+    if "task/affinity" not in config:
+        pytest.fail("the running Slurm test cluster does not bind tasks (TaskPlugin is not task/affinity): it was "
+                    "started by an older scripts/slurm-test-cluster.sh; stop and start it again when it is idle")
+    out = tmp_path / "c"
+    site = _site_variant_ci(tmp_path)
+    hpcbench("submit", "--site", str(site), "--pack", "--wait", "--submissions",
+             str(pinned_tree(tmp_path / "tree", 3, spin=0.6)), "--problems", "rosenbrock", "--out", str(out))
+    rows = timed_runs(out)
+    assert len(rows) >= 3 * 2 * 2
+    for r in rows:
+        assert r["command"][0] == "srun" and "--exact" in r["command"] and "--cpu-bind=cores" in r["command"]
+        assert r["affinity"] and r["affinity"][0]["source"] == "probe", r
+        printed = re.search(r"program_cpus: (\S+)", r["stdout"]).group(1)
+        assert cpus_seen(r) == set(parse_cpu_list(printed))
+    pairs = overlapping(rows)
+    assert pairs, "no two steps overlapped in time: nothing was tested"
+    assert not [(a["job"], b["job"]) for a, b in pairs if cpus_seen(a) & cpus_seen(b)]
+
+
+def _site_variant_ci(tmp: Path) -> Path:
+    from tests.test_slurm_cluster import _site_variant
+
+    return _site_variant(tmp, "ci-slurm-bind", **{"timing_repeats: 3": "timing_repeats: 1",
+                                                   "valgrind: true": "valgrind: false"})
