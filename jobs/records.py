@@ -337,12 +337,14 @@ class JobResult(Model):
 
 def compact(result: JobResult) -> JobResult:
     """The record as stored: -log_view events (the bulk of a record) only for the
-    instrumented runs, which the judges' evidence reads; timing and null runs keep
-    their total time and memory, which the timings summary already uses."""
+    instrumented runs, which the judges' evidence reads, and the first timing run of each
+    case and rank count, whose clean events (no -malloc_debug) a sweep's breakdown reads;
+    other runs keep their total time and memory, which the timings summary already uses."""
     for run in result.runs:
-        if run.kind != "instrumented" and run.log_view is not None:
-            run.log_view.events = []
-            run.log_view.objects = {}
+        if run.kind not in ("instrumented", "timing") or run.kind == "timing" and run.repeat != 0:
+            if run.log_view is not None:
+                run.log_view.events = []
+                run.log_view.objects = {}
     return result
 
 
