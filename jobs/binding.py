@@ -120,6 +120,10 @@ def apply(kind: str, argv: list[str], ranks: int, b: Binding, files: Path | None
     argv, env = list(argv), {}
     if b.gpus and b.gpu_env and kind != "srun":
         env[b.gpu_env] = ",".join(b.gpus)
+    if kind == "srun":
+        return _srun(argv, ranks, b), env
+    if kind == "pals":
+        argv = _without_policy(argv)  # a site's `--cpu-bind depth` binds every run from core 0
     if not b.cores or _site_binds(argv):
         if b.cores:
             b.notes.append("binding: the site's launcher template binds by itself")
@@ -141,17 +145,43 @@ def apply(kind: str, argv: list[str], ranks: int, b: Binding, files: Path | None
         argv[at:at] = ["-bind-to", "user:" + ",".join("+".join(map(str, c)) for c in b.rank_cores(ranks))]
     elif kind == "pals":
         argv[at:at] = ["--cpu-bind", "list:" + ":".join(",".join(map(str, c)) for c in b.rank_cores(ranks))]
-    elif kind == "srun":
-        opts = ["--cpu-bind=cores"]
-        threads = len(b.cores[0])
-        if threads > 1:
-            opts.append(f"--cpus-per-task={threads}")
-        if b.mem_per_cpu_mb > 0:
-            opts.append(f"--mem-per-cpu={b.mem_per_cpu_mb}M")
-        if b.gpus:
-            opts.append("--gpus-per-task=1" if ranks <= len(b.gpus) else f"--gpus={len(b.gpus)}")
-        argv[1:1] = opts
     return argv, env
+
+
+def _without_policy(argv: list[str]) -> list[str]:
+    """PALS argv without a `--cpu-bind <policy>` (depth, core, numa ...): replaced by the run's
+    own list. A `list:` the site wrote stays (and then is the site's binding)."""
+    out, skip = [], False
+    for i, a in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        nxt = argv[i + 1] if i + 1 < len(argv) else ""
+        if a == "--cpu-bind" and not nxt.startswith("list:"):
+            skip = True
+            continue
+        if a.startswith("--cpu-bind=") and not a.split("=", 1)[1].startswith("list:"):
+            continue
+        out.append(a)
+    return out
+
+
+def _srun(argv: list[str], ranks: int, b: Binding) -> list[str]:
+    """Slurm picks the step's cores (--exact); this binds its tasks to them, gives a task whole
+    cores, the step its share of memory and a GPU per task, where the template does not say."""
+    has = lambda flag: any(a == flag or a.startswith(flag + "=") for a in argv)  # noqa: E731
+    opts = []
+    if b.cores and not has("--cpu-bind") and not has("--cpu_bind"):
+        opts.append("--cpu-bind=cores")
+    threads = len(b.cores[0]) if b.cores else 1
+    if threads > 1 and not has("--cpus-per-task") and not has("-c"):
+        opts.append(f"--cpus-per-task={threads}")
+    if b.mem_per_cpu_mb > 0 and not has("--mem-per-cpu") and not has("--mem"):
+        opts.append(f"--mem-per-cpu={b.mem_per_cpu_mb}M")
+    if b.gpus and not any(has(f) for f in ("--gpus-per-task", "--gpus", "-G", "--gres")):
+        opts.append("--gpus-per-task=1" if ranks <= len(b.gpus) else f"--gpus={len(b.gpus)}")
+    argv[1:1] = opts
+    return argv
 
 
 def of_held(held) -> Binding:

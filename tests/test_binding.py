@@ -50,9 +50,19 @@ def test_hydra_pals_and_srun_options():
 
 def test_a_template_that_binds_by_itself_is_left_as_written():
     b = Binding(cores=((0,),))
-    argv, _ = apply("pals", ["mpiexec", "--np", "1", "--cpu-bind", "depth"], 1, b, None)
-    assert argv == ["mpiexec", "--np", "1", "--cpu-bind", "depth"] and "binds by itself" in b.notes[0]
+    argv, _ = apply("openmpi", ["mpiexec", "-n", "1", "--bind-to", "socket"], 1, b, None)
+    assert argv == ["mpiexec", "-n", "1", "--bind-to", "socket"] and "binds by itself" in b.notes[0]
     assert apply("openmpi", ["mpiexec", "-n", "1"], 1, Binding(), None)[0] == ["mpiexec", "-n", "1"]
+    # PALS: a policy (Polaris's --cpu-bind depth binds every run from core 0) gives way to the
+    # run's own list; a list the site wrote stays
+    argv, _ = apply("pals", ["mpiexec", "--np", "1", "--depth", "1", "--cpu-bind", "depth"], 1, b, None)
+    assert argv == ["mpiexec", "--np", "1", "--depth", "1", "--cpu-bind", "list:0"]
+    argv, _ = apply("pals", ["mpiexec", "--np", "1", "--cpu-bind", "list:7"], 1, b, None)
+    assert argv == ["mpiexec", "--np", "1", "--cpu-bind", "list:7"]
+    # srun: the template's --cpu-bind stays, memory and GPUs are still added
+    argv, _ = apply("srun", ["srun", "--cpu-bind=verbose,cores", "-n", "1"], 1,
+                    Binding(cores=((0,),), gpus=("0",), mem_per_cpu_mb=100), None)
+    assert argv == ["srun", "--mem-per-cpu=100M", "--gpus-per-task=1", "--cpu-bind=verbose,cores", "-n", "1"]
 
 
 def test_launcher_kinds():
