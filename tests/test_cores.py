@@ -60,8 +60,6 @@ def test_site_files_declare_cores_and_gpus(tmp_path: Path):
     assert local.node_layout("cpu").cores == this_machine().cores
     bad = tmp_path / "bad.yaml"
     text = (Path(__file__).parent.parent / "site-configs" / "polaris.yaml").read_text()
-    bad.write_text(text.replace("    cores_per_node: 32\n    gpus_per_node: 4\n    max_walltime_min: 60",
-                                "    cores_per_node: 32\n    gpus_per_node: 4\n    max_walltime_min: 60\n"
-                                "    reserved_cores: [32]", 1))
+    bad.write_text(text.replace("    cores_per_node: 32\n", "    cores_per_node: 32\n    reserved_cores: [32]\n", 1))
     with pytest.raises(ConfigError, match="reserved_cores"):
         load_site(str(bad))
