@@ -284,9 +284,11 @@ def write_scores(h5_path: Path, scoring_id: str, scores: list[SubmissionScore], 
     return scoring_id
 
 
-def campaign_contention(h5_path: Path) -> dict[str, dict[int, str]]:
-    """Per submission path, its runs that shared a core with another step (score/contention.py)."""
-    spans = [sp for path, label, rec in record_skeletons(h5_path) for sp in contention.spans_of(path, label, rec)]
+def campaign_contention(h5_path: Path, skeletons: list | None = None) -> dict[str, dict[int, str]]:
+    """Per submission path, its runs that shared a core with another step (score/contention.py);
+    `skeletons`: the records as read already (store.read.skeletons_of an open store)."""
+    found = record_skeletons(h5_path) if skeletons is None else skeletons
+    spans = [sp for path, label, rec in found for sp in contention.spans_of(path, label, rec)]
     out: dict[str, dict[int, str]] = {}
     for (path, i), why in contention.contended(spans).items():
         out.setdefault(path, {})[i] = why

@@ -194,14 +194,18 @@ def record_skeletons(h5_path: Path) -> list[tuple[str, str, dict]]:
     """(submission path, agent/problem/attempt, record skeleton as a dict) of every live
     submission with a record: its builds' and runs' times and places without their outputs,
     cheap enough to read whole before scoring (hpcbench/score/contention.py)."""
-    out = []
     with open_store(h5_path, "read") as f:
-        texts = Texts(f)
-        for row in live_submissions(f):
-            if row["record_len"]:
-                label = f"{_s(row['agent'])}/{_s(row['problem'])}/{_s(row['attempt'])}"
-                skeleton = json.loads(texts.get(row["record_off"], row["record_len"]))
-                out.append((f"/submissions/{label}", label, skeleton))
+        return skeletons_of(f)
+
+
+def skeletons_of(f: h5py.File) -> list[tuple[str, str, dict]]:
+    """record_skeletons of a store already open (and locked) by the caller."""
+    out = []
+    texts = Texts(f)
+    for row in live_submissions(f):
+        if row["record_len"]:
+            label = f"{_s(row['agent'])}/{_s(row['problem'])}/{_s(row['attempt'])}"
+            out.append((f"/submissions/{label}", label, json.loads(texts.get(row["record_off"], row["record_len"]))))
     return out
 
 
