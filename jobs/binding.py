@@ -130,8 +130,12 @@ def apply(kind: str, argv: list[str], ranks: int, b: Binding, files: Path | None
         return argv, env
     at = _option_end(argv)
     if kind == "openmpi" and any(a in OMPI_MAPS or a.split("=")[0] in OMPI_MAPS for a in argv):
-        per_node = b.rank_cores(-(-ranks // max(1, len(hosts or [""]))))
-        argv[at:at] = ["--cpu-list", ",".join(str(c[0]) for c in per_node), "--bind-to", "cpu-list:ordered"]
+        per_node = -(-ranks // max(1, len(hosts or [""])))
+        if per_node <= len(b.cores):  # an ordered list takes each CPU once: more ranks than cores are not bound
+            argv[at:at] = ["--cpu-list", ",".join(str(c[0]) for c in b.rank_cores(per_node)), "--bind-to",
+                           "cpu-list:ordered"]
+        else:
+            b.notes.append("binding: more ranks than cores, not bound (the run holds every core)")
     elif kind == "openmpi" and files is not None:
         files.mkdir(parents=True, exist_ok=True)
         rankfile = files / f"rankfile.{os.getpid()}"

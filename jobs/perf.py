@@ -10,7 +10,8 @@ median times is a fair comparison, and the spread of the repeats says how far to
 
 The reference never enters the submission's job folder or sandbox: its binary is built once
 per campaign and variant in the PerfPlan's `reference_dir` (the first job to need it builds
-it from the staged reference, under a lock; the others wait and reuse it), and each job runs
+it from the sources planning copied to `src/` there, under a lock; the others wait and reuse
+it), and each job runs
 it from its own folder there (`runs/<job>/`), in a sandbox that shows only the reference's
 binary and that folder. The reference's outputs land in this job's record (kind
 `perf_ref`), which no sandbox shows. OMPI_MCA_mpi_yield_when_idle=1 for both programs: on a
@@ -52,7 +53,7 @@ def reference_binary(spec: JobSpec, petsc: PetscInstall) -> Path | str:
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
         for name in plan.reference_files:
-            shutil.copyfile(Path(plan.reference_source) / name, tmp / name)
+            shutil.copyfile(home / "src" / name, tmp / name)
         with slots.hold(1) as held:
             res = build_submission(tmp, plan.reference_files, plan.reference_entry, petsc,
                                    timeout_s=spec.build_timeout_s, isolation=spec.isolation, limits=spec.limits,
@@ -109,8 +110,9 @@ def measure(spec: JobSpec, petsc: PetscInstall, sub, binary: Path, null_bin: Pat
     home = Path(plan.reference_dir) / "runs" / spec.job_id
     shutil.rmtree(home, ignore_errors=True)
     (home / "logs").mkdir(parents=True)
-    ref_spec = spec.model_copy(update={"source_dir": plan.reference_source, "files": plan.reference_files,
-                                       "entry": plan.reference_entry, "work_dir": str(home)})
+    ref_spec = spec.model_copy(update={"source_dir": str(Path(plan.reference_dir) / "src"),
+                                       "files": plan.reference_files, "entry": plan.reference_entry,
+                                       "work_dir": str(home)})
     ref = runner_class(ref_spec, petsc, got.parent, home / "logs", work=home)
     try:
         for case, ref_case in zip(plan.runs, plan.reference_runs, strict=True):

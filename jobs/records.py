@@ -95,13 +95,13 @@ class PerfPlan(Model):
     """The performance case of a job's problem (problem.json `performance`; jobs/perf.py): for
     each rank count, `repeats` runs of the submission and as many of the problem's reference,
     alternating, on the same cores. The reference is built once per campaign and variant in
-    `reference_dir` and runs there, outside this job's folder: the submission's sandbox never
-    shows it, its files or its outputs."""
+    `reference_dir` (planning put its sources in `src/` there) and runs there, outside this
+    job's folder: the submission's sandbox never shows it, its files or its outputs, and the
+    spec names no path of the reference's own job or staged copy."""
 
     runs: list[CaseRun]  # case "perf", one per rank count (the submission's args first, as for the cases)
     reference_runs: list[CaseRun]  # the same without the submission's args
     repeats: int = Field(5, ge=1, le=50)
-    reference_source: str  # the staged reference (its own files only)
     reference_files: list[str]
     reference_entry: str
     reference_dir: str  # <campaign>/work/_perf_ref/<problem>-<variant>-<sources sha>

@@ -199,3 +199,49 @@ def _site_variant_ci(tmp: Path) -> Path:
 
     return _site_variant(tmp, "ci-slurm-bind", **{"timing_repeats: 3": "timing_repeats: 1",
                                                    "valgrind: true": "valgrind: false"})
+
+
+SNOOP = r"""
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+/* Looks for the reference's performance build from every folder above its own: prints what it finds. */
+static void Snoop(void)
+{
+  char path[4096] = ".";
+  for (int up = 0; up < 8; up++) {
+    DIR *d;
+    struct dirent *e;
+    strcat(path, "/..");
+    d = opendir(path);
+    while (d && (e = readdir(d)))
+      if (!strcmp(e->d_name, "_perf_ref") || !strncmp(e->d_name, "reference__", 11))
+        printf("found: %s/%s\n", path, e->d_name);
+    if (d) closedir(d);
+  }
+  fflush(stdout);
+}
+"""
+
+
+def test_the_reference_beside_a_submission_is_out_of_its_sight(tmp_path: Path):
+    """A submission that searches every folder above it, in its cases and in its performance
+    runs (timed beside the reference), finds neither the reference's performance build nor its
+    job: they are outside its sandbox. Its performance runs and the reference's are recorded."""
+    ref = ROOT / "problems" / "rosenbrock" / "reference"
+    src = (ref / "main.c").read_text().replace("#include <petsctao.h>", "#include <petsctao.h>\n" + SNOOP, 1)
+    src = re.sub(r"(  PetscCall\(PetscInitialize\([^\n]*\n)", r"\1  Snoop();\n", src, count=1)
+    d = tmp_path / "tree" / "snoop" / "rosenbrock" / "1"
+    d.mkdir(parents=True)
+    (d / "main.c").write_text(src)
+    meta = json.loads((ref / "submission.json").read_text())
+    (d / "submission.json").write_text(json.dumps({**meta, "agent": "snoop"}))
+    out = tmp_path / "c"
+    hpcbench("submit", "--site", "local", "--submissions", str(tmp_path / "tree"), "--problems", "rosenbrock",
+             "--out", str(out))
+    rec = json.loads((out / "records" / "snoop__rosenbrock__1.json").read_text())
+    kinds = {r["kind"] for r in rec["runs"]}
+    assert {"perf", "perf_ref"} <= kinds, kinds
+    leaks = [r["stdout"] for r in rec["runs"] if r["kind"] != "perf_ref" and "found:" in r["stdout"]]
+    assert not leaks, leaks[0]
+    assert (out / "work" / "_perf_ref").is_dir()  # it was there, beside it, all along

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -223,15 +225,24 @@ def perf_plan(campaign: Campaign, site: SiteConfig, bundle: ProblemBundle, args:
     hashes = staging.staged_hashes(reference)
     tag = staging.sha256(json.dumps(hashes, sort_keys=True).encode())[:12]
     meta = json.loads((reference / "submission.json").read_text())
+    home = campaign.work_dir / "_perf_ref" / f"{bundle.id}-{variant}-{tag}"
+    src = home / "src"  # the reference's own files, where its performance binary is built (jobs/perf.py)
+    if not src.is_dir():
+        tmp = home / f".src.{os.getpid()}"
+        tmp.mkdir(parents=True, exist_ok=True)
+        for name in meta["files"]:
+            shutil.copyfile(reference / name, tmp / name)
+        try:
+            tmp.rename(src)
+        except OSError:  # another planner won: theirs is the same bytes (the folder's name is their hash)
+            shutil.rmtree(tmp, ignore_errors=True)
 
     def runs(extra: list[str]) -> list[CaseRun]:
         return [CaseRun(case="perf", args=[*extra, *case_args], ranks=r, time_limit_s=perf.time_limit_s)
                 for r in perf.ranks]
 
     return PerfPlan(runs=runs(args), reference_runs=runs(meta.get("args", [])), repeats=perf.repeats,
-                    reference_source=str(reference), reference_files=list(meta["files"]),
-                    reference_entry=meta["entry"],
-                    reference_dir=str(campaign.work_dir / "_perf_ref" / f"{bundle.id}-{variant}-{tag}"))
+                    reference_files=list(meta["files"]), reference_entry=meta["entry"], reference_dir=str(home))
 
 
 def create_campaign(root: Path, site: SiteConfig, problems: dict[str, ProblemBundle],
