@@ -83,3 +83,18 @@ def test_peak_memory_over_the_launchers_own():
     assert got.score is not None and got.score < 0.3
     same = PeakMemory().evaluate(ctx(record([0.4] * 5, [0.4] * 5)))
     assert same.score == 1.0 and "equal" in same.rationale
+
+
+def test_the_performance_category_of_a_ten_times_slower_program_is_at_most_0_6():
+    """Time counts twice what memory does: ten times slower with the reference's memory stays at
+    most 0.6 in performance, on a quiet machine and on a loaded one (execution_time at 0.7)."""
+    from hpcbench.score.scoring import aggregate
+
+    for wait in (0.0, 0.5):
+        rec = record([4.0, 4.2, 3.9, 4.1, 4.0], [0.40, 0.41, 0.39, 0.42, 0.40], wait=wait)
+        results = [ExecutionTime().evaluate(ctx(rec)), PeakMemory().evaluate(ctx(rec))]
+        cats, _, _ = aggregate(results)
+        assert cats["performance"] is not None and cats["performance"] <= 0.6, (wait, cats)
+    same = record([0.40] * 5, [0.40] * 5)
+    cats, _, _ = aggregate([ExecutionTime().evaluate(ctx(same)), PeakMemory().evaluate(ctx(same))])
+    assert cats["performance"] == 1.0

@@ -112,7 +112,8 @@ class ExecutionTime(Evaluator):
         rationale = (f"{worst['ratio']:.2f} x the reference's time at {worst['ranks']} ranks "
                      f"({worst['submission_median_s']:.3f} s vs {worst['reference_median_s']:.3f} s, median of "
                      f"{worst['pairs']} interleaved pairs, noise +-{100 * worst['noise']:.0f}%"
-                     + (": within it, counted as equal" if worst["within_noise"] else "")
+                     + ((": faster" if worst["ratio"] < 1 else ": within it, counted as equal")
+                        if worst["within_noise"] else "")
                      + f"; thresholds {', '.join(f'{x:g}' for x in perf.thresholds)} x)")
         if notes:
             rationale += "; " + "; ".join(notes)

@@ -7,7 +7,10 @@ run on the same cores in the same block) is taken off both; the ratio of the med
 scored against the problem's `memory_thresholds` (default 1.5, 3, 6, 12) as execution_time
 scores times. A difference within the runs' own spread plus 1 MiB counts as equal.
 Unscored where no memory cgroup could be had (batch sites, whose ranks are the scheduler's
-children) or the problem has no performance case."""
+children) or the problem has no performance case. It is the second performance metric, at
+confidence 0.5: in the category's confidence-weighted mean time counts twice what memory does
+(a right program ten times slower than the reference, with the reference's memory, stays at
+most 0.6 in performance)."""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from hpcbench.evaluators.metrics.execution_time import time_score
 from hpcbench.evaluators.performance_case import memory, rank_counts
 
 MIB = 1 << 20
+CONFIDENCE = 0.5  # second to time in the performance category (see the module's note)
 
 
 @register
@@ -45,9 +49,9 @@ class PeakMemory(Evaluator):
             return self.unscored("no memory high-water mark recorded (no memory cgroup for these runs)")
         worst = min(rows, key=lambda r: r["score"])
         th = ", ".join(f"{x:g}" for x in perf.memory_thresholds)
-        return self.result(sum(r["score"] for r in rows) / len(rows),
-                           f"{worst['submission_mib']:.1f} MiB vs the reference's {worst['reference_mib']:.1f} MiB "
-                           f"above the launcher's own at {worst['ranks']} ranks"
-                           + (" (within the runs' spread: equal)" if worst["within_noise"] else
-                              f" ({worst['ratio']:.2f} x; thresholds {th})"),
+        why = (f"{worst['submission_mib']:.1f} MiB vs the reference's {worst['reference_mib']:.1f} MiB above the "
+               f"launcher's own at {worst['ranks']} ranks"
+               + (" (within the runs' spread: equal)" if worst["within_noise"] else
+                  f" ({worst['ratio']:.2f} x; thresholds {th})"))
+        return self.result(sum(r["score"] for r in rows) / len(rows), why, confidence=CONFIDENCE,
                            evidence={"memory": rows, "thresholds": list(perf.memory_thresholds)})
