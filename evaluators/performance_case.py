@@ -3,10 +3,15 @@ submission's and the reference's repeats, their times, the noise, and the ratio.
 the execution_time and peak_memory metrics and by the report.
 
 A repeat's time is PETSc's own -log_view time when both programs' runs report one that
-agrees with the wall clock minus the launcher's (null program's) time, as for the ordinary
-timings (jobs/job.py summarise_timings); otherwise wall minus null for both, so the two are
-always measured alike. The noise is half the relative range of each program's repeats (the
-larger of the two; at least NOISE_FLOOR): a ratio within 1 + noise counts as equal."""
+agrees with the wall clock minus the launcher's (null program's) time (the medians, as for
+the ordinary timings, jobs/job.py summarise_timings); otherwise wall minus null for both, so
+the two are always measured alike. On a machine loaded from outside (the ranks waited for a
+CPU more than LOADED_WAIT_SHARE of their runs) every wall-clock time measures the load as much
+as the program: then, where every run has it, the CPU time of the run's processes minus the
+null runs' (the work done, whoever else wanted the cores; OMPI_MCA_mpi_yield_when_idle makes
+waiting ranks give their core away instead of spinning on it). The noise is half the relative
+range of each program's repeats (the larger of the two; at least NOISE_FLOOR): a ratio within
+1 + noise counts as equal."""
 
 from __future__ import annotations
 
@@ -112,13 +117,28 @@ def rank_counts(record: JobResult | None, contended: dict[int, str] | None = Non
     return out
 
 
+def _agrees(runs: list[RunResult], null: float) -> bool:
+    """PETSc's time of these runs agrees with the wall clock minus the launcher's (medians)."""
+    petsc = [p for r in runs if (p := _petsc(r)) is not None]
+    if len(petsc) != len(runs) or not runs:
+        return False
+    outside = max(0.0, statistics.median(r.wall_s for r in runs) - null)
+    return outside <= 1.5 * statistics.median(petsc) + WALL_SLACK_S
+
+
 def _times(rc: RankCount) -> None:
     """Each repeat's time, measured alike for both programs (see the module's note)."""
     null = statistics.median([r.wall_s for r in rc.nulls]) if rc.nulls else 0.0
     runs = rc.sub.runs + rc.ref.runs
-    trusted = all(_petsc(r) is not None and max(0.0, r.wall_s - null) <= 1.5 * (_petsc(r) or 0) + WALL_SLACK_S
-                  for r in runs)
-    rc.source = "log_view" if trusted and runs else "wall_minus_null"
+    cpu_null = [r.cpu_s for r in rc.nulls if r.cpu_s is not None]
+    if rc.wait_share() > LOADED_WAIT_SHARE and runs and all(r.cpu_s is not None for r in runs) and cpu_null:
+        base = statistics.median(cpu_null)
+        rc.source = "cpu"
+        for side in (rc.sub, rc.ref):
+            side.times = [max(0.0, (r.cpu_s or 0.0) - base) for r in side.runs]
+        return
+    trusted = _agrees(rc.sub.runs, null) and _agrees(rc.ref.runs, null)
+    rc.source = "log_view" if trusted else "wall_minus_null"
     for side in (rc.sub, rc.ref):
         side.times = [(_petsc(r) or 0.0) if trusted else max(0.0, r.wall_s - null) for r in side.runs]
 

@@ -35,6 +35,7 @@ class Captured:
     stdout_bytes: int
     stderr_bytes: int
     memory_peak_bytes: int | None = None  # the step cgroup's high-water mark (None: no memory cgroup)
+    cpu_s: float | None = None  # CPU time of all the step's processes (None: no accounting cgroup)
     observed: object = None  # what `observe` returned when stopped (jobs/affinity.Watcher.stop)
 
 
@@ -305,6 +306,7 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, outpu
     wall = time.perf_counter() - t0
     observed = watcher.stop() if watcher is not None else None
     peak = cgroup.memory_peak() if cgroup is not None else None
+    cpu = cgroup.cpu_seconds() if cgroup is not None else None
     if disk is not None:
         disk.check_final()
     # Orphans that left the launcher behind (a fork bomb, a daemonised child) die too.
@@ -336,5 +338,6 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, outpu
         stdout_bytes=out.total,
         stderr_bytes=err.total,
         memory_peak_bytes=peak,
+        cpu_s=cpu,
         observed=observed,
     )

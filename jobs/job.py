@@ -191,7 +191,7 @@ class Runner:
             hostnames=[socket.gethostname()], isolation=self.spec.isolation.level, placement=go.placement,
             started_at=began, slot_wait_s=held.waited_s if own else 0.0,
             affinity=ranks_seen, affinity_note=note,
-            memory_peak_bytes=cap.memory_peak_bytes,
+            memory_peak_bytes=cap.memory_peak_bytes, cpu_s=cap.cpu_s,
         )
 
     def log_file(self, case: CaseRun, kind: str, repeat: int) -> Path:

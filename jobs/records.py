@@ -285,6 +285,7 @@ class RunResult(Model):
     affinity: list[RankAffinity] = []  # every rank seen by the job wrapper ([]: none seen, or not recorded)
     affinity_note: str = ""  # why nothing was recorded (a run shorter than the first look ...)
     memory_peak_bytes: float | None = None  # the run's cgroup high-water mark (all ranks, launcher included)
+    cpu_s: float | None = None  # CPU time of all its processes (its cgroup; launcher included)
 
 
 class TimingSummary(Model):

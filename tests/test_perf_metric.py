@@ -98,3 +98,16 @@ def test_the_performance_category_of_a_ten_times_slower_program_is_at_most_0_6()
     same = record([0.40] * 5, [0.40] * 5)
     cats, _, _ = aggregate([ExecutionTime().evaluate(ctx(same)), PeakMemory().evaluate(ctx(same))])
     assert cats["performance"] == 1.0
+
+
+def test_on_a_loaded_machine_the_runs_cpu_time_decides():
+    """Ranks waiting for a CPU half their time: the wall clocks (4 s both) measured the load; the
+    CPU time of the runs (3 s vs 1 s above the null runs' 0.2 s) says who did the work."""
+    rec = record([4.0] * 5, [4.0] * 5)
+    for r in rec.runs:
+        r.cpu_s = {"perf": 3.2, "perf_ref": 1.2, "null": 0.2}[r.kind]
+        for a in r.affinity:
+            a.cpu_wait_s = 2.0
+    got = ExecutionTime().evaluate(ctx(rec))
+    assert got.evidence["performance"][0]["source"] == "cpu" and got.evidence["performance"][0]["ratio"] == 3.0
+    assert got.score is not None and got.score < 0.8 and "CPU time" in got.rationale

@@ -137,7 +137,9 @@ class ExecutionTime(Evaluator):
         if any(r["oversubscribed"] for r in rows):
             confidence = min(confidence, 0.6)
             notes.append("more ranks than cores")
-        if any(r["source"] != "log_view" for r in rows):
+        if any(r["source"] == "cpu" for r in rows):
+            notes.append("timed by the runs' CPU time (the wall clock measured the load)")
+        elif any(r["source"] != "log_view" for r in rows):
             confidence = min(confidence, 0.8)
             notes.append("times from wall clock minus launcher start-up (PETSc's -log_view time missing or "
                          "far below it)")
