@@ -120,12 +120,19 @@ def launch_lines(job: JobSpec, site: SiteConfig, ctx: PackContext | None) -> lis
     if job.valgrind and job.runs:
         c = min(job.runs, key=lambda r: r.ranks)
         line(f"{c.case} r{c.ranks} valgrind", c.ranks, ["<valgrind>", "<app>", *c.args, *opts])
+    for c, rc in zip(job.perf.runs, job.perf.reference_runs, strict=True) if job.perf else ():
+        # the performance case: these, alternately, on one set of cores (jobs/perf.py)
+        line(f"perf r{c.ranks} x{job.perf.repeats}", c.ranks,
+             ["<app>", *c.args, *opts, "-log_view", ":<log>:ascii_xml"])
+        line(f"perf r{rc.ranks} reference x{job.perf.repeats}", rc.ranks,
+             ["<reference>", *rc.args, *opts, "-log_view", ":<log>:ascii_xml"])
     return lines
 
 
 def plan_launch_lines(plan: ArrayPlan, site: SiteConfig) -> list[str]:
     """The launch commands of every job of a plan (packed: placed as jobs/pack.py places them)."""
-    out = []
+    out = ["# at run time each run is also bound to the cores (and GPUs) it holds (jobs/binding.py): PALS "
+           "--cpu-bind list:<its CPUs>, srun --cpu-bind=cores --mem-per-cpu=<share>, Open MPI a rankfile"]
     if isinstance(plan, PackPlan):
         hosts = [f"node{i}" for i in range(plan.nodes)]
         narrow = 0
