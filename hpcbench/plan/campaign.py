@@ -219,7 +219,7 @@ def perf_plan(campaign: Campaign, site: SiteConfig, bundle: ProblemBundle, args:
     """The performance case of a job (None: the problem declares none, or no reference is staged
     in this campaign to measure it against). A site may run a bigger case (`performance_args`)."""
     perf = bundle.problem.performance
-    if perf is None or reference is None:
+    if perf is None or reference is None or site.timing_repeats == 0:  # 0: an accuracy-only tool (validate-checks)
         return None
     case_args = site.performance_args.get(bundle.id, perf.args)
     hashes = staging.staged_hashes(reference)
