@@ -14,8 +14,14 @@ The Slurm modes need the test cluster up (scripts/slurm-test-cluster.sh start) a
 Printed per mode: scheduler calls (sbatch invocations in the ledger; target 1 per variant when
 packed), wall time of the command, and wall / (core-seconds / cores), where core-seconds sum
 every build (one core) and every run (min(ranks, cores) cores) from the records: the measure
-bench/run_overhead.py uses (target <= 1.15 packed). Under each row, where the idle core-seconds
-went (from the start time and the wait for cores that every build and run records). Under
+bench/run_overhead.py uses (target <= 1.15 packed). Beside it the same ratio over *distinct*
+busy cores: at every moment the cores that some build or run really occupied, a core shared by
+two runs counted once (the other run's share is idle time, not work). Where a record says which
+CPUs each run was on (runs[].affinity, builds' cpus) that is used; records without (written
+before runs were bound) are read as Open MPI 4.1 places them (mpirun(1): a job of <= 2 ranks
+bound to cores from core 0, a wider one and every build not bound: they take free cores). Under
+each row, where the idle core-seconds went (from the start time and the wait for cores that
+every build and run records). Under
 Slurm the wall time includes the queue wait of an idle cluster. Figures on a loaded machine are
 noisy: compare modes of one run.
 With --repeats K every mode runs K times (fresh campaigns) and a median line follows: one
@@ -51,6 +57,47 @@ def core_seconds(recs: list[dict], cores: int) -> tuple[float, int, int]:
     """(build and run core-seconds from the records, records, runs)."""
     total = sum(s["wall_s"] * w for s, w in steps(recs, cores))
     return total, len(recs), sum(len(rec.get("runs", [])) for rec in recs)
+
+
+def cpu_sets(recs: list[dict], cores: int) -> list[tuple[float, float, frozenset, int]]:
+    """Every build and run as (start, end, the CPUs it was bound to, cores it floats on)."""
+    out = []
+    for rec in recs:
+        b = rec.get("build")
+        if b and b.get("started_at"):
+            bound = frozenset(_cpus(b.get("cpus", "")))
+            out.append((b["started_at"], b["started_at"] + b["wall_s"], bound, 0 if bound else 1))
+        for r in rec.get("runs", []):
+            if not r.get("started_at"):
+                continue
+            seen = frozenset(c for a in r.get("affinity") or [] for c in _cpus(a.get("cpus", ""))) \
+                or frozenset(_cpus((r.get("placement") or {}).get("cpus", "")))
+            if not seen and "affinity" not in r and r["ranks"] <= 2:  # Open MPI's default: bound from core 0
+                seen = frozenset(range(min(r["ranks"], cores)))
+            out.append((r["started_at"], r["started_at"] + r["wall_s"], seen, 0 if seen else min(r["ranks"], cores)))
+    return out
+
+
+def _cpus(text: str) -> list[int]:
+    out: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.strip().partition("-")
+        if lo.isdigit():
+            out += range(int(lo), int(hi or lo) + 1)
+    return out
+
+
+def distinct_core_seconds(recs: list[dict], cores: int) -> float:
+    """Core-seconds of distinct busy cores: a core two steps shared counts once."""
+    steps = cpu_sets(recs, cores)
+    edges = sorted({x for s in steps for x in s[:2]})
+    total = 0.0
+    for a, b in zip(edges, edges[1:]):
+        mid = (a + b) / 2
+        live = [s for s in steps if s[0] <= mid < s[1]]
+        bound = frozenset().union(*(s[2] for s in live)) if live else frozenset()
+        total += min(cores, len(bound) + sum(s[3] for s in live)) * (b - a)
+    return total
 
 
 def intervals(recs: list[dict], cores: int) -> tuple[list[tuple[float, float, int]], list[tuple[float, float]]]:
@@ -155,14 +202,15 @@ def main() -> int:
                                        a.problems]))
     print(f"{cores} cores; problems {a.problems}; load average {os.getloadavg()[0]:.1f} at start")
     print(f"{'mode':20s} {'jobs':>4s} {'runs':>5s} {'sched calls':>11s} {'wall s':>7s} {'core-s':>7s} "
-          f"{'wall/(core-s/cores)':>19s}")
+          f"{'wall/(core-s/cores)':>19s} {'distinct core-s':>15s} {'wall/(distinct/cores)':>21s}")
     def row(name: str, out: Path, timed: tuple[float, float], ratios: list[float], note: str = "") -> None:
         start, wall = timed
         recs = records(out)
         cs, n_rec, n_runs = core_seconds(recs, cores)
         ratios.append(wall / (cs / cores))
+        distinct = distinct_core_seconds(recs, cores)
         print(f"{name:20s} {n_rec:4d} {n_runs:5d} {submit_calls(out):11d} {wall:7.1f} {cs:7.1f} "
-              f"{ratios[-1]:19.2f}{note}", flush=True)
+              f"{ratios[-1]:19.2f} {distinct:15.1f} {wall / (distinct / cores):21.2f}{note}", flush=True)
         print(idle_breakdown(recs, cores, start, start + wall), flush=True)
 
     def median(name: str, ratios: list[float]) -> None:

@@ -60,6 +60,10 @@ class EvalContext:
     petsc_api: PetscApi | None = None  # the PETSc API scanned at planning (campaign.h5 snapshot)
     judge: JudgeConfig | None = None  # None: the judged evaluators are unscored
     campaign_dir: str = ""  # the campaign folder: the scalability evaluator reads its sweeps there
+    # run index -> why, for the record's runs that shared a core with another build or run of the
+    # campaign while they ran (hpcbench/score/contention.py): not clean timings
+    contended: dict[int, str] = field(default_factory=dict)
+    options: dict[str, str] = field(default_factory=dict)  # scoring options (`hpcbench score --time-metric`)
     # Results of the evaluators that ran before this one (scoring fills it in stage order):
     # the judges show them as evidence.
     results: dict[str, EvalResult] = field(default_factory=dict)

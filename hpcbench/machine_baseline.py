@@ -1,7 +1,11 @@
 """The machine's own baseline, measured with mpi4py through the site's launcher: ping-pong
 latency and bandwidth between rank 0 and the last rank (on another node when the run
-spans several), and allreduce times, at each rank count a sweep uses. Scaling efficiency
-is read against it (a program cannot beat the network it runs on).
+spans several), allreduce times, and the memory bandwidth all ranks get at once (a STREAM
+triad, a = b + s c, on arrays far larger than the caches), at each rank count a sweep uses.
+Scaling efficiency is read against it: a program cannot beat the network it runs on, and a
+memory-bound one (most PETSc solvers: PETSc's FAQ reads scaling against STREAM, "What kind
+of parallel computers or clusters are needed to use PETSc?") cannot speed up more than the
+bandwidth does, stream(p) / stream(1).
 
     measure(site, ranks_list, out_path)     here, with the site's launcher (local sweeps, doctor)
     in_allocation(manifest, hosts, cores)   inside a packed allocation, before its jobs (jobs/pack.py)
@@ -10,7 +14,7 @@ is read against it (a program cannot beat the network it runs on).
 The file (<campaign>/machine/baseline-<variant>.json):
     {"schema": 1, "variant", "launcher", "hosts": [...], "points": [{"ranks", "nodes",
      "pingpong_latency_us", "pingpong_bandwidth_MBps", "allreduce_8B_us", "allreduce_1MB_us",
-     "oversubscribed", "error"}], "measured_at", "mpi_library"}
+     "stream_triad_MBps", "oversubscribed", "error"}], "measured_at", "mpi_library"}
 A point that could not be measured keeps its ranks and says why in "error" (numbers null)."""
 
 from __future__ import annotations
@@ -29,6 +33,11 @@ from hpcbench.jobs.records import Launcher, write_atomic
 
 SCHEMA = 1
 LAT_BYTES, BW_BYTES, BIG_BYTES = 8, 4 << 20, 1 << 20
+STREAM_DOUBLES = 2_000_000  # 16 MB per array and rank: well beyond a core's share of any cache
+# numpy does the triad in two passes (c*s into a, then a+b into a): 5 streams of 8 bytes per
+# element where STREAM's compiled loop moves 3; the bytes counted are those moved. Ratios between
+# rank counts (the bandwidth-allowed speedup) do not depend on that constant.
+STREAM_BYTES_PER_ELEMENT = 5 * 8
 POINT_TIMEOUT_S = 180.0
 
 
@@ -90,6 +99,23 @@ def _time_allreduce(comm, nbytes: int, reps: int) -> float:
     return best
 
 
+def _stream_triad(comm) -> float:
+    """MB/s of memory traffic of all ranks together doing the triad at once, best of twenty (a
+    loaded machine descheduling one rank spoils single tries)."""
+    import numpy as np
+    from mpi4py import MPI
+
+    a, b, c = np.zeros(STREAM_DOUBLES), np.full(STREAM_DOUBLES, 1.0), np.full(STREAM_DOUBLES, 2.0)
+    best = float("inf")
+    for _ in range(20):
+        comm.Barrier()
+        t = time.perf_counter()
+        np.multiply(c, 3.0, out=a)
+        np.add(a, b, out=a)
+        best = min(best, comm.allreduce(time.perf_counter() - t, op=MPI.MAX))
+    return comm.Get_size() * STREAM_BYTES_PER_ELEMENT * STREAM_DOUBLES / best / 1e6
+
+
 def point() -> dict | None:
     """One point, under MPI: rank 0 returns the numbers, the others None."""
     from mpi4py import MPI
@@ -108,6 +134,7 @@ def point() -> dict | None:
         out["pingpong_latency_us"] = out["pingpong_bandwidth_MBps"] = None
     out["allreduce_8B_us"] = _time_allreduce(comm, 8, 200) * 1e6
     out["allreduce_1MB_us"] = _time_allreduce(comm, BIG_BYTES, 10) * 1e6
+    out["stream_triad_MBps"] = _stream_triad(comm)
     if rank != 0:
         return None
     out["hosts"] = sorted(set(hosts or []))

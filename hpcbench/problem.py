@@ -144,6 +144,31 @@ class HeldOut(Strict):
         return self
 
 
+Ratios = tuple[float, float, float, float]
+
+
+class Performance(Strict):
+    """The case execution_time and peak_memory are measured on (docs/problems.md): big enough
+    that the reference's run takes about 0.5 to 2 s on one core of a workstation, run `repeats`
+    times by the submission and the reference alternately on the same cores. `thresholds` are
+    time ratios (submission / reference) scored 1.0, 0.8, 0.6 and 0.2; beyond the last the
+    score falls as 0.2 x t4 / ratio. A site runs a bigger case through its `performance_args`."""
+
+    args: list[str]
+    ranks: Annotated[list[Annotated[int, Field(ge=1, le=4096)]], Field(min_length=1)] = [1]
+    repeats: Annotated[int, Field(ge=3, le=50)] = 5
+    time_limit_s: Annotated[float, Field(gt=0, le=86400)] = 60.0
+    thresholds: Ratios = (1.25, 2.0, 4.0, 8.0)
+    memory_thresholds: Ratios = (1.5, 3.0, 6.0, 12.0)
+
+    @field_validator("thresholds", "memory_thresholds")
+    @classmethod
+    def _increasing(cls, v: Ratios) -> Ratios:
+        if not (1.0 <= v[0] and all(a < b for a, b in zip(v, v[1:], strict=False))):
+            raise ValueError("must be four increasing ratios, the first at least 1")
+        return v
+
+
 class Problem(Strict):
     id: str
     title: str
@@ -155,7 +180,10 @@ class Problem(Strict):
     requires: list[Requirement] = []
     min_petsc_version: str = "3.18"
     cases: Annotated[list[TestCase], Field(min_length=1)]
+    # The paper's absolute thresholds (seconds), kept for comparison with published figures:
+    # `hpcbench score --time-metric absolute` scores every case's time against them.
     runtime_thresholds_s: tuple[float, float, float, float] = (0.5, 1.0, 2.0, 4.0)
+    performance: Performance | None = None
     scaling: Scaling | None = None
     # What a submission may ask (hpcbench/agent_options.py): option names or prefixes ("-tao_ls_*")
     # for its `args`, and the rank counts for its `ranks` ("any"; empty: those of the cases).

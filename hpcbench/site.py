@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Annotated
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from hpcbench.errors import ConfigError, format_validation_error
 from hpcbench.executors.registry import EXECUTORS
+from hpcbench.jobs.cores import GpuVisibility, NodeLayout, declared, this_machine
 from hpcbench.jobs.records import Isolation, IsolationLevel, Launcher, Limits
 
 
@@ -32,10 +34,36 @@ class Partition(Strict):
     constraint: str = ""  # Slurm --constraint (Perlmutter: cpu | gpu)
     max_walltime_min: int = Field(60, ge=1)
     directives: list[str] = []  # extra options for jobs on this partition only
+    # The node as runs are given it (jobs/cores.py; docs/internals.md "Cores and binding"): each run
+    # gets whole cores (all their hardware threads) and GPUs of its own, never shared with another run.
+    threads_per_core: int = Field(1, ge=1, le=8)  # hardware threads per core (PBS on ALCF counts them in ncpus)
+    reserved_cores: list[Annotated[int, Field(ge=0)]] = []  # cores runs never get (OS, daemons, core spec.)
+    gpu_visibility: GpuVisibility = ""  # the variable that gives a run its GPUs (CUDA_VISIBLE_DEVICES ...)
+    gpu_devices: list[str] = []  # the node's GPUs as that variable names them ([]: 0 .. gpus_per_node-1)
+    gpu_cores: list[list[Annotated[int, Field(ge=0)]]] = []  # per GPU (gpu_devices order), the cores nearest it
 
     @property
     def queue(self) -> str:
         return self.name if self.submit_as is None else self.submit_as
+
+    @model_validator(mode="after")
+    def _node(self) -> Partition:
+        if self.cores_per_node and any(k >= self.cores_per_node for k in self.reserved_cores):
+            raise ValueError(f"reserved_cores: core indices must be below cores_per_node ({self.cores_per_node})")
+        if self.cores_per_node and len(set(self.reserved_cores)) >= self.cores_per_node:
+            raise ValueError("reserved_cores: leaves no core for the runs")
+        if self.gpu_devices and len(self.gpu_devices) != self.gpus_per_node:
+            raise ValueError(f"gpu_devices: {len(self.gpu_devices)} ids for gpus_per_node {self.gpus_per_node}")
+        if self.gpu_cores and len(self.gpu_cores) != self.gpus_per_node:
+            raise ValueError(f"gpu_cores: one list of cores per GPU ({self.gpus_per_node}), got {len(self.gpu_cores)}")
+        return self
+
+    def layout(self, cores: int = 0) -> NodeLayout:
+        """The cores and GPUs of one of its nodes, as runs are given them (`cores`: what the
+        scheduler gave, where the partition does not declare cores_per_node)."""
+        gpus = self.gpu_devices or [str(i) for i in range(self.gpus_per_node)]
+        return declared(self.cores_per_node or cores or 1, self.threads_per_core, self.reserved_cores, gpus,
+                        self.gpu_visibility, self.gpu_cores)
 
 
 class BatchConfig(Strict):
@@ -88,8 +116,16 @@ class SiteConfig(Strict):
     variants: list[VariantConfig] = Field(default_factory=lambda: [VariantConfig(name="cpu")])
     limits: Limits = Limits()
     storage_root: str = "./campaigns"
-    cores: int = Field(0, ge=0)  # 0: os.cpu_count()
+    # Local site: the cores runs may use (0: every core this process may run on), without the
+    # reserved ones (core indices in CPU order); the GPUs of this machine and their variable.
+    cores: int = Field(0, ge=0)
+    reserved_cores: list[Annotated[int, Field(ge=0)]] = []
+    gpus: list[str] = []  # device ids as gpu_visibility names them
+    gpu_visibility: GpuVisibility = ""
     timing_repeats: int = Field(3, ge=1, le=100)
+    # A bigger performance case on this machine than problem.json's (problem id -> its args):
+    # the reference should take about 0.5 to 2 s there too (docs/problems.md, "Performance").
+    performance_args: dict[str, list[str]] = {}
     valgrind: bool = True
     batch: BatchConfig = BatchConfig()
     # The sandbox around every build and run (docs/security.md): bwrap | apptainer | none.
@@ -157,7 +193,18 @@ class SiteConfig(Strict):
         return None
 
     def total_cores(self) -> int:
-        return self.cores or os.cpu_count() or 1
+        """The cores a local campaign is planned for: `cores`, else those this process may use."""
+        return self.cores or len(self.local_layout().cores)
+
+    def local_layout(self) -> NodeLayout:
+        """This machine's cores and GPUs as the local executor hands them out."""
+        return this_machine(self.reserved_cores, self.cores, self.gpus, self.gpu_visibility)
+
+    def node_layout(self, variant: str, cores: int = 0) -> NodeLayout:
+        """The node a variant's runs are given cores (and GPUs) of: its partition's (`cores`: what
+        the scheduler gave where the partition does not say), or this machine."""
+        part = self.partition_for(variant) if self.is_batch() else None
+        return part.layout(cores) if part is not None else self.local_layout()
 
 
 def site_configs_dir() -> Path:

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from hpcbench.jobs.capture import run_captured
+from hpcbench.jobs.cores import cpu_list
 from hpcbench.jobs.records import BuildResult, Isolation, Limits
 from hpcbench.jobs.sandbox import Step, step_env
 from hpcbench.petsc_env import PetscInstall
@@ -50,14 +51,16 @@ def build_submission(
     extra_env: dict[str, str] | None = None,
     isolation: Isolation | None = None,
     limits: Limits | None = None,
+    cpus: list[int] | None = None,
 ) -> BuildResult:
     """Run `make` in `folder` (which holds only the submission's files), sandboxed
-    (`isolation`, default bwrap) with the step's limits (memory, processes, disk)."""
+    (`isolation`, default bwrap) with the step's limits (memory, processes, disk), on `cpus`
+    (the build's core slots: as many make jobs as it holds, never on another run's cores)."""
     folder = Path(folder)
     if entry not in sources:
         sources = [entry, *sources]
     (folder / MAKEFILE_NAME).write_text(render_makefile(sources))
-    jobs = str(max(1, min(4, os.cpu_count() or 1)))
+    jobs = str(len(cpus) if cpus else max(1, min(4, os.cpu_count() or 1)))
     cmd = ["make", "-f", MAKEFILE_NAME, f"-j{jobs}", BINARY_NAME,
            f"PETSC_DIR={petsc.petsc_dir}", f"PETSC_ARCH={petsc.petsc_arch}"]
     env = step_env({**petsc.env(), **(extra_env or {})})
@@ -66,7 +69,7 @@ def build_submission(
     step = Step(iso, petsc, cwd=folder, writable=[folder])
     t0 = time.perf_counter()
     out = run_captured(cmd, cwd=folder, env=env, timeout_s=timeout_s, output_cap=output_cap,
-                       limits=limits or Limits(), step=step)
+                       limits=limits or Limits(), step=step, cpus=cpus)
     wall = time.perf_counter() - t0
     ok = out.exit_code == 0 and (folder / BINARY_NAME).is_file()
     return BuildResult(
@@ -81,4 +84,5 @@ def build_submission(
         makefile=render_makefile(sources),
         stopped_reason=out.stopped_reason,
         isolation=iso.level,
+        cpus=cpu_list(cpus or []),
     )

@@ -34,6 +34,9 @@ class Captured:
     stderr_truncated: bool
     stdout_bytes: int
     stderr_bytes: int
+    memory_peak_bytes: int | None = None  # the step cgroup's high-water mark (None: no memory cgroup)
+    cpu_s: float | None = None  # CPU time of all the step's processes (None: no accounting cgroup)
+    observed: object = None  # what `observe` returned when stopped (jobs/affinity.Watcher.stop)
 
 
 class _Reader(threading.Thread):
@@ -66,7 +69,8 @@ class _Reader(threading.Thread):
         return self.kept.decode("utf-8", errors="replace")
 
 
-def _limit_preexec(limits: Limits | None, cgroup: StepCgroup | None = None, per_rank: bool = False):
+def _limit_preexec(limits: Limits | None, cgroup: StepCgroup | None = None, per_rank: bool = False,
+                   cpus: list[int] | None = None):
     # Ranks a batch launcher starts are its daemon's children, not ours: our cgroup does not
     # hold them, but srun passes its rlimits on (PropagateResourceLimits), so they keep RLIMIT_AS.
     memory_rlimit = cgroup is None or not cgroup.limits_memory or per_rank
@@ -75,6 +79,8 @@ def _limit_preexec(limits: Limits | None, cgroup: StepCgroup | None = None, per_
         os.setsid()  # own process group: a timeout kills every rank and helper
         if cgroup is not None:
             cgroup.enter()
+        if cpus:  # the launcher and its helpers on the run's own cores (jobs/binding.py)
+            os.sched_setaffinity(0, cpus)
         if limits is None:
             return
         mb = 1024 * 1024
@@ -212,9 +218,13 @@ def run_captured(
     limits: Limits | None = None,
     stdin_data: bytes | None = None,
     step: Step | None = None,
+    cpus: list[int] | None = None,
+    observe=None,
 ) -> Captured:
     """Run `cmd` inside `step`'s sandbox where given (per rank: `cmd` already wraps
-    each rank, see launch.launch_argv), its folders under the disk limit."""
+    each rank, see launch.launch_argv), its folders under the disk limit, started on `cpus`.
+    `observe(pid, cgroup_pids)` is called once the process exists and returns an object whose
+    `stop()` is called when it ends (its result is `Captured.observed`)."""
     flood_at = limits.flood_bytes if limits else 1 << 30
     if step is not None and not step.isolation.per_rank:
         cmd, cwd = step.wrap(cmd), step.host_cwd
@@ -222,7 +232,7 @@ def run_captured(
             env = apptainer_env(env)
     cgroup = StepCgroup.create(limits.processes, limits.memory_mb) if limits else None
     try:
-        return _run(cmd, cwd, env, timeout_s, output_cap, limits, flood_at, cgroup, step)
+        return _run(cmd, cwd, env, timeout_s, output_cap, limits, flood_at, cgroup, step, cpus, observe)
     finally:
         if cgroup is not None:
             cgroup.remove()
@@ -244,8 +254,18 @@ def _wait(proc: subprocess.Popen, timeout_s: float) -> bool:
 
 
 def _stopped_reason(hit: list[str], rc: int | None, sig: int | None, timeout: str | bool, flood: str | bool,
-                    limits: Limits | None) -> str:
-    """Why the run stopped, in words: a limit it hit first, then timeout, output flood, a signal."""
+                    limits: Limits | None, refused: int = 0) -> str:
+    """Why the run stopped, in words: a limit it hit first, then timeout, output flood, a signal;
+    and forks the process limit refused."""
+    reason = _first_reason(hit, rc, sig, timeout, flood, limits)
+    if refused:
+        limit = f"process limit ({limits.processes if limits else '?'}): {refused} forks refused"
+        reason = f"{reason}; {limit}" if reason else limit
+    return reason
+
+
+def _first_reason(hit: list[str], rc: int | None, sig: int | None, timeout: str | bool, flood: str | bool,
+                  limits: Limits | None) -> str:
     if hit:
         return "; ".join(hit + ([str(timeout)] if timeout else []))
     if timeout or flood:
@@ -268,19 +288,9 @@ def _watch_disk(limits: Limits | None, step: Step | None, pid: int) -> _DiskWatc
     return disk
 
 
-def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, output_cap: int,
-         limits: Limits | None, flood_at: int, cgroup: StepCgroup | None, step: Step | None) -> Captured:
-    t0 = time.perf_counter()
-    try:
-        proc = subprocess.Popen(
-            cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            preexec_fn=_limit_preexec(limits, cgroup, step is not None and step.isolation.per_rank),
-        )
-    except OSError as e:
-        return Captured(127, None, False, f"could not start: {e}", 0.0, "", str(e), False, False, 0, 0)
-    flooded = threading.Event()
-
+def _readers(proc: subprocess.Popen, output_cap: int, flood_at: int, flooded: threading.Event
+             ) -> tuple[_Reader, _Reader]:
+    """stdout and stderr read as they come; a flood sets `flooded` and kills the group."""
     def on_flood() -> None:
         flooded.set()
         kill_group(proc.pid)
@@ -289,9 +299,30 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, outpu
     err = _Reader(proc.stderr, output_cap, flood_at, on_flood)
     out.start()
     err.start()
+    return out, err
+
+
+def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, output_cap: int,
+         limits: Limits | None, flood_at: int, cgroup: StepCgroup | None, step: Step | None,
+         cpus: list[int] | None = None, observe=None) -> Captured:
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.Popen(
+            cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            preexec_fn=_limit_preexec(limits, cgroup, step is not None and step.isolation.per_rank, cpus),
+        )
+    except OSError as e:
+        return Captured(127, None, False, f"could not start: {e}", 0.0, "", str(e), False, False, 0, 0)
+    watcher = observe(proc.pid, cgroup.pids if cgroup is not None else None) if observe else None
+    flooded = threading.Event()
+    out, err = _readers(proc, output_cap, flood_at, flooded)
     disk = _watch_disk(limits, step, proc.pid)
     timed_out = _wait(proc, timeout_s)
     wall = time.perf_counter() - t0
+    observed = watcher.stop() if watcher is not None else None
+    peak = cgroup.memory_peak() if cgroup is not None else None
+    cpu = cgroup.cpu_seconds() if cgroup is not None else None
     if disk is not None:
         disk.check_final()
     # Orphans that left the launcher behind (a fork bomb, a daemonised child) die too.
@@ -309,10 +340,7 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, outpu
     hit = [disk.reason] if disk is not None and disk.full.is_set() else []
     hit += [f"memory limit {limits.memory_mb} MB"] if limits and oom else []
     reason = _stopped_reason(hit, rc, sig, timed_out and f"timeout after {timeout_s:g} s",
-                             flooded.is_set() and f"output flood: more than {flood_at} bytes", limits)
-    if refused:
-        limit = f"process limit ({limits.processes if limits else '?'}): {refused} forks refused"
-        reason = f"{reason}; {limit}" if reason else limit
+                             flooded.is_set() and f"output flood: more than {flood_at} bytes", limits, refused)
     return Captured(
         exit_code=rc if sig is None else None,
         signal=sig,
@@ -325,4 +353,7 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, outpu
         stderr_truncated=err.total > len(err.kept),
         stdout_bytes=out.total,
         stderr_bytes=err.total,
+        memory_peak_bytes=peak,
+        cpu_s=cpu,
+        observed=observed,
     )

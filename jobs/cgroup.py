@@ -23,6 +23,9 @@ from pathlib import Path
 
 ROOT = Path("/sys/fs/cgroup")
 CONTROLLERS = ("memory", "pids")
+# v1 only (v2 keeps cpu.stat in every cgroup): the CPU time of all a step's processes, which times
+# a run by the work it did when the machine is loaded from outside (evaluators/performance_case.py)
+ACCOUNTING = ("cpuacct",)
 
 
 def _own_paths() -> dict[str, str]:
@@ -39,7 +42,7 @@ def _own_paths() -> dict[str, str]:
 def _bases() -> dict[str, Path]:
     """Where to create step cgroups, per controller: `hpcbench` under our own cgroup."""
     own = _own_paths()
-    v1 = {c: ROOT / c / own.get(c, "/").lstrip("/") / "hpcbench" for c in CONTROLLERS
+    v1 = {c: ROOT / c / own.get(c, "/").lstrip("/") / "hpcbench" for c in CONTROLLERS + ACCOUNTING
           if (ROOT / c / "cgroup.procs").is_file()}
     if v1:
         return v1
@@ -136,6 +139,28 @@ class StepCgroup:
     def oom_kills(self) -> int:
         """Processes the kernel killed at the memory limit (v2 memory.events, v1 memory.oom_control)."""
         return self._counter("memory", ("memory.events", "memory.oom_control"), "oom_kill")
+
+    def memory_peak(self) -> int | None:
+        """The step's memory high-water mark in bytes: v2 `memory.peak` (Linux 5.19+), v1
+        `memory.max_usage_in_bytes`; None where neither is kept."""
+        path = self.paths.get("memory")
+        if path is None:
+            return None
+        for name in ("memory.peak", "memory.max_usage_in_bytes"):
+            with contextlib.suppress(OSError, ValueError):
+                return int((path / name).read_text().split()[0])
+        return None
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time of every process the step ran (user + system): v1 `cpuacct.usage` (ns), v2
+        `cpu.stat` usage_usec; None where neither is kept."""
+        v1 = self.paths.get("cpuacct")
+        if v1 is not None:
+            with contextlib.suppress(OSError, ValueError):
+                return int((v1 / "cpuacct.usage").read_text().split()[0]) / 1e9
+            return None
+        usec = self._counter("memory", ("cpu.stat",), "usage_usec") if "memory" in self.paths else 0
+        return usec / 1e6 if usec else None
 
     def pids(self) -> list[int]:
         found: set[int] = set()

@@ -9,6 +9,7 @@ or references, and never writes the campaign's HDF5 file."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import shutil
@@ -19,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from hpcbench.jobs import diskfull, interrupt, resume, slots
+from hpcbench.jobs import affinity, binding, diskfull, interrupt, perf, resume, slots
 from hpcbench.jobs.api_snapshot import ensure_petsc_api
 from hpcbench.jobs.build import BINARY_NAME, build_submission
 from hpcbench.jobs.capture import run_captured
@@ -66,9 +67,9 @@ def null_program(spec: JobSpec, petsc: PetscInstall) -> Path | None:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     (tmp / "null.c").write_text(NULL_PROGRAM)
-    with slots.hold(1):
+    with slots.hold(1) as held:
         res = build_submission(tmp, ["null.c"], "null.c", petsc, timeout_s=spec.build_timeout_s,
-                               isolation=spec.isolation, limits=spec.limits)
+                               isolation=spec.isolation, limits=spec.limits, cpus=binding.of_held(held).cpus)
     if res.exit_code != 0:
         shutil.rmtree(tmp, ignore_errors=True)
         return None
@@ -88,6 +89,8 @@ def planned_runs(spec: JobSpec) -> float:
     runs = sum((1 + spec.repeats_of(c)) * spec.cores_for(c.ranks) for c in spec.runs)
     timed = {c.ranks for c in spec.runs if spec.repeats_of(c)}
     runs += sum(spec.timing_repeats * spec.cores_for(r) for r in timed)  # null runs
+    if spec.perf is not None:  # the performance case: both programs, and three null runs
+        runs += sum((2 * spec.perf.repeats + 3) * spec.cores_for(c.ranks) for c in spec.perf.runs)
     if spec.valgrind and spec.runs:
         runs += VALGRIND_RUNS * min(spec.cores_for(c.ranks) for c in spec.runs)
     return float(runs)
@@ -100,6 +103,11 @@ class Runner:
         # Each run in folders of its own, fresh (jobs/run_folders.py); the binary (and the
         # shared null program) read-only; nothing else of the campaign.
         readonly = [build_dir] + ([Path(spec.null_program_dir)] if spec.null_program_dir else [])
+        # rankfiles (read by the launcher inside the sandbox) and per-rank probes (jobs/affinity.py)
+        self.bind_dir = Path(spec.work_dir) / "bind"
+        self.bind_dir.mkdir(parents=True, exist_ok=True)
+        if not spec.isolation.per_rank:
+            readonly.append(self.bind_dir)
         self.readonly = [p for p in readonly if p.is_dir()]
         self.env.update(Step(spec.isolation, petsc, cwd=build_dir, writable=[]).rank_env())
         self.own_objects = {str(build_dir / BINARY_NAME)}  # valgrind frames of the submission
@@ -129,8 +137,11 @@ class Runner:
         return 0.5 * min(walls), 1.25 * max(walls) + 0.1
 
     def run(self, binary: Path, case: CaseRun, kind: str, repeat: int, probes: list[Probe],
-            ranks: int | None = None) -> RunResult:
-        """One run in fresh folders, each probe's instrument asked for and its record read back."""
+            ranks: int | None = None, held: slots.Held | None = None, env: dict[str, str] | None = None
+            ) -> RunResult:
+        """One run in fresh folders, each probe's instrument asked for and its record read back; on
+        cores it takes for itself, or on those of `held` (the caller holds them: the performance
+        case's interleaved runs share one set)."""
         ranks = ranks or case.ranks
         self.count += 1
         folders = fresh_folders(self.spec, self.petsc, f"{self.count}-{kind}-{case.case}-r{ranks}", self.readonly,
@@ -138,7 +149,7 @@ class Runner:
         try:
             for probe in probes:
                 probe.prepare(folders, ranks)
-            result = self.launch(binary, case, kind, repeat, probes, ranks, folders)
+            result = self.launch(binary, case, kind, repeat, probes, ranks, folders, held, env)
             for probe in probes:
                 probe.collect(result, folders)
             return result
@@ -147,28 +158,38 @@ class Runner:
                 folders.remove()
 
     def launch(self, binary: Path, case: CaseRun, kind: str, repeat: int, probes: list[Probe], ranks: int,
-               folders: RunFolders) -> RunResult:
+               folders: RunFolders, held: slots.Held | None = None, env: dict[str, str] | None = None) -> RunResult:
         logs = folders.logs_inside
         prefix = [a for p in probes for a in p.prefix(logs, self.petsc.petsc_dir)]
         options = [*EVERY_RUN, *(a for p in probes for a in p.options(logs))]
         program = [*prefix, str(binary), *case.args, *self.spec.variant.runtime_options, *options]
-        argv, over, where = place(self.spec.launcher, ranks, self.spec.cores, program, folders.step)
         limit = case.time_limit_s * (30 if kind == "valgrind" else 1) + (10 if kind == "valgrind" else 0)
         width = self.spec.cores_for(ranks)
-        with slots.hold(width, *self.bounds(kind, case.case, ranks), priority=self.priority()) as held:
-            cap = run_captured(argv, cwd=folders.run, env=self.env, timeout_s=limit,
-                               output_cap=self.spec.limits.output_bytes, limits=self.spec.limits, step=folders.step)
+        own = held is None  # the caller holding them waited for them, not this run
+        with contextlib.nullcontext(held) if held is not None else slots.hold(
+                width, *self.bounds(kind, case.case, ranks), priority=self.priority(),
+                gpus=self.spec.gpus_for(ranks)) as held:
+            # bound to the cores (and GPUs) it holds, its ranks' real affinity read as it runs
+            go = place(self.spec.launcher, ranks, self.spec.cores, program, folders.step, binding.of_held(held),
+                       self.bind_dir)
+            began = time.time()
+            cap = run_captured(go.argv, cwd=folders.run, env={**self.env, **(env or {}), **go.env}, timeout_s=limit,
+                               output_cap=self.spec.limits.output_bytes, limits=self.spec.limits, step=folders.step,
+                               cpus=go.cpus, observe=affinity.observer(binary, kind, self.spec.isolation.per_rank))
         self.runs_left = max(0.0, self.runs_left - width * (VALGRIND_RUNS if kind == "valgrind" else 1))
         if cap.exit_code == 0 and not cap.timed_out and kind != "valgrind":
             self.took.setdefault((kind == "null", case.case, ranks), []).append(cap.wall_s)
+        ranks_seen, note = affinity.recorded(cap.observed, go.probes, cap.wall_s)
         return RunResult(
             case=case.case, ranks=ranks, kind=kind, repeat=repeat, variant=self.spec.variant.name,
-            command=argv, exit_code=cap.exit_code, signal=cap.signal, timed_out=cap.timed_out,
+            command=go.argv, exit_code=cap.exit_code, signal=cap.signal, timed_out=cap.timed_out,
             stopped_reason=cap.stopped_reason, wall_s=cap.wall_s, stdout=cap.stdout, stderr=cap.stderr,
             stdout_truncated=cap.stdout_truncated, stderr_truncated=cap.stderr_truncated,
-            stdout_bytes=cap.stdout_bytes, stderr_bytes=cap.stderr_bytes, oversubscribed=over,
-            hostnames=[socket.gethostname()], isolation=self.spec.isolation.level, placement=where,
-            started_at=held.started_at, slot_wait_s=held.waited_s,
+            stdout_bytes=cap.stdout_bytes, stderr_bytes=cap.stderr_bytes, oversubscribed=go.oversubscribed,
+            hostnames=[socket.gethostname()], isolation=self.spec.isolation.level, placement=go.placement,
+            started_at=began, slot_wait_s=held.waited_s if own else 0.0,
+            affinity=ranks_seen, affinity_note=note,
+            memory_peak_bytes=cap.memory_peak_bytes, cpu_s=cap.cpu_s,
         )
 
     def instrumented(self, binary: Path, case: CaseRun) -> RunResult:
@@ -237,7 +258,7 @@ def run_job(spec: JobSpec, previous: JobResult | None = None) -> JobResult:
     stage_sources(spec, build_dir)
     with slots.hold(1, priority=slots.priority_for(planned_runs(spec))) as held:
         result.build = build_submission(build_dir, spec.files, spec.entry, petsc, timeout_s=spec.build_timeout_s,
-                                        isolation=spec.isolation, limits=spec.limits)
+                                        isolation=spec.isolation, limits=spec.limits, cpus=binding.of_held(held).cpus)
     result.build.started_at, result.build.slot_wait_s = held.started_at, held.waited_s
     if result.build.exit_code != 0:
         return _finish(result, t0)
@@ -271,6 +292,7 @@ def run_job(spec: JobSpec, previous: JobResult | None = None) -> JobResult:
             result.timings.append(summary)
     if spec.valgrind and spec.runs:
         _valgrind_run(spec, runner, binary, result)
+    perf.measure(spec, petsc, runner, binary, null_bin, result, Runner)
     return _finish(result, t0)
 
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from hpcbench.jobs import slots
+from hpcbench.jobs.cores import NodeLayout
 from hpcbench.jobs.interrupt import WALLTIME_ENV
 from hpcbench.jobs.placement import ENV, PackContext
 from hpcbench.jobs.records import JobResult, JobSpec, Launcher, save_model, write_atomic
@@ -53,6 +54,7 @@ class PackManifest(BaseModel):
     work_dir: str  # the campaign's work/ folder
     summary: str  # where this driver writes what it ran and what it left
     baseline: BaselineRequest | None = None
+    layout: NodeLayout | None = None  # a node's cores and GPUs as runs are given them (the site's partition)
 
 
 def allocation_hosts(scheduler: str) -> list[str]:
@@ -91,7 +93,12 @@ class PackDriver:
                               "started": [], "finished": [], "not_run": [], "already_done": []}
 
     def _slots_dir(self, host: str) -> Path:
-        return Path(self.m.work_dir) / ".pack-slots" / self.alloc_id.replace("/", "_") / host
+        folder = Path(self.m.work_dir) / ".pack-slots" / self.alloc_id.replace("/", "_") / host
+        if not folder.is_dir() and self.m.layout is not None:
+            # slot i is core i of the node (never more cores than the scheduler gave)
+            folder.mkdir(parents=True, exist_ok=True)
+            self.m.layout.model_copy(update={"cores": self.m.layout.cores[:self.cpn]}).save(folder)
+        return folder
 
     def _context(self, hosts: list[str]) -> PackContext:
         return PackContext(self.m.scheduler, tuple(hosts), self.cpn,

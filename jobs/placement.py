@@ -20,6 +20,10 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
+from hpcbench.jobs import binding
+from hpcbench.jobs.affinity import probe_prefix
+from hpcbench.jobs.binding import Binding
+from hpcbench.jobs.cores import cpu_list
 from hpcbench.jobs.records import Launcher, Placement
 from hpcbench.jobs.sandbox import Step
 
@@ -48,7 +52,11 @@ class PackContext:
 
 def binding_of(argv: list[str]) -> str:
     for i, a in enumerate(argv):
-        for flag in ("--cpu-bind", "--bind-to", "--cpu_bind"):
+        if a in ("--rankfile", "-rf") and i + 1 < len(argv):
+            return f"{a} {argv[i + 1]} (physical CPUs)"
+        if a == "--cpu-list" and i + 1 < len(argv):
+            return f"--cpu-list {argv[i + 1]} --bind-to cpu-list:ordered"
+        for flag in ("--cpu-bind", "--bind-to", "--cpu_bind", "-bind-to"):
             if a == flag and i + 1 < len(argv):
                 return f"{flag} {argv[i + 1]}"
             if a.startswith(flag + "="):
@@ -90,18 +98,45 @@ def placed_launcher(launcher: Launcher, ranks: int, ctx: PackContext | None,
                                  packed=True)
 
 
-def place(launcher: Launcher, ranks: int, cores: int, program: list[str],
-          step: Step | None = None) -> tuple[list[str], bool, Placement]:
-    """argv for `program` at `ranks` ranks where this job's allocation puts it, whether that
-    oversubscribes, and the placement to record. With a per-rank `step` (batch schedulers)
-    each rank is wrapped in its sandbox here."""
+@dataclass
+class Launch:
+    """One run's launch: the argv, whether it oversubscribes its cores, where it goes, what to
+    add to its environment (its GPUs), the CPUs to start the launcher on (locally), and the
+    folder its ranks' probes write into (batch sites: jobs/affinity.py)."""
+
+    argv: list[str]
+    oversubscribed: bool
+    placement: Placement
+    env: dict[str, str]
+    cpus: list[int]
+    probes: Path | None = None
+
+
+def place(launcher: Launcher, ranks: int, cores: int, program: list[str], step: Step | None = None,
+          held: Binding | None = None, files: Path | None = None) -> Launch:
+    """The launch of `program` at `ranks` ranks where this job's allocation puts it, bound to
+    the cores and GPUs `held` (the run's core slots; None or empty: the launcher's or the
+    scheduler's own placement). With a per-rank `step` (batch schedulers) each rank is wrapped
+    in its sandbox here, behind a probe that records its affinity into `files`/probes."""
     ctx = PackContext.from_env()
     argv, over, where = placed_launcher(launcher, ranks, ctx)
     if ctx is None:
         over = ranks > cores
         where.oversubscribed = over
+    env: dict[str, str] = {}
+    if held is not None and (held.cores or held.gpus):
+        argv, env = binding.apply(binding.kind_of(launcher, argv), argv, ranks, held, files, where.nodes)
+        where.gpus = list(held.gpus)
+        if held.cores:
+            where.binding, where.cpus = binding_of(argv), cpu_list(held.cpus)
     if over and launcher.oversubscribe_flag:
         argv.append(launcher.oversubscribe_flag)
-    if step is not None and step.isolation.per_rank:
-        program = step.wrap(program)
-    return argv + program, over, where
+    per_rank = step is not None and step.isolation.per_rank
+    probes = None
+    if per_rank:
+        program = step.wrap(program)  # type: ignore[union-attr]
+        if files is not None:
+            probes = files / "probes"
+            program = probe_prefix(probes) + program
+    cpus = held.cpus if held is not None and not per_rank else []
+    return Launch(argv + program, over, where, env, cpus, probes)

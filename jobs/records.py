@@ -53,6 +53,7 @@ class Limits(Model):
 SECRET_ENV = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|COOKIE|AUTH", re.I)
 DENIED_ENV = frozenset({"PETSC_OPTIONS", "PETSC_OPTIONS_YAML"})
 TEMPLATE_FIELDS = {"ranks": 2, "ppn": 2, "depth": 1}
+BindingKind = Literal["auto", "openmpi", "mpich", "pals", "srun", "none"]
 
 
 class Launcher(Model):
@@ -62,6 +63,11 @@ class Launcher(Model):
     template: str = Field("mpiexec -n {ranks}", min_length=1)
     oversubscribe_flag: str = "--oversubscribe"  # added when ranks exceed the cores
     env: dict[str, str] = {}
+    # How a run's ranks are bound to the cores (and GPUs) it holds (jobs/binding.py): `auto` is srun
+    # for srun, and for mpiexec/mpirun Open MPI or MPICH (Hydra) as `mpiexec --version` says; `pals`
+    # is Cray PALS' mpiexec (--cpu-bind list:); `none` starts the launcher on those cores and its
+    # ranks inherit them (a launcher that binds by itself then escapes them: the record shows it).
+    binding: BindingKind = "auto"
 
     @field_validator("template")
     @classmethod
@@ -129,6 +135,22 @@ class CaseRun(Model):
     repeats: int | None = Field(None, ge=0, le=100)
 
 
+class PerfPlan(Model):
+    """The performance case of a job's problem (problem.json `performance`; jobs/perf.py): for
+    each rank count, `repeats` runs of the submission and as many of the problem's reference,
+    alternating, on the same cores. The reference is built once per campaign and variant in
+    `reference_dir` (planning put its sources in `src/` there) and runs there, outside this
+    job's folder: the submission's sandbox never shows it, its files or its outputs, and the
+    spec names no path of the reference's own job or staged copy."""
+
+    runs: list[CaseRun]  # case "perf", one per rank count (the submission's args first, as for the cases)
+    reference_runs: list[CaseRun]  # the same without the submission's args
+    repeats: int = Field(5, ge=1, le=50)
+    reference_files: list[str]
+    reference_entry: str
+    reference_dir: str  # <campaign>/work/_perf_ref/<problem>-<variant>-<sources sha>
+
+
 class JobSpec(Model):
     schema_version: int = RECORD_SCHEMA
     job_id: str
@@ -152,6 +174,8 @@ class JobSpec(Model):
     record_path: str
     cores: int = Field(1, ge=1)  # cores the executor gave this job (oversubscription is flagged against it)
     null_program_dir: str = ""  # where the launcher-overhead calibration program is cached
+    gpus_per_rank: int = Field(0, ge=0, le=1)  # GPU variants: each rank gets a GPU of its own (up to the node's)
+    perf: PerfPlan | None = None  # the performance case beside the reference (None: the problem has none)
 
     @property
     def width(self) -> int:
@@ -165,6 +189,10 @@ class JobSpec(Model):
     def cores_for(self, ranks: int) -> int:
         """Cores a run of `ranks` ranks keeps busy (more ranks than cores share them)."""
         return min(ranks, self.cores)
+
+    def gpus_for(self, ranks: int) -> int:
+        """GPUs a run of `ranks` ranks asks for (the slots give at most the node's)."""
+        return ranks * self.gpus_per_rank
 
 
 # ----------------------------------------------------------------------------- results
@@ -184,6 +212,7 @@ class BuildResult(Model):
     isolation: str = ""  # the sandbox it ran in: bwrap | apptainer | none
     started_at: float = 0.0  # Unix time it got its core (0: before this was recorded)
     slot_wait_s: float = 0.0  # how long it waited for that core beside the other jobs
+    cpus: str = ""  # the CPUs it was started on (its core slot; "": no slots here)
 
 
 class LogEvent(Model):
@@ -241,7 +270,9 @@ class ValgrindSummary(Model):
     parse_error: str = ""
 
 
-RunKind = Literal["instrumented", "timing", "valgrind", "null"]
+# perf / perf_ref: the performance case, the submission's and the reference's runs interleaved on
+# the same cores (jobs/perf.py)
+RunKind = Literal["instrumented", "timing", "valgrind", "null", "perf", "perf_ref"]
 
 
 class InstrumentCheck(Model):
@@ -264,6 +295,21 @@ class Placement(Model):
     binding: str = ""  # the launcher's binding option (--cpu-bind depth, --cpu-bind=cores) or "none"
     oversubscribed: bool = False
     packed: bool = False  # one of many runs in one allocation (hpcbench/executors/pack.py)
+    cpus: str = ""  # the CPUs the run was given (kernel list format; "": no core slots here, the scheduler's)
+    gpus: list[str] = []  # the GPUs it was given, as the site's visibility variable names them
+
+
+class RankAffinity(Model):
+    """One rank as the job wrapper saw it (jobs/affinity.py), never as the program said."""
+
+    host: str
+    rank: int = -1  # -1: the launcher did not say (no rank variable in its environment)
+    pid: int = 0
+    cpus: str  # Cpus_allowed_list when it started
+    changed_to: str = ""  # a later, different Cpus_allowed_list (the program moved itself)
+    gpus: dict[str, str] = {}  # the GPU visibility variables it started with
+    cpu_wait_s: float = 0.0  # runnable but waiting for a CPU (/proc/<pid>/schedstat), while watched
+    source: Literal["proc", "probe"] = "proc"
 
 
 class RunResult(Model):
@@ -296,6 +342,10 @@ class RunResult(Model):
     placement: Placement | None = None
     started_at: float = 0.0  # Unix time it got its cores (0: before this was recorded)
     slot_wait_s: float = 0.0  # how long it waited for them beside the other jobs
+    affinity: list[RankAffinity] = []  # every rank seen by the job wrapper ([]: none seen, or not recorded)
+    affinity_note: str = ""  # why nothing was recorded (a run shorter than the first look ...)
+    memory_peak_bytes: float | None = None  # the run's cgroup high-water mark (all ranks, launcher included)
+    cpu_s: float | None = None  # CPU time of all its processes (its cgroup; launcher included)
 
 
 class TimingSummary(Model):
@@ -348,12 +398,14 @@ class JobResult(Model):
 
 def compact(result: JobResult) -> JobResult:
     """The record as stored: -log_view events (the bulk of a record) only for the
-    instrumented runs, which the judges' evidence reads; timing and null runs keep
-    their total time and memory, which the timings summary already uses."""
+    instrumented runs, which the judges' evidence reads, and the first timing run of each
+    case and rank count, whose clean events (no -malloc_debug) a sweep's breakdown reads;
+    other runs keep their total time and memory, which the timings summary already uses."""
     for run in result.runs:
-        if run.kind != "instrumented" and run.log_view is not None:
-            run.log_view.events = []
-            run.log_view.objects = {}
+        if run.kind not in ("instrumented", "timing") or run.kind == "timing" and run.repeat != 0:
+            if run.log_view is not None:
+                run.log_view.events = []
+                run.log_view.objects = {}
     return result
 
 

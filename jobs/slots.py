@@ -28,21 +28,29 @@ longest it can take, both from the job's own earlier runs (jobs/job.py
 Runner.bounds); where either is unknown nothing passes. No library does this
 for processes that are not children of one parent. Under Slurm and PBS the
 packed allocation's driver shares its cores the same way (jobs/pack.py).
+
+Slot i is core i of the node's layout (jobs/cores.py; `layout.json` beside the slots, written
+by the executor): a holder knows which cores it holds (`Held.cores`), and its run is bound to
+exactly those (jobs/binding.py). GPUs are slots too (`gpu<i>` files), taken with the cores,
+and a GPU run prefers the cores nearest its GPUs (the layout's `gpu_cores`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
+import json
 import os
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
 ENV = "HPCBENCH_CORE_SLOTS"  # "<folder>:<count>", set by the local executor and the pack driver
 PRIORITY_ENV = "HPCBENCH_SLOT_PRIORITY"  # the job's rank by estimated work: 0 the most
+LAYOUT_FILE = "layout.json"  # jobs/cores.NodeLayout, beside the slots (read here without pydantic: holders start fast)
 T = TypeVar("T")
 
 
@@ -70,10 +78,13 @@ class Waiter:
 
 @dataclass
 class Held:
-    """When a holder got its cores and how long it waited for them: each build and run
-    records both, so a campaign's timeline (and its idle cores) can be read back."""
+    """When a holder got its cores, how long it waited for them (each build and run records
+    both, so a campaign's timeline and its idle cores can be read back), and which it holds."""
     started_at: float = 0.0  # Unix time
     waited_s: float = 0.0
+    cores: list[list[int]] = field(default_factory=list)  # per held core its CPU ids ([]: no slots here)
+    gpus: list[str] = field(default_factory=list)
+    gpu_env: str = ""
 
 
 def priority_from_env() -> int:
@@ -98,6 +109,17 @@ class CoreSlots:
     def __init__(self, folder: Path, count: int):
         self.folder, self.count = Path(folder), max(1, int(count))
         self.folder.mkdir(parents=True, exist_ok=True)
+
+    @functools.cached_property
+    def layout(self) -> dict:
+        """The node's cores and GPUs (jobs/cores.NodeLayout as JSON); without the file, `count`
+        cores of one thread numbered from 0."""
+        try:
+            d = json.loads((self.folder / LAYOUT_FILE).read_text())
+        except (OSError, ValueError):
+            d = {}
+        return {"cores": d.get("cores") or [[i] for i in range(self.count)], "gpus": d.get("gpus", []),
+                "gpu_env": d.get("gpu_env", ""), "gpu_cores": d.get("gpu_cores", [])}
 
     @classmethod
     def from_env(cls) -> CoreSlots | None:
@@ -159,10 +181,11 @@ class CoreSlots:
             free, _ = self._scan()
         return 0 if any(w.cores <= free for w in queue) else free
 
-    def _try_take(self, k: int) -> list:
+    def _lock_free(self, names: list[str], k: int) -> list:
+        """Locks on the first `k` free files of `names` (in that order), or none."""
         held = []
-        for i in range(self.count):
-            fh = open(self.folder / f"slot{i}", "a")  # noqa: SIM115 (kept open while held)
+        for name in names:
+            fh = open(self.folder / name, "a")  # noqa: SIM115 (kept open while held)
             try:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -175,23 +198,55 @@ class CoreSlots:
             fh.close()
         return []
 
+    def _try_take(self, k: int, prefer: list[int] | None = None) -> list:
+        """Locks on `k` free core slots (those in `prefer` first), or none."""
+        order = list(dict.fromkeys([c for c in prefer or [] if c < self.count] + list(range(self.count))))
+        return self._lock_free([f"slot{i}" for i in order], k)
+
+    def _take(self, k: int, gpus: int = 0) -> tuple[list, list]:
+        """(core slot locks, GPU locks): `k` cores, preferring those nearest the GPUs taken."""
+        names = [f"gpu{i}" for i in range(len(self.layout["gpus"]))]
+        gpu_locks = self._lock_free(names, min(gpus, len(names))) if gpus and names else []
+        if gpus and names and not gpu_locks:
+            return [], []
+        held = self._try_take(k, [c for fh in gpu_locks for c in self._gpu_cores(fh.name)])
+        if not held:
+            for fh in gpu_locks:
+                fh.close()
+            return [], []
+        return held, gpu_locks
+
+    def _gpu_cores(self, path: str) -> list[int]:
+        i = int(Path(path).name[3:])
+        return self.layout["gpu_cores"][i] if i < len(self.layout["gpu_cores"]) else []
+
+    def _what(self, held: list, gpu_locks: list) -> tuple[list[list[int]], list[str]]:
+        """The cores (CPU ids each) and GPU ids the locks stand for: slot i is core i of the
+        layout (on a job spanning nodes, slot i is core i modulo the cores of a node)."""
+        n = len(self.layout["cores"])
+        cores = [self.layout["cores"][int(Path(fh.name).name[4:]) % n] for fh in held]
+        gpus = [self.layout["gpus"][int(Path(fh.name).name[3:])] for fh in gpu_locks]
+        return cores, gpus
+
     @contextlib.contextmanager
-    def hold(self, cores: int, min_s: float = 0.0, max_s: float = 0.0, priority: int | None = None) -> Iterator[Held]:
-        """`cores` slots for the block; `min_s` and `max_s` bound how long the block will take
-        (0: unknown), so that narrow waiters can be let past a blocked wide one safely;
-        `priority` (lower first) defaults to the job's start-order rank in the environment."""
+    def hold(self, cores: int, min_s: float = 0.0, max_s: float = 0.0, priority: int | None = None,
+             gpus: int = 0) -> Iterator[Held]:
+        """`cores` slots (and `gpus` GPUs) for the block; `min_s` and `max_s` bound how long the
+        block will take (0: unknown), so that narrow waiters can be let past a blocked wide one
+        safely; `priority` (lower first) defaults to the job's start-order rank in the environment."""
         k = min(max(1, cores), self.count)
         prio = priority_from_env() if priority is None else priority
         me = Waiter(os.getpid(), _unique_ns(), prio, k, int(max_s * 1e9))
         with self._mutex():
             self._set_queue([*self._queue(), me])
         held: list = []
+        gpu_locks: list = []
         try:
             while not held:
                 with self._mutex():
                     queue = self._queue()
                     if self._my_turn(me, queue):
-                        held = self._try_take(k)
+                        held, gpu_locks = self._take(k, gpus)
                         if held:
                             self._set_queue([w for w in queue if w != me])
                             earliest_end = time.time_ns() + int(min_s * 1e9) if min_s > 0 else 0
@@ -201,12 +256,14 @@ class CoreSlots:
                                 fh.flush()
                 if not held:
                     time.sleep(self.poll_s)
-            yield Held(time.time(), (time.time_ns() - me.since_ns) / 1e9)
+            mine, my_gpus = self._what(held, gpu_locks)
+            yield Held(time.time(), (time.time_ns() - me.since_ns) / 1e9, mine, my_gpus,
+                       self.layout["gpu_env"] if my_gpus else "")
         finally:
             if not held:
                 with self._mutex():
                     self._set_queue([w for w in self._queue() if w != me])
-            for fh in held:
+            for fh in held + gpu_locks:
                 fh.close()  # closing drops the flock
 
 
@@ -296,11 +353,12 @@ def _alive(pid: int) -> bool:
         return True
 
 
-def hold(cores: int, min_s: float = 0.0, max_s: float = 0.0,
-         priority: int | None = None) -> contextlib.AbstractContextManager[Held]:
-    """Slots for `cores` cores when the executor shares the machine, else nothing to wait for."""
+def hold(cores: int, min_s: float = 0.0, max_s: float = 0.0, priority: int | None = None,
+         gpus: int = 0) -> contextlib.AbstractContextManager[Held]:
+    """Slots for `cores` cores (and `gpus` GPUs) when the executor shares the machine, else
+    nothing to wait for (and nothing held: the launcher's or scheduler's own placement)."""
     slots = CoreSlots.from_env()
-    return slots.hold(cores, min_s, max_s, priority) if slots else contextlib.nullcontext(Held(time.time(), 0.0))
+    return slots.hold(cores, min_s, max_s, priority, gpus) if slots else contextlib.nullcontext(Held(time.time(), 0.0))
 
 
 _last_ns = 0

@@ -104,7 +104,9 @@ SlurmdPidFile=$DIR/run/slurmd.%n.daemon.pid
 SlurmctldLogFile=$DIR/log/slurmctld.log
 SlurmdLogFile=$DIR/log/slurmd.%n.log
 ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
+# Tasks bound to the CPUs of their step (sched_setaffinity): concurrent --exact steps of one
+# allocation each run on cores of their own (slurm.conf(5) TaskPlugin; srun(1) --cpu-bind).
+TaskPlugin=task/affinity
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 JobAcctGatherType=jobacct_gather/none

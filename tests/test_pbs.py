@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -80,6 +81,7 @@ def _site(tmp: Path) -> Path:
     text = text.replace('template: "mpiexec --np {ranks} --ppn {ppn} --depth {depth} --cpu-bind depth"',
                         'template: "mpiexec -n {ranks}"')
     text = text.replace('oversubscribe_flag: ""\nvariants', 'oversubscribe_flag: "--oversubscribe"\nvariants')
+    text = re.sub(r"\n *binding: pals[^\n]*", "", text)  # Open MPI here: its binding is found by itself
     text = text.replace("petsc_dir: /eagle/YOUR_PROJECT/hpcbench/spack-env/views/cpu", "petsc_dir: auto")
     text = text.replace("storage_root: /eagle/YOUR_PROJECT/hpcbench/campaigns", f"storage_root: {tmp}")
     text += "timing_repeats: 1\nvalgrind: false\nsetup: []\n"

@@ -10,7 +10,7 @@ import click
 from hpcbench.cli.diskfull import stops_when_full
 from hpcbench.cli.judge import judge_options
 from hpcbench.cli.progress import EVALUATE, JOB_STATES_KIND, JOBS, JUDGE, Display, JobOutcomes, evaluated, judge_calls
-from hpcbench.cli.score import exit_if_unscored, judge_errors, scoring_options, scoring_settings
+from hpcbench.cli.score import exit_if_unscored, judge_errors, scoring_options, scoring_settings, time_metric_option
 
 agent_opt = click.option("--agent", "agents", multiple=True,
                          help="reference | samples | dir:PATH | litellm:MODEL | a2a:URL | repair:INNER:N "
@@ -116,7 +116,7 @@ def run_jobs(site, campaign, plan, resume: bool = True, account: str | None = No
     click.echo("", err=True)
 
 
-def collect_score_report(campaign, judge_cfg=None, settings=None) -> tuple[str, list]:
+def collect_score_report(campaign, judge_cfg=None, settings=None, time_metric: str = "ratio") -> tuple[str, list]:
     """collect, score (judges' progress shown), report.md/html: the markdown and the scores."""
     from hpcbench import report, store
     from hpcbench.score import scoring
@@ -126,7 +126,7 @@ def collect_score_report(campaign, judge_cfg=None, settings=None) -> tuple[str, 
         click.echo(f"collect: {counts['rebuilt']}", err=True)
     with Display(EVALUATE) as ev, Display(JUDGE) as progress:
         sid, scores = scoring.score(campaign.h5_path, judge=judge_cfg, progress=judge_calls(progress),
-                                    evaluated=evaluated(ev), stats=settings)
+                                    evaluated=evaluated(ev), stats=settings, options={"time_metric": time_metric})
     return report.write_campaign_report(campaign.h5_path, campaign.report_dir, sid), scores
 
 
@@ -176,7 +176,7 @@ def run_campaign(opts, out: str | None, wait_lock: bool, dry_run: bool = False, 
             click.echo(f"campaign: {planned.campaign.root}")
             exit_if_errors(planned.gathered.errors, [], out)
             return
-        md, scores = collect_score_report(planned.campaign, judge_cfg, settings)
+        md, scores = collect_score_report(planned.campaign, judge_cfg, settings, opts.time_metric)
     click.echo(summary_text(planned.campaign))
     exit_if_errors(planned.gathered.errors, scores, out)
     exit_if_unscored(scores)
@@ -239,6 +239,7 @@ def exit_if_errors(errors: list, scores: list, out: str) -> None:
 @keep_work_opt
 @judge_options
 @scoring_options
+@time_metric_option
 @click.pass_context
 def run(ctx, dry_run, resume, out, wait_lock, **given) -> None:
     """Plan, run, collect, score and report in one go (default: local site,

@@ -1,5 +1,6 @@
-"""`hpcbench problems` (the bundled set and what this PETSc supports) and
-`hpcbench validate-checks` (mutation testing of the hidden checks)."""
+"""`hpcbench problems` (the bundled set and what this PETSc supports), `hpcbench
+validate-checks` (mutation testing of the hidden checks) and `hpcbench validate-performance`
+(of the performance metric)."""
 
 from __future__ import annotations
 
@@ -67,6 +68,39 @@ def validate_checks(problem_ids, only, out, md_file, json_file, retry_time_facto
     sys.exit(0 if all(r.meets_targets for r in reports) else 1)
 
 
+@click.command("validate-performance")
+@click.option("--problems", "problem_ids", help="comma-separated problem ids (default: every problem with a "
+                                                "mutants/perf.json library)")
+@click.option("--only", help="comma-separated program names: run just these")
+@click.option("--out", type=click.Path(file_okay=False), default="./validate-performance", show_default=True,
+              help="work folder (reruns reuse finished jobs)")
+@click.option("--markdown", "md_file", type=click.Path(dir_okay=False), help="also write a table per problem")
+@click.option("--json", "json_file", type=click.Path(dir_okay=False), help="also write every outcome as JSON")
+@click.option("--time-factor", type=float, default=4.0, show_default=True,
+              help="the ordinary cases' time limits this many times longer (a loaded machine's two-rank runs); "
+                   "the performance case keeps its own")
+def validate_performance(problem_ids, only, out, md_file, json_file, time_factor) -> None:
+    """Measure the performance metric by mutation testing: per problem the kill rate of right
+    but slower programs (execution_time < 0.95) and the acceptance rate of programs as fast as
+    the reference (>= 0.95); exit 1 when a problem misses kill >= 95% or acceptance 100%."""
+    import json
+
+    from hpcbench import validate_perf as vp
+    from hpcbench.cli.progress import JOBS, Display
+    from hpcbench.problem import parse_ids
+
+    names = {n.strip() for n in only.split(",") if n.strip()} if only else None
+    with Display(JOBS) as progress:
+        reports = vp.run(parse_ids(problem_ids), Path(out), names, progress=progress, time_factor=time_factor)
+    click.echo(vp.summary(reports))
+    if md_file:
+        Path(md_file).write_text(vp.markdown(reports))
+    if json_file:
+        Path(json_file).write_text(json.dumps(vp.as_json(reports), indent=1))
+    sys.exit(0 if all(r.meets_targets for r in reports) else 1)
+
+
 def register(main: click.Group) -> None:
     main.add_command(problems)
     main.add_command(validate_checks)
+    main.add_command(validate_performance)

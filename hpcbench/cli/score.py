@@ -41,6 +41,14 @@ def scoring_settings(judge: dict, judge_samples: int, bootstrap_resamples: int,
     return cfg, Settings(seed=bootstrap_seed, resamples=bootstrap_resamples)
 
 
+def time_metric_option(f):
+    """--time-metric: how execution_time scores (evaluators/metrics/execution_time.py)."""
+    return click.option("--time-metric", type=click.Choice(["ratio", "absolute"]), default="ratio", show_default=True,
+                        help="ratio: the performance case against the reference's, timed side by side; absolute: "
+                             "every case against the paper's thresholds in seconds (problem.json "
+                             "runtime_thresholds_s), for comparison with published figures")(f)
+
+
 def exit_if_unscored(scores) -> None:
     """Problems without a usable reference run were not scored: say which, and fail the command."""
     from hpcbench.score import NOT_SCORED
@@ -79,7 +87,8 @@ def exit_if_judge_errors(scores, campaign_dir: str) -> None:
 @click.option("--scoring-id", help="name of the new scoring, scores/<id>.h5 (default: a timestamp)")
 @judge_options
 @scoring_options
-def score(campaign_dir, scoring_id, judge_samples, bootstrap_resamples, bootstrap_seed, **judge) -> None:
+@time_metric_option
+def score(campaign_dir, scoring_id, judge_samples, bootstrap_resamples, bootstrap_seed, time_metric, **judge) -> None:
     """Score campaign.h5 offline into a new scores/<id>.h5 (LLM judges with --judge)."""
     from hpcbench.cli.progress import EVALUATE, JUDGE, Display, evaluated, judge_calls
     from hpcbench.plan import Campaign
@@ -92,7 +101,7 @@ def score(campaign_dir, scoring_id, judge_samples, bootstrap_resamples, bootstra
         raise FileNotFoundError(f"{c.h5_path}: not collected yet; run `hpcbench collect {campaign_dir}`")
     with stops_when_full(c.root), Display(EVALUATE) as ev, Display(JUDGE) as progress:
         sid, scores = scoring.score(c.h5_path, scoring_id, judge_cfg, judge_calls(progress), evaluated(ev),
-                                    stats=settings)
+                                    stats=settings, options={"time_metric": time_metric})
     click.echo(f"scoring {sid}: {len(scores)} submissions scored into {scoring_path(c.root, sid)}")
     click.echo(judge_summary(read_scoring(c.root, sid).config))
     exit_if_unscored(scores)

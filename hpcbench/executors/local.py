@@ -52,7 +52,11 @@ class LocalExecutor(Executor):
     walltime_s = staticmethod(job_walltime_s)  # a job's own limit, from its spec
 
     def submit(self, jobs: list[JobSpec], progress: Progress | None = None) -> None:
-        cores = self.site.total_cores()
+        # The cores (and GPUs) runs are given, one at a time each (jobs/cores.py): slot i is core i.
+        layout = self.site.local_layout()
+        self._slots_dir().mkdir(parents=True, exist_ok=True)
+        layout.save(self._slots_dir())
+        cores = len(layout.cores)
         queue = start_order(jobs)  # the most work first; each job's place is its core-slot priority
         priority = {j.job_id: i for i, j in enumerate(queue)}
         running: dict[str, tuple[subprocess.Popen, JobSpec, lease.Lease]] = {}
@@ -175,7 +179,7 @@ class LocalExecutor(Executor):
         Path(job.work_dir).mkdir(parents=True, exist_ok=True)
         spec = Path(self.campaign.specs_dir) / f"{job.job_id}.json"
         log = open(Path(job.work_dir) / "job.log", "wb")  # noqa: SIM115 (owned by the child)
-        env = {**os.environ, slots.ENV: f"{self._slots_dir()}:{self.site.total_cores()}",
+        env = {**os.environ, slots.ENV: f"{self._slots_dir()}:{len(self.site.local_layout().cores)}",
                slots.PRIORITY_ENV: str(priority), WALLTIME_ENV: f"{self.walltime_s(job):.0f}"}
         proc = subprocess.Popen([sys.executable, "-m", "hpcbench.jobs.job", str(spec)], stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True, env=env)

@@ -120,12 +120,22 @@ def launch_lines(job: JobSpec, site: SiteConfig, ctx: PackContext | None) -> lis
     if job.valgrind and job.runs:
         c = min(job.runs, key=lambda r: r.ranks)
         line(f"{c.case} r{c.ranks} valgrind", c.ranks, ["<valgrind>", "<app>", *c.args, *opts])
+    perf = job.perf
+    pairs = zip(perf.runs, perf.reference_runs, strict=True) if perf is not None else iter(())
+    repeats = perf.repeats if perf is not None else 0
+    for c, rc in pairs:
+        # the performance case: these, alternately, on one set of cores (jobs/perf.py)
+        line(f"perf r{c.ranks} x{repeats}", c.ranks,
+             ["<app>", *c.args, *opts, "-log_view", ":<log>:ascii_xml"])
+        line(f"perf r{rc.ranks} reference x{repeats}", rc.ranks,
+             ["<reference>", *rc.args, *opts, "-log_view", ":<log>:ascii_xml"])
     return lines
 
 
 def plan_launch_lines(plan: ArrayPlan, site: SiteConfig) -> list[str]:
     """The launch commands of every job of a plan (packed: placed as jobs/pack.py places them)."""
-    out = []
+    out = ["# at run time each run is also bound to the cores (and GPUs) it holds (jobs/binding.py): PALS "
+           "--cpu-bind list:<its CPUs>, srun --cpu-bind=cores --mem-per-cpu=<share>, Open MPI a rankfile"]
     if isinstance(plan, PackPlan):
         hosts = [f"node{i}" for i in range(plan.nodes)]
         narrow = 0
@@ -161,7 +171,8 @@ def manifest_for(plan: PackPlan, campaign, site: SiteConfig, key: str, baseline_
     m = PackManifest(scheduler=site.scheduler, variant=plan.shape.variant,
                      specs=[str(campaign.specs_dir / f"{j.job_id}.json") for j in plan.jobs],
                      cores_per_node=plan.cores_per_node, work_dir=str(campaign.work_dir),
-                     summary=str(folder / f"{key}.summary.json"), baseline=base)
+                     summary=str(folder / f"{key}.summary.json"), baseline=base,
+                     layout=site.node_layout(plan.shape.variant, plan.cores_per_node))
     return folder / f"{key}.json", m
 
 

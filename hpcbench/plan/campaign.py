@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from pydantic import BaseModel
 
 from hpcbench import __version__
 from hpcbench.errors import ConfigError, HpcbenchError
-from hpcbench.jobs.records import CaseRun, JobSpec, Variant, write_atomic
+from hpcbench.jobs.records import CaseRun, JobSpec, PerfPlan, Variant, write_atomic
 from hpcbench.petsc_env import PetscInstall, find_variant, parse_version
 from hpcbench.plan import staging
 from hpcbench.plan.held_out import ensure_draw
@@ -226,7 +227,8 @@ def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemB
         else:
             chosen[pid] = got
     cores = site.total_cores()
-    for sub in submissions:
+    references: dict[str, Path] = {}
+    for sub in sorted(submissions, key=lambda s: s.meta.agent != "reference"):  # the references first
         m = sub.meta
         if m.problem not in chosen:
             continue
@@ -236,6 +238,8 @@ def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemB
             plan.rejected.append(bad)
             continue
         staged, changed = stage_submission(campaign, sub)
+        if m.agent == "reference" and not m.refused:
+            references.setdefault(m.problem, staged)
         if changed:
             plan.restaged.add(job_id(m.agent, m.problem, m.attempt))
         if m.refused:
@@ -257,8 +261,41 @@ def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemB
             timing_repeats=site.timing_repeats, valgrind=site.valgrind,
             work_dir=str(campaign.work_dir / jid), record_path=str(campaign.record_path(jid)),
             cores=min(width, cores), null_program_dir=str(campaign.work_dir / f"_null_{vcfg.name}"),
+            gpus_per_rank=int("gpu" in vcfg.provides or bool({"cuda", "hip", "sycl"} & set(inst.features))),
+            perf=perf_plan(campaign, site, problems[m.problem], m.args, vcfg.name, references.get(m.problem)),
         ))
     return plan
+
+
+def perf_plan(campaign: Campaign, site: SiteConfig, bundle: ProblemBundle, args: list[str], variant: str,
+              reference: Path | None) -> PerfPlan | None:
+    """The performance case of a job (None: the problem declares none, or no reference is staged
+    in this campaign to measure it against). A site may run a bigger case (`performance_args`)."""
+    perf = bundle.problem.performance
+    if perf is None or reference is None or site.timing_repeats == 0:  # 0: an accuracy-only tool (validate-checks)
+        return None
+    case_args = site.performance_args.get(bundle.id, perf.args)
+    hashes = staging.staged_hashes(reference)
+    tag = staging.sha256(json.dumps(hashes, sort_keys=True).encode())[:12]
+    meta = json.loads((reference / "submission.json").read_text())
+    home = campaign.work_dir / "_perf_ref" / f"{bundle.id}-{variant}-{tag}"
+    src = home / "src"  # the reference's own files, where its performance binary is built (jobs/perf.py)
+    if not src.is_dir():
+        tmp = home / f".src.{os.getpid()}"
+        tmp.mkdir(parents=True, exist_ok=True)
+        for name in meta["files"]:
+            shutil.copyfile(reference / name, tmp / name)
+        try:
+            tmp.rename(src)
+        except OSError:  # another planner won: theirs is the same bytes (the folder's name is their hash)
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def runs(extra: list[str]) -> list[CaseRun]:
+        return [CaseRun(case="perf", args=[*extra, *case_args], ranks=r, time_limit_s=perf.time_limit_s)
+                for r in perf.ranks]
+
+    return PerfPlan(runs=runs(args), reference_runs=runs(meta.get("args", [])), repeats=perf.repeats,
+                    reference_files=list(meta["files"]), reference_entry=meta["entry"], reference_dir=str(home))
 
 
 def create_campaign(root: Path, site: SiteConfig, problems: dict[str, ProblemBundle],

@@ -72,6 +72,11 @@ def stage(sub: LoadedSubmission, dest: Path) -> bool:
     return True
 
 
+def staged_hashes(folder: Path) -> dict[str, str]:
+    """The sha256 of every staged file of `folder` ({} when it has no readable manifest)."""
+    return _staged_hashes(folder) or {}
+
+
 def _staged_hashes(folder: Path) -> dict[str, str] | None:
     try:
         return dict(json.loads(read_untrusted(folder, MANIFEST, MAX_META_BYTES))["sha256"])

@@ -269,12 +269,35 @@ class Tree:
             if not got:
                 return None
             attrs = _row_attrs(got[0], layout.TABLES["runs"], text, codes)
+            attrs.update(self._where(row, int(got[0]["run"]), path))
             if more[1:] == ["log_view"]:
                 lv = [r for r in self._children_rows("log_view", row) if r["run"] == got[0]["run"]]
                 return Node(path, value="\n".join(json.dumps(_row_attrs(r, layout.TABLES["log_view"], text, codes))
                                                   for r in lv))
             return self._leaf(path, attrs, more[1:], ("stdout", "stderr", "log_view"))
         return None
+
+    def _where(self, row: np.void, i: int, path: str) -> dict:
+        """Where a run ran, from its record: the cores and GPUs it was given, what each rank
+        was seen on by the job wrapper, and whether it shared a core with another step."""
+        from hpcbench.score.scoring import campaign_contention
+        from hpcbench.store.read import skeletons_of
+
+        runs = json.loads(self.text(row["record_off"], row["record_len"]) or "{}").get("runs", [])
+        if i >= len(runs):
+            return {}
+        r, place = runs[i], runs[i].get("placement") or {}
+        seen = [f"rank {a.get('rank')} on {a.get('host')}: CPUs {a.get('cpus')}"
+                + (f" then {a['changed_to']}" if a.get("changed_to") else "")
+                + "".join(f", {k}={v}" for k, v in (a.get("gpus") or {}).items())
+                + f", waited {a.get('cpu_wait_s', 0):.3f} s for a CPU ({a.get('source')})"
+                for a in r.get("affinity") or []]
+        sub = "/".join(path.split("/")[:5])
+        contended = campaign_contention(Path(self.f.filename), skeletons_of(self.f)).get(sub, {}).get(i, "")
+        return {"cpus_given": place.get("cpus", ""), "gpus_given": ",".join(place.get("gpus") or []),
+                "binding": place.get("binding", ""), "ranks_seen": "; ".join(seen) or r.get("affinity_note", ""),
+                "contended": contended or "no (no other step on its CPUs while it ran)",
+                "memory_peak_bytes": r.get("memory_peak_bytes")}
 
     @staticmethod
     def _leaf(path: str, attrs: dict, more: list[str], texts: tuple[str, ...]) -> Node | None:

@@ -124,19 +124,20 @@ def _breakdown(ax, sw: StoredSweep, problem: str, progs: list) -> None:
 
 
 def _table(sw: StoredSweep, problem: str, campaign: str) -> str:
-    head = ["program", "mode", "size", "ranks", "nodes", "status", "time s", "spread", "speedup", "efficiency",
-            "Karp-Flatt", "ref eff.", "rel. eff.", "marks", "correctness"]
+    head = ["program", "mode", "size", "ranks", "nodes", "status", "time s", "spread", "speedup",
+            "bandwidth allows", "efficiency", "Karp-Flatt", "ref eff.", "rel. eff.", "marks", "correctness"]
     rows = []
     for p in sorted((p for p in sw.analysis.points if p.problem == problem),
                     key=lambda p: (p.agent != sw.plan.reference, p.agent, p.attempt, p.mode, p.size, p.ranks)):
         src = point_path(p)
         title = html.escape(f"source: {src}\nre-derive: hpcbench explain {campaign} {src}", quote=True)
         marks = ", ".join(m for m, on in (("oversubscribed", p.oversubscribed), ("noisy", p.noisy)) if on)
+        bw = bandwidth_speedup(sw, p.base_ranks, p.ranks) if p.mode == "strong" and p.base_ranks else math.nan
         cells = [f"{p.agent}/{p.attempt}", p.mode, str(p.size), str(p.ranks), str(p.nodes), p.status,
-                 _f(p.time_s, 4), _f(p.spread, 2), _f(p.speedup), _f(p.efficiency), _f(p.karp_flatt),
+                 _f(p.time_s, 4), _f(p.spread, 2), _f(p.speedup), _f(bw), _f(p.efficiency), _f(p.karp_flatt),
                  _f(p.ref_efficiency), _f(p.rel_efficiency), marks, p.correctness or p.reason]
         tds = "".join(f"<td class='num' data-source='{html.escape(src)}' title='{title}'>{html.escape(c)}</td>"
-                      if i in (6, 7, 8, 9, 10, 11, 12) else
+                      if i in (6, 7, 8, 9, 10, 11, 12, 13) else
                       f"<td{' class=bad' if i == 5 and c != 'ok' else ''}>{html.escape(c)}</td>"
                       for i, c in enumerate(cells))
         rows.append(f"<tr>{tds}</tr>")
@@ -152,13 +153,21 @@ def _baseline(sw: StoredSweep) -> str:
     rows = "".join(
         "<tr>" + "".join(f"<td class='num'>{html.escape(_f(math.nan if p.get(c) is None else float(p[c]), 4))}</td>"
                          for c in ("ranks", "nodes", "pingpong_latency_us", "pingpong_bandwidth_MBps",
-                                   "allreduce_8B_us", "allreduce_1MB_us")) + "</tr>"
+                                   "allreduce_8B_us", "allreduce_1MB_us", "stream_triad_MBps")) + "</tr>"
         for p in b.get("points", []))
     return (f"<p>Machine baseline (mpi4py, {html.escape(str(b.get('launcher', '')))}; "
             f"{html.escape(str(b.get('mpi_library', '')))}; measured {html.escape(str(b.get('measured_at', '')))}; "
             "source <code>/sweep/baseline</code>):</p><table><thead><tr><th>ranks</th><th>nodes</th>"
             "<th>ping-pong latency us</th><th>bandwidth MB/s</th><th>allreduce 8 B us</th><th>allreduce 1 MB us</th>"
-            f"</tr></thead><tbody>{rows}</tbody></table>")
+            f"<th>STREAM triad MB/s (all ranks)</th></tr></thead><tbody>{rows}</tbody></table>")
+
+
+def bandwidth_speedup(sw: StoredSweep, base_ranks: int, ranks: int) -> float:
+    """The speedup memory bandwidth allows from `base_ranks` to `ranks`: the machine's STREAM
+    triad bandwidth at the two rank counts (NaN without both)."""
+    by = {int(p["ranks"]): p.get("stream_triad_MBps") for p in (sw.baseline or {}).get("points", [])}
+    a, b = by.get(base_ranks), by.get(ranks)
+    return b / a if a and b else math.nan
 
 
 def section_html(campaign_root: Path) -> str:
@@ -186,15 +195,15 @@ def markdown_lines(campaign_root: Path) -> list[str]:
         lines += ["", f"## Scaling (sweep {camp})", "",
                   f"Modes {', '.join(sw.plan.modes)}, {sw.plan.repeats} repeats per point; figures in the HTML "
                   f"report. Each row's source: `hpcbench explain {camp} /sweep/points/...` (last column).", "",
-                  "| program | problem | mode | size | ranks | status | time s | efficiency | rel. eff. | marks "
-                  "| source |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "| program | problem | mode | size | ranks | status | time s | speedup | bandwidth allows "
+                  "| efficiency | rel. eff. | marks | source |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for p in sorted(sw.analysis.points, key=lambda p: (p.problem, p.agent, p.attempt, p.mode, p.size, p.ranks)):
             marks = ", ".join(m for m, on in (("oversubscribed", p.oversubscribed), ("noisy", p.noisy)) if on)
+            bw = bandwidth_speedup(sw, p.base_ranks, p.ranks) if p.mode == "strong" and p.base_ranks else math.nan
             lines.append(f"| {md_code(f'{p.agent}/{p.attempt}')} | {p.problem} | {p.mode} | {p.size} | {p.ranks} | "
-                         f"{p.status} | "
-                         f"{_f(p.time_s, 4)} | {_f(p.efficiency)} | {_f(p.rel_efficiency)} | {marks} | "
-                         f"`{point_path(p)}` |")
+                         f"{p.status} | {_f(p.time_s, 4)} | {_f(p.speedup)} | {_f(bw)} | {_f(p.efficiency)} | "
+                         f"{_f(p.rel_efficiency)} | {marks} | `{point_path(p)}` |")
         if not sw.baseline:
             lines += ["", "Machine baseline: not measured for this sweep."]
     return lines

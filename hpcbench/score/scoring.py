@@ -25,12 +25,12 @@ from hpcbench.evaluators.categories import WEIGHTS
 from hpcbench.judge.cache import JudgeCache
 from hpcbench.judge.config import JudgeConfig
 from hpcbench.judge.task import JudgeTask
-from hpcbench.score import judge_samples, uncertainty
+from hpcbench.score import contention, judge_samples, uncertainty
 from hpcbench.score.reference_status import NOT_SCORED, problems_without_reference
 from hpcbench.score.verdict import CHECKS_PASSED_AT, TIERS, accuracy_passed, checks_passed, passed_every_check, tier
 from hpcbench.stats.intervals import Settings
 from hpcbench.store import StoredCampaign, StoredSubmission
-from hpcbench.store.read import read_campaign_batches
+from hpcbench.store.read import read_campaign_batches, record_skeletons
 from hpcbench.store.scorings import scoring_path, write_scoring
 
 JudgeProgress = Callable[[int, int], None]  # (answered, total) judge calls
@@ -222,7 +222,9 @@ def contexts(stored: StoredCampaign) -> list[tuple[StoredSubmission, EvalContext
         problem, checks = stored.problems[s.meta.problem]
         out.append((s, EvalContext(problem=problem, checks=checks, submission=s.meta, sources=s.sources,
                                    record=s.record, reference=refs.get(s.meta.problem), h5_path=s.path,
-                                   petsc_api=stored.petsc_api, campaign_dir=stored.attrs.get("campaign_dir", ""))))
+                                   petsc_api=stored.petsc_api, campaign_dir=stored.attrs.get("campaign_dir", ""),
+                                   contended=stored.contended.get(s.path, {}),
+                                   options=stored.attrs.get("score_options", {}))))
     return out
 
 
@@ -339,12 +341,24 @@ def write_scores(h5_path: Path, scoring_id: str, scores: list[SubmissionScore], 
     return scoring_id
 
 
+def campaign_contention(h5_path: Path, skeletons: list | None = None) -> dict[str, dict[int, str]]:
+    """Per submission path, its runs that shared a core with another step (score/contention.py);
+    `skeletons`: the records as read already (store.read.skeletons_of an open store)."""
+    found = record_skeletons(h5_path) if skeletons is None else skeletons
+    spans = [sp for path, label, rec in found for sp in contention.spans_of(path, label, rec)]
+    out: dict[str, dict[int, str]] = {}
+    for (path, i), why in contention.contended(spans).items():
+        out.setdefault(path, {})[i] = why
+    return out
+
+
 def score(h5_path: Path, scoring_id: str | None = None, judge: JudgeConfig | None = None,
           progress: JudgeProgress | None = None, evaluated: JudgeProgress | None = None,
-          stats: Settings | None = None) -> tuple[str, list[SubmissionScore]]:
+          stats: Settings | None = None, options: dict[str, str] | None = None) -> tuple[str, list[SubmissionScore]]:
     """Score campaign.h5 into a new scores/<id>.h5; `evaluated(done, total)` follows the
     submissions through the deterministic evaluators, `progress(answered, total)` the judge calls.
-    The scoring holds the leaderboard's uncertainty drawn with `stats` (seed, resamples)."""
+    The scoring holds the leaderboard's uncertainty drawn with `stats` (seed, resamples);
+    `options` reach the evaluators (time_metric: ratio | absolute)."""
     h5_path = Path(h5_path)
     sid = scoring_id or new_scoring_id()
     if scoring_path(h5_path.parent, sid).exists():  # before any judge call is paid for
@@ -352,6 +366,8 @@ def score(h5_path: Path, scoring_id: str | None = None, judge: JudgeConfig | Non
     # -log_view events: judge evidence only
     stored, batches = read_campaign_batches(h5_path, events=judge is not None)
     stored.attrs["campaign_dir"] = str(h5_path.parent)  # the scalability evaluator reads its sweeps there
+    stored.attrs["score_options"] = dict(options or {})
+    stored.contended = campaign_contention(h5_path)
     cache = JudgeCache(h5_path) if judge is not None else None
     if judge is not None:  # the campaign's own key for the boundaries that fence the agent's text off
         from hpcbench.judge.boundary import campaign_key
@@ -363,7 +379,7 @@ def score(h5_path: Path, scoring_id: str | None = None, judge: JudgeConfig | Non
                             evaluated=(lambda n: evaluated(n, total)) if evaluated else None)
     evs = all_evaluators()
     settings = stats or Settings()
-    config = {"evaluators": [e.name for e in evs],
+    config = {"evaluators": [e.name for e in evs], "options": dict(options or {}),
               "prompt_versions": {e.name: e.prompt_version for e in evs if hasattr(e, "prompt_version")},
               "judge": judge.describe() if judge else None, "judge_stats": judge_stats, "stats": settings.describe()}
     doc = uncertainty.analyse_scores(scores, settings, sid)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
@@ -93,6 +93,9 @@ class StoredCampaign:
     submissions: list[StoredSubmission]
     petsc_api: PetscApi | None = None
     references: dict[str, JobResult | None] | None = None  # problem -> its reference's record
+    # submission path -> {run index: why} for runs that shared a core with another step while
+    # they ran (hpcbench/score/contention.py; filled by scoring)
+    contended: dict[str, dict[int, str]] = field(default_factory=dict)
 
 
 def read_petsc_api(f: h5py.File) -> PetscApi | None:
@@ -187,6 +190,25 @@ def read_campaign_batches(h5_path: Path, events: bool = True, batch: int = 500
             yield [one(subs[i]) for i in order[lo:lo + batch]]
 
     return head, batches()
+
+
+def record_skeletons(h5_path: Path) -> list[tuple[str, str, dict]]:
+    """(submission path, agent/problem/attempt, record skeleton as a dict) of every live
+    submission with a record: its builds' and runs' times and places without their outputs,
+    cheap enough to read whole before scoring (hpcbench/score/contention.py)."""
+    with open_store(h5_path, "read") as f:
+        return skeletons_of(f)
+
+
+def skeletons_of(f: h5py.File) -> list[tuple[str, str, dict]]:
+    """record_skeletons of a store already open (and locked) by the caller."""
+    out = []
+    texts = Texts(f)
+    for row in live_submissions(f):
+        if row["record_len"]:
+            label = f"{_s(row['agent'])}/{_s(row['problem'])}/{_s(row['attempt'])}"
+            out.append((f"/submissions/{label}", label, json.loads(texts.get(row["record_off"], row["record_len"]))))
+    return out
 
 
 class _SlicedTexts(Texts):

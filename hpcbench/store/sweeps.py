@@ -5,7 +5,7 @@ is derived from the store's own runs and timings tables plus sweep.json, and
 
 - `/sweep/points`: one row per (agent, problem, attempt, mode, size, ranks, nodes)
 - `/sweep/events`: one row per point and -log_view event (share of the time, growth)
-- `/sweep/baseline`: the machine's own ping-pong and allreduce per rank count, when measured
+- `/sweep/baseline`: the machine's own ping-pong, allreduce and STREAM triad per rank count, when measured
 - attrs: `plan` (sweep.json), `baseline` (the baseline file as read), `analysed`, `hpcbench_version`,
   `git_commit`, `records` (how many records the analysis read)
 
@@ -34,7 +34,8 @@ from hpcbench.sweep.plan import SweepPlan
 
 GROUP = "sweep"
 BASELINE_COLUMNS = [("ranks", "i8"), ("nodes", "i8"), ("pingpong_latency_us", "f8"),
-                    ("pingpong_bandwidth_MBps", "f8"), ("allreduce_8B_us", "f8"), ("allreduce_1MB_us", "f8")]
+                    ("pingpong_bandwidth_MBps", "f8"), ("allreduce_8B_us", "f8"), ("allreduce_1MB_us", "f8"),
+                    ("stream_triad_MBps", "f8")]
 
 
 def _columns(cls: type) -> list[tuple[str, object]]:

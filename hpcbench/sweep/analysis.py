@@ -63,7 +63,7 @@ class PointRow:
     rel_efficiency: float = math.nan
     # every time behind rel_efficiency (this point, the reference's, both base points) clean
     rel_clean: bool = False
-    mflops: float = math.nan  # flop rate of the whole run (-log_view, instrumented run)
+    mflops: float = math.nan  # flop rate of the whole run (-log_view of its first clean timing run)
     mbps: float = math.nan  # message volume rate
     reductions_per_s: float = math.nan
     hostnames: str = ""
@@ -213,8 +213,12 @@ EventTotals = tuple[str, float, float, float, float, float, float]  # name, time
 
 
 def _totals(rec: JobResult, pt: SweepPoint, row: PointRow) -> list[EventTotals]:
-    """Events of the instrumented run by name (summed over call sites) and the run's rates."""
-    inst = _runs(rec, pt.case, pt.ranks, "instrumented")
+    """Events of a clean run (the first timing run: no -malloc_debug, whose checks would be
+    timed too; else the instrumented run, records written before timing runs kept their events)
+    by name, summed over call sites, and the run's rates."""
+    clean = [r for r in _runs(rec, pt.case, pt.ranks, "timing")
+             if r.exit_code == 0 and r.log_view is not None and r.log_view.events]
+    inst = clean or _runs(rec, pt.case, pt.ranks, "instrumented")
     lv = inst[0].log_view if inst else None
     if lv is None or not lv.events:
         return []

@@ -207,5 +207,6 @@ def make_plan(problems: dict[str, ProblemBundle], site: SiteConfig, *, modes: li
 def sweep_problem(bundle: ProblemBundle, ps: ProblemSweep) -> ProblemBundle:
     """The problem as the sweep campaign plans it: its cases replaced by the sweep's points
     (the hidden checks stay; sweep.analysis decides which of them apply at a sweep size)."""
-    prob = bundle.problem.model_copy(update={"cases": ps.cases()})
+    # no performance case: a sweep times its own points (and would run it at every rank count)
+    prob = bundle.problem.model_copy(update={"cases": ps.cases(), "performance": None})
     return bundle.model_copy(update={"problem": prob})

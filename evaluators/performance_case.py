@@ -1,0 +1,157 @@
+"""The performance case read back from a record (jobs/perf.py wrote it): per rank count, the
+submission's and the reference's repeats, their times, the noise, and the ratio. Shared by
+the execution_time and peak_memory metrics and by the report.
+
+A repeat's time is PETSc's own -log_view time when both programs' runs report one that
+agrees with the wall clock minus the launcher's (null program's) time (the medians, as for
+the ordinary timings, jobs/job.py summarise_timings); otherwise wall minus null for both, so
+the two are always measured alike. On a machine loaded from outside (the ranks waited for a
+CPU more than LOADED_WAIT_SHARE of their runs) every wall-clock time measures the load as much
+as the program: then, where every run has it, the CPU time of the run's processes minus the
+null runs' (the work done, whoever else wanted the cores; OMPI_MCA_mpi_yield_when_idle makes
+waiting ranks give their core away instead of spinning on it). The noise is half the relative
+range of each program's repeats (the larger of the two; at least NOISE_FLOOR): a ratio within
+1 + noise counts as equal."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+
+from hpcbench.jobs.records import JobResult, RunResult
+
+NOISE_FLOOR = 0.03  # PETSc's timer and the launcher never agree better than this between runs
+WALL_SLACK_S = 0.25  # as jobs/job.py: launcher start-up noise
+MEMORY_SLACK_BYTES = 1 << 20  # the launcher's own peak varies by about this much (null runs)
+LOADED_WAIT_SHARE = 0.25  # ranks runnable but waiting for a CPU this share of their run: a loaded machine
+
+
+@dataclass
+class Side:
+    runs: list[RunResult]
+    times: list[float] = field(default_factory=list)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times) if self.times else float("nan")
+
+    def spread(self) -> float:
+        """Half the relative range of the repeats."""
+        if len(self.times) < 2 or self.median <= 0:
+            return 0.0
+        return (max(self.times) - min(self.times)) / (2 * self.median)
+
+
+@dataclass
+class RankCount:
+    ranks: int
+    sub: Side
+    ref: Side
+    nulls: list[RunResult]
+    source: str = "log_view"
+    left_out: list[str] = field(default_factory=list)  # repeats not used, and why
+    failed: str = ""  # why there is no ratio (the submission's runs failed ...)
+
+    @property
+    def noise(self) -> float:
+        return max(NOISE_FLOOR, self.sub.spread(), self.ref.spread())
+
+    @property
+    def ratio(self) -> float:
+        return self.sub.median / self.ref.median if self.ref.median > 0 else float("nan")
+
+    @property
+    def within_noise(self) -> bool:
+        return self.ratio <= 1.0 + self.noise
+
+    def wait_share(self) -> float:
+        """Median over the runs of the largest share of its wall time a rank spent waiting for
+        a CPU (jobs/affinity.py): load on the machine from outside the campaign."""
+        shares = [max((a.cpu_wait_s for a in r.affinity), default=0.0) / r.wall_s
+                  for r in self.sub.runs + self.ref.runs if r.wall_s > 0]
+        return statistics.median(shares) if shares else 0.0
+
+    @property
+    def oversubscribed(self) -> bool:
+        return any(r.oversubscribed for r in self.sub.runs + self.ref.runs)
+
+    @property
+    def cpus(self) -> str:
+        return next((r.placement.cpus for r in self.sub.runs if r.placement and r.placement.cpus), "")
+
+
+def _clean(r: RunResult) -> bool:
+    return r.exit_code == 0 and not r.timed_out
+
+
+def _petsc(r: RunResult) -> float | None:
+    return r.log_view.total_time_s if r.log_view is not None else None
+
+
+def rank_counts(record: JobResult | None, contended: dict[int, str] | None = None) -> list[RankCount]:
+    """The performance case of `record`, per rank count; `contended` (run index -> why) names
+    runs that shared a core with another run of the campaign: left out while 3 clean pairs remain."""
+    if record is None:
+        return []
+    contended = contended or {}
+    out = []
+    for ranks in sorted({r.ranks for r in record.runs if r.kind in ("perf", "perf_ref")}):
+        idx = [i for i, r in enumerate(record.runs) if r.case == "perf" and r.ranks == ranks]
+        sub = [(i, record.runs[i]) for i in idx if record.runs[i].kind == "perf"]
+        ref = [(i, record.runs[i]) for i in idx if record.runs[i].kind == "perf_ref"]
+        nulls = [record.runs[i] for i in idx if record.runs[i].kind == "null" and _clean(record.runs[i])]
+        rc = RankCount(ranks, Side([]), Side([]), nulls)
+        bad = [r for _, r in sub if not _clean(r)]
+        if bad:
+            rc.failed = (f"the submission's run {bad[0].repeat} of the performance case "
+                         + (bad[0].stopped_reason or f"exited {bad[0].exit_code}"))
+        pairs = [(s, r) for s, r in zip(sub, ref, strict=False) if _clean(s[1]) and _clean(r[1])]
+        clean = [(s, r) for s, r in pairs if s[0] not in contended and r[0] not in contended]
+        if len(clean) >= 3 or len(clean) == len(pairs):
+            rc.left_out += [f"repeat {s[1].repeat}: {contended.get(s[0]) or contended.get(r[0])}"
+                            for s, r in pairs if (s, r) not in clean]
+            pairs = clean
+        rc.sub.runs, rc.ref.runs = [s for (_, s), _ in pairs], [r for _, (_, r) in pairs]
+        _times(rc)
+        out.append(rc)
+    return out
+
+
+def _agrees(runs: list[RunResult], null: float) -> bool:
+    """PETSc's time of these runs agrees with the wall clock minus the launcher's (medians)."""
+    petsc = [p for r in runs if (p := _petsc(r)) is not None]
+    if len(petsc) != len(runs) or not runs:
+        return False
+    outside = max(0.0, statistics.median(r.wall_s for r in runs) - null)
+    return outside <= 1.5 * statistics.median(petsc) + WALL_SLACK_S
+
+
+def _times(rc: RankCount) -> None:
+    """Each repeat's time, measured alike for both programs (see the module's note)."""
+    null = statistics.median([r.wall_s for r in rc.nulls]) if rc.nulls else 0.0
+    runs = rc.sub.runs + rc.ref.runs
+    cpu_null = [r.cpu_s for r in rc.nulls if r.cpu_s is not None]
+    if rc.wait_share() > LOADED_WAIT_SHARE and runs and all(r.cpu_s is not None for r in runs) and cpu_null:
+        base = statistics.median(cpu_null)
+        rc.source = "cpu"
+        for side in (rc.sub, rc.ref):
+            side.times = [max(0.0, (r.cpu_s or 0.0) - base) for r in side.runs]
+        return
+    trusted = _agrees(rc.sub.runs, null) and _agrees(rc.ref.runs, null)
+    rc.source = "log_view" if trusted else "wall_minus_null"
+    for side in (rc.sub, rc.ref):
+        side.times = [(_petsc(r) or 0.0) if trusted else max(0.0, r.wall_s - null) for r in side.runs]
+
+
+def memory(rc: RankCount) -> tuple[float, float, float] | None:
+    """(submission's, reference's, noise) peak memory in bytes above the launcher's own (the
+    null program's): each run's cgroup high-water mark, median of the repeats; None without."""
+    def peaks(runs: list[RunResult]) -> list[float]:
+        return [r.memory_peak_bytes for r in runs if r.memory_peak_bytes is not None]
+
+    s, r, n = peaks(rc.sub.runs), peaks(rc.ref.runs), peaks(rc.nulls)
+    if not s or not r:
+        return None
+    base = statistics.median(n) if n else 0.0
+    noise = max((max(x) - min(x) for x in (s, r, n) if len(x) > 1), default=0.0) + MEMORY_SLACK_BYTES
+    return max(0.0, statistics.median(s) - base), max(0.0, statistics.median(r) - base), noise

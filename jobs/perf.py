@@ -1,0 +1,122 @@
+"""The performance case: the submission and the problem's reference, timed side by side.
+
+Each job of a problem with a performance case (problem.json `performance`, JobSpec.perf)
+ends by timing it: for each rank count it takes one set of cores (and GPUs) and keeps it
+while the submission and the reference run `repeats` times each, alternately (S R, R S,
+S R, ...), plus three runs of the null program (first, middle, last) for the launcher's
+own time. Same node, same cores, the same moments of machine load: the ratio of their
+median times is a fair comparison, and the spread of the repeats says how far to trust it
+(evaluators/metrics/execution_time.py).
+
+The reference never enters the submission's job folder or sandbox: its binary is built once
+per campaign and variant in the PerfPlan's `reference_dir` (the first job to need it builds
+it from the sources planning copied to `src/` there, under a lock; the others wait and reuse
+it), and each job runs
+it from its own folder there (`runs/<job>/`), in a sandbox that shows only the reference's
+binary and that folder. The reference's outputs land in this job's record (kind
+`perf_ref`), which no sandbox shows. OMPI_MCA_mpi_yield_when_idle=1 for both programs: on a
+machine shared with other work, a busy-polling rank takes the core its descheduled partner
+needs (the sweeps measured the same, docs/sweeps.md)."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import shutil
+from pathlib import Path
+
+from hpcbench.jobs import slots
+from hpcbench.jobs.build import BINARY_NAME, build_submission
+from hpcbench.jobs.instruments import LogViewProbe
+from hpcbench.jobs.records import CaseRun, JobResult, JobSpec, RunResult
+from hpcbench.petsc_env import PetscInstall
+
+PERF_ENV = {"OMPI_MCA_mpi_yield_when_idle": "1"}
+NULL_AT = ("first", "middle", "last")
+
+
+def reference_binary(spec: JobSpec, petsc: PetscInstall) -> Path | str:
+    """The reference's binary for the performance case (built once, shared), or why there is none."""
+    plan = spec.perf
+    assert plan is not None
+    home = Path(plan.reference_dir)
+    home.mkdir(parents=True, exist_ok=True)
+    final = home / "build"
+    with open(home / ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one job builds, the others wait for its binary
+        if (final / BINARY_NAME).is_file():
+            return final / BINARY_NAME
+        failed = home / "build-failed.txt"
+        if failed.is_file():
+            return failed.read_text()
+        tmp = home / "build.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+        for name in plan.reference_files:
+            shutil.copyfile(home / "src" / name, tmp / name)
+        with slots.hold(1) as held:
+            res = build_submission(tmp, plan.reference_files, plan.reference_entry, petsc,
+                                   timeout_s=spec.build_timeout_s, isolation=spec.isolation, limits=spec.limits,
+                                   cpus=[c for core in held.cores for c in core])
+        if res.exit_code != 0:
+            why = f"the reference did not build for the performance case: {res.stderr.strip()[-300:]}"
+            failed.write_text(why)
+            return why
+        tmp.rename(final)
+        return final / BINARY_NAME
+
+
+def _timed(runner, binary: Path, case: CaseRun, kind: str, repeat: int, held: slots.Held) -> RunResult:
+    # fresh folders of its own like every run, its -log_view read back where only the driver named it
+    return runner.run(binary, case, kind, repeat, [LogViewProbe()], held=held, env=PERF_ENV)
+
+
+def interleaved(sub, ref, sub_bin: Path, ref_bin: Path, null_bin: Path | None, case: CaseRun,
+                ref_case: CaseRun, repeats: int) -> list[RunResult]:
+    """`repeats` runs of each program, alternating, and three null runs, on one set of cores."""
+    spec = sub.spec
+    out: list[RunResult] = []
+    null_case = CaseRun(case="perf", args=[], ranks=case.ranks, time_limit_s=60)
+    when = {0, repeats // 2, repeats - 1}
+    with slots.hold(spec.cores_for(case.ranks), gpus=spec.gpus_for(case.ranks)) as held:
+        for i in range(repeats):
+            pair = [(sub, sub_bin, case, "perf"), (ref, ref_bin, ref_case, "perf_ref")]
+            for runner, binary, c, kind in pair if i % 2 == 0 else pair[::-1]:
+                out.append(_timed(runner, binary, c, kind, i, held))
+            if any(r.kind == "perf" and (r.exit_code != 0 or r.timed_out) for r in out):
+                break  # the program fails (or outlasts its limit) here: more repeats measure nothing
+            if null_bin is not None and i in when:
+                out.append(sub.run(null_bin, null_case, "null", len([r for r in out if r.kind == "null"]), [],
+                                   held=held, env=PERF_ENV))
+    return out
+
+
+def measure(spec: JobSpec, petsc: PetscInstall, sub, binary: Path, null_bin: Path | None, result: JobResult,
+            runner_class) -> None:
+    """The performance case of this job (nothing where the problem has none); its runs join
+    the record. Not measured when a case failed: the program does not work."""
+    plan = spec.perf
+    if plan is None:
+        return
+    if any(r.kind == "instrumented" and r.exit_code != 0 for r in result.runs):
+        result.extra["perf"] = "not measured: a case failed"
+        return
+    got = reference_binary(spec, petsc)
+    if isinstance(got, str):
+        result.extra["perf"] = got
+        return
+    home = Path(plan.reference_dir) / "runs" / spec.job_id
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    # The reference's runs in fresh folders under its own work folder, never the submission's.
+    ref_spec = spec.model_copy(update={"source_dir": str(Path(plan.reference_dir) / "src"),
+                                       "files": plan.reference_files, "entry": plan.reference_entry,
+                                       "work_dir": str(home)})
+    ref = runner_class(ref_spec, petsc, got.parent)
+    try:
+        for case, ref_case in zip(plan.runs, plan.reference_runs, strict=True):
+            result.runs += interleaved(sub, ref, binary, got, null_bin, case, ref_case, plan.repeats)
+    finally:
+        if not spec.keep_work:
+            with contextlib.suppress(OSError):
+                shutil.rmtree(home)

@@ -1,0 +1,113 @@
+"""execution_time and peak_memory on the performance case (evaluators/metrics/execution_time.py,
+peak_memory.py, evaluators/performance_case.py) from records built here: the ratio of medians,
+noise, contended pairs, answers checked, the paper's absolute option, and the fallback."""
+
+from __future__ import annotations
+
+from hpcbench.evaluators.base import EvalContext
+from hpcbench.evaluators.metrics.execution_time import ExecutionTime, time_score
+from hpcbench.evaluators.metrics.peak_memory import PeakMemory
+from hpcbench.jobs.records import JobResult, LogView, Placement, RankAffinity, RunResult, TimingSummary
+from hpcbench.problem import load_problems
+from hpcbench.submission import Submission
+
+BUNDLE = load_problems(None, ["robertson"])["robertson"]
+OUT = "y_final: 5.2082e-08 2.0833e-13 9.9999995e-01\n"
+
+
+def run(kind: str, repeat: int, t: float, stdout: str = OUT, mem: float = 30e6, wait: float = 0.0,
+        rc: int = 0, ranks: int = 1) -> RunResult:
+    return RunResult(case="perf", ranks=ranks, kind=kind, repeat=repeat, command=["x"], exit_code=rc,
+                     wall_s=t + 0.3, stdout=stdout, log_view=LogView(total_time_s=t), memory_peak_bytes=mem,
+                     placement=Placement(cpus="1"), started_at=100.0 + repeat,
+                     affinity=[RankAffinity(host="h", rank=0, cpus="1", cpu_wait_s=wait)])
+
+
+def record(sub: list[float], ref: list[float], **kw) -> JobResult:
+    runs = []
+    for i, (s, r) in enumerate(zip(sub, ref)):
+        runs += [run("perf", i, s, **kw), run("perf_ref", i, r)]
+    runs += [RunResult(case="perf", ranks=1, kind="null", repeat=i, command=["n"], exit_code=0, wall_s=0.3,
+                       memory_peak_bytes=29e6) for i in range(3)]
+    return JobResult(job_id="j", agent="a", problem="robertson", attempt="1", runs=runs)
+
+
+def ctx(rec: JobResult, **kw) -> EvalContext:
+    sub = Submission(problem="robertson", agent="a", attempt="1", entry="main.c", files=["main.c"])
+    return EvalContext(problem=BUNDLE.problem, checks=BUNDLE.checks, submission=sub, sources={}, record=rec, **kw)
+
+
+def test_ten_times_slower_scores_at_most_0_6_and_the_same_program_1():
+    slow = ExecutionTime().evaluate(ctx(record([4.0, 4.2, 3.9, 4.1, 4.0], [0.40, 0.41, 0.39, 0.42, 0.40])))
+    assert slow.score is not None and slow.score <= 0.6 and "10.00 x" in slow.rationale
+    same = ExecutionTime().evaluate(ctx(record([0.41, 0.40, 0.43, 0.39, 0.40], [0.40, 0.42, 0.39, 0.41, 0.40])))
+    assert same.score == 1.0 and same.confidence == 1.0
+    assert time_score(7.5, (1.25, 2, 4, 8)) < 0.3 and time_score(3.2, (1.25, 2, 4, 8)) > 0.6
+
+
+def test_a_ratio_inside_the_measured_noise_counts_as_equal():
+    # 1.3 x, but the reference's own repeats spread by +-35%: equal
+    noisy = ExecutionTime().evaluate(ctx(record([0.52] * 5, [0.26, 0.40, 0.40, 0.54, 0.40])))
+    assert noisy.score == 1.0 and "counted as equal" in noisy.rationale
+    quiet = ExecutionTime().evaluate(ctx(record([0.60] * 5, [0.40] * 5)))  # 1.5 x, no noise: scored
+    assert quiet.score is not None and 0.9 < quiet.score < 1.0
+
+
+def test_contended_pairs_are_left_out_and_a_loaded_machine_lowers_the_confidence():
+    rec = record([0.40, 0.40, 4.0, 0.40, 0.40], [0.40] * 5)
+    third = next(i for i, r in enumerate(rec.runs) if r.kind == "perf" and r.repeat == 2)
+    got = ExecutionTime().evaluate(ctx(rec, contended={third: "shared CPU 1 with b/p/1 n6 r1 timing0 for 1.00 s"}))
+    assert got.score == 1.0 and got.confidence < 1.0 and "contended" in got.rationale
+    loaded = ExecutionTime().evaluate(ctx(record([0.40] * 5, [0.40] * 5, wait=0.5)))
+    assert loaded.confidence <= 0.7 and "waited" in loaded.rationale
+
+
+def test_wrong_answers_failed_runs_and_missing_case():
+    wrong = ExecutionTime().evaluate(ctx(record([0.01] * 5, [0.40] * 5, stdout="y_final: 1 0 0\n")))
+    assert wrong.score == 0.0 and "answers differ" in wrong.rationale
+    crashed = ExecutionTime().evaluate(ctx(record([0.40] * 5, [0.40] * 5, rc=1)))
+    assert crashed.score == 0.0
+    # no performance case in the record: the ordinary timings against the reference's, low confidence
+    plain = JobResult(job_id="j", agent="a", problem="robertson", attempt="1", timings=[
+        TimingSummary(case="t40", ranks=1, repeats=3, wall_median_s=1, null_median_s=0.5, exec_s=0.2)])
+    ref = plain.model_copy(update={"timings": [plain.timings[0].model_copy(update={"exec_s": 0.1})]})
+    fb = ExecutionTime().evaluate(ctx(plain, reference=ref))
+    assert fb.confidence == 0.5 and fb.score is not None and fb.score < 1.0
+    absolute = ExecutionTime().evaluate(ctx(plain, options={"time_metric": "absolute"}))
+    assert absolute.score == 1.0 and "absolute thresholds" in absolute.rationale
+
+
+def test_peak_memory_over_the_launchers_own():
+    rec = record([0.4] * 5, [0.4] * 5, mem=29e6 + 64e6)  # 64 MB above the launcher vs the reference's 1 MB
+    got = PeakMemory().evaluate(ctx(rec))
+    assert got.score is not None and got.score < 0.3
+    same = PeakMemory().evaluate(ctx(record([0.4] * 5, [0.4] * 5)))
+    assert same.score == 1.0 and "equal" in same.rationale
+
+
+def test_the_performance_category_of_a_ten_times_slower_program_is_at_most_0_6():
+    """Time counts twice what memory does: ten times slower with the reference's memory stays at
+    most 0.6 in performance, on a quiet machine and on a loaded one (execution_time at 0.7)."""
+    from hpcbench.score.scoring import aggregate
+
+    for wait in (0.0, 0.5):
+        rec = record([4.0, 4.2, 3.9, 4.1, 4.0], [0.40, 0.41, 0.39, 0.42, 0.40], wait=wait)
+        results = [ExecutionTime().evaluate(ctx(rec)), PeakMemory().evaluate(ctx(rec))]
+        cats, _, _ = aggregate(results)
+        assert cats["performance"] is not None and cats["performance"] <= 0.6, (wait, cats)
+    same = record([0.40] * 5, [0.40] * 5)
+    cats, _, _ = aggregate([ExecutionTime().evaluate(ctx(same)), PeakMemory().evaluate(ctx(same))])
+    assert cats["performance"] == 1.0
+
+
+def test_on_a_loaded_machine_the_runs_cpu_time_decides():
+    """Ranks waiting for a CPU half their time: the wall clocks (4 s both) measured the load; the
+    CPU time of the runs (3 s vs 1 s above the null runs' 0.2 s) says who did the work."""
+    rec = record([4.0] * 5, [4.0] * 5)
+    for r in rec.runs:
+        r.cpu_s = {"perf": 3.2, "perf_ref": 1.2, "null": 0.2}[r.kind]
+        for a in r.affinity:
+            a.cpu_wait_s = 2.0
+    got = ExecutionTime().evaluate(ctx(rec))
+    assert got.evidence["performance"][0]["source"] == "cpu" and got.evidence["performance"][0]["ratio"] == 3.0
+    assert got.score is not None and got.score < 0.8 and "CPU time" in got.rationale
