@@ -202,6 +202,19 @@ def binds_refusal(site: SiteConfig, root: Path) -> str | None:
     return None
 
 
+def _installs(site: SiteConfig, given: dict[str, PetscInstall | Exception] | None
+              ) -> dict[str, PetscInstall | Exception]:
+    """Each variant's PETSc: as given (a dry run's declared install), else found here, else why not."""
+    installs = dict(given or {})
+    for v in site.variants:
+        if v.name not in installs:
+            try:
+                installs[v.name] = resolve_variant(v)
+            except FileNotFoundError as e:
+                installs[v.name] = e
+    return installs
+
+
 def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemBundle],
               submissions: list[LoadedSubmission],
               installs: dict[str, PetscInstall | Exception] | None = None, keep_work: bool = False,
@@ -210,14 +223,7 @@ def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemB
     each problem's cases drawn at planning (hpcbench/plan/held_out.py)."""
     if site.isolation != "none" and (why := binds_refusal(site, campaign.root)):
         raise ConfigError(f"site {site.name}", "isolation_binds", why)
-    installs = dict(installs or {})
-    for v in site.variants:
-        if v.name in installs:
-            continue
-        try:
-            installs[v.name] = resolve_variant(v)
-        except FileNotFoundError as e:
-            installs[v.name] = e
+    installs = _installs(site, installs)
     plan = Plan()
     chosen: dict[str, tuple[VariantConfig, PetscInstall]] = {}
     for pid, bundle in problems.items():
