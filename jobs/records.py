@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import sys
 import tempfile
 from pathlib import Path
 from typing import Literal
@@ -52,6 +54,15 @@ class Launcher(Model):
     template: str = Field("mpiexec -n {ranks}", min_length=1)
     oversubscribe_flag: str = "--oversubscribe"  # added when ranks exceed the cores
     env: dict[str, str] = {}
+    # The value of {depth}: CPUs per rank in the launcher's own unit, for one physical core per
+    # rank (srun -c counts hardware threads where threads_per_core is 2: Perlmutter 2; PALS
+    # --depth 1 already spreads ranks over physical cores first; docs/sites.md).
+    depth: int = Field(1, ge=1)
+
+    def argv(self, ranks: int, ppn: int) -> list[str]:
+        """The launcher's words for `ranks` ranks, `ppn` per node; {python} is this interpreter
+        (a per-rank helper such as hpcbench.jobs.gpu_bind runs with it)."""
+        return shlex.split(self.template.format(ranks=ranks, ppn=ppn, depth=self.depth, python=sys.executable))
 
 
 IsolationLevel = Literal["bwrap", "apptainer", "none"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -80,11 +81,12 @@ def _site(tmp: Path) -> Path:
     text = text.replace('template: "mpiexec --np {ranks} --ppn {ppn} --depth {depth} --cpu-bind depth"',
                         'template: "mpiexec -n {ranks}"')
     text = text.replace('oversubscribe_flag: ""\nvariants', 'oversubscribe_flag: "--oversubscribe"\nvariants')
-    text = text.replace("petsc_dir: /eagle/YOUR_PROJECT/hpcbench/spack-env/views/cpu", "petsc_dir: auto")
+    text = text.replace("petsc_dir: /eagle/YOUR_PROJECT/hpcbench/spack-env/views/polaris-cpu", "petsc_dir: auto")
+    text = re.sub(r"^ *modules: .*\n", "", text, flags=re.M)  # no `module` command on this machine
+    # Arrays of several tasks: without debug's one-job-per-user limit (its refusal has its own test).
+    text = text.replace("_per_user: 1", "_per_user: 0")
     text = text.replace("storage_root: /eagle/YOUR_PROJECT/hpcbench/campaigns", f"storage_root: {tmp}")
     text += "timing_repeats: 1\nvalgrind: false\nsetup: []\n"
-    text = text.replace("setup:\n  - module use /soft/modulefiles\n  - module load PrgEnv-gnu cudatoolkit-standalone\n"
-                        "  - export MPICH_GPU_SUPPORT_ENABLED=1\n", "")
     p = tmp / "polaris-here.yaml"
     p.write_text(text)
     return p

@@ -63,7 +63,10 @@ def pbs_head(plan: ArrayPlan, site: SiteConfig, account: str, log_dir: Path, nod
     if account:
         lines.append(f"#PBS -A {account}")
     lines += array
-    lines += ["#PBS -j oe", f"#PBS -o {log_dir}/", "#PBS -r n"]  # a rerun is the driver's decision
+    # A rerun is the driver's decision (-r n), but OpenPBS's qsub refuses a non-rerunnable array
+    # ("cannot submit non-rerunable Array Job", src/cmds/qsub.c): arrays are rerunnable, and a
+    # rerun subjob resumes from its finished runs (jobs/resume.py).
+    lines += ["#PBS -j oe", f"#PBS -o {log_dir}/", "#PBS -r y" if array else "#PBS -r n"]
     lines += [f"#PBS {d}" for d in [*site.batch.directives, *(part.directives if part else [])]]
     return lines + ["", "# setup", *plan.setup, f"export {WALLTIME_ENV}={plan.walltime_min * 60}", ""]
 

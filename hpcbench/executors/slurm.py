@@ -292,8 +292,11 @@ class SlurmExecutor(BatchExecutor):
         if site.batch.login_node_mpi or argv[0] != "srun":
             return argv
         # srun from a login node makes the check a one-job allocation of its own.
+        # The partition by the name Slurm knows (none on Perlmutter, where `regular` is a QOS and
+        # the constraint picks the nodes: docs/sites.md), its QOS and constraint.
         part = site.partitions[0]
-        return [argv[0], "-t", "2", "-p", part.name, *(["-A", account] if account else []),
+        return [argv[0], "-t", "2", *(["-p", part.queue] if part.queue else []),
+                *(["-q", part.qos] if part.qos else []), *(["-A", account] if account else []),
                 *(["-C", part.constraint] if part.constraint else []), *argv[1:]]
 
     def make_backend(self) -> Backend:
