@@ -23,6 +23,8 @@ common = [
 ]
 wait_lock_opt = click.option("--wait-lock", is_flag=True,
                              help="if another run/submit is writing this campaign, wait for it (default: refuse)")
+trust_opt = click.option("--trust-submissions", "trust", is_flag=True,
+                         help="run agents' programs even on a site with isolation: none (they get your rights)")
 keep_work_opt = click.option("--keep-work", is_flag=True,
                              help="keep work/<job> (sources, objects, binary, logs) after its record is written")
 campaign_arg = click.argument("campaign_dir", type=click.Path(exists=True, file_okay=False))
@@ -101,15 +103,18 @@ def collect_score_report(campaign, judge_cfg=None) -> tuple[str, list]:
 @with_common
 @wait_lock_opt
 @keep_work_opt
+@trust_opt
 @judge_options
-def run(agents, site, submissions, problem_ids, out, wait_lock, keep_work, **judge) -> None:
+def run(agents, site, submissions, problem_ids, out, wait_lock, keep_work, trust, **judge) -> None:
     """Plan, run, collect, score and report in one go (default: local site,
     the reference and the bundled sample agents, every supported problem)."""
+    from hpcbench.plan.trust import require_trust
     from hpcbench.site import load_site
 
     # The bundled samples only when asked for, or when nothing is: `--submissions DIR` runs the user's tree.
     agents = list(agents) or (["reference"] if submissions else ["reference", "samples"])
     s = load_site(site)
+    require_trust(s, agents, submissions, trust)
     out = out or default_out(s)
     judge_cfg = judge_config(**judge)  # a bad judge option fails before any job runs
     with lock(out, wait_lock):
@@ -131,14 +136,18 @@ def run(agents, site, submissions, problem_ids, out, wait_lock, keep_work, **jud
               help="run all jobs of a variant in one allocation (default: on where the site's nodes are exclusive)")
 @wait_lock_opt
 @keep_work_opt
+@trust_opt
 def submit(agents, site, submissions, problem_ids, out, resume, account, dry_run, block, pack, wait_lock,
-           keep_work) -> None:
+           keep_work, trust) -> None:
     """Plan jobs and hand them to the site's executor (Slurm/PBS: queue them and return)."""
+    from hpcbench.plan.trust import require_trust
     from hpcbench.site import load_site
 
     agents = list(agents) or ([] if submissions else ["reference"])
     s = load_site(site)
     out = out or default_out(s)
+    if not dry_run:  # a dry run runs nothing: it shows what would be asked for
+        require_trust(s, agents, submissions, trust)
     if dry_run:
         show_dry_run(out, s, agents, submissions, problem_ids, account, pack)
         return
@@ -176,12 +185,13 @@ def print_scripts(site, campaign, jobs: list, account: str | None, pack: bool | 
     for p, text in scripts:
         nodes = f", {p.nodes} node(s) packed" if hasattr(p, "nodes") else ""
         click.echo(f"# ===== {p.name}: {len(p.jobs)} job(s){nodes}, {p.walltime_min} min, partition "
-                   f"{p.shape.partition or '(default)'} =====")
+                   f"{p.shape.partition or '(default)'}, at most {p.node_hours():.2f} node-hours =====")
         click.echo(text)
         click.echo(f"# ----- launch commands of {p.name} (<app>: the job's build, <null>: launcher calibration) -----")
         click.echo("\n".join(plan_launch_lines(p, site)) + "\n")
-    click.echo(f"dry run: {len(scripts)} batch script(s) for {len(jobs)} jobs; nothing submitted. "
-               f"Campaign planned in {campaign.root}", err=True)
+    total = sum(p.node_hours() for p, _ in scripts)
+    click.echo(f"dry run: {len(scripts)} batch script(s) for {len(jobs)} jobs, at most {total:.2f} node-hours "
+               f"(nodes x walltime); nothing submitted. Campaign planned in {campaign.root}", err=True)
 
 
 def open_campaign(campaign_dir: str):

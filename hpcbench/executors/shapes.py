@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass, field
 
 from hpcbench.errors import HpcbenchError
-from hpcbench.executors.queues import capped_walltime, check_user_limit, pick_queue
+from hpcbench.executors.queues import QueueRefused, capped_walltime, check_user_limit, pick_queue
 from hpcbench.jobs.records import JobSpec
 from hpcbench.site import GPU_FEATURES, Partition, SiteConfig
 
@@ -99,6 +99,12 @@ def plan_arrays(jobs: list[JobSpec], site: SiteConfig) -> list[ArrayPlan]:
     parts: dict[Shape, Partition | None] = {}
     for j in sorted(jobs, key=lambda j: j.job_id):
         shape, part = shape_of(j, site)
+        per_node = site.ranks_per_node(j.variant.name, part) if part else 0
+        # One rank per GPU, and an array task has one node.
+        if part is not None and shape.gpus and per_node and j.width > per_node:
+            raise QueueRefused(f"job {j.job_id} needs {j.width} ranks of GPU variant {j.variant.name}, a node of "
+                               f"queue {part.name} holds {per_node} (one per GPU; docs/sites.md): run it packed "
+                               "(without --no-pack), where it spans nodes; nothing was submitted")
         groups.setdefault(shape, []).append(j)
         parts[shape] = part
     out: list[ArrayPlan] = []
