@@ -72,7 +72,7 @@ class Rendered:
     login_launch: list[str] | str = ""  # doctor's 2-rank check from a login node
 
 
-def _spec(site: SiteConfig, tmp: Path, jid: str, variant: str, ranks: list[int]) -> JobSpec:
+def job_spec(site: SiteConfig, tmp: Path, jid: str, variant: str, ranks: list[int]) -> JobSpec:
     v = site.variant(variant)
     return JobSpec(job_id=jid, agent="a", problem="p", attempt="1", source_dir=str(tmp), entry="main.c",
                    files=["main.c"], runs=[CaseRun(case=f"c{r}", args=[], ranks=r, time_limit_s=30) for r in ranks],
@@ -98,7 +98,7 @@ def _launch_commands(plan: ArrayPlan, site: SiteConfig) -> list[str]:
     return out
 
 
-def _render(site: SiteConfig, tmp: Path, label: str, jobs: list[JobSpec], pack: bool,
+def render(site: SiteConfig, tmp: Path, label: str, jobs: list[JobSpec], pack: bool,
             baseline: list[int] | None, out: Rendered) -> None:
     folder = tmp / re.sub(r"\W+", "-", label)
     folder.mkdir(parents=True, exist_ok=True)
@@ -117,16 +117,17 @@ def render_site(name: str, tmp: Path, site: SiteConfig | None = None) -> Rendere
     for v in site.variants:
         rpn = site.ranks_per_node(v.name) or 1
         wide = widest(site, v.name)
-        jobs1 = [_spec(site, tmp, f"{v.name}-one", v.name, [1]), _spec(site, tmp, f"{v.name}-full", v.name, [1, rpn])]
-        _render(site, tmp, f"{v.name} submit packed 1 node", jobs1, True, None, out)
-        jobsw = [_spec(site, tmp, f"{v.name}-one", v.name, [1]), _spec(site, tmp, f"{v.name}-w", v.name, [rpn * wide])]
-        _render(site, tmp, f"{v.name} submit packed {wide} nodes", jobsw, True, None, out)
-        _render(site, tmp, f"{v.name} submit unpacked 1 job", jobs1[:1], False, None, out)
-        _render(site, tmp, f"{v.name} submit unpacked 2 jobs", jobs1, False, None, out)
-        sweep = [_spec(site, tmp, f"{v.name}-sweep", v.name, [1, 2, rpn, 2 * rpn])]
-        _render(site, tmp, f"{v.name} sweep", sweep, True, [1, 2, rpn], out)
-    every = [_spec(site, tmp, f"{v.name}-all", v.name, [1]) for v in site.variants]
-    _render(site, tmp, "all variants packed", every, True, None, out)
+        one = job_spec(site, tmp, f"{v.name}-one", v.name, [1])
+        jobs1 = [one, job_spec(site, tmp, f"{v.name}-full", v.name, [1, rpn])]
+        render(site, tmp, f"{v.name} submit packed 1 node", jobs1, True, None, out)
+        jobsw = [one, job_spec(site, tmp, f"{v.name}-w", v.name, [rpn * wide])]
+        render(site, tmp, f"{v.name} submit packed {wide} nodes", jobsw, True, None, out)
+        render(site, tmp, f"{v.name} submit unpacked 1 job", jobs1[:1], False, None, out)
+        render(site, tmp, f"{v.name} submit unpacked 2 jobs", jobs1, False, None, out)
+        sweep = [job_spec(site, tmp, f"{v.name}-sweep", v.name, [1, 2, rpn, 2 * rpn])]
+        render(site, tmp, f"{v.name} sweep", sweep, True, [1, 2, rpn], out)
+    every = [job_spec(site, tmp, f"{v.name}-all", v.name, [1]) for v in site.variants]
+    render(site, tmp, "all variants packed", every, True, None, out)
     from hpcbench.executors import executor_class
 
     out.login_launch = executor_class(site.scheduler).login_launch(site, ["srun", "-n", "2", "hello"], "proj123")
@@ -604,10 +605,10 @@ def test_no_queue_takes_the_shape_is_refused_naming_the_rule(tmp_path):
 
 def test_a_gpu_job_wider_than_a_nodes_gpus_is_refused_unpacked_and_spans_nodes_packed(tmp_path):
     site = load_site("perlmutter")
-    job = _spec(site, tmp_path, "wide", "cuda", [16])
+    job = job_spec(site, tmp_path, "wide", "cuda", [16])
     r = Rendered(site)
-    _render(site, tmp_path, "unpacked", [job], False, None, r)
-    _render(site, tmp_path, "packed", [job], True, None, r)
+    render(site, tmp_path, "unpacked", [job], False, None, r)
+    render(site, tmp_path, "packed", [job], True, None, r)
     assert any("holds 4 (one per GPU" in why for _, why in r.refused)
     packed = next(s for s in r.scripts if s.label == "packed")
     assert packed.plan.node_count() == 4 and "#SBATCH --nodes=4" in packed.text
