@@ -271,6 +271,22 @@ def _sweep_again(c, changed: bool) -> None:
         click.echo(f"{c.h5_path}: /sweep derived again from the stored runs", err=True)
 
 
+def _ask_accounting(c) -> None:
+    """Batch sites: what the scheduler charged for every finished allocation (sacct, qstat -xf),
+    into scheduler/accounting.json for collect to store. Its failure loses nothing else."""
+    from hpcbench.errors import HpcbenchError
+    from hpcbench.executors import executor_for
+    from hpcbench.site import SiteConfig
+
+    try:
+        site = SiteConfig.model_validate(c.manifest().site_config)
+        ex = executor_for(site, c)
+        if ex.batch and hasattr(ex, "accounting"):
+            ex.accounting(c.specs())
+    except (HpcbenchError, OSError, ValueError) as e:
+        click.echo(f"collect: scheduler accounting not read ({e}); the records are collected all the same", err=True)
+
+
 @click.command()
 @campaign_arg
 def collect(campaign_dir) -> None:
@@ -279,13 +295,16 @@ def collect(campaign_dir) -> None:
     from hpcbench.plan import Campaign
 
     c = Campaign(Path(campaign_dir))
+    _ask_accounting(c)
     counts = store.collect(c)
     for line in counts["unreadable"]:
         click.echo(f"skipped: {line}", err=True)
     _sweep_again(c, changed=bool(counts["added"] or counts["replaced"] or counts["removed"]))
     click.echo(f"{c.h5_path}: {counts['submissions']} submissions, {counts['records']} with records, "
                f"{counts['missing']} still without; {counts['added']} added, {counts['replaced']} replaced, "
-               f"{counts['unchanged']} unchanged" + (f", {counts['removed']} removed" if counts["removed"] else ""))
+               f"{counts['unchanged']} unchanged" + (f", {counts['removed']} removed" if counts["removed"] else "")
+               + (f"; scheduler accounting of {counts['allocations']} allocation(s)"
+                  if counts.get("allocations") else ""))
 
 
 def register(main: click.Group) -> None:

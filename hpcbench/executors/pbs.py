@@ -202,6 +202,16 @@ class PbsBackend(Backend):
         out = parse_qstat_json(p.stdout)
         return {i: out[i] for i in ids if i in out}
 
+    def usage(self, ids: list[str]) -> dict:
+        """`qstat -xf -F json` of the finished jobs (history included): resources_used."""
+        from hpcbench.executors.accounting import parse_qstat_usage
+
+        try:
+            p = subprocess.run(["qstat", "-xf", "-F", "json", *ids], capture_output=True, text=True, timeout=120)
+        except (OSError, subprocess.TimeoutExpired):
+            return {}
+        return parse_qstat_usage(p.stdout) if p.returncode in (0, QSTAT_UNKNOWN_JOB) else {}
+
     def cancel(self, ids: list[str]) -> None:
         p = subprocess.run(["qdel", *ids], capture_output=True, text=True, timeout=120)
         if p.returncode not in (0, QSTAT_JOB_FINISHED):

@@ -269,6 +269,16 @@ class SlurmBackend(Backend):
                 out[i] = SchedInfo(state=m.group(1), exit_code=ec.group(1) if ec else "")
         return out
 
+    def usage(self, ids: list[str]) -> dict:
+        """sacct of the allocations (array tasks by their own ids) and their steps."""
+        from hpcbench.executors.accounting import parse_sacct_usage
+
+        try:
+            p = _run(["sacct", "-n", "-P", "-o", "JobID,State,ElapsedRaw,NNodes,MaxRSS,Start,End", "-j", ",".join(ids)])
+        except (OSError, subprocess.TimeoutExpired):
+            return {}
+        return parse_sacct_usage(p.stdout) if p.returncode == 0 else {}
+
     def cancel(self, ids: list[str]) -> None:
         p = _run(["scancel", *ids])
         if p.returncode != 0:

@@ -159,6 +159,9 @@ def to_html(h5_path: Path, scoring_id: str | None = None) -> str:
     from hpcbench.report.scaling import section_html  # the campaign's sweeps, when it has any
 
     parts.append(section_html(Path(h5_path).parent))
+    from hpcbench.report.accounting import html_section  # node-hours, when collect read the scheduler's accounting
+
+    parts.append(html_section(h5_path))
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>hpcbench report {_e(Path(h5_path).parent.name)}</title><style>{_CSS}</style></head><body>"
             + "\n".join(parts) + "</body></html>\n")
