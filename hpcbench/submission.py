@@ -147,6 +147,11 @@ class Submission(BaseModel):
         return self
 
 
+# Generation failures that are the infrastructure's, not the agent's (agents/contract.FAILURE_KINDS
+# describes them): never a submission, always an error to retry.
+INFRA_KINDS = frozenset({"credentials", "unreachable", "rate_limited", "provider_error", "request_timeout"})
+
+
 def check_file_name(name: str) -> None:
     """A file name must stay inside its submission folder: relative, no '..', no
     odd characters. Raises ValueError with the reason."""
@@ -270,6 +275,10 @@ def load_submission(folder: Path, agent: str | None = None, problem: str | None 
     except ValidationError as e:
         return Rejected(meta_path, *format_validation_error(e))
     bad = _names_rejected(meta_path, meta, given, known_problems, reserved)
+    if bad is None and meta.generation_error_kind in INFRA_KINDS:
+        bad = Rejected(meta_path, "generation_error_kind",
+                       f"{meta.generation_error_kind!r} is an infrastructure error ({meta.generation_error[:300]}), "
+                       "not an attempt of the agent: generate it again (hpcbench retry, or generate)")
     if bad is None and not (meta.refused or meta.generation_error):
         bad = _sources_rejected(folder, meta)
     return bad or LoadedSubmission(meta, folder)

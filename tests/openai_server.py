@@ -23,6 +23,7 @@ Use::
         srv.reset()                           # forget requests and queued replies
         srv.errors                            # exceptions of responder functions (sent as HTTP 500)
         srv.max_in_flight                     # most requests being answered at once (concurrency checks)
+        srv.required_key = "sk-test"          # any other bearer token is refused with 401 (a bad key)
 
 How a request is answered: the next queued reply if any, else ``default``, which
 is a ``Reply`` or a function ``body -> Reply | str | dict`` (a str is sent as the
@@ -111,6 +112,7 @@ class OpenAIServer:
     def __init__(self, default: Reply | Responder | None = None, model: str = "test-judge") -> None:
         self.default: Reply | Responder = default or Reply.text("{}")
         self.model = model
+        self.required_key: str | None = None  # when set, any other bearer token gets a 401 (a refused key)
         self.requests: list[Request] = []
         self.errors: list[str] = []  # exceptions raised by responder functions (answered with HTTP 500)
         self.in_flight = 0  # requests received and not yet answered
@@ -172,6 +174,11 @@ class OpenAIServer:
                     body = json.loads(raw or b"{}")
                 except ValueError:
                     self._send(400, {"error": {"message": "request body is not JSON", "type": "invalid_request"}})
+                    return
+                auth = self.headers.get("authorization", "")
+                if server.required_key is not None and auth != f"Bearer {server.required_key}":
+                    self._send(401, {"error": {"message": "Incorrect API key provided (test server)",
+                                              "type": "invalid_request_error", "code": "invalid_api_key"}})
                     return
                 try:
                     reply = server._answer(self.path, body, dict(self.headers.items()))

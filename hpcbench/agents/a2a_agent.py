@@ -39,6 +39,7 @@ from hpcbench.agents.contract import (
     validate_answer,
 )
 from hpcbench.agents.kinds import AgentRequest, agent_kind
+from hpcbench.agents.llm_errors import infrastructure_kind
 from hpcbench.problem import Problem
 from hpcbench.submission import MAX_FILE_BYTES, Generation
 
@@ -231,6 +232,12 @@ class A2AAgent(GeneratingAgent):
     def conversation(self, problem: Problem) -> Conversation:
         return A2AConversation(self, problem)
 
+    async def preflight(self) -> GenerationFailure | None:
+        """The agent card is the endpoint check: without it no attempt can be sent."""
+        if self.card is None and not self.start_error:
+            await self.start()
+        return GenerationFailure("unreachable", self.start_error) if self.start_error else None
+
 
 class A2AConversation(Conversation):
     def __init__(self, agent: A2AAgent, problem: Problem):
@@ -262,8 +269,8 @@ class A2AConversation(Conversation):
         gen = Generation(turns=1)
         gen.prompt_version = PROMPT_VERSION  # type: ignore[attr-defined]
         gen.protocol = self.agent.protocol  # type: ignore[attr-defined]
-        if self.agent.start_error:
-            return Reply(GenerationFailure("protocol_error", self.agent.start_error), gen)
+        if self.agent.start_error:  # its card could not be fetched: the agent was never asked
+            return Reply(GenerationFailure("unreachable", self.agent.start_error), gen)
         bodies: list[dict[str, Any]] = []
         t0 = time.perf_counter()
         got = await self._exchange(message, bodies)
@@ -272,6 +279,9 @@ class A2AConversation(Conversation):
             return Reply(got, gen)
         wire = _wire_result(bodies, got[0])
         if wire is None:
+            unreached = infrastructure_kind(got[1]) if got[1] is not None and not bodies else None
+            if unreached in ("unreachable", "credentials"):  # no answer ever came: retry, not a verdict
+                return Reply(GenerationFailure(unreached, f"{type(got[1]).__name__}: {got[1]}"[:4000]), gen)
             return Reply(GenerationFailure("protocol_error", _no_result(bodies, got[1])), gen)
         raw = json.dumps(wire)[:RAW_CAP]
         try:

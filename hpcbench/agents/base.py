@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import ClassVar
 
-from hpcbench.agents.contract import Reply
+from hpcbench.agents.contract import GenerationFailure, Reply
 from hpcbench.problem import Problem
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
@@ -49,6 +49,11 @@ class Agent(ABC):
         """Resolve what the agent needs before the first attempt (an agent card ...)."""
 
     async def close(self) -> None:
+        return None
+
+    async def preflight(self) -> GenerationFailure | None:
+        """Whether the agent can be asked at all (key, endpoint, model), checked before a
+        campaign is planned; None when it can (or when there is nothing to check)."""
         return None
 
     def conversation(self, problem: Problem) -> Conversation:

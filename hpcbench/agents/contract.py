@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hpcbench.problem import Problem
-from hpcbench.submission import MAX_FILE_BYTES, MAX_FILES, Generation, check_file_name
+from hpcbench.submission import INFRA_KINDS, MAX_FILE_BYTES, MAX_FILES, Generation, check_file_name
 
 PROMPT_VERSION = "gen-v1"
 
@@ -34,6 +34,13 @@ FAILURE_KINDS: dict[str, str] = {
     "agent_failed": "the agent reported that it could not generate code",
     "protocol_error": "the agent's endpoint answered with an error or something the protocol does not allow",
     "timeout": "no answer within the time limit",
+    # Infrastructure: the model was never asked, or its answer never arrived. These are errors
+    # to retry (`hpcbench retry`), never a submission: an outage must not read as a verdict.
+    "credentials": "the endpoint refused the API key, or no key was found",
+    "unreachable": "the endpoint could not be reached (connection, DNS, TLS)",
+    "rate_limited": "quota or rate limit still exceeded after retries",
+    "provider_error": "the provider failed (server error, unknown model, request it could not serve)",
+    "request_timeout": "the endpoint did not answer a request in time, after retries",
 }
 
 SYSTEM_PROMPT = """\
@@ -101,6 +108,11 @@ class GenerationFailure:
 
     def __post_init__(self) -> None:
         assert self.kind in FAILURE_KINDS, self.kind
+
+    @property
+    def infrastructure(self) -> bool:
+        """An error outside the agent under test (no key, outage, quota): retried, never scored."""
+        return self.kind in INFRA_KINDS
 
 
 @dataclass

@@ -22,6 +22,7 @@ from hpcbench.agents.contract import (
     render_user_prompt,
 )
 from hpcbench.agents.kinds import AgentRequest, agent_kind
+from hpcbench.agents.llm_errors import failure_from_exception
 from hpcbench.llm import litellm_module
 from hpcbench.problem import Problem
 from hpcbench.submission import Generation
@@ -46,6 +47,32 @@ class LitellmAgent(GeneratingAgent):
     def conversation(self, problem: Problem) -> Conversation:
         return LitellmConversation(self, problem)
 
+    async def preflight(self) -> GenerationFailure | None:
+        """Before anything is planned: a key where the provider needs one, then one tiny
+        completion (a few tokens, a fraction of a cent on paid providers) that proves the
+        endpoint, the key and the model name together."""
+        litellm = litellm_module()
+        if not self.api_key and not self.base_url:
+            try:
+                env = litellm.validate_environment(model=self.model)
+            except Exception:  # a provider litellm cannot check locally: the call below tells
+                env = {}
+            if env.get("missing_keys"):
+                return GenerationFailure("credentials", f"no API key for {self.model}: set "
+                                         f"{' or '.join(env['missing_keys'])} (or HPCBENCH_API_KEY)")
+        kw: dict[str, Any] = dict(model=self.model, messages=[{"role": "user", "content": "Reply with: ok"}],
+                                  max_tokens=8, temperature=0, timeout=min(60.0, self.request_timeout_s),
+                                  num_retries=self.num_retries)
+        if self.base_url:
+            kw["api_base"] = self.base_url
+        if self.api_key:
+            kw["api_key"] = self.api_key
+        try:
+            await litellm.acompletion(**kw)
+        except Exception as e:
+            return failure_from_exception(e)
+        return None
+
     async def complete(self, messages: list[dict[str, str]]) -> tuple[Reply, str]:
         """One completion: the checked reply and the assistant text (for a follow-up)."""
         litellm = litellm_module()
@@ -58,12 +85,8 @@ class LitellmAgent(GeneratingAgent):
         t0 = time.perf_counter()
         try:
             resp = await litellm.acompletion(**kw)
-        except litellm.Timeout as e:
-            return Reply(GenerationFailure("timeout", f"{type(e).__name__}: {str(e)[:500]}"),
-                         Generation(latency_s=time.perf_counter() - t0, turns=1)), ""
         except Exception as e:  # provider errors of every kind end this attempt, not the campaign
-            return Reply(GenerationFailure("protocol_error", f"{type(e).__name__}: {str(e)[:500]}"),
-                         Generation(latency_s=time.perf_counter() - t0, turns=1)), ""
+            return Reply(failure_from_exception(e), Generation(latency_s=time.perf_counter() - t0, turns=1)), ""
         latency = time.perf_counter() - t0
         usage = getattr(resp, "usage", None)
         gen = Generation(prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),

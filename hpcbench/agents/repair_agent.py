@@ -17,7 +17,7 @@ import asyncio
 from typing import Any
 
 from hpcbench.agents.base import Agent, Conversation, GeneratingAgent
-from hpcbench.agents.contract import Answer, Reply, render_feedback
+from hpcbench.agents.contract import Answer, GenerationFailure, Reply, render_feedback
 from hpcbench.agents.kinds import AgentRequest, agent_kind
 from hpcbench.agents.sandbox import Sandbox
 from hpcbench.problem import Problem
@@ -75,6 +75,9 @@ class RepairAgent(GeneratingAgent):
 
     async def close(self) -> None:
         await self.inner.close()
+
+    async def preflight(self) -> GenerationFailure | None:
+        return await self.inner.preflight()
 
     def conversation(self, problem: Problem) -> Conversation:
         return RepairConversation(self, problem)

@@ -28,7 +28,7 @@ class Main(click.Group):
             sys.exit(130)
 
 
-@click.group(cls=Main)
+@click.group(cls=Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="hpcbench")
 def main() -> None:
     """Build, run and score PETSc programs written by AI agents."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from pathlib import Path
 
 import click
@@ -31,11 +32,13 @@ def generate(agents, problem_ids, attempts, out, base_url, api_key_env, max_toke
     """Write submissions <out>/<agent>/<problem>/<attempt>/ from agents under test.
 
     Finished attempts are not regenerated; a failed generation is recorded in its
-    submission.json (generation_error) and the rest goes on. Then:
-    `hpcbench submit --submissions OUT`."""
+    submission.json (generation_error) and the rest goes on. An infrastructure error
+    (no key, outage, quota) is no attempt: it is kept in OUT/.errors, the command exits 1,
+    and running it again asks for exactly those. Then: `hpcbench submit --submissions OUT`."""
     import os
 
     from hpcbench.agents import AgentOptions, make_agent
+    from hpcbench.agents.generate import PreflightError, preflight
     from hpcbench.agents.generate import generate as run_generate
     from hpcbench.cli.progress import GENERATE, Display
     from hpcbench.problem import known_problem_ids, load_problems, parse_ids
@@ -45,10 +48,21 @@ def generate(agents, problem_ids, attempts, out, base_url, api_key_env, max_toke
     opts = AgentOptions(base_url=base_url, api_key=os.environ.get(api_key_env), max_tokens=max_tokens,
                         timeout_s=timeout_s, site=site)
     made = [make_agent(a, bundles, known, opts) for a in agents]
+
+    async def checked():
+        bad = await preflight(made)
+        if bad:
+            raise PreflightError(bad)
+        return await run_generate(made, bundles, attempts, Path(out), concurrency=concurrency,
+                                  timeout_s=timeout_s, retry_failed=retry_failed, progress=progress)
+
     with Display(GENERATE) as progress:
-        summary = asyncio.run(run_generate(made, bundles, attempts, Path(out), concurrency=concurrency,
-                                           timeout_s=timeout_s, retry_failed=retry_failed, progress=progress))
+        summary = asyncio.run(checked())
     echo_summary(out, summary)
+    if summary.errors:
+        click.echo(f"hpcbench: the same command asks again for exactly these {len(summary.errors)} attempt(s) "
+                   "once the cause is fixed", err=True)
+        raise SystemExit(1)
 
 
 def echo_summary(out: str, summary) -> None:
@@ -56,9 +70,13 @@ def echo_summary(out: str, summary) -> None:
         click.echo(f"rejected: {r}", err=True)
     w = summary.written
     click.echo(f"{out}: agents {', '.join(summary.agents) or '-'}; {w['ok']} generated, {w['refused']} refused, "
-               f"{w['failed']} failed, {w['replayed']} replayed, {summary.skipped} already there")
+               f"{w['failed']} failed, {len(summary.errors)} errors, {w['replayed']} replayed, "
+               f"{summary.skipped} already there")
     for kind, n in sorted(summary.failures.items()):
         click.echo(f"  failed generations: {kind}: {n}")
+    for cause, n in Counter(f"{e.kind}: {e.cause}" for e in summary.errors).most_common():
+        click.echo(f"hpcbench: error: {n} attempt(s) not made, infrastructure error (not a failure of the agent, "
+                   f"not scored): {cause}", err=True)
 
 
 @click.command()

@@ -8,13 +8,22 @@ from pathlib import Path
 import click
 
 from hpcbench.cli.judge import judge_config, judge_options
-from hpcbench.cli.progress import EVALUATE, JOB_STATES_KIND, JOBS, JUDGE, Display, evaluated, judge_calls
-from hpcbench.cli.score import exit_if_unscored
+from hpcbench.cli.progress import EVALUATE, JOB_STATES_KIND, JOBS, JUDGE, Display, JobOutcomes, evaluated, judge_calls
+from hpcbench.cli.score import exit_if_unscored, judge_errors
 
 agent_opt = click.option("--agent", "agents", multiple=True,
                          help="reference | samples | dir:PATH | litellm:MODEL | a2a:URL | repair:INNER:N "
-                              "(repeatable; generated into <out>/generated, endpoint and key from "
-                              "$HPCBENCH_BASE_URL and $HPCBENCH_API_KEY)")
+                              "(repeatable; generated into <out>/generated)")
+endpoint_opts = [
+    click.option("--base-url", metavar="URL",
+                 help="OpenAI-compatible endpoint of litellm:MODEL agents (default: $HPCBENCH_BASE_URL)"),
+    click.option("--api-key-env", metavar="VAR", default="HPCBENCH_API_KEY", show_default=True,
+                 help="environment variable holding the generating agents' API key (or the provider's own, "
+                      "e.g. OPENAI_API_KEY, when this one is unset)"),
+]
+attempts_opt = click.option("--attempts", default=1, show_default=True, type=click.IntRange(1, 1000),
+                            help="attempts per problem of each generating agent")
+account_opt = click.option("--account", help="allocation to charge on batch sites (default: $HPCBENCH_ACCOUNT)")
 common = [
     click.option("--site", default="local", show_default=True, help="site name or path to a site YAML"),
     click.option("--submissions", type=click.Path(file_okay=False), help="tree <agent>/<problem>/<attempt>/"),
@@ -23,7 +32,7 @@ common = [
 ]
 wait_lock_opt = click.option("--wait-lock", is_flag=True,
                              help="if another run/submit is writing this campaign, wait for it (default: refuse)")
-trust_opt = click.option("--trust-submissions", "trust", is_flag=True,
+trust_opt = click.option("--trust-submissions", "trust_submissions", is_flag=True,
                          help="run agents' programs even on a site with isolation: none (they get your rights)")
 keep_work_opt = click.option("--keep-work", is_flag=True,
                              help="keep work/<job> (sources, objects, binary, logs) after its record is written")
@@ -31,7 +40,7 @@ campaign_arg = click.argument("campaign_dir", type=click.Path(exists=True, file_
 
 
 def with_common(f):
-    for opt in reversed([agent_opt, *common]):
+    for opt in reversed([agent_opt, *common, *endpoint_opts, attempts_opt]):
         f = opt(f)
     return f
 
@@ -48,22 +57,33 @@ def lock(out: str, wait: bool):
     return campaign_lock(Path(out), wait, notify=lambda m: click.echo(f"hpcbench: {m}", err=True))
 
 
-def plan(out: str, site, agents: list[str], submissions: str | None, problem_ids: str | None,
-         installs: dict | None = None, keep_work: bool = False):
-    """Plan the campaign and say what was generated, rejected and skipped."""
+def gather_options(opts, dry_run: bool = False):
+    from hpcbench.plan import GatherOptions
+    from hpcbench.plan.gather import agent_options
+
+    return GatherOptions(attempts=opts.attempts, dry_run=dry_run,
+                         agents=agent_options(opts.base_url, opts.api_key_env))
+
+
+def plan(out: str, site, opts, installs: dict | None = None, dry_run: bool = False):
+    """Plan the campaign of `opts` (a plan.options.RunOptions) and say what was generated,
+    kept apart as an infrastructure error, rejected and skipped."""
     from hpcbench.cli.agents import echo_summary
     from hpcbench.cli.progress import GENERATE
     from hpcbench.plan import plan_campaign
 
     with Display(GENERATE) as progress:
-        planned = plan_campaign(Path(out), site, agents, submissions, problem_ids, installs, keep_work, progress)
+        planned = plan_campaign(Path(out), site, opts.agents, opts.submissions, opts.problems, installs,
+                                opts.keep_work, progress, gather_options(opts, dry_run))
     if planned.gathered.generated is not None:
         echo_summary(str(Path(out) / "generated"), planned.gathered.generated)
+    for line in planned.gathered.not_generated:
+        click.echo(f"dry run: {line} (no LLM asked)", err=True)
     for r in planned.gathered.rejected:
         click.echo(f"rejected: {r}", err=True)
     for s in planned.plan.skipped:
         click.echo(f"skipped {s.problem}: {s.reason}", err=True)
-    return planned.campaign, planned.plan
+    return planned
 
 
 def run_jobs(site, campaign, plan, resume: bool = True, account: str | None = None, block: bool = True,
@@ -77,7 +97,8 @@ def run_jobs(site, campaign, plan, resume: bool = True, account: str | None = No
     # account: batch schedulers charge it; pack: one allocation per variant (executors/pack.py; locally
     # the core slots already pack); baseline_ranks: packed, the mpi4py machine baseline first
     ex = executor_for(site, campaign, account=account, pack=pack, baseline_ranks=baseline_ranks)
-    with Display(JOBS) as progress:
+    with Display(JOBS) as display:
+        progress = JobOutcomes(campaign.records_dir, display) if not ex.batch else display
         if todo:
             ex.submit(todo, progress=progress)
         if ex.batch:  # submit returned once the jobs were queued
@@ -99,72 +120,155 @@ def collect_score_report(campaign, judge_cfg=None) -> tuple[str, list]:
     return report.write_campaign_report(campaign.h5_path, campaign.report_dir, sid), scores
 
 
+def run_options(ctx: click.Context, verb: str, resume: bool, out: str | None, **given):
+    """The campaign's options: from the command line, or with --resume from the campaign's
+    own run.json (then the command line may not name them again)."""
+    from hpcbench.plan.options import JudgeOptions, RunOptions, load_options
+
+    judge = {k: given.pop(k) for k in list(given) if k.startswith("judge_")}
+    if resume:
+        if not out:
+            raise click.UsageError("--resume continues a campaign: give it with --out CAMPAIGN")
+        again = sorted(f"--{k.replace('_', '-')}" for k in {**given, **judge}
+                       if ctx.get_parameter_source(k) not in (click.core.ParameterSource.DEFAULT, None))
+        if again:
+            raise click.UsageError(f"--resume takes the options from {Path(out) / 'run.json'}; "
+                                   f"do not give them again ({', '.join(again)})")
+        return load_options(out)
+    agents = list(given.pop("agents"))
+    subs = given.pop("submissions")
+    if not agents and verb == "run":  # the bundled samples only when asked for, or when nothing is
+        agents = ["reference"] if subs else ["reference", "samples"]
+    elif not agents:
+        agents = [] if subs else ["reference"]
+    return RunOptions(verb=verb, agents=agents, submissions=str(Path(subs).resolve()) if subs else None,
+                      problems=given.pop("problem_ids"), judge=JudgeOptions(**judge), **given)
+
+
+def run_campaign(opts, out: str | None, wait_lock: bool, dry_run: bool = False, pack: bool | None = None,
+                 block: bool = True, rerun_done: bool = False) -> None:
+    """run and submit (and retry, which repeats one of them): plan, run the jobs; for run also
+    collect, score and report. Exit 1 naming every infrastructure error left (generation or judge)."""
+    from hpcbench.plan.options import save_options
+    from hpcbench.plan.trust import require_trust
+    from hpcbench.site import load_site
+
+    s = load_site(opts.site)
+    out = out or default_out(s)
+    judge_cfg = judge_config(**opts.judge.model_dump()) if opts.verb == "run" else None  # fails before any job
+    if dry_run:  # runs nothing: shows what would be asked for, even of an unisolated site
+        show_dry_run(out, s, opts, pack)
+        return
+    require_trust(s, opts.agents, opts.submissions, opts.trust_submissions)
+    with lock(out, wait_lock):
+        save_options(out, opts)
+        planned = plan(out, s, opts)
+        run_jobs(s, planned.campaign, planned.plan, not rerun_done, opts.account, block, pack)
+        if opts.verb != "run":
+            click.echo(f"campaign: {planned.campaign.root}")
+            exit_if_errors(planned.gathered.errors, [], out)
+            return
+        md, scores = collect_score_report(planned.campaign, judge_cfg)
+    click.echo(summary_text(planned.campaign))
+    exit_if_errors(planned.gathered.errors, scores, out)
+    exit_if_unscored(scores)
+
+
+def summary_text(campaign) -> str:
+    """What `run` prints at the end: the leaderboard in brief and where the whole report is
+    (the markdown report itself is a file: printed whole it scrolled the summary away)."""
+    from hpcbench.report.data import fmt_comp, leaderboard, load
+
+    rep = load(campaign.h5_path)
+    rows = leaderboard(rep)
+    width = max([len("agent"), *(len(r["agent"]) for r in rows)])
+    lines = [f"{'agent':<{width}}  {'n':>3}  {'composite':>9}  {'gate pass':>9}"]
+    for r in rows:
+        lines.append(f"{r['agent']:<{width}}  {r['submissions']:>3}  "
+                     f"{fmt_comp(r['composite_mean'], bool(r['partial'])):>9}  {r['gate_pass_rate']:>9.0%}")
+    if any(r["partial"] for r in rows):
+        lines.append("* partial: some categories had no scored evaluator (e.g. no --judge); see the report")
+    report = campaign.report_dir
+    return "\n".join([*lines, "", f"campaign: {campaign.root}", f"report:   {report / 'report.md'}",
+                      f"browse:   {report / 'report.html'} (or: hpcbench view {campaign.root})"])
+
+
+def exit_if_errors(errors: list, scores: list, out: str) -> None:
+    """Infrastructure errors are not results: name each cause in full, say how to redo exactly
+    those, and fail the command (a green exit would let an outage pass as a verdict)."""
+    judged = judge_errors(scores)
+    if not errors and not judged:
+        return
+    causes: Counter = Counter(f"{e.kind}: {e.cause}" for e in errors)
+    for cause, n in causes.most_common():
+        click.echo(f"hpcbench: error: {n} generation(s) not made, infrastructure error (not scored): {cause}",
+                   err=True)
+    for cause, n in Counter(r.rationale for r in judged).most_common():
+        click.echo(f"hpcbench: error: {n} judgement(s) not made (unscored): {cause}", err=True)
+    click.echo(f"hpcbench: fix the cause, then `hpcbench retry {out}` redoes exactly these", err=True)
+    raise SystemExit(1)
+
+
 @click.command()
 @with_common
+@account_opt
+@click.option("--dry-run", is_flag=True, help="plan and print what would run (no job, no LLM call)")
+@click.option("--resume", is_flag=True, help="continue the campaign at --out with the options it was started with")
 @wait_lock_opt
 @keep_work_opt
 @trust_opt
 @judge_options
-def run(agents, site, submissions, problem_ids, out, wait_lock, keep_work, trust, **judge) -> None:
+@click.pass_context
+def run(ctx, dry_run, resume, out, wait_lock, **given) -> None:
     """Plan, run, collect, score and report in one go (default: local site,
     the reference and the bundled sample agents, every supported problem)."""
-    from hpcbench.plan.trust import require_trust
-    from hpcbench.site import load_site
-
-    # The bundled samples only when asked for, or when nothing is: `--submissions DIR` runs the user's tree.
-    agents = list(agents) or (["reference"] if submissions else ["reference", "samples"])
-    s = load_site(site)
-    require_trust(s, agents, submissions, trust)
-    out = out or default_out(s)
-    judge_cfg = judge_config(**judge)  # a bad judge option fails before any job runs
-    with lock(out, wait_lock):
-        campaign, planned = plan(out, s, agents, submissions, problem_ids, keep_work=keep_work)
-        run_jobs(s, campaign, planned)
-        md, scores = collect_score_report(campaign, judge_cfg)
-    click.echo(md)
-    click.echo(f"campaign: {campaign.root}\nreport:   {campaign.report_dir / 'report.md'} (and report.html)")
-    exit_if_unscored(scores)
+    opts = run_options(ctx, "run", resume, out, **given)
+    run_campaign(opts, out, wait_lock, dry_run)
 
 
 @click.command()
 @with_common
-@click.option("--resume/--no-resume", default=True, help="skip jobs that already have a record")
-@click.option("--account", help="allocation to charge (default: $HPCBENCH_ACCOUNT)")
-@click.option("--dry-run", is_flag=True, help="plan and print the batch scripts; submit nothing")
+@click.option("--resume/--no-resume", "skip_done", default=True, help="skip jobs that already have a record")
+@account_opt
+@click.option("--dry-run", is_flag=True, help="plan and print the batch scripts; submit nothing, ask no LLM")
 @click.option("--wait/--no-wait", "block", default=False, help="batch sites: follow the jobs until they end")
 @click.option("--pack/--no-pack", default=None,
               help="run all jobs of a variant in one allocation (default: on where the site's nodes are exclusive)")
 @wait_lock_opt
 @keep_work_opt
 @trust_opt
-def submit(agents, site, submissions, problem_ids, out, resume, account, dry_run, block, pack, wait_lock,
-           keep_work, trust) -> None:
+@click.pass_context
+def submit(ctx, skip_done, dry_run, block, pack, out, wait_lock, **given) -> None:
     """Plan jobs and hand them to the site's executor (Slurm/PBS: queue them and return)."""
-    from hpcbench.plan.trust import require_trust
-    from hpcbench.site import load_site
-
-    agents = list(agents) or ([] if submissions else ["reference"])
-    s = load_site(site)
-    out = out or default_out(s)
-    if not dry_run:  # a dry run runs nothing: it shows what would be asked for
-        require_trust(s, agents, submissions, trust)
-    if dry_run:
-        show_dry_run(out, s, agents, submissions, problem_ids, account, pack)
-        return
-    with lock(out, wait_lock):
-        campaign, planned = plan(out, s, agents, submissions, problem_ids, keep_work=keep_work)
-        run_jobs(s, campaign, planned, resume, account, block, pack)
-    click.echo(f"campaign: {campaign.root}")
+    opts = run_options(ctx, "submit", False, out, **given)
+    run_campaign(opts, out, wait_lock, dry_run, pack, block, rerun_done=not skip_done)
 
 
-def show_dry_run(out: str, site, agents: list[str], submissions: str | None, problem_ids: str | None,
-                 account: str | None, pack: bool | None = None) -> None:
+@click.command()
+@campaign_arg
+@wait_lock_opt
+def retry(campaign_dir, wait_lock) -> None:
+    """Redo what infrastructure errors left undone (generations kept from the model by a
+    missing key, an outage or a quota; judge calls that failed), with the campaign's own
+    options. Nothing that finished is redone: answers, job records and judge answers are kept."""
+    from hpcbench.plan import Campaign
+    from hpcbench.plan.options import load_options
+
+    opts = load_options(campaign_dir)
+    c = Campaign(Path(campaign_dir))
+    errors = c.manifest().errors if c.exists() else []
+    click.echo(f"retry {campaign_dir}: {len(errors)} generation error(s) recorded; `hpcbench {opts.verb}` again "
+               "with the options in run.json", err=True)
+    run_campaign(opts, campaign_dir, wait_lock)
+
+
+def show_dry_run(out: str, site, opts, pack: bool | None = None) -> None:
     """Plan with the PETSc the site declares (it may not be here) and print the batch scripts
-    and every launch command they will run."""
+    and every launch command they will run. Generating agents are listed, not asked."""
     from hpcbench.plan import declared_installs
 
-    campaign, planned = plan(out, site, agents, submissions, problem_ids, installs=declared_installs(site))
-    print_scripts(site, campaign, planned.jobs, account, pack)
+    planned = plan(out, site, opts, installs=declared_installs(site), dry_run=True)
+    print_scripts(site, planned.campaign, planned.plan.jobs, opts.account, pack)
 
 
 def print_scripts(site, campaign, jobs: list, account: str | None, pack: bool | None,
@@ -308,5 +412,5 @@ def collect(campaign_dir) -> None:
 
 
 def register(main: click.Group) -> None:
-    for cmd in (run, submit, status, wait, cancel, collect):
+    for cmd in (run, submit, retry, status, wait, cancel, collect):
         main.add_command(cmd)

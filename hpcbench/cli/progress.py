@@ -30,7 +30,16 @@ class Kind:
     subcounts: tuple[str, ...] = ()
 
 
-JOBS = Kind(lambda c: f"jobs: {c['pending']} queued, {c['running']} running, {c['done']} done")
+OUTCOMES = ("ran", "build failed", "run failed", "error")  # of finished jobs, from their records
+
+
+def _jobs_line(c: Counter) -> str:
+    text = f"jobs: {c['pending']} queued, {c['running']} running, {c['done']} done"
+    seen = [f"{c[k]} {k}" for k in OUTCOMES if c.get(k)]
+    return text + (f" ({', '.join(seen)})" if seen else "")
+
+
+JOBS = Kind(_jobs_line, subcounts=OUTCOMES)
 # wait/submit --wait on a batch scheduler: every state the scheduler can report
 JOB_STATES_KIND = Kind(lambda c: "jobs: " + ", ".join(f"{c[k]} {k}" for k in JOB_STATES if c.get(k)))
 PROBE_JOBS = Kind(lambda c: f"probe jobs: {c['pending']} queued, {c['running']} running, {c['done']} done")
@@ -109,3 +118,45 @@ def evaluated(display: Display) -> Callable[[int, int], None]:
         if done >= total:
             display.close()
     return show
+
+
+def record_outcome(text: str) -> str:
+    """What a finished job's record says, in the words of OUTCOMES (no scoring needed):
+    every run exited 0, the build failed, a run failed, or the job itself had an error."""
+    import json
+
+    try:
+        rec = json.loads(text)
+    except ValueError:
+        return "error"
+    if rec.get("status") not in ("done", "", None):
+        return "error"
+    if (rec.get("build") or {}).get("exit_code", 0) != 0:
+        return "build failed"
+    runs = rec.get("runs") or []
+    return "ran" if runs and all(r.get("exit_code") == 0 and not r.get("timed_out") for r in runs) else "run failed"
+
+
+class JobOutcomes:
+    """Wraps a job progress callback: each time jobs finish, their records are read once
+    and the display says how they ended, as they end (not only at the end of the run)."""
+
+    def __init__(self, records_dir: Any, progress: Callable[[Counter], None]) -> None:
+        from pathlib import Path
+
+        self.dir, self.progress = Path(records_dir), progress
+        self.seen = {p.name for p in self.dir.glob("*.json")} if self.dir.is_dir() else set()
+        self.tally: Counter = Counter()
+        self.done = -1
+
+    def __call__(self, counts: Counter) -> None:
+        if counts.get("done", 0) != self.done:
+            self.done = counts.get("done", 0)
+            for p in sorted(self.dir.glob("*.json")) if self.dir.is_dir() else []:
+                if p.name not in self.seen:
+                    self.seen.add(p.name)
+                    try:
+                        self.tally[record_outcome(p.read_text(errors="replace"))] += 1
+                    except OSError:
+                        self.tally["error"] += 1
+        self.progress(Counter(counts) + self.tally)

@@ -12,7 +12,8 @@ campaign_arg = click.argument("campaign_dir", type=click.Path(exists=True, file_
 
 @click.command()
 @campaign_arg
-@click.option("--format", "fmt", type=click.Choice(["md", "html", "csv", "json"]), default="md", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["md", "html", "csv", "json", "jsonl", "parquet"]), default="md",
+              show_default=True, help="html also writes the results browser (browse/) beside the file")
 @click.option("--scoring-id", help="which scoring (default: the latest)")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), help="write to this file instead of stdout")
 def report(campaign_dir, fmt, scoring_id, out_file) -> None:
@@ -47,6 +48,54 @@ def explain(campaign_dir, h5path, full) -> None:
     click.echo(run(c.h5_path, h5path, full), nl=False)
 
 
+@click.command()
+@campaign_arg
+@click.option("--scoring-id", help="which scoring (default: the latest)")
+@click.option("--host", default="127.0.0.1", show_default=True, help="address to listen on")
+@click.option("--port", default=8700, show_default=True, type=click.IntRange(0, 65535), help="port (0: any free one)")
+def view(campaign_dir, scoring_id, host, port) -> None:
+    """Serve the results browser of a scored campaign (submissions sortable and filterable, a page
+    per submission with source, build, runs, -log_view and every evaluator's rationale). Read-only;
+    Ctrl-C stops it."""
+    from hpcbench.plan import Campaign
+    from hpcbench.report.browser.server import BrowserServer
+
+    c = Campaign(Path(campaign_dir))
+    try:
+        srv = BrowserServer(c.h5_path, scoring_id, host, port)
+    except OSError as e:
+        raise click.UsageError(f"--host {host} --port {port}: cannot listen there ({e.strerror or e}); "
+                               "try --port 0 for any free port") from None
+    click.echo(f"hpcbench view: {srv.url}  ({len(srv.index['rows'])} submissions, scoring {srv.index['scoring']}); "
+               "Ctrl-C stops it", err=True)
+    try:
+        srv.serve_forever()
+    finally:
+        srv.stop()
+
+
+@click.command()
+@campaign_arg
+@click.argument("other", required=False, type=click.Path(exists=True, file_okay=False))
+@click.option("--scoring", help="scoring of CAMPAIGN_DIR (default: the latest)")
+@click.option("--against", help="scoring of OTHER, or a second scoring of CAMPAIGN_DIR (default: the latest other)")
+@click.option("--agent", help="compare two agents: this one ...")
+@click.option("--against-agent", help="... against this one (problem by problem, means of their attempts)")
+@click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
+def compare(campaign_dir, other, scoring, against, agent, against_agent, fmt) -> None:
+    """Two campaigns, two scorings of one campaign, or two agents side by side: per cell the
+    change of composite, tier, gates, hidden checks and each evaluator; new failures and passes."""
+    import json
+
+    from hpcbench.report.compare import compare as run
+    from hpcbench.report.compare import markdown
+
+    res = run(Path(campaign_dir), Path(other) if other else None, scoring, against, agent, against_agent)
+    click.echo(json.dumps(res, indent=1, default=str) if fmt == "json" else markdown(res), nl=False)
+
+
 def register(main: click.Group) -> None:
+    main.add_command(compare)
     main.add_command(report)
     main.add_command(explain)
+    main.add_command(view)

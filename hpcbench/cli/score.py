@@ -22,6 +22,27 @@ def exit_if_unscored(scores) -> None:
         sys.exit(1)
 
 
+def judge_errors(scores) -> list:
+    """Judged evaluators a configured judge left unscored: outages, refused keys, quotas. What the
+    submission caused is scored (0 with its reason), and no judge at all is a choice, not an error."""
+    from hpcbench.judge.evaluator import NO_JUDGE
+
+    return [r for sc in scores for r in sc.results
+            if r.status == "unscored" and r.method == "llm_judge" and r.rationale != NO_JUDGE]
+
+
+def exit_if_judge_errors(scores, campaign_dir: str) -> None:
+    from collections import Counter
+
+    errs = judge_errors(scores)
+    for cause, n in Counter(r.rationale for r in errs).most_common():
+        click.echo(f"hpcbench: error: {n} judgement(s) not made (unscored, not 0): {cause}", err=True)
+    if errs:
+        click.echo(f"hpcbench: fix the cause, then score again (`hpcbench score {campaign_dir} --judge ...` or "
+                   f"`hpcbench retry {campaign_dir}`): cached answers are not asked again", err=True)
+        sys.exit(1)
+
+
 @click.command()
 @click.argument("campaign_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--scoring-id", help="name of the new scoring, scores/<id>.h5 (default: a timestamp)")
@@ -42,6 +63,7 @@ def score(campaign_dir, scoring_id, **judge) -> None:
     click.echo(f"scoring {sid}: {len(scores)} submissions scored into {scoring_path(c.root, sid)}")
     click.echo(judge_summary(read_scoring(c.root, sid).config))
     exit_if_unscored(scores)
+    exit_if_judge_errors(scores, campaign_dir)
 
 
 def register(main: click.Group) -> None:

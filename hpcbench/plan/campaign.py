@@ -56,6 +56,9 @@ class Manifest(BaseModel):
     # hpcbench.plan.staging.SCHEMA when submissions were staged with sha256s (collect then requires
     # them); 0 for campaigns planned before staging recorded hashes.
     staging: int = 0
+    # Generations the infrastructure kept from being made (agents.generate.GenerationError): not
+    # submissions, never scored; the report lists them and `hpcbench retry` redoes them.
+    errors: list[dict] = []
 
 
 def git_commit() -> str:
@@ -207,7 +210,7 @@ def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemB
 def create_campaign(root: Path, site: SiteConfig, problems: dict[str, ProblemBundle],
                     submissions: list[LoadedSubmission], rejected: list[Rejected],
                     installs: dict[str, PetscInstall | Exception] | None = None,
-                    keep_work: bool = False) -> tuple[Campaign, Plan]:
+                    keep_work: bool = False, errors: list[dict] | None = None) -> tuple[Campaign, Plan]:
     """Create (or extend, resumably) a campaign folder and write its plan."""
     campaign = Campaign(root)
     campaign.root.mkdir(parents=True, exist_ok=True)
@@ -241,7 +244,7 @@ def create_campaign(root: Path, site: SiteConfig, problems: dict[str, ProblemBun
         rejected=[r.as_dict() for r in rejected],
         refused=[{"agent": s.meta.agent, "problem": s.meta.problem, "attempt": s.meta.attempt,
                   "reason": s.meta.refusal_reason} for s in plan.refused],
-        petsc=petsc, staging=staging.SCHEMA,
+        petsc=petsc, staging=staging.SCHEMA, errors=errors or [],
     )
     campaign.save_manifest(manifest)
     from hpcbench.plan.snapshot import write_snapshot  # here: hpcbench.store imports this module

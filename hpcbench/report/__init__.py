@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hpcbench.errors import HpcbenchError
 from hpcbench.report.data import (
     CATEGORIES,
     STAGES,
@@ -34,11 +35,14 @@ from hpcbench.report.data import (
 from hpcbench.report.html import to_html
 from hpcbench.report.markdown import markdown
 from hpcbench.report.plot import profile_png
-from hpcbench.report.tabular import to_csv, to_json
+from hpcbench.report.tabular import to_csv, to_json, to_jsonl, to_parquet
 
 __all__ = ["CATEGORIES", "STAGES", "Report", "costs", "leaderboard", "load", "markdown",
            "per_problem", "profile_png", "reached", "refusals", "render", "submission_rows", "taxonomy",
-           "to_csv", "to_html", "to_json", "write", "write_campaign_report"]
+           "to_csv", "to_html", "to_json", "to_jsonl", "to_parquet", "write", "write_campaign_report"]
+
+
+BROWSE_DIR = "browse"  # the results browser beside report.html (report/browser)
 
 
 def render(h5_path: Path, fmt: str, scoring_id: str | None = None) -> str:
@@ -47,13 +51,25 @@ def render(h5_path: Path, fmt: str, scoring_id: str | None = None) -> str:
     only = sweep_only(Path(h5_path).parent, fmt) if scoring_id is None else None
     if only is not None:
         return only
-    return {"md": markdown, "json": to_json, "csv": to_csv, "html": to_html}[fmt](h5_path, scoring_id)
+    if fmt == "parquet":
+        raise HpcbenchError("parquet is binary: write it to a file with --out FILE.parquet")
+    return {"md": markdown, "json": to_json, "csv": to_csv, "html": to_html, "jsonl": to_jsonl}[fmt](h5_path,
+                                                                                                   scoring_id)
 
 
 def write(h5_path: Path, fmt: str, out: Path, scoring_id: str | None = None) -> list[Path]:
     """Write a report file; markdown gets its profile plot as a PNG beside it
     (HTML embeds it). Returns the files written."""
     out = Path(out)
+    if fmt == "parquet":
+        to_parquet(h5_path, out, scoring_id)
+        return [out]
+    if fmt == "html" and not (Path(h5_path).parent / "sweep.json").is_file():
+        from hpcbench.report.browser import write_static
+
+        rep = load(h5_path, scoring_id)
+        out.write_text(to_html(h5_path, rep.sid, rep))  # the summary page, which links the browser
+        return [out, write_static(h5_path, out.parent / BROWSE_DIR, rep.sid, rep=rep)]
     if fmt != "md" or (Path(h5_path).parent / "sweep.json").is_file():
         out.write_text(render(h5_path, fmt, scoring_id))
         return [out]

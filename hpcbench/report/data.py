@@ -32,6 +32,9 @@ class Report:
     provenance: dict
     weights: dict[str, float]
     scoring: dict = field(default_factory=dict)
+    # Generations an infrastructure error kept from being made (campaign.json `errors`): not
+    # attempts, on no leaderboard; listed so that a gap is never mistaken for a result.
+    errors: list[dict] = field(default_factory=list)
 
     @property
     def campaign(self) -> str:
@@ -127,6 +130,7 @@ def campaign_facts(h5_path: Path) -> tuple[dict, dict[str, dict]]:
     with open_store(h5_path, "report") as f:
         prov = {k: _s(f.attrs[k]) for k in ("site", "petsc_version", "mpi", "hpcbench_version", "git_commit",
                                             "campaign_id", "collected") if k in f.attrs}
+        prov["errors"] = json.loads(_s(f["manifest"][()])).get("errors", []) if "manifest" in f else []
         subs = live_submissions(f)
         builds = f["builds"].fields(["wall_s"])[()]
         builds_iso = f["builds"].fields(["isolation"])[()]
@@ -179,7 +183,8 @@ def load(h5_path: Path, scoring_id: str | None = None) -> Report:
     scoring = {"created": sc.attrs.get("created", ""), "config": sc.config,
                "scorer_version": sc.attrs.get("hpcbench_version", ""),
                "scorer_git_commit": sc.attrs.get("git_commit", "")}
-    return Report(h5_path, sc.sid, rows, prov, sc.weights, scoring)
+    errors = prov.pop("errors")
+    return Report(h5_path, sc.sid, rows, prov, sc.weights, scoring, errors)
 
 
 def submission_rows(h5_path: Path, scoring_id: str | None = None) -> tuple[str, list[dict]]:

@@ -51,14 +51,16 @@ def _table(head: list[str], body: list[str], tid: str = "") -> str:
         "".join(f"<tr>{b}</tr>" for b in body) + "</tbody></table>"
 
 
-def to_html(h5_path: Path, scoring_id: str | None = None) -> str:
-    rep = load(h5_path, scoring_id)
+def to_html(h5_path: Path, scoring_id: str | None = None, rep: Report | None = None) -> str:
+    rep = rep or load(h5_path, scoring_id)
     sid, cats = rep.sid, rep.categories
     parts = [f"<h1>hpcbench report: {_e(Path(h5_path).parent.name)}</h1>",
              f"<p>Scoring <code>{_e(sid)}</code> of <code>{_e(h5_path)}</code>. Every number names its source: hover "
              f"a cell for the HDF5 path and the command that re-derives it "
              f"(<code>hpcbench explain {_e(rep.campaign)} PATH</code>).</p>",
-             "<ul>" + "".join(f"<li>{_e(k)}: {_e(v)}</li>" for k, v in rep.provenance.items()) + "</ul>"]
+             "<ul>" + "".join(f"<li>{_e(k)}: {_e(v)}</li>" for k, v in rep.provenance.items()) + "</ul>",
+             "<p><a href='browse/index.html'>Explore every submission</a> (sortable, filterable, a page per submission "
+             f"with its source, runs and evaluators; also <code>hpcbench view {_e(rep.campaign)}</code>).</p>"]
     if rep.isolation_warning():
         parts.append(f"<p class='warning'><strong>{_e(rep.isolation_warning())}</strong></p>")
     lb = leaderboard(rep)

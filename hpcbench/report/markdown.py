@@ -32,6 +32,7 @@ def markdown(h5_path: Path, scoring_id: str | None = None, plot_file: str | None
     lines += [f"- {k}: {v}" for k, v in rep.provenance.items()] + [""]
     if rep.isolation_warning():
         lines += [f"**{rep.isolation_warning()}**", ""]
+    lines += _errors(rep)
     lines += _leaderboard(rep, plot_file)
     lines += _per_problem(rep)
     lines += _taxonomy(rep)
@@ -43,6 +44,21 @@ def markdown(h5_path: Path, scoring_id: str | None = None, plot_file: str | None
     lines += scaling_lines(Path(h5_path).parent)  # empty unless the campaign has sweeps
     lines += accounting.markdown_lines(h5_path)  # empty unless collect read the scheduler's accounting
     return "\n".join(lines) + "\n"
+
+
+def _errors(rep: Report) -> list[str]:
+    if not rep.errors:
+        return []
+    lines = ["## Not generated: infrastructure errors (not scored)", "",
+             f"{len(rep.errors)} attempt(s) were never made or never came back (no key, outage, quota): they are not "
+             "on the leaderboard and count for nobody. Fix the cause, then `hpcbench retry "
+             f"{rep.campaign}` redoes exactly these (source: `/manifest` errors).", "",
+             "| agent | problem | attempt | kind | cause |", "|---|---|---|---|---|"]
+    for e in rep.errors:
+        cause = str(e.get("cause", "")).replace("`", "'").replace("|", "/").replace("\n", " ")[:300]
+        lines.append(f"| {e.get('agent', '')} | {e.get('problem', '')} | {e.get('attempt', '')} | "
+                     f"{e.get('kind', '')} | `{cause}` |")
+    return lines + [""]
 
 
 def _leaderboard(rep: Report, plot_file: str | None) -> list[str]:

@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import h5py
 import numpy as np
@@ -184,6 +185,46 @@ def read_campaign_batches(h5_path: Path, events: bool = True, batch: int = 500
             yield [one(subs[i]) for i in order[lo:lo + batch]]
 
     return head, batches()
+
+
+class _SlicedTexts(Texts):
+    """Texts read where they lie (a few chunks of /texts), not the whole array."""
+
+    def __init__(self, f: h5py.File) -> None:  # not super().__init__: that reads all of /texts
+        self.ds = f["texts"]
+
+    def get(self, off: int, n: int) -> str:
+        return self.ds[int(off):int(off) + int(n)].tobytes().decode("utf-8", errors="replace") if n else ""
+
+
+def submission_index(h5_path: Path) -> tuple[dict[str, int], list[str]]:
+    """{logical path /submissions/<agent>/<problem>/<attempt>: row} of the live submissions,
+    and the /strings codes (what read_one needs besides the row)."""
+    with open_store(h5_path, "index") as f:
+        subs = f["submissions"].fields(["agent", "problem", "attempt", "live"])[()]
+        codes = strings(f)
+    return {f"/submissions/{_s(r['agent'])}/{_s(r['problem'])}/{_s(r['attempt'])}": i
+            for i, r in enumerate(subs) if r["live"]}, codes
+
+
+def read_one(h5_path: Path, row_index: int, codes: list[str] | None = None) -> StoredSubmission:
+    """One submission with its record, reading only its own rows and texts: what a results
+    browser asks for one page, at any campaign size (`codes`: /strings, read once by the caller)."""
+    with open_store(h5_path, "read one") as f:
+        row = f["submissions"][row_index]
+        t = {}
+        shifted = cast(np.void, np.array(row, dtype=row.dtype)[()])  # its rows, re-based at 0 in the slices below
+        for name in layout.CHILDREN:
+            start, n = int(row[f"{name}_start"]), int(row[f"{name}_n"])
+            t[name] = f[name][start:start + n]
+            shifted[f"{name}_start"] = 0
+        texts = _SlicedTexts(f)
+        codes = codes if codes is not None else strings(f)
+        meta = Submission.model_validate_json(texts.get(row["submission_json_off"], row["submission_json_len"]))
+        sources = json.loads(texts.get(row["sources_off"], row["sources_len"]) or "{}")
+        rec = rebuild_record(shifted, t, texts, codes, True) if row["record_len"] else None
+    return StoredSubmission(f"/submissions/{meta.agent}/{meta.problem}/{meta.attempt}", meta, sources, rec,
+                            _s(row["status"]))
 
 
 def read_campaign(h5_path: Path, events: bool = True) -> StoredCampaign:

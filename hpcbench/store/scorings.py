@@ -189,5 +189,54 @@ def read_scoring(root: Path, sid: str | None = None, evidence: bool = False) -> 
     return out
 
 
+def row_index(root: Path, sid: str) -> dict[str, int]:
+    """{logical submission path: its row} of a scoring (read_evidence's `row`), one column read."""
+    with h5py.File(scoring_path(root, sid), "r") as f:
+        subs = f["submissions"].fields(["submission"])[()]
+    return {_s(x): i for i, x in enumerate(subs)}
+
+
+def read_evidence(root: Path, sid: str, row: int) -> dict[str, Any]:
+    """{evaluator: evidence} of the `row`-th submission of a scoring, reading only its rows and
+    texts (a results browser's page, at any scoring size)."""
+    with h5py.File(scoring_path(root, sid), "r") as f:
+        s = f["submissions"][row]
+        evs = f["evaluators"][int(s["ev_start"]):int(s["ev_start"]) + int(s["ev_n"])]
+        texts = f["texts"]
+        out = {}
+        for e in evs:
+            o, n = int(e["evidence_off"]), int(e["evidence_len"])
+            out[_s(e["evaluator"])] = json.loads(texts[o:o + n].tobytes().decode("utf-8", errors="replace")
+                                                 if n else "null")
+    return out
+
+
 def created_now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def frame(root: Path, sid: str | None = None, level: str = "evaluators"):
+    """A scoring as one pandas DataFrame: `level="evaluators"` one row per (submission,
+    evaluator) with score, confidence, status, method, rationale and its explain path;
+    `level="submissions"` one row per submission with its composite, tier and categories
+    as columns `cat_<name>`. `attempt` is a string, as in every table of the store."""
+    import pandas as pd
+
+    sc = read_scoring(Path(root), sid)
+    keys = ("agent", "problem", "attempt", "submission")
+    if level == "submissions":
+        rows = [{**{k: r[k] for k in (*keys, "status", "failed_gate", "tier", "composite", "gates_passed",
+                                       "partial", "refused", "refusal_set", "source")},
+                 **{f"cat_{c}": v for c, v in r["categories"].items()}} for r in sc.rows]
+    elif level == "evaluators":
+        rows = [{**{k: r[k] for k in keys}, "evaluator": n,
+                 **{k: e[k] for k in ("stage", "category", "status", "score", "confidence", "passed", "method",
+                                      "judge_model", "prompt_version", "cost_usd", "rationale", "source")}}
+                for r in sc.rows for n, e in r["evaluators"].items()]
+    else:
+        raise ValueError(f"level must be 'evaluators' or 'submissions', not {level!r}")
+    df = pd.DataFrame(rows)
+    if len(df):
+        df["attempt"] = df["attempt"].astype("string")
+    df.attrs.update(scoring=sc.sid, path=str(sc.path))
+    return df

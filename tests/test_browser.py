@@ -1,0 +1,134 @@
+"""The results browser in a real headless Chromium (Debian's, driven by Playwright): the
+static folder written beside report.html (opened from file://, no server, nothing fetched
+from outside) and `hpcbench view`'s server. Filter, sort, open a submission; agent text
+is shown as text, never parsed as HTML."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hpcbench.report.browser import write_static
+from hpcbench.report.browser.server import BrowserServer
+
+pytestmark = [pytest.mark.slow, pytest.mark.petsc]
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    assert CHROMIUM, "headless Chromium is needed: scripts/setup.sh installs Debian's chromium package"
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--no-first-run", "--disable-sync"])
+        yield b
+        b.close()
+
+
+def _open(browser, url: str, outside: list):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(("file:", "http://127.0.0.1")) else None)
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url)
+    page.wait_for_selector("body[data-ready='1']", timeout=20000)
+    return page, errors
+
+
+def _agents(page) -> list[str]:
+    return page.eval_on_selector_all("#subs tbody tr", "rows => rows.map(r => r.cells[0].textContent)")
+
+
+def _exercise(page, n_rows: int) -> None:
+    assert page.text_content("#count") == f"{n_rows} of {n_rows} submissions"
+    assert page.locator("#subs tbody tr").count() == min(100, n_rows)
+    assert page.locator("table.leaderboard tbody tr").count() >= 2
+    assert page.locator("table.heatmap").count() == 1
+
+    page.select_option("#f-agent", "reference")  # filter
+    page.wait_for_function("document.querySelector('#count').textContent.startsWith("
+                           "String(document.querySelectorAll('#subs tbody tr').length))")
+    assert set(_agents(page)) == {"reference"}
+    n_ref = page.locator("#subs tbody tr").count()
+    assert page.text_content("#count") == f"{n_ref} of {n_rows} submissions" and 0 < n_ref < n_rows
+
+    page.select_option("#f-agent", "")
+    page.click("th[data-col='composite']")  # sort ascending, then descending
+    page.click("th[data-col='composite']")
+    comps = page.eval_on_selector_all(
+        "#subs tbody tr", "rows => rows.map(r => r.cells[4].textContent)")
+    nums = [float(c) for c in comps if c != "–"]
+    assert nums == sorted(nums, reverse=True) and len(nums) >= 2
+
+    page.fill("#f-q", "wrong answer")
+    page.press("#f-q", "Enter")
+    page.wait_for_function("document.querySelector('#f-q') && location.hash.includes('q=wrong')")
+    reasons = page.eval_on_selector_all("#subs tbody tr", "rows => rows.map(r => r.cells[6].textContent)")
+    assert reasons and all("wrong answer" in r for r in reasons)
+
+    page.goto(page.url.split("#")[0] + "#/?agent=reference")  # a reference: it reaches every evaluator
+    page.wait_for_selector("#subs tbody tr")
+    first = page.locator("#subs tbody tr").first
+    who = first.locator("td").nth(0).text_content(), first.locator("td").nth(1).text_content()
+    first.click()  # a submission's page
+    page.wait_for_selector("table.evaluators tbody tr", timeout=20000)
+    head = page.text_content("#detail h2")
+    assert head.startswith(f"{who[0]} / {who[1]} / attempt")
+    assert page.locator("table.evaluators tbody tr").count() >= 5
+    src = page.locator("pre.code").first.text_content()
+    assert "#include <petsc" in src  # angle brackets of the source shown as text
+    assert page.locator("pre.code *").evaluate_all("els => els.filter(e => e.tagName !== 'SPAN').length") == 0
+    page.locator("table.evaluators td.src").first.click()  # a number: the command that re-derives it
+    assert page.text_content("#explain").startswith("re-derive: hpcbench explain ")
+
+
+def test_static_browser_beside_the_report(sample_campaign, browser, tmp_path):
+    index = write_static(sample_campaign / "campaign.h5", tmp_path / "browse")
+    rows = json.loads((tmp_path / "browse/data/index.js").read_text()[len("HPCB.index("):-3])["rows"]
+    outside: list = []
+    page, errors = _open(browser, index.as_uri(), outside)
+    _exercise(page, len(rows))
+    assert not errors and not outside, (errors, outside)
+
+
+def test_static_browser_past_its_details_limit_points_to_view(sample_campaign, browser, tmp_path):
+    index = write_static(sample_campaign / "campaign.h5", tmp_path / "browse", details_limit=0)
+    page, errors = _open(browser, index.as_uri() + "#/sub/3", [])
+    page.wait_for_selector("#detail.warn")
+    assert f"hpcbench view {sample_campaign}" in page.text_content("#detail") and not errors
+
+
+def test_view_serves_the_same_browser(sample_campaign, browser):
+    srv = BrowserServer(sample_campaign / "campaign.h5", port=0).start()
+    try:
+        outside: list = []
+        page, errors = _open(browser, srv.url, outside)
+        _exercise(page, len(srv.index["rows"]))
+        assert not errors and not outside, (errors, outside)
+        status, _, body = srv.answer("/api/sub/999999.json")
+        assert status == 404
+    finally:
+        srv.stop()
+
+
+def test_view_command_starts_and_names_its_url(sample_campaign):
+    p = subprocess.Popen([str(Path(sys.executable).parent / "hpcbench"), "view", str(sample_campaign), "--port", "0"],
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        line = p.stderr.readline()
+        assert line.startswith("hpcbench view: http://127.0.0.1:") and "submissions" in line
+        import urllib.request
+
+        url = line.split()[2]
+        data = json.loads(urllib.request.urlopen(url + "api/index.json", timeout=30).read())
+        assert data["rows"] and data["details"] == "server"
+    finally:
+        p.terminate()
+        p.wait(timeout=30)
