@@ -98,7 +98,8 @@ def isolation_check(site) -> tuple[str, str]:
     if cg:
         cg.remove()
     if site.isolation == "none":
-        return "WARNING", f"none: untrusted programs run with your rights, reports warn; limits: {limits}"
+        return "WARNING", (f"none: agents' programs would run with your rights: run/submit refuse them without "
+                           f"--trust-submissions, reports warn; limits: {limits}")
     if site.isolation == "apptainer":
         exe = shutil.which("apptainer")
         where = exe or "not on this node (compute nodes may have it: module load apptainer)"
@@ -106,6 +107,23 @@ def isolation_check(site) -> tuple[str, str]:
     ok, detail = bwrap_works()
     per = "each rank wrapped (launcher outside)" if site.sandbox().per_rank else "one sandbox per step"
     return ("ok" if ok else "FAILED"), f"{detail}: {per}; limits: {limits}" if ok else detail
+
+
+def isolation_candidates() -> list[tuple[str, str, str]]:
+    """Which sandbox works on this node, whatever the site file says: bubblewrap (from PATH: the
+    system's or a Spack view's, where user namespaces are allowed) and Apptainer (docs/sites.md,
+    isolation-site). Rows (what, status, detail); informational."""
+    from hpcbench.jobs.sandbox import bwrap_works
+
+    ok, detail = bwrap_works()
+    rows = [("  bwrap here", "ok" if ok else "no", f"works: {detail}" if ok else detail)]
+    exe = shutil.which("apptainer")
+    if exe is None:
+        rows.append(("  apptainer here", "no", "not on PATH (ALCF/OLCF compute nodes: module load apptainer)"))
+    else:
+        version = _first_line([exe, "--version"])
+        rows.append(("  apptainer here", "ok" if version else "no", f"{exe}: {version or 'does not start'}"))
+    return rows
 
 
 def scheduler_rows(rep: Report, site: SiteConfig, account: str | None) -> str:
@@ -166,6 +184,8 @@ def doctor(site: SiteConfig, account: str | None, run_launcher: bool = True) -> 
         for i, ln in enumerate(lines):  # the machine's own numbers; efficiency is read against them
             rep.row("machine baseline (mpi4py)" if i == 0 else "", status if i == 0 else "", ln, required=False)
     rep.row(f"isolation: {site.isolation}", *isolation_check(site))
+    for what, status, detail in isolation_candidates():
+        rep.row(what, status, detail, required=False)
     for pid, b in load_problems().items():
         got = choose_variant(b, site, installs)
         if isinstance(got, str):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 from typing import Annotated
 
@@ -19,8 +20,19 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
+class WalltimeBin(Strict):
+    """The longest walltime a queue gives a job of at most `max_nodes` nodes (Frontier's bins,
+    the execution queues behind ALCF's `prod`)."""
+
+    max_nodes: int = Field(ge=1)
+    max_walltime_min: int = Field(ge=1)
+
+
 class Partition(Strict):
-    """A Slurm partition or a PBS queue (with the node type a job lands on)."""
+    """A Slurm partition or a PBS queue (with the node type a job lands on). The queue rules
+    (nodes, walltime by node count, jobs per user) come from the site's documentation and are
+    cited in docs/sites.md; the planner (executors/queues.py) picks a queue that accepts each
+    allocation and refuses, naming the rule, where none does."""
 
     name: str
     # What the scheduler calls it (--partition / -q); "" asks for none (Perlmutter: QOS and
@@ -31,16 +43,49 @@ class Partition(Strict):
     gpus_per_node: int = Field(0, ge=0)
     cores_per_node: int = Field(0, ge=0)  # 0: not declared
     max_nodes: int = Field(0, ge=0)  # nodes one job may have (0: not declared); wider sweep points are refused
+    min_nodes: int = Field(1, ge=1)  # fewer is refused by the queue (ALCF prod: 10)
     constraint: str = ""  # Slurm --constraint (Perlmutter: cpu | gpu)
     max_walltime_min: int = Field(60, ge=1)
-    directives: list[str] = []  # extra options for jobs on this partition only
-    # The node as runs are given it (jobs/cores.py; docs/internals.md "Cores and binding"): each run
-    # gets whole cores (all their hardware threads) and GPUs of its own, never shared with another run.
+    walltime_bins: list[WalltimeBin] = []  # walltime cap by node count (the first bin holding the job)
+    max_running_per_user: int = Field(0, ge=0)  # jobs one user may have running at once (0: not declared)
+    max_queued_per_user: int = Field(0, ge=0)  # jobs one user may have in any state (0: not declared)
+    # What a node offers (docs/sites.md): the cores jobs may use (cores_per_node, after the
+    # reserved ones), the cores kept for the system, hardware threads per core, and GPUs. The node
+    # as runs are given it (jobs/cores.py; docs/internals.md "Cores and binding"): each run gets
+    # whole cores (all their hardware threads) and GPUs of its own, never shared with another run.
+    reserved_cores: list[Annotated[int, Field(ge=0)]] = []  # physical core ids jobs never get (Aurora: 0, 52)
     threads_per_core: int = Field(1, ge=1, le=8)  # hardware threads per core (PBS on ALCF counts them in ncpus)
-    reserved_cores: list[Annotated[int, Field(ge=0)]] = []  # cores runs never get (OS, daemons, core spec.)
+    tiles_per_gpu: int = Field(1, ge=1)  # ranks a GPU takes, one per tile (Aurora's PVC: 2)
+    directives: list[str] = []  # extra options for jobs on this partition only
     gpu_visibility: GpuVisibility = ""  # the variable that gives a run its GPUs (CUDA_VISIBLE_DEVICES ...)
     gpu_devices: list[str] = []  # the node's GPUs as that variable names them ([]: 0 .. gpus_per_node-1)
     gpu_cores: list[list[Annotated[int, Field(ge=0)]]] = []  # per GPU (gpu_devices order), the cores nearest it
+
+    def walltime_cap(self, nodes: int) -> int:
+        """The longest walltime (minutes) this queue gives a job of `nodes` nodes."""
+        for b in sorted(self.walltime_bins, key=lambda b: b.max_nodes):
+            if nodes <= b.max_nodes:
+                return min(b.max_walltime_min, self.max_walltime_min)
+        return self.max_walltime_min
+
+    def refuses(self, nodes: int) -> str:
+        """Why this queue refuses a job of `nodes` nodes ("" if it takes it)."""
+        if nodes < self.min_nodes:
+            return f"queue {self.name} takes at least {self.min_nodes} nodes"
+        if self.max_nodes and nodes > self.max_nodes:
+            return f"queue {self.name} takes at most {self.max_nodes} nodes"
+        return ""
+
+    @property
+    def user_job_limit(self) -> int:
+        """Allocations one user can have in this queue at once (0: not declared)."""
+        limits = [n for n in (self.max_running_per_user, self.max_queued_per_user) if n]
+        return min(limits) if limits else 0
+
+    @property
+    def gpu_ranks_per_node(self) -> int:
+        """Ranks a node holds for a GPU run: one per GPU (or tile)."""
+        return self.gpus_per_node * self.tiles_per_gpu
 
     @property
     def queue(self) -> str:
@@ -48,10 +93,12 @@ class Partition(Strict):
 
     @model_validator(mode="after")
     def _node(self) -> Partition:
-        if self.cores_per_node and any(k >= self.cores_per_node for k in self.reserved_cores):
-            raise ValueError(f"reserved_cores: core indices must be below cores_per_node ({self.cores_per_node})")
-        if self.cores_per_node and len(set(self.reserved_cores)) >= self.cores_per_node:
-            raise ValueError("reserved_cores: leaves no core for the runs")
+        if len(set(self.reserved_cores)) != len(self.reserved_cores):
+            raise ValueError("reserved_cores: a core named twice")
+        physical = self.cores_per_node + len(self.reserved_cores)  # cores_per_node counts the usable ones
+        if self.cores_per_node and any(k >= physical for k in self.reserved_cores):
+            raise ValueError(f"reserved_cores: core indices must be below the node's {physical} cores "
+                             f"(cores_per_node {self.cores_per_node} usable + {len(self.reserved_cores)} reserved)")
         if self.gpu_devices and len(self.gpu_devices) != self.gpus_per_node:
             raise ValueError(f"gpu_devices: {len(self.gpu_devices)} ids for gpus_per_node {self.gpus_per_node}")
         if self.gpu_cores and len(self.gpu_cores) != self.gpus_per_node:
@@ -62,8 +109,9 @@ class Partition(Strict):
         """The cores and GPUs of one of its nodes, as runs are given them (`cores`: what the
         scheduler gave, where the partition does not declare cores_per_node)."""
         gpus = self.gpu_devices or [str(i) for i in range(self.gpus_per_node)]
-        return declared(self.cores_per_node or cores or 1, self.threads_per_core, self.reserved_cores, gpus,
-                        self.gpu_visibility, self.gpu_cores)
+        physical = (self.cores_per_node + len(self.reserved_cores)) if self.cores_per_node else (cores or 1)
+        return declared(physical, self.threads_per_core, self.reserved_cores, gpus, self.gpu_visibility,
+                        self.gpu_cores)
 
 
 class BatchConfig(Strict):
@@ -101,9 +149,22 @@ class VariantConfig(Strict):
     runtime_options: list[str] = []
     partition: str = ""
     provides: list[str] = []  # extra features beyond what petscconf.h says (e.g. gpu)
-    setup: list[str] = []  # shell lines for jobs of this variant (module load cudatoolkit ...)
+    setup: list[str] = []  # shell lines for jobs of this variant, after the site's
+    modules: list[str] = []  # `module ARGS` lines for this variant (load craype-accel-nvidia80 ...)
+    env: dict[str, str] = {}  # exported for this variant's jobs (GPU-aware MPI only on GPU variants)
     launcher: Launcher | None = None  # overrides the site's (GPU binding options)
     claims: list[str] = []  # configure options this build must show (doctor checks --with-cuda ...)
+
+    def is_gpu(self) -> bool:
+        """A GPU build: it says so (`provides: [gpu]`) or claims a GPU back-end."""
+        return bool(set(self.provides) & GPU_FEATURES or any(f in c for c in self.claims for f in GPU_FEATURES))
+
+
+GPU_FEATURES = frozenset({"cuda", "hip", "sycl", "kokkos", "gpu"})
+# Variables that switch on Cray MPICH's GPU transport layer: MPI_Init aborts ("GTL library is not
+# linked") in a program built without it, so only GPU variants may set them (docs/sites.md, gtl).
+GPU_AWARE_MPI_ENV = ("MPICH_GPU_SUPPORT_ENABLED",)
+GPU_ONLY_MODULES = ("craype-accel-",)
 
 
 class SiteConfig(Strict):
@@ -112,6 +173,8 @@ class SiteConfig(Strict):
     scheduler: str = "local"  # an executor's name: local, slurm, pbs, or one an installed package adds
     partitions: list[Partition] = []
     setup: list[str] = []  # shell lines run before each job (modules, env)
+    modules: list[str] = []  # `module ARGS` lines for every variant (after `setup`)
+    env: dict[str, str] = {}  # exported for every variant
     launcher: Launcher = Launcher()
     variants: list[VariantConfig] = Field(default_factory=lambda: [VariantConfig(name="cpu")])
     limits: Limits = Limits()
@@ -171,7 +234,33 @@ class SiteConfig(Strict):
             raise ValueError("isolation_image: isolation apptainer needs the image the steps run in")
         if self.is_batch() and not self.partitions:
             raise ValueError(f"partitions: a {self.scheduler} site needs at least one partition or queue")
+        self._gpu_mpi_only_on_gpu_variants()
         return self
+
+    def _gpu_mpi_only_on_gpu_variants(self) -> None:
+        """GPU-aware MPI (its variable, the craype-accel module) only where the variant is a GPU
+        build: a CPU program aborts in MPI_Init without the GTL library (docs/sites.md, gtl)."""
+        site_wide = [*self.setup, *self.modules, *(f"{k}={v}" for k, v in self.env.items())]
+        for where, lines in (("setup", self.setup), ("modules", self.modules), ("env", site_wide)):
+            if any(_gpu_only(ln) for ln in lines) and any(not v.is_gpu() for v in self.variants):
+                cpu = next(v.name for v in self.variants if not v.is_gpu())
+                raise ValueError(f"{where}: GPU-aware MPI or a GPU accelerator module for every variant, but "
+                                 f"variant {cpu!r} is a CPU build (Cray MPICH aborts in MPI_Init: 'GTL library "
+                                 "is not linked'); put it in the GPU variants' modules/env")
+        for i, v in enumerate(self.variants):
+            lines = [*v.setup, *v.modules, *(f"{k}={val}" for k, val in v.env.items())]
+            if not v.is_gpu() and any(_gpu_only(ln) for ln in lines):
+                raise ValueError(f"variants.{i}: GPU-aware MPI or a GPU accelerator module on CPU variant "
+                                 f"{v.name!r} (Cray MPICH aborts in MPI_Init: 'GTL library is not linked')")
+
+    def setup_for(self, variant: str) -> list[str]:
+        """The shell lines a job of `variant` starts with: the site's setup, modules and env, then
+        the variant's."""
+        v = self.variant(variant) if any(x.name == variant for x in self.variants) else None
+        lines = [*self.setup, *(f"module {m}" for m in self.modules), *_exports(self.env)]
+        if v is not None:
+            lines += [*v.setup, *(f"module {m}" for m in v.modules), *_exports(v.env)]
+        return lines
 
     def sandbox(self) -> Isolation:
         """The isolation of this site's steps; on a batch scheduler each rank is wrapped."""
@@ -192,6 +281,29 @@ class SiteConfig(Strict):
                 return p
         return None
 
+    def queues_for(self, variant: str) -> list[Partition]:
+        """The queues a variant's allocations may go to, its own first: those of the same node
+        type (constraint and GPUs per node), in the site file's order."""
+        own = self.partition_for(variant)
+        if own is None:
+            return []
+        same = [p for p in self.partitions if p is not own and p.constraint == own.constraint
+                and p.gpus_per_node == own.gpus_per_node and p.cores_per_node == own.cores_per_node]
+        return [own, *same]
+
+    def is_gpu_variant(self, variant: str) -> bool:
+        return any(v.name == variant and v.is_gpu() for v in self.variants)
+
+    def ranks_per_node(self, variant: str, part: Partition | None = None) -> int:
+        """Ranks one node holds for a run of `variant` (0: not declared): its usable cores, or
+        for a GPU variant one rank per GPU (tile), as PETSc's GPU back-ends use one device per rank."""
+        part = part or self.partition_for(variant)
+        if part is None:
+            return 0
+        if self.is_gpu_variant(variant) and part.gpu_ranks_per_node:
+            return part.gpu_ranks_per_node
+        return part.cores_per_node
+
     def total_cores(self) -> int:
         """The cores a local campaign is planned for: `cores`, else those this process may use."""
         return self.cores or len(self.local_layout().cores)
@@ -205,6 +317,16 @@ class SiteConfig(Strict):
         the scheduler gave where the partition does not say), or this machine."""
         part = self.partition_for(variant) if self.is_batch() else None
         return part.layout(cores) if part is not None else self.local_layout()
+
+
+def _gpu_only(line: str) -> bool:
+    words = line.replace("=", " ").split()
+    on = any(w in GPU_AWARE_MPI_ENV for w in words) and not line.rstrip().endswith("=0")
+    return on or (any(w.startswith(GPU_ONLY_MODULES) for w in words) and "unload" not in words)
+
+
+def _exports(env: dict[str, str]) -> list[str]:
+    return [f"export {k}={shlex.quote(v)}" for k, v in env.items()]
 
 
 def site_configs_dir() -> Path:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shlex
 
 from hpcbench.jobs.records import Launcher
 from hpcbench.jobs.sandbox import Step, step_env
@@ -31,7 +30,7 @@ def launch_argv(launcher: Launcher, ranks: int, cores: int, program: list[str],
     With a per-rank `step` (batch schedulers) each rank is wrapped in its sandbox
     here; otherwise the caller wraps the whole launch (capture.run_captured)."""
     over = ranks > cores
-    argv = shlex.split(launcher.template.format(ranks=ranks, ppn=ranks, depth=1))
+    argv = launcher.argv(ranks, ranks)
     if over and launcher.oversubscribe_flag:
         argv.append(launcher.oversubscribe_flag)
     if step is not None and step.isolation.per_rank:

@@ -55,6 +55,10 @@ class PackManifest(BaseModel):
     summary: str  # where this driver writes what it ran and what it left
     baseline: BaselineRequest | None = None
     layout: NodeLayout | None = None  # a node's cores and GPUs as runs are given them (the site's partition)
+    # Per variant: ranks one node holds for a run (GPU variants: one per GPU), and, when the
+    # allocation holds several variants, the shell lines (modules, env) its jobs start with.
+    ranks_per_node: dict[str, int] = {}
+    variant_setup: dict[str, list[str]] = {}
 
 
 def allocation_hosts(scheduler: str) -> list[str]:
@@ -100,19 +104,31 @@ class PackDriver:
             self.m.layout.model_copy(update={"cores": self.m.layout.cores[:self.cpn]}).save(folder)
         return folder
 
-    def _context(self, hosts: list[str]) -> PackContext:
-        return PackContext(self.m.scheduler, tuple(hosts), self.cpn,
+    def _context(self, hosts: list[str], variant: str = "") -> PackContext:
+        return PackContext(self.m.scheduler, tuple(hosts), self.per_node(variant),
                            str(Path(self.m.work_dir) / ".pack-hosts" / self.alloc_id.replace("/", "_")))
+
+    def per_node(self, variant: str) -> int:
+        """Ranks a node holds for a run of `variant`: its cores, or one per GPU for a GPU variant."""
+        return min(self.cpn, self.m.ranks_per_node.get(variant) or self.cpn)
+
+    def _argv(self, spec_path: str, variant: str) -> list[str]:
+        """The job's driver; in an allocation of several variants, after its variant's setup lines."""
+        argv = [sys.executable, "-u", "-m", "hpcbench.jobs.job", spec_path]
+        lines = self.m.variant_setup.get(variant)
+        if not lines:
+            return argv
+        return ["bash", "-c", "\n".join([*lines, 'exec "$@"']), "hpcbench-job", *argv]
 
     def _start(self, spec_path: str, spec: JobSpec, hosts: list[str]) -> None:
         Path(spec.work_dir).mkdir(parents=True, exist_ok=True)
         # The allocation's end is not the job's walltime; its per-node task count is not a step's.
         env = {k: v for k, v in os.environ.items() if k not in (WALLTIME_ENV, "SLURM_NTASKS_PER_NODE")}
-        env[ENV] = self._context(hosts).to_env()
+        env[ENV] = self._context(hosts, spec.variant.name).to_env()
         env[slots.ENV] = f"{self._slots_dir(hosts[0])}:{self.cpn * len(hosts)}"
         env[slots.PRIORITY_ENV] = str(self.priority.get(spec.job_id, len(self.priority)))
         with open(Path(spec.work_dir) / "job.log", "ab") as log:
-            proc = subprocess.Popen([sys.executable, "-u", "-m", "hpcbench.jobs.job", spec_path], stdout=log,
+            proc = subprocess.Popen(self._argv(spec_path, spec.variant.name), stdout=log,
                                     stderr=subprocess.STDOUT, start_new_session=True, env=env)
         self.running[spec.job_id] = (proc, spec)
         self.summary["started"].append({"job": spec.job_id, "hosts": hosts, "at": time.time()})
@@ -149,7 +165,7 @@ class PackDriver:
             else:
                 todo.append((path, spec))
         def nodes(spec: JobSpec) -> int:  # the fewest nodes that hold it (one node: oversubscribed)
-            return max(1, min(len(self.hosts), -(-spec.width // self.cpn)))
+            return max(1, min(len(self.hosts), -(-spec.width // self.per_node(spec.variant.name))))
 
         wide = [(p, s) for p, s in todo if nodes(s) > 1]
         narrow = [(p, s) for p, s in todo if nodes(s) == 1]

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import socket
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,14 +77,14 @@ def placed_launcher(launcher: Launcher, ranks: int, ctx: PackContext | None,
     """The launcher part of the argv (program not included), whether it oversubscribes,
     and the placement it asks for."""
     if ctx is None:
-        argv = shlex.split(launcher.template.format(ranks=ranks, ppn=ranks, depth=1))
+        argv = launcher.argv(ranks, ranks)
         return argv, False, Placement(nodes=[socket.gethostname()], ranks_per_node=ranks, binding=binding_of(argv))
     cpn = max(1, ctx.cores_per_node)
     n = max(1, min(len(ctx.hosts), -(-ranks // cpn)))
     use = list(ctx.hosts[:n])
     ppn = -(-ranks // n)
     over = ranks > n * cpn
-    argv = shlex.split(launcher.template.format(ranks=ranks, ppn=ppn, depth=1))
+    argv = launcher.argv(ranks, ppn)
     if argv and argv[0] == "srun" and ctx.scheduler == "slurm":
         # An oversubscribed step cannot be --exact (Slurm: "More processors requested than
         # permitted"): it overcommits the allocation's cores, alone (it holds all core slots).

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shlex
+import sys
 import tempfile
 from pathlib import Path
 from typing import Literal
@@ -52,7 +53,7 @@ class Limits(Model):
 # they name credentials, or (PETSC_OPTIONS) would change every program's options.
 SECRET_ENV = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|COOKIE|AUTH", re.I)
 DENIED_ENV = frozenset({"PETSC_OPTIONS", "PETSC_OPTIONS_YAML"})
-TEMPLATE_FIELDS = {"ranks": 2, "ppn": 2, "depth": 1}
+TEMPLATE_FIELDS = {"ranks": 2, "ppn": 2, "depth": 1, "python": "python3"}
 BindingKind = Literal["auto", "openmpi", "mpich", "pals", "srun", "none"]
 
 
@@ -101,6 +102,16 @@ class Launcher(Model):
                                  "(credentials, PETSC_OPTIONS: docs/security.md); it would be dropped, so it "
                                  "is refused here")
         return v
+
+    # The value of {depth}: CPUs per rank in the launcher's own unit, for one physical core per
+    # rank (srun -c counts hardware threads where threads_per_core is 2: Perlmutter 2; PALS
+    # --depth 1 already spreads ranks over physical cores first; docs/sites.md).
+    depth: int = Field(1, ge=1)
+
+    def argv(self, ranks: int, ppn: int) -> list[str]:
+        """The launcher's words for `ranks` ranks, `ppn` per node; {python} is this interpreter
+        (a per-rank helper such as hpcbench.jobs.gpu_bind runs with it)."""
+        return shlex.split(self.template.format(ranks=ranks, ppn=ppn, depth=self.depth, python=sys.executable))
 
 
 IsolationLevel = Literal["bwrap", "apptainer", "none"]

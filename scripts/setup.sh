@@ -85,6 +85,25 @@ if [ "$PETSC_MODE" = "pypi" ] && [ ! -f "$SDIST_CACHE/petsc-$PETSC_VERSION.tar.g
     || log "could not fetch the petsc sdist now; the lint tests fetch it when they run"
 fi
 
+# --- Spack's package recipes (tests/test_spack_envs.py checks spack/<site>/spack.yaml against them)
+# The spack/spack-packages repository at a pinned commit, only where GitHub can be reached (it
+# cannot from every machine: then the recipe tests are reported as skipped, not run).
+SPACK_PACKAGES_COMMIT=1e8cf059e35d55c4fe1142fed41785bedf6c7246
+SPACK_PACKAGES="$VENV/spack-packages"
+if [ "$(cat "$SPACK_PACKAGES/COMMIT" 2>/dev/null)" != "$SPACK_PACKAGES_COMMIT" ]; then
+  tmp="$(mktemp -d)"
+  if curl -fsSL --max-time 300 -o "$tmp/sp.tar.gz" \
+      "https://codeload.github.com/spack/spack-packages/tar.gz/$SPACK_PACKAGES_COMMIT" 2>/dev/null; then
+    rm -rf "$SPACK_PACKAGES" && mkdir -p "$SPACK_PACKAGES"
+    tar -xzf "$tmp/sp.tar.gz" -C "$SPACK_PACKAGES" --strip-components=1 \
+      "spack-packages-$SPACK_PACKAGES_COMMIT/repos/spack_repo/builtin" \
+      && echo "$SPACK_PACKAGES_COMMIT" > "$SPACK_PACKAGES/COMMIT"
+  else
+    log "spack-packages not reachable (GitHub): the Spack environment recipe tests will be skipped"
+  fi
+  rm -rf "$tmp"
+fi
+
 # --- mpi4py (the machine baseline: hpcbench/machine_baseline.py) --------------
 # Built from source with this machine's mpicc, so it uses the MPI the programs use; where
 # no sdist is reachable, the binary wheel (mpi4py >= 4 loads the system's libmpi at run time).

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import resource
 import signal
 import subprocess
 import time
@@ -55,6 +56,7 @@ def serve(d: Path, jid: str, sigterm_after: float | None = None, walltime_kill: 
     env = {**os.environ, "PBS_JOBID": jid, "PBS_O_WORKDIR": str(ROOT)}
     if "array_index" in job:
         env["PBS_ARRAY_INDEX"] = str(job["array_index"])
+    started = time.time()
     proc = subprocess.Popen(["bash", job["script"]], env=env, start_new_session=True)
     if sigterm_after is not None:
         # a fixed delay from the start lands before the build ends on a loaded machine
@@ -69,6 +71,11 @@ def serve(d: Path, jid: str, sigterm_after: float | None = None, walltime_kill: 
     job["job_state"] = "X" if "array_index" in job else "F"
     # The MoM reports a walltime kill as JOB_EXEC_KILL_WALLTIME (-29) whatever the script returned.
     job["Exit_status"] = -29 if walltime_kill else rc
+    # What the MoM accounts (qstat -xf resources_used): the job's real wall time and peak memory here.
+    wall = int(round(time.time() - started))
+    job["resources_used"] = {"walltime": f"{wall // 3600:02d}:{wall // 60 % 60:02d}:{wall % 60:02d}",
+                             "mem": f"{resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}kb"}
+    job["stime"], job["obittime"] = time.ctime(started), time.ctime()
     if walltime_kill:
         job["comment"] = "job killed: walltime 65 exceeded limit 60"
     (d / "state.json").write_text(json.dumps(s))
@@ -82,11 +89,12 @@ def _site(tmp: Path) -> Path:
                         'template: "mpiexec -n {ranks}"')
     text = text.replace('oversubscribe_flag: ""\nvariants', 'oversubscribe_flag: "--oversubscribe"\nvariants')
     text = re.sub(r"\n *binding: pals[^\n]*", "", text)  # Open MPI here: its binding is found by itself
-    text = text.replace("petsc_dir: /eagle/YOUR_PROJECT/hpcbench/spack-env/views/cpu", "petsc_dir: auto")
+    text = text.replace("petsc_dir: /eagle/YOUR_PROJECT/hpcbench/spack-env/views/polaris-cpu", "petsc_dir: auto")
+    text = re.sub(r"^ *modules: .*\n", "", text, flags=re.M)  # no `module` command on this machine
+    # Arrays of several tasks: without debug's one-job-per-user limit (its refusal has its own test).
+    text = text.replace("_per_user: 1", "_per_user: 0")
     text = text.replace("storage_root: /eagle/YOUR_PROJECT/hpcbench/campaigns", f"storage_root: {tmp}")
     text += "timing_repeats: 1\nvalgrind: false\nsetup: []\n"
-    text = text.replace("setup:\n  - module use /soft/modulefiles\n  - module load PrgEnv-gnu cudatoolkit-standalone\n"
-                        "  - export MPICH_GPU_SUPPORT_ENABLED=1\n", "")
     p = tmp / "polaris-here.yaml"
     p.write_text(text)
     return p

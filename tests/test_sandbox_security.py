@@ -430,9 +430,12 @@ def test_a_campaign_run_without_isolation_is_reported_with_a_warning(tmp_path):
     site_file.write_text(site_file.read_text().replace('"isolation": "bwrap"', '"isolation": "none"'))
     exe = Path(sys.executable).parent / "hpcbench"
     out = tmp_path / "c"
-    subprocess.run([str(exe), "run", "--agent", "reference", "--submissions", str(tree), "--problems",
-                    "vec-scatter", "--site", str(site_file), "--out", str(out)], check=True,
-                   capture_output=True, cwd=tmp_path)
+    args = [str(exe), "run", "--agent", "reference", "--submissions", str(tree), "--problems", "vec-scatter",
+            "--site", str(site_file), "--out", str(out)]
+    # Agents' programs on an unisolated site: refused unless the user says otherwise (docs/sites.md).
+    refused = subprocess.run(args, capture_output=True, text=True, cwd=tmp_path)
+    assert refused.returncode == 2 and "--trust-submissions" in refused.stderr and not out.exists()
+    subprocess.run([*args, "--trust-submissions"], check=True, capture_output=True, cwd=tmp_path)
     assert json.loads((out / "records" / "plain__vec-scatter__1.json").read_text())["isolation"] == "none"
     md = (out / "report" / "report.md").read_text()
     assert "Warning: 2 of 2 attempts were built or run without isolation (none)" in md, md[:2000]

@@ -12,6 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import yaml
 
 from hpcbench.errors import ConfigError, HpcbenchError
 from hpcbench.executors.base import Executor, executor_class, executor_for
@@ -269,13 +270,21 @@ def test_slurm_jobs_exec_python_through_submitits_public_option(tmp_path):
 def test_dry_run_prints_batch_scripts_without_a_scheduler(site, tmp_path, monkeypatch):
     monkeypatch.setenv("HPCBENCH_ACCOUNT", "proj123")
     monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no sbatch/qsub reachable either way
-    p = hpcbench("submit", "--site", site, "--dry-run", "--no-pack", "--problems", "vec-scatter,rosenbrock",
-                 "--out", str(tmp_path / "c"))  # arrays (packed dry runs: tests/test_pack.py)
+    args = ["submit", "--dry-run", "--no-pack", "--problems", "vec-scatter,rosenbrock", "--out", str(tmp_path / "c")]
+    if site in ("polaris", "aurora"):  # debug: one job per user; two array tasks are refused before qsub
+        refused = hpcbench(*args, "--site", site, check=False)
+        assert refused.returncode == 2 and "lets one user have 1 job(s) at once" in refused.stderr
+        s = load_site(site).model_dump()
+        for part in s["partitions"]:
+            part.update(max_running_per_user=0, max_queued_per_user=0)
+        site = str(tmp_path / f"{site}.yaml")
+        Path(site).write_text(yaml.safe_dump(s))
+    p = hpcbench(*args, "--site", site)  # arrays (packed dry runs: tests/test_pack.py)
     text = p.stdout
     assert "nothing submitted" in p.stderr
     if load_site(site).scheduler == "pbs":
         assert "#PBS -A proj123" in text and "#PBS -l walltime=" in text and "hpcbench.jobs.job" in text
-        assert ("#PBS -l filesystems=home:eagle" in text) == (site == "polaris")
+        assert ("#PBS -l filesystems=home:eagle" in text) == ("polaris" in site)
         assert 'export HPCBENCH_SCHEDULER_JOB_ID="${PBS_JOBID:-}"' in text
     else:
         assert "#SBATCH --signal=B:USR2@" in text and "exec " in text

@@ -54,9 +54,14 @@ def test_plan_refuses_before_anything_runs_with_every_reason():
     text = str(e.value)
     assert "advection1d: -n 1001 is not allowed" in text and "multiple of 4" in text
     assert "advection1d: 4096 ranks at -n 1001" in text and "min_per_rank" in text
+    # 4 nodes go to Polaris's debug-scaling (debug takes 2 at most); 500 nodes to no queue at all.
+    darcy = load_problems(None, ["darcy-dmplex"])
+    assert max(p.nodes for s in make_plan(darcy, load_site("polaris"), modes=["strong"], ranks=[32, 64, 128],
+                                          sizes=[256]).problems for p in s.points) == 4
     with pytest.raises(SweepRefused) as e:
-        make_plan(probs, load_site("polaris"), modes=["strong"], ranks=[32, 64, 128])
-    assert "4 nodes is wider than partition debug (2 nodes at most" in str(e.value)
+        make_plan(probs, load_site("polaris"), modes=["strong"], ranks=[32, 16000])
+    assert ("500 nodes: no queue of site polaris takes them (queue debug takes at most 2 nodes; queue "
+            "debug-scaling takes at most 10 nodes; queue prod takes at most 496 nodes)") in str(e.value)
     with pytest.raises(SweepRefused) as e:
         make_plan(probs, load_site("polaris"), modes=["strong"], ranks=[64], nodes=[1])
     assert "64 ranks fit none of --nodes [1]" in str(e.value)

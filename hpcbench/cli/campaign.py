@@ -36,6 +36,8 @@ seed_opt = click.option("--held-out-seed", type=click.IntRange(0, 2 ** 31 - 1),
                              "keeps its first draw, recorded in snapshot/held_out.json)")
 wait_lock_opt = click.option("--wait-lock", is_flag=True,
                              help="if another run/submit is writing this campaign, wait for it (default: refuse)")
+trust_opt = click.option("--trust-submissions", "trust_submissions", is_flag=True,
+                         help="run agents' programs even on a site with isolation: none (they get your rights)")
 keep_work_opt = click.option("--keep-work", is_flag=True,
                              help="keep work/<job> (sources, objects, binary, logs) after its record is written")
 campaign_arg = click.argument("campaign_dir", type=click.Path(exists=True, file_okay=False))
@@ -160,14 +162,16 @@ def run_campaign(opts, out: str | None, wait_lock: bool, dry_run: bool = False, 
     """run and submit (and retry, which repeats one of them): plan, run the jobs; for run also
     collect, score and report. Exit 1 naming every infrastructure error left (generation or judge)."""
     from hpcbench.plan.options import save_options
+    from hpcbench.plan.trust import require_trust
     from hpcbench.site import load_site
 
     s = load_site(opts.site)
     out = out or default_out(s)
     judge_cfg, settings = run_scoring(opts) if opts.verb == "run" else (None, None)  # fails before any job
-    if dry_run:
+    if dry_run:  # runs nothing: shows what would be asked for, even of an unisolated site
         show_dry_run(out, s, opts, pack)
         return
+    require_trust(s, opts.agents, opts.submissions, opts.trust_submissions)
     with lock(out, wait_lock), stops_when_full(out):
         save_options(out, opts)
         planned = plan(out, s, opts)
@@ -237,6 +241,7 @@ def exit_if_errors(errors: list, scores: list, out: str) -> None:
 @seed_opt
 @wait_lock_opt
 @keep_work_opt
+@trust_opt
 @judge_options
 @scoring_options
 @time_metric_option
@@ -259,6 +264,7 @@ def run(ctx, dry_run, resume, out, wait_lock, **given) -> None:
 @seed_opt
 @wait_lock_opt
 @keep_work_opt
+@trust_opt
 @click.pass_context
 def submit(ctx, skip_done, dry_run, block, pack, out, wait_lock, **given) -> None:
     """Plan jobs and hand them to the site's executor (Slurm/PBS: queue them and return)."""
@@ -311,12 +317,13 @@ def print_scripts(site, campaign, jobs: list, account: str | None, pack: bool | 
     for p, text in scripts:
         nodes = f", {p.nodes} node(s) packed" if hasattr(p, "nodes") else ""
         click.echo(f"# ===== {p.name}: {len(p.jobs)} job(s){nodes}, {p.walltime_min} min, partition "
-                   f"{p.shape.partition or '(default)'} =====")
+                   f"{p.shape.partition or '(default)'}, at most {p.node_hours():.2f} node-hours =====")
         click.echo(text)
         click.echo(f"# ----- launch commands of {p.name} (<app>: the job's build, <null>: launcher calibration) -----")
         click.echo("\n".join(plan_launch_lines(p, site)) + "\n")
-    click.echo(f"dry run: {len(scripts)} batch script(s) for {len(jobs)} jobs; nothing submitted. "
-               f"Campaign planned in {campaign.root}", err=True)
+    total = sum(p.node_hours() for p, _ in scripts)
+    click.echo(f"dry run: {len(scripts)} batch script(s) for {len(jobs)} jobs, at most {total:.2f} node-hours "
+               f"(nodes x walltime); nothing submitted. Campaign planned in {campaign.root}", err=True)
 
 
 def open_campaign(campaign_dir: str):
@@ -401,6 +408,22 @@ def _sweep_again(c, changed: bool) -> None:
         click.echo(f"{c.h5_path}: /sweep derived again from the stored runs", err=True)
 
 
+def _ask_accounting(c) -> None:
+    """Batch sites: what the scheduler charged for every finished allocation (sacct, qstat -xf),
+    into scheduler/accounting.json for collect to store. Its failure loses nothing else."""
+    from hpcbench.errors import HpcbenchError
+    from hpcbench.executors import executor_for
+    from hpcbench.site import SiteConfig
+
+    try:
+        site = SiteConfig.model_validate(c.manifest().site_config)
+        ex = executor_for(site, c)
+        if ex.batch and hasattr(ex, "accounting"):
+            ex.accounting(c.specs())
+    except (HpcbenchError, OSError, ValueError) as e:
+        click.echo(f"collect: scheduler accounting not read ({e}); the records are collected all the same", err=True)
+
+
 @click.command()
 @campaign_arg
 def collect(campaign_dir) -> None:
@@ -409,6 +432,7 @@ def collect(campaign_dir) -> None:
     from hpcbench.plan import Campaign
 
     c = Campaign(Path(campaign_dir))
+    _ask_accounting(c)
     with stops_when_full(c.root):
         counts = store.collect(c)
     if counts.get("rebuilt"):
@@ -418,7 +442,9 @@ def collect(campaign_dir) -> None:
     _sweep_again(c, changed=bool(counts["added"] or counts["replaced"] or counts["removed"]))
     click.echo(f"{c.h5_path}: {counts['submissions']} submissions, {counts['records']} with records, "
                f"{counts['missing']} still without; {counts['added']} added, {counts['replaced']} replaced, "
-               f"{counts['unchanged']} unchanged" + (f", {counts['removed']} removed" if counts["removed"] else ""))
+               f"{counts['unchanged']} unchanged" + (f", {counts['removed']} removed" if counts["removed"] else "")
+               + (f"; scheduler accounting of {counts['allocations']} allocation(s)"
+                  if counts.get("allocations") else ""))
 
 
 def register(main: click.Group) -> None:

@@ -130,8 +130,10 @@ def register(group: click.Group) -> None:
 @click.option("--wait-lock", is_flag=True, help="wait for another run/submit writing this folder")
 @click.option("--out", type=click.Path(file_okay=False), help="sweep campaign folder (default with --from: "
               "CAMPAIGN/sweeps/<time>)")
+@click.option("--trust-submissions", "trust", is_flag=True,
+              help="run agents' programs even on a site with isolation: none (they get your rights)")
 def sweep(site, agents, submissions, from_campaign, problem_ids, ranks, nodes, sizes, mode, repeats, variant,
-          account, dry_run, resume, block, wait_lock, out) -> None:
+          account, dry_run, resume, block, wait_lock, out, trust) -> None:
     """Strong and weak scaling of programs that passed every gate, beside each problem's reference."""
     import datetime as dt
 
@@ -147,6 +149,10 @@ def sweep(site, agents, submissions, from_campaign, problem_ids, ranks, nodes, s
             raise click.UsageError("--out DIR is needed (or --from CAMPAIGN, which defaults to CAMPAIGN/sweeps/<time>)")
         out = str(Path(from_campaign) / "sweeps" / dt.datetime.now().strftime("sweep-%Y%m%d-%H%M%S"))
     s = load_site(site)
+    if not dry_run:
+        from hpcbench.plan.trust import require_trust
+
+        require_trust(s, list(agents), submissions, trust, from_campaign)
     problems = _problems(problem_ids)
     if not problems:
         raise HpcbenchError("no problem to sweep (none of them has a scaling field)")

@@ -117,6 +117,11 @@ class Backend(ABC):
     def log_tail(self, sched_id: str, n: int = 1500) -> str:
         return ""
 
+    def usage(self, ids: list[str]) -> dict:
+        """What the scheduler's accounting says of these allocations (executors/accounting.py):
+        id -> accounting.Usage; those it cannot say are left out."""
+        return {}
+
     def render_pack(self, plan: PackPlan, account: str, manifest: Path, command: str) -> str:
         """The script of one packed allocation (executors/pack.py) whose job runs `command`."""
         raise HpcbenchError(f"{self.name}: this scheduler cannot run a packed allocation (use --no-pack)")
@@ -423,6 +428,22 @@ class BatchExecutor(Executor):
         if ids:
             self.backend().cancel(ids)
         return len(hit)
+
+    def accounting(self, jobs: list[JobSpec]) -> Path | None:
+        """Ask the scheduler's accounting about every allocation of these jobs that has ended and
+        write scheduler/accounting.json (node-hours, elapsed, peak memory; executors/accounting.py)."""
+        from hpcbench.executors import accounting
+
+        ledger = self.load_ledger()
+        members: dict[str, list[JobSpec]] = {}
+        for j in jobs:
+            e = ledger.jobs.get(j.job_id)
+            if e is not None and e.outcome:
+                members.setdefault(e.sched_id, []).append(j)
+        if not members:
+            return None
+        usages = accounting.split(self.backend().usage(sorted(members)), members)
+        return accounting.write(self.sched_dir, usages)
 
     def details(self, jobs: list[JobSpec]) -> dict[str, JobDetail]:
         ledger = self.load_ledger()

@@ -17,10 +17,11 @@ the executor records them as not run (cancelled) and `submit --resume` runs them
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from hpcbench.executors.queues import capped_walltime
 from hpcbench.executors.shapes import ArrayPlan, job_walltime_s, shape_of, start_order
 from hpcbench.jobs.pack import BaselineRequest, PackManifest
 from hpcbench.jobs.placement import PackContext, placed_launcher
@@ -44,43 +45,81 @@ BASELINE_S = 120.0  # walltime kept for the machine baseline and the driver's st
 
 @dataclass
 class PackPlan(ArrayPlan):
-    """One allocation: `nodes` nodes with `cores_per_node` cores each for every job in `jobs`."""
+    """One allocation: `nodes` nodes with `cores_per_node` cores each for every job in `jobs`;
+    `ranks_per_node`: per variant, the ranks a node holds for one run (GPU variants: one per
+    GPU); `variant_setup`: per variant, the lines its jobs start with when the allocation holds
+    more than one variant (a queue's per-user limit merged them; docs/sites.md, queues)."""
 
     nodes: int = 1
     cores_per_node: int = 1
+    ranks_per_node: dict[str, int] = field(default_factory=dict)
+    variant_setup: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
         return f"hpcbench-pack-{self.shape.variant}"
 
+    def node_count(self) -> int:
+        return self.nodes
+
+    def node_hours(self) -> float:
+        return self.nodes * self.walltime_min / 60
+
+
+def _pack_walltime(members: list[JobSpec], site: SiteConfig, part, nodes: int, cores: int) -> int:
+    total = cores * nodes
+    work_s = sum(job_walltime_s(j) * min(j.width, total) for j in members) / total
+    want_s = BASELINE_S + max(work_s, max(job_walltime_s(j) for j in members))
+    return capped_walltime(site.batch.walltime_min or int(-(-want_s // 60)), part, nodes)
+
+
+def _variant_pack(variant: str, members: list[JobSpec], site: SiteConfig) -> PackPlan:
+    rpn = site.ranks_per_node(variant)
+    # Nodes only where the site declares what a node holds; else one node (this machine,
+    # a test cluster) on which a wider job runs oversubscribed, as unpacked.
+    nodes = max(-(-j.width // rpn) for j in members) if rpn else 1
+    shape, part = shape_of(members[0], site, nodes)
+    cpn = part.cores_per_node if part and part.cores_per_node else site.total_cores()
+    # Cores asked per node: a whole node on node-exclusive sites or when the pack
+    # fills one; otherwise what the jobs would use side by side.
+    cores = cpn if (site.exclusive_nodes or nodes > 1) else min(cpn, max(sum(min(j.width, cpn) for j in members),
+                                                                       max(j.width for j in members)))
+    sh = type(shape)(partition=shape.partition, cpus=cores, gpus=shape.gpus, variant=variant)
+    return PackPlan(sh, members, _pack_walltime(members, site, part, nodes, cores), part, site.setup_for(variant),
+                    nodes=nodes, cores_per_node=cores, ranks_per_node={variant: rpn or cores})
+
+
+def _merged(plans: list[PackPlan], site: SiteConfig) -> PackPlan:
+    """The plans of one queue as one allocation: the widest node count, every job, each variant's
+    setup run before its own jobs (the allocation itself gets only the site's lines)."""
+    first = plans[0]
+    nodes = max(p.nodes for p in plans)
+    members = start_order([j for p in plans for j in p.jobs])
+    variants = [p.shape.variant for p in plans]
+    sh = type(first.shape)(partition=first.shape.partition, cpus=max(p.cores_per_node for p in plans),
+                           gpus=max(p.shape.gpus for p in plans), variant="-".join(variants))
+    return PackPlan(sh, members, _pack_walltime(members, site, first.partition, nodes, sh.cpus), first.partition,
+                    site.setup_for(""), nodes=nodes, cores_per_node=sh.cpus,
+                    ranks_per_node={k: v for p in plans for k, v in p.ranks_per_node.items()},
+                    variant_setup={v: site.setup_for(v)[len(site.setup_for("")):] for v in variants})
+
 
 def plan_packs(jobs: list[JobSpec], site: SiteConfig) -> list[PackPlan]:
-    """One plan per variant (and partition): every job of it in one allocation."""
-    groups: dict[tuple[str, str, int], list[JobSpec]] = {}
+    """One plan per variant, every job of it in one allocation on a queue that takes its shape;
+    the variants of one queue share an allocation where the queue's per-user limit needs it."""
+    groups: dict[str, list[JobSpec]] = {}
     for j in start_order(jobs):  # the driver starts them in this order, and gives their runs cores in it
-        shape, _ = shape_of(j, site)
-        groups.setdefault((shape.variant, shape.partition, shape.gpus), []).append(j)
+        groups.setdefault(j.variant.name, []).append(j)
+    plans = [_variant_pack(v, members, site) for v, members in groups.items()]
+    by_queue: dict[str, list[PackPlan]] = {}
+    for p in plans:
+        by_queue.setdefault(p.shape.partition, []).append(p)
     out = []
-    for (variant, _, _), members in groups.items():
-        shape, part = shape_of(members[0], site)
-        declared = bool(part and part.cores_per_node)
-        cpn = part.cores_per_node if part and declared else site.total_cores()
-        # Nodes only where the site declares what a node holds; else one node (this machine,
-        # a test cluster) on which a wider job runs oversubscribed, as unpacked.
-        nodes = max(-(-j.width // cpn) for j in members) if declared else 1
-        # Cores asked per node: a whole node on node-exclusive sites or when the pack
-        # fills one; otherwise what the jobs would use side by side.
-        cores = cpn if (site.exclusive_nodes or nodes > 1) else min(cpn, max(sum(min(j.width, cpn) for j in members),
-                                                                           max(j.width for j in members)))
-        total = cores * nodes
-        work_s = sum(job_walltime_s(j) * min(j.width, total) for j in members) / total
-        want_s = BASELINE_S + max(work_s, max(job_walltime_s(j) for j in members))
-        want = site.batch.walltime_min or int(-(-want_s // 60))
-        walltime = max(1, min(want, part.max_walltime_min if part else want))
-        setup = [*site.setup, *site.variant(variant).setup] if any(v.name == variant for v in site.variants) \
-            else list(site.setup)
-        sh = type(shape)(partition=shape.partition, cpus=cores, gpus=shape.gpus, variant=variant)
-        out.append(PackPlan(sh, members, walltime, part, setup, nodes=nodes, cores_per_node=cores))
+    for queue_plans in by_queue.values():
+        part = queue_plans[0].partition
+        if part is not None and part.user_job_limit and len(queue_plans) > part.user_job_limit:
+            queue_plans = [_merged(queue_plans, site)]
+        out += queue_plans
     return out
 
 
@@ -140,13 +179,14 @@ def plan_launch_lines(plan: ArrayPlan, site: SiteConfig) -> list[str]:
         hosts = [f"node{i}" for i in range(plan.nodes)]
         narrow = 0
         for j in plan.jobs:
-            n = max(1, min(len(hosts), -(-j.width // plan.cores_per_node)))
+            rpn = min(plan.cores_per_node, plan.ranks_per_node.get(j.variant.name) or plan.cores_per_node)
+            n = max(1, min(len(hosts), -(-j.width // rpn)))
             if n > 1:
                 mine = hosts[:n]
             else:
                 mine = [hosts[narrow % len(hosts)]]
                 narrow += 1
-            ctx = PackContext(site.scheduler, tuple(mine), plan.cores_per_node, "$PACK_HOSTS")
+            ctx = PackContext(site.scheduler, tuple(mine), rpn, "$PACK_HOSTS")
             out.append(f"# job {j.job_id} on {','.join(mine)}:")
             out += [f"#   {ln}" for ln in launch_lines(j, site, ctx)]
     else:
@@ -172,7 +212,8 @@ def manifest_for(plan: PackPlan, campaign, site: SiteConfig, key: str, baseline_
                      specs=[str(campaign.specs_dir / f"{j.job_id}.json") for j in plan.jobs],
                      cores_per_node=plan.cores_per_node, work_dir=str(campaign.work_dir),
                      summary=str(folder / f"{key}.summary.json"), baseline=base,
-                     layout=site.node_layout(plan.shape.variant, plan.cores_per_node))
+                     layout=site.node_layout(plan.shape.variant, plan.cores_per_node),
+                     ranks_per_node=plan.ranks_per_node, variant_setup=plan.variant_setup)
     return folder / f"{key}.json", m
 
 

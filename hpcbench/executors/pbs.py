@@ -63,7 +63,10 @@ def pbs_head(plan: ArrayPlan, site: SiteConfig, account: str, log_dir: Path, nod
     if account:
         lines.append(f"#PBS -A {account}")
     lines += array
-    lines += ["#PBS -j oe", f"#PBS -o {log_dir}/", "#PBS -r n"]  # a rerun is the driver's decision
+    # A rerun is the driver's decision (-r n), but OpenPBS's qsub refuses a non-rerunnable array
+    # ("cannot submit non-rerunable Array Job", src/cmds/qsub.c): arrays are rerunnable, and a
+    # rerun subjob resumes from its finished runs (jobs/resume.py).
+    lines += ["#PBS -j oe", f"#PBS -o {log_dir}/", "#PBS -r y" if array else "#PBS -r n"]
     lines += [f"#PBS {d}" for d in [*site.batch.directives, *(part.directives if part else [])]]
     return lines + ["", "# setup", *plan.setup, f"export {WALLTIME_ENV}={plan.walltime_min * 60}", ""]
 
@@ -197,6 +200,16 @@ class PbsBackend(Backend):
                                                 f"{p.stdout.strip()[:200]!r}") from None
         out = parse_qstat_json(p.stdout)
         return {i: out[i] for i in ids if i in out}
+
+    def usage(self, ids: list[str]) -> dict:
+        """`qstat -xf -F json` of the finished jobs (history included): resources_used."""
+        from hpcbench.executors.accounting import parse_qstat_usage
+
+        try:  # accounting is a report's extra: an unreachable server leaves it empty, never fails collect
+            p = schedcmd.call(["qstat", "-xf", "-F", "json", *ids], self.query)
+        except schedcmd.SchedulerUnreachable:
+            return {}
+        return parse_qstat_usage(p.stdout) if p.returncode in (0, QSTAT_UNKNOWN_JOB) else {}
 
     def cancel(self, ids: list[str]) -> None:
         p = schedcmd.call(["qdel", *ids], self.query)

@@ -7,8 +7,9 @@ import os
 from dataclasses import dataclass, field
 
 from hpcbench.errors import HpcbenchError
+from hpcbench.executors.queues import QueueRefused, capped_walltime, check_user_limit, pick_queue
 from hpcbench.jobs.records import JobSpec
-from hpcbench.site import Partition, SiteConfig
+from hpcbench.site import GPU_FEATURES, Partition, SiteConfig
 
 ACCOUNT_ENV = "HPCBENCH_ACCOUNT"
 NULL_RUN_S = 60.0  # the job's own limit on one launcher-overhead calibration run
@@ -60,9 +61,19 @@ class ArrayPlan:
     def name(self) -> str:
         return f"hpcbench-{self.shape.variant}-c{self.shape.cpus}" + (f"-g{self.shape.gpus}" if self.shape.gpus else "")
 
+    def node_count(self) -> int:
+        """Nodes of one batch job of this plan (an array task takes one)."""
+        return 1
 
-def shape_of(spec: JobSpec, site: SiteConfig) -> tuple[Shape, Partition | None]:
-    part = site.partition_for(spec.variant.name)
+    def node_hours(self) -> float:
+        """What the plan may charge at most: every batch job of it for its whole walltime (node-
+        exclusive sites charge whole nodes; elsewhere the figure is an upper bound)."""
+        return len(self.jobs) * self.node_count() * self.walltime_min / 60
+
+
+def shape_of(spec: JobSpec, site: SiteConfig, nodes: int = 1) -> tuple[Shape, Partition | None]:
+    """The shape of a job (an array task: one node) and the queue that takes it."""
+    part = pick_queue(site, spec.variant.name, nodes)
     cores = part.cores_per_node if part and part.cores_per_node else site.total_cores()
     gpus = part.gpus_per_node if part and _uses_gpus(spec, site) else 0
     # A job wider than a node still gets one node and runs oversubscribed (its timings say so).
@@ -70,24 +81,17 @@ def shape_of(spec: JobSpec, site: SiteConfig) -> tuple[Shape, Partition | None]:
                  variant=spec.variant.name), part
 
 
-GPU_FEATURES = {"cuda", "hip", "sycl", "kokkos", "gpu"}
-
-
 def _uses_gpus(spec: JobSpec, site: SiteConfig) -> bool:
     """GPUs are asked for only by GPU variants (a cpu job on a GPU partition takes none)."""
-    declared = set()
-    if any(v.name == spec.variant.name for v in site.variants):
-        v = site.variant(spec.variant.name)
-        declared = set(v.provides) | {f for f in GPU_FEATURES if any(f in c for c in v.claims)}
-    return bool((set(spec.variant.features) | declared) & GPU_FEATURES)
+    return site.is_gpu_variant(spec.variant.name) or bool(set(spec.variant.features) & GPU_FEATURES)
 
 
-def walltime_min(jobs: list[JobSpec], site: SiteConfig, part: Partition | None) -> int:
+def walltime_min(jobs: list[JobSpec], site: SiteConfig, part: Partition | None, nodes: int = 1) -> int:
     if site.batch.walltime_min:
         want = site.batch.walltime_min
     else:
         want = int(-(-max(job_walltime_s(j) for j in jobs) // 60))
-    return max(1, min(want, part.max_walltime_min if part else want))
+    return capped_walltime(want, part, nodes)
 
 
 def plan_arrays(jobs: list[JobSpec], site: SiteConfig) -> list[ArrayPlan]:
@@ -95,17 +99,27 @@ def plan_arrays(jobs: list[JobSpec], site: SiteConfig) -> list[ArrayPlan]:
     parts: dict[Shape, Partition | None] = {}
     for j in sorted(jobs, key=lambda j: j.job_id):
         shape, part = shape_of(j, site)
+        per_node = site.ranks_per_node(j.variant.name, part) if part else 0
+        # One rank per GPU, and an array task has one node.
+        if part is not None and shape.gpus and per_node and j.width > per_node:
+            raise QueueRefused(f"job {j.job_id} needs {j.width} ranks of GPU variant {j.variant.name}, a node of "
+                               f"queue {part.name} holds {per_node} (one per GPU; docs/sites.md): run it packed "
+                               "(without --no-pack), where it spans nodes; nothing was submitted")
         groups.setdefault(shape, []).append(j)
         parts[shape] = part
     out: list[ArrayPlan] = []
     size = max(1, site.batch.max_array_size)
     for shape, members in groups.items():
         part = parts[shape]
-        setup = [*site.setup, *site.variant(shape.variant).setup] if any(
-            v.name == shape.variant for v in site.variants) else list(site.setup)
         for i in range(0, len(members), size):
             chunk = members[i:i + size]
-            out.append(ArrayPlan(shape, chunk, walltime_min(chunk, site, part), part, setup))
+            out.append(ArrayPlan(shape, chunk, walltime_min(chunk, site, part), part, site.setup_for(shape.variant)))
+    per_queue: dict[str, int] = {}
+    for plan in out:
+        per_queue[plan.shape.partition] = per_queue.get(plan.shape.partition, 0) + len(plan.jobs)
+    for plan in out:  # every array task is a job of its own to the queue's per-user limits
+        check_user_limit(plan.partition, per_queue[plan.shape.partition],
+                         f"--no-pack (one array task per job: {per_queue[plan.shape.partition]} jobs)")
     return out
 
 

@@ -304,6 +304,17 @@ class SlurmBackend(Backend):
                 out[i] = SchedInfo(state=m.group(1), exit_code=ec.group(1) if ec else "")
         return out
 
+    def usage(self, ids: list[str]) -> dict:
+        """sacct of the allocations (array tasks by their own ids) and their steps."""
+        from hpcbench.executors.accounting import parse_sacct_usage
+
+        try:  # accounting is a report's extra: an unreachable slurmdbd leaves it empty, never fails collect
+            p = schedcmd.call(["sacct", "-n", "-P", "-o", "JobID,State,ElapsedRaw,NNodes,MaxRSS,Start,End", "-j",
+                               ",".join(ids)], self.query)
+        except schedcmd.SchedulerUnreachable:
+            return {}
+        return parse_sacct_usage(p.stdout) if p.returncode == 0 else {}
+
     def cancel(self, ids: list[str]) -> None:
         p = schedcmd.call(["scancel", *ids], self.query)
         if p.returncode != 0:
@@ -327,8 +338,11 @@ class SlurmExecutor(BatchExecutor):
         if site.batch.login_node_mpi or argv[0] != "srun":
             return argv
         # srun from a login node makes the check a one-job allocation of its own.
+        # The partition by the name Slurm knows (none on Perlmutter, where `regular` is a QOS and
+        # the constraint picks the nodes: docs/sites.md), its QOS and constraint.
         part = site.partitions[0]
-        return [argv[0], "-t", "2", "-p", part.name, *(["-A", account] if account else []),
+        return [argv[0], "-t", "2", *(["-p", part.queue] if part.queue else []),
+                *(["-q", part.qos] if part.qos else []), *(["-A", account] if account else []),
                 *(["-C", part.constraint] if part.constraint else []), *argv[1:]]
 
     def make_backend(self) -> Backend:

@@ -37,6 +37,7 @@ class RunOptions(BaseModel):
     site: str = "local"
     attempts: int = 1
     keep_work: bool = False
+    trust_submissions: bool = False  # agents' programs on a site with isolation: none (plan/trust.py)
     account: str | None = None
     base_url: str | None = None  # endpoint of generating agents
     api_key_env: str = "HPCBENCH_API_KEY"  # the variable holding their key (never the key)

@@ -198,6 +198,9 @@ def to_html(h5_path: Path, scoring_id: str | None = None, rep: Report | None = N
     from hpcbench.report.scaling import section_html  # the campaign's sweeps, when it has any
 
     parts.append(section_html(Path(h5_path).parent))
+    from hpcbench.report.accounting import html_section  # node-hours, when collect read the scheduler's accounting
+
+    parts.append(html_section(h5_path))
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>hpcbench report {_e(Path(h5_path).parent.name)}</title><style>{_CSS}</style></head><body>"
             + "\n".join(parts) + "</body></html>\n")

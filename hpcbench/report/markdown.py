@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hpcbench.report import calibration, timings, uncertainty
+from hpcbench.report import accounting, calibration, timings, uncertainty
 from hpcbench.report.data import (
     STAGES,
     Report,
@@ -49,6 +49,7 @@ def markdown(h5_path: Path, scoring_id: str | None = None, plot_file: str | None
     lines += calibration.markdown_lines(rep)  # empty unless an LLM judge scored it
     lines += agreement.markdown_lines(h5_path, sid)  # empty unless a scoring by another judge exists
     lines += scaling_lines(Path(h5_path).parent)  # empty unless the campaign has sweeps
+    lines += accounting.markdown_lines(h5_path)  # empty unless collect read the scheduler's accounting
     return "\n".join(lines) + "\n"
 
 

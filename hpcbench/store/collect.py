@@ -32,6 +32,7 @@ from hpcbench.plan import snapshot, staging
 from hpcbench.plan.campaign import Campaign
 from hpcbench.plan.held_out import read_draw
 from hpcbench.store import integrity, layout
+from hpcbench.store.accounting import read_allocations, write_accounting
 from hpcbench.store.lock import store_lock
 from hpcbench.submission import Submission
 
@@ -412,6 +413,9 @@ def _collect_into(target: Path, new: bool, campaign: Campaign, m, probs: dict) -
             subs[i] = row
         _write_static(f, campaign.root, m, probs)
         _provenance(f, m, first_rec)
+        allocations = read_allocations(campaign.root / "scheduler")  # what the scheduler charged, if asked
+        write_accounting(f, allocations)
+        counts["allocations"] = len(allocations)
         f.attrs["writing"] = ""
     return counts
 

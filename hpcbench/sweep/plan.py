@@ -116,18 +116,20 @@ def _width_problems(site: SiteConfig, variant: str, ranks: int, nodes: int) -> t
         if nodes != 1:
             return [f"--nodes {nodes}: the local site is one machine (nodes 1 only)"], False
         return [], ranks > site.total_cores()
-    part = site.partition_for(variant)
-    if part is None:
+    queues = site.queues_for(variant)
+    if not queues:
         return [f"variant {variant}: no partition on site {site.name}"], False
     out = []
-    max_nodes = part.max_nodes
-    if max_nodes and nodes > max_nodes:
-        out.append(f"{nodes} nodes is wider than partition {part.name} ({max_nodes} nodes at most; site {site.name})")
+    if all(q.refuses(nodes) for q in queues):  # the variant's queues and those of its node type (docs/sites.md)
+        out.append(f"{nodes} nodes: no queue of site {site.name} takes them ("
+                   + "; ".join(q.refuses(nodes) for q in queues) + ")")
     if ranks < nodes:
         out.append(f"{ranks} ranks on {nodes} nodes leaves a node without a rank")
-    if part.cores_per_node and math.ceil(ranks / nodes) > part.cores_per_node:
-        out.append(f"{ranks} ranks on {nodes} node{'s' * (nodes > 1)} is wider than partition {part.name} "
-                   f"({part.cores_per_node} cores per node; add nodes or use fewer ranks)")
+    per_node = site.ranks_per_node(variant)  # cores, or one rank per GPU (tile) for a GPU variant
+    if per_node and math.ceil(ranks / nodes) > per_node:
+        out.append(f"{ranks} ranks on {nodes} node{'s' * (nodes > 1)} is wider than partition {queues[0].name} "
+                   f"({per_node} {'GPUs' if site.is_gpu_variant(variant) else 'cores'} per node; add nodes or "
+                   "use fewer ranks)")
     return out, False
 
 
@@ -166,7 +168,7 @@ def make_plan(problems: dict[str, ProblemBundle], site: SiteConfig, *, modes: li
     if any(n < 1 for n in node_list):
         reasons.append(f"--nodes {node_list}: node counts must be >= 1")
     part = site.partition_for(variant) if site.scheduler != "local" else None
-    per_node = (part.cores_per_node if part else 0) or site.total_cores()
+    per_node = (site.ranks_per_node(variant) if part else 0) or site.total_cores()
     out = []
     for pid, bundle in problems.items():
         sc = bundle.problem.scaling
@@ -174,8 +176,8 @@ def make_plan(problems: dict[str, ProblemBundle], site: SiteConfig, *, modes: li
             reasons.append(f"{pid}: problem.json has no `scaling` field: the problem cannot be swept")
             continue
         rank_list = sorted(set(ranks or sc.ranks or [1, 2]))
-        if not ranks and nodes and part and part.cores_per_node:  # whole nodes by default
-            rank_list = sorted({n * part.cores_per_node for n in node_list})
+        if not ranks and nodes and part and site.ranks_per_node(variant):  # whole nodes by default
+            rank_list = sorted({n * site.ranks_per_node(variant) for n in node_list})
         size_list = sorted(set(sizes or [int(v) for v in sc.values]))
         points: list[SweepPoint] = []
         for r, n in _pairs(rank_list, nodes, per_node, site.scheduler == "local", reasons):

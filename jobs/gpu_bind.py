@@ -1,0 +1,45 @@
+"""One GPU (or GPU tile) per rank, for launchers that cannot bind GPUs themselves (PALS on
+Polaris: docs/sites.md, polaris-gpu-bind).
+
+    python -m hpcbench.jobs.gpu_bind VARIABLE ORDER PROGRAM [ARGS...]
+
+sets VARIABLE (CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES, ZE_AFFINITY_MASK) to the entry of
+the comma-separated ORDER at this rank's node-local index (modulo its length), then execs the
+program in its place, so signals and exit status are the program's."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# Where each launcher puts the node-local rank (PALS, Cray PMI, Slurm, Open MPI, MPICH/Hydra).
+LOCAL_RANK_VARS = ("PALS_LOCAL_RANKID", "PMI_LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK",
+                   "MPI_LOCALRANKID")
+VARIABLES = ("CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ZE_AFFINITY_MASK")
+
+
+def local_rank(env: dict[str, str]) -> int:
+    for var in LOCAL_RANK_VARS:
+        if env.get(var, "").isdigit():
+            return int(env[var])
+    return 0
+
+
+def device_for(order: str, env: dict[str, str]) -> str:
+    devices = [d for d in order.split(",") if d]
+    return devices[local_rank(env) % len(devices)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) < 3 or argv[0] not in VARIABLES or not argv[1].strip(","):
+        print(f"usage: python -m hpcbench.jobs.gpu_bind {{{'|'.join(VARIABLES)}}} ORDER PROGRAM [ARGS...]",
+              file=sys.stderr)
+        return 2
+    os.environ[argv[0]] = device_for(argv[1], dict(os.environ))
+    os.execvp(argv[2], argv[2:])
+    return 127  # not reached: execvp replaces this process or raises
+
+
+if __name__ == "__main__":
+    sys.exit(main())

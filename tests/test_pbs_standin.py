@@ -1,0 +1,100 @@
+"""The PBS stand-in (tests/fake_pbs: PBS Pro cannot be installed here) refuses what OpenPBS's
+qsub and server refuse that a script could contain, and takes every script hpcbench renders for
+Polaris and Aurora under those sites' own queue limits."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hpcbench.site import SiteConfig, load_site
+from tests.test_sites_conformance import ROOT, Rendered, job_spec, render, render_site
+
+STANDIN = ROOT / "tests" / "fake_pbs" / "pbs_standin.py"
+
+
+def queues_of(site: SiteConfig) -> str:
+    """The site's queues in the stand-in's FAKE_PBS_QUEUES form."""
+    return ",".join(f"{p.queue}:{p.min_nodes}-{p.max_nodes}:{p.max_walltime_min}:{p.user_job_limit}"
+                    for p in site.partitions)
+
+
+def qsub(tmp: Path, script: str, queues: str, state: Path | None = None) -> subprocess.CompletedProcess:
+    bindir = tmp / "bin"
+    if not bindir.is_dir():
+        bindir.mkdir()
+        (bindir / "qsub").symlink_to(STANDIN)
+    state = state or tmp / "pbs"
+    state.mkdir(exist_ok=True)
+    path = tmp / f"job{len(list(tmp.glob('job*.sh')))}.sh"
+    path.write_text(script)
+    env = {**os.environ, "FAKE_PBS_DIR": str(state), "FAKE_PBS_QUEUES": queues}
+    return subprocess.run([str(bindir / "qsub"), str(path)], capture_output=True, text=True, env=env, timeout=60)
+
+
+def _array_script(tmp: Path) -> str:
+    """Polaris's array script for two one-node jobs (debug's per-user limit lifted so it renders)."""
+    raw = yaml.safe_load((ROOT / "site-configs" / "polaris.yaml").read_text())
+    for p in raw["partitions"]:
+        p.update(max_running_per_user=0, max_queued_per_user=0)
+    path = tmp / "polaris-nolimit.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    site = load_site(str(path))
+    r = Rendered(site)
+    jobs = [job_spec(site, tmp, f"j{i}", "cpu", [1]) for i in range(2)]
+    render(site, tmp, "array", jobs, False, None, r)
+    return next(s.text for s in r.scripts if "#PBS -J 0-1" in s.text)
+
+
+def test_the_old_non_rerunnable_array_is_refused_and_the_new_one_taken(tmp_path):
+    new = _array_script(tmp_path)
+    assert "#PBS -r y" in new and "#PBS -r n" not in new
+    old = new.replace("#PBS -r y", "#PBS -r n")  # as main at cf18e6d wrote it
+    p = qsub(tmp_path, old, "debug")
+    assert p.returncode == 2 and "cannot submit non-rerunable Array Job" in p.stderr
+    p = qsub(tmp_path, new, "debug")
+    assert p.returncode == 0 and p.stdout.strip().endswith("[].pbs-test"), p.stderr
+
+
+BASE = "#!/bin/bash\n#PBS -l select=1:system=polaris\n#PBS -l walltime=00:30:00\n#PBS -q debug\n#PBS -r n\ntrue\n"
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda t: t.replace("select=1:system=polaris", "select=0"), "illegal -l value"),
+    (lambda t: t.replace("select=1:system=polaris", "select=two"), "illegal -l value"),
+    (lambda t: t.replace("walltime=00:30:00", "walltime=half-an-hour"), "illegal -l value"),
+    (lambda t: t.replace("#PBS -r n", "#PBS -r maybe"), "illegal -r value"),
+    (lambda t: t.replace("-q debug", "-q nosuchqueue"), "Unknown queue nosuchqueue"),
+    (lambda t: t.replace("select=1:", "select=3:"), "violates queue and/or server resource limits"),
+    (lambda t: t.replace("walltime=00:30:00", "walltime=03:58:00"), "violates queue and/or server resource limits"),
+])
+def test_what_openpbs_refuses_is_refused(tmp_path, edit, message):
+    assert qsub(tmp_path, BASE, "debug:1-2:60:1").returncode == 0
+    p = qsub(tmp_path, edit(BASE), "debug:1-2:60:0", state=tmp_path / "fresh")
+    assert p.returncode != 0 and message in p.stderr, (p.returncode, p.stderr)
+
+
+def test_a_second_job_beyond_the_per_user_limit_is_refused(tmp_path):
+    assert qsub(tmp_path, BASE, "debug:1-2:60:1").returncode == 0
+    p = qsub(tmp_path, BASE, "debug:1-2:60:1")
+    assert p.returncode != 0 and "would exceed queue debug's per-user limit" in p.stderr
+    state = json.loads((tmp_path / "pbs" / "state.json").read_text())
+    for job in state["jobs"].values():
+        job["job_state"] = "F"  # the first one finished
+    (tmp_path / "pbs" / "state.json").write_text(json.dumps(state))
+    assert qsub(tmp_path, BASE, "debug:1-2:60:1").returncode == 0
+
+
+@pytest.mark.parametrize("site", ["polaris", "aurora"])
+def test_every_rendered_script_is_taken_under_the_sites_own_queue_limits(site, tmp_path):
+    s = load_site(site)
+    r = render_site(site, tmp_path, s)
+    assert r.scripts
+    for i, script in enumerate(r.scripts):  # each scenario as the user's only jobs
+        p = qsub(tmp_path, script.text, queues_of(s), state=tmp_path / f"state{i}")
+        assert p.returncode == 0, (script.label, p.stderr, script.text[:400])

@@ -1,0 +1,615 @@
+"""Every script hpcbench would hand Polaris, Aurora, Frontier or Perlmutter, held to the rules of
+docs/sites.md (each with its source in the center's documentation or the scheduler's code).
+
+The rules are read from docs/sites.md's table; each id has one check below. For each site the
+test renders, through the real planner and backends (no scheduler needed), the scripts and
+launch lines of: every variant packed on one node and on the widest node count its queues take,
+every variant unpacked (array tasks), a sweep (packed, with the machine baseline), and a
+campaign of all variants at once. A failed check names the rule, its text and its source. The
+checks are shown to fail on planted defects at the end (test_checks_catch_planted_defects)."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hpcbench.errors import ConfigError, HpcbenchError
+from hpcbench.executors import executor_for
+from hpcbench.executors.pack import PackPlan, plan_launch_lines
+from hpcbench.executors.shapes import ArrayPlan
+from hpcbench.jobs.records import CaseRun, JobSpec, Variant
+from hpcbench.plan.campaign import Campaign
+from hpcbench.plan.trust import require_trust
+from hpcbench.site import SiteConfig, load_site
+
+ROOT = Path(__file__).resolve().parent.parent
+SITES = ("polaris", "aurora", "frontier", "perlmutter")
+
+
+def read_rules() -> dict[str, tuple[str, str, str]]:
+    """id -> (sites, rule, source) from docs/sites.md's rules table."""
+    rules = {}
+    text = (ROOT / "docs" / "sites.md").read_text()
+    table = text.split("## Rules", 1)[1].split("\n## ", 1)[0]
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 4 and cells[0] != "id" and re.fullmatch(r"[a-z][a-z0-9-]*", cells[0]):
+            rules[cells[0]] = (cells[1], cells[2], " | ".join(cells[3:]))
+    return rules
+
+
+RULES = read_rules()
+
+
+# ----------------------------------------------------------------------------- rendering
+
+
+@dataclass
+class Script:
+    """One batch script as it would be submitted, the plan behind it and its launch lines."""
+
+    label: str
+    plan: ArrayPlan
+    text: str
+    launches: list[str]
+
+    @property
+    def variants(self) -> set[str]:
+        return {j.variant.name for j in self.plan.jobs}
+
+
+@dataclass
+class Rendered:
+    site: SiteConfig
+    scripts: list[Script] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)  # (scenario, the planner's refusal)
+    login_launch: list[str] | str = ""  # doctor's 2-rank check from a login node
+
+
+def job_spec(site: SiteConfig, tmp: Path, jid: str, variant: str, ranks: list[int]) -> JobSpec:
+    v = site.variant(variant)
+    return JobSpec(job_id=jid, agent="a", problem="p", attempt="1", source_dir=str(tmp), entry="main.c",
+                   files=["main.c"], runs=[CaseRun(case=f"c{r}", args=[], ranks=r, time_limit_s=30) for r in ranks],
+                   variant=Variant(name=variant, petsc_dir=v.petsc_dir, runtime_options=v.runtime_options,
+                                   features=["gpu"] if v.is_gpu() else []),
+                   launcher=v.launcher or site.launcher, limits=site.limits, isolation=site.sandbox(),
+                   timing_repeats=1, valgrind=False, work_dir=str(tmp / "work" / jid),
+                   record_path=str(tmp / "records" / f"{jid}.json"), cores=max(ranks), null_program_dir="")
+
+
+def widest(site: SiteConfig, variant: str) -> int:
+    """The most nodes the variant's queues take (64 where none declares a maximum)."""
+    caps = [p.max_nodes for p in site.queues_for(variant)]
+    return 64 if not caps or 0 in caps else max(caps)
+
+
+def _launch_commands(plan: ArrayPlan, site: SiteConfig) -> list[str]:
+    out = []
+    for line in plan_launch_lines(plan, site):
+        m = re.search(r"\b(srun|mpiexec|mpirun)\b.*", line)
+        if m and not line.lstrip("# ").startswith("job "):
+            out.append(m.group(0))
+    return out
+
+
+def render(site: SiteConfig, tmp: Path, label: str, jobs: list[JobSpec], pack: bool,
+            baseline: list[int] | None, out: Rendered) -> None:
+    folder = tmp / re.sub(r"\W+", "-", label)
+    folder.mkdir(parents=True, exist_ok=True)
+    ex = executor_for(site, Campaign(folder), account="proj123", pack=pack, baseline_ranks=baseline)
+    try:
+        scripts = ex.dry_run(jobs)
+    except HpcbenchError as e:
+        out.refused.append((label, str(e)))
+        return
+    out.scripts += [Script(label, p, text, _launch_commands(p, site)) for p, text in scripts]
+
+
+def render_site(name: str, tmp: Path, site: SiteConfig | None = None) -> Rendered:
+    site = site or load_site(name)
+    out = Rendered(site)
+    for v in site.variants:
+        rpn = site.ranks_per_node(v.name) or 1
+        wide = widest(site, v.name)
+        one = job_spec(site, tmp, f"{v.name}-one", v.name, [1])
+        jobs1 = [one, job_spec(site, tmp, f"{v.name}-full", v.name, [1, rpn])]
+        render(site, tmp, f"{v.name} submit packed 1 node", jobs1, True, None, out)
+        jobsw = [one, job_spec(site, tmp, f"{v.name}-w", v.name, [rpn * wide])]
+        render(site, tmp, f"{v.name} submit packed {wide} nodes", jobsw, True, None, out)
+        render(site, tmp, f"{v.name} submit unpacked 1 job", jobs1[:1], False, None, out)
+        render(site, tmp, f"{v.name} submit unpacked 2 jobs", jobs1, False, None, out)
+        sweep = [job_spec(site, tmp, f"{v.name}-sweep", v.name, [1, 2, rpn, 2 * rpn])]
+        render(site, tmp, f"{v.name} sweep", sweep, True, [1, 2, rpn], out)
+    every = [job_spec(site, tmp, f"{v.name}-all", v.name, [1]) for v in site.variants]
+    render(site, tmp, "all variants packed", every, True, None, out)
+    from hpcbench.executors import executor_class
+
+    out.login_launch = executor_class(site.scheduler).login_launch(site, ["srun", "-n", "2", "hello"], "proj123")
+    return out
+
+
+@functools.cache
+def rendered(name: str) -> Rendered:
+    import tempfile
+
+    return render_site(name, Path(tempfile.mkdtemp(prefix=f"hpcbench-conformance-{name}-")))
+
+
+# ----------------------------------------------------------------------------- helpers for checks
+
+
+def _directive(text: str, key: str) -> list[str]:
+    return re.findall(rf"^#PBS -{key} (.+)$", text, re.M)
+
+
+def _ranks_per_node(cmd: str) -> int:
+    """Ranks a node gets from one launch command (packed: over its node list; else one node)."""
+    ranks = int(re.search(r"(?:-n|--np) (\d+)", cmd).group(1))  # type: ignore[union-attr]
+    ppn = re.search(r"--ppn (\d+)", cmd)
+    if ppn:
+        return int(ppn.group(1))
+    nodes = re.search(r"-N (\d+)", cmd)
+    return -(-ranks // int(nodes.group(1))) if nodes else ranks
+
+
+def _gpu(s: Script, site: SiteConfig) -> bool:
+    return any(site.is_gpu_variant(v) for v in s.variants)
+
+
+def _env_lines(s: Script) -> str:
+    """What a job of the script runs before its program: the script's setup and, in an allocation
+    of several variants, each variant's own lines."""
+    per_variant = "\n".join(ln for lines in getattr(s.plan, "variant_setup", {}).values() for ln in lines)
+    return s.text + "\n" + per_variant
+
+
+def _variant_lines(s: Script, site: SiteConfig, variant: str) -> str:
+    vs = getattr(s.plan, "variant_setup", {})
+    return s.text + "\n" + "\n".join(vs.get(variant, [])) if vs else s.text
+
+
+GTL = re.compile(r"MPICH_GPU_SUPPORT_ENABLED=1|module load [^\n]*craype-accel-")
+
+
+# ----------------------------------------------------------------------------- the checks
+
+
+def check_gtl(r: Rendered) -> list[str]:
+    bad = []
+    for s in r.scripts:
+        for v in s.variants:
+            lines = _variant_lines(s, r.site, v)
+            merged = bool(getattr(s.plan, "variant_setup", {}))
+            own = "\n".join(s.plan.variant_setup[v]) if merged else lines  # type: ignore[attr-defined]
+            if r.site.is_gpu_variant(v):
+                if not GTL.search(own) or "MPICH_GPU_SUPPORT_ENABLED=1" not in own:
+                    bad.append(f"{s.label}: GPU variant {v} without GPU-aware MPI and its accel module")
+            elif GTL.search(lines if not merged else s.text + "\n" + own):
+                bad.append(f"{s.label}: CPU variant {v} gets GPU-aware MPI or a craype-accel module")
+    return bad
+
+
+def check_queues(r: Rendered) -> list[str]:
+    bad, per_queue = [], {}
+    for s in r.scripts:
+        part, nodes = s.plan.partition, s.plan.node_count()
+        if part is None:
+            bad.append(f"{s.label}: no queue")
+            continue
+        if part.refuses(nodes):
+            bad.append(f"{s.label}: {part.refuses(nodes)} ({nodes} asked)")
+        if s.plan.walltime_min > part.walltime_cap(nodes):
+            bad.append(f"{s.label}: {s.plan.walltime_min} min on {nodes} nodes, queue {part.name} gives "
+                       f"{part.walltime_cap(nodes)}")
+        per_queue.setdefault((s.label, part.name), []).append(len(s.plan.jobs) if not isinstance(s.plan, PackPlan)
+                                                              else 1)
+    for (label, qname), counts in per_queue.items():
+        part = next(p for p in r.site.partitions if p.name == qname)
+        if part.user_job_limit and sum(counts) > part.user_job_limit:
+            bad.append(f"{label}: {sum(counts)} jobs in queue {qname}, {part.user_job_limit} allowed per user")
+    for label, why in r.refused:  # a refusal must name a queue rule, not fail some other way
+        if "docs/sites.md" not in why:
+            bad.append(f"{label}: refused without naming a rule: {why}")
+    return bad
+
+
+def check_pbs_array_rerunnable(r: Rendered) -> list[str]:
+    bad = []
+    for s in r.scripts:
+        if _directive(s.text, "J") and _directive(s.text, "r") != ["y"]:
+            bad.append(f"{s.label}: array with -r {_directive(s.text, 'r')}")
+    return bad
+
+
+def check_pbs_select(r: Rendered) -> list[str]:
+    bad = []
+    for s in r.scripts:
+        for sel in re.findall(r"^#PBS -l select=(.+)$", s.text, re.M):
+            if not re.fullmatch(r"[1-9]\d*(:\w+=[\w.\-]+)*", sel):
+                bad.append(f"{s.label}: select={sel}")
+            elif int(sel.split(":")[0]) != s.plan.node_count():
+                bad.append(f"{s.label}: select={sel} for {s.plan.node_count()} nodes")
+        for wt in re.findall(r"^#PBS -l walltime=(.+)$", s.text, re.M):
+            if not re.fullmatch(r"\d{2,}:[0-5]\d:[0-5]\d", wt):
+                bad.append(f"{s.label}: walltime={wt}")
+    return bad
+
+
+def check_pbs_queue_known(r: Rendered) -> list[str]:
+    names = {p.queue for p in r.site.partitions}
+    return [f"{s.label}: -q {q}" for s in r.scripts for q in _directive(s.text, "q") if q not in names]
+
+
+def check_alcf_filesystems(r: Rendered) -> list[str]:
+    want = {"polaris": "home:eagle", "aurora": "home:flare"}[r.site.name]
+    return [f"{s.label}: filesystems {_directive(s.text, 'l')}" for s in r.scripts
+            if f"#PBS -l filesystems={want}" not in s.text]
+
+
+def check_alcf_whole_nodes(r: Rendered) -> list[str]:
+    bad = []
+    for s in r.scripts:
+        sel = re.search(r"^#PBS -l select=(.+)$", s.text, re.M)
+        if sel is None or "ncpus" in sel.group(1) or "ngpus" in sel.group(1):
+            bad.append(f"{s.label}: select {sel.group(1) if sel else None}")
+        elif r.site.name == "polaris" and "system=polaris" not in sel.group(1):
+            bad.append(f"{s.label}: select without system=polaris")
+    return bad
+
+
+def check_pals_launch(r: Rendered) -> list[str]:
+    bad = []
+    for s in r.scripts:
+        for cmd in s.launches:
+            if not cmd.startswith("mpiexec") or "--ppn" not in cmd:
+                bad.append(f"{s.label}: {cmd}")
+            elif isinstance(s.plan, PackPlan) and "--hostfile" not in cmd:
+                bad.append(f"{s.label}: packed run without --hostfile: {cmd}")
+    return bad
+
+
+def _queue_values(r: Rendered, want: dict[str, dict]) -> list[str]:
+    bad = []
+    for qname, values in want.items():
+        part = next((p for p in r.site.partitions if p.name == qname), None)
+        if part is None:
+            bad.append(f"no queue {qname}")
+            continue
+        for k, v in values.items():
+            got = [b.model_dump() for b in part.walltime_bins] if k == "walltime_bins" else getattr(part, k)
+            if got != v:
+                bad.append(f"queue {qname}: {k} = {got}, the documentation says {v}")
+    return bad
+
+
+def check_polaris_queues(r: Rendered) -> list[str]:
+    return _queue_values(r, {"debug": {"min_nodes": 1, "max_nodes": 2, "max_walltime_min": 60},
+                             "debug-scaling": {"min_nodes": 1, "max_nodes": 10, "max_walltime_min": 60,
+                                               "user_job_limit": 1}})
+
+
+def check_polaris_debug_user(r: Rendered) -> list[str]:
+    bad = _queue_values(r, {"debug": {"max_running_per_user": 1, "max_queued_per_user": 1}})
+    merged = [s for s in r.scripts if s.label == "all variants packed"]
+    if len(merged) != 1:
+        bad.append(f"a campaign of every variant gets {len(merged)} debug allocations, 1 allowed")
+    return bad
+
+
+def check_polaris_prod(r: Rendered) -> list[str]:
+    return _queue_values(r, {"prod": {"min_nodes": 10, "max_nodes": 496, "walltime_bins": [
+        {"max_nodes": 24, "max_walltime_min": 180}, {"max_nodes": 99, "max_walltime_min": 360},
+        {"max_nodes": 496, "max_walltime_min": 1440}]}})
+
+
+def _node_values(r: Rendered, **want) -> list[str]:
+    bad = []
+    for p in r.site.partitions:
+        if "gpu" in want and p.constraint == "cpu":
+            continue
+        for k, v in want.items():
+            if k != "gpu" and getattr(p, k) != v:
+                bad.append(f"queue {p.name}: {k} = {getattr(p, k)}, the documentation says {v}")
+    return bad
+
+
+def check_polaris_node(r: Rendered) -> list[str]:
+    return _node_values(r, cores_per_node=32, threads_per_core=2, gpus_per_node=4)
+
+
+def check_polaris_prgenv(r: Rendered) -> list[str]:
+    return [f"{s.label}: no PrgEnv-gnu" for s in r.scripts if "module swap PrgEnv-nvidia PrgEnv-gnu" not in s.text]
+
+
+def check_polaris_gpu_bind(r: Rendered) -> list[str]:
+    bad = []
+    for s in r.scripts:
+        for cmd in s.launches:
+            gpu_run = " -vec_type cuda" in cmd or "gpu_bind" in cmd
+            if not gpu_run:
+                continue
+            if "-m hpcbench.jobs.gpu_bind CUDA_VISIBLE_DEVICES 3,2,1,0 " not in cmd:
+                bad.append(f"{s.label}: GPU run without a GPU per rank: {cmd}")
+            if _ranks_per_node(cmd) > 4:
+                bad.append(f"{s.label}: {_ranks_per_node(cmd)} ranks on a 4-GPU node: {cmd}")
+    return bad
+
+
+def check_aurora_queues(r: Rendered) -> list[str]:
+    return _queue_values(r, {"debug": {"min_nodes": 1, "max_nodes": 2, "max_walltime_min": 60, "user_job_limit": 1},
+                             "debug-scaling": {"min_nodes": 2, "max_nodes": 256, "max_walltime_min": 60,
+                                               "user_job_limit": 1}}) + (
+        [] if len([s for s in r.scripts if s.label == "all variants packed"]) == 1
+        else ["a campaign of every variant gets more than the one debug job a user may have"])
+
+
+def check_aurora_prod(r: Rendered) -> list[str]:
+    return _queue_values(r, {"prod": {"min_nodes": 256, "max_nodes": 10624, "walltime_bins": [
+        {"max_nodes": 1024, "max_walltime_min": 720}, {"max_nodes": 1999, "max_walltime_min": 1080},
+        {"max_nodes": 10624, "max_walltime_min": 1440}]}})
+
+
+def check_aurora_node(r: Rendered) -> list[str]:
+    return _node_values(r, cores_per_node=102, reserved_cores=[0, 52], threads_per_core=2, gpus_per_node=6,
+                        tiles_per_gpu=2)
+
+
+def check_aurora_pe(r: Rendered) -> list[str]:
+    return [f"{s.label}: frameworks module or FLAT hierarchy" for s in r.scripts
+            if "frameworks" in _env_lines(s) or "ZE_FLAT_DEVICE_HIERARCHY=FLAT" in _env_lines(s)]
+
+
+def check_aurora_tiles(r: Rendered) -> list[str]:
+    bad = []
+    for s in r.scripts:
+        for v in s.variants:
+            if r.site.is_gpu_variant(v) and "ZE_FLAT_DEVICE_HIERARCHY=COMPOSITE" not in _variant_lines(s, r.site, v):
+                bad.append(f"{s.label}: variant {v} without ZE_FLAT_DEVICE_HIERARCHY=COMPOSITE")
+        for cmd in s.launches:
+            if "-vec_type kokkos" in cmd and ("gpu_tile_compact.sh" not in cmd or _ranks_per_node(cmd) > 12):
+                bad.append(f"{s.label}: {cmd}")
+    return bad
+
+
+def _cores(spec: str) -> set[int]:
+    out: set[int] = set()
+    for part in spec.split(","):
+        lo, _, hi = part.partition("-")
+        out |= set(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def check_aurora_socket_bind(r: Rendered) -> list[str]:
+    bad = []
+    for s in r.scripts:
+        for cmd in s.launches:
+            if "-vec_type kokkos" not in cmd:
+                continue
+            m = re.search(r"--cpu-bind[= ]list:(\S+)", cmd)
+            if not m:
+                bad.append(f"{s.label}: GPU run without --cpu-bind list: {cmd}")
+                continue
+            sets = [_cores(x) for x in m.group(1).split(":")]
+            for i, cores in enumerate(sets):
+                socket = range(1, 52) if (i % 12) < 6 else range(53, 104)  # tiles of GPUs 0-2 / 3-5
+                if not cores <= set(socket) or cores & {0, 52, 104, 156}:
+                    bad.append(f"{s.label}: rank {i} on cores {sorted(cores)}: {cmd}")
+    return bad
+
+
+def check_frontier_bins(r: Rendered) -> list[str]:
+    return _queue_values(r, {"batch": {"walltime_bins": [
+        {"max_nodes": 91, "max_walltime_min": 120}, {"max_nodes": 183, "max_walltime_min": 360},
+        {"max_nodes": 9472, "max_walltime_min": 720}]}})
+
+
+def check_frontier_user(r: Rendered) -> list[str]:
+    return _queue_values(r, {"batch": {"max_queued_per_user": 100}})
+
+
+def check_frontier_debug(r: Rendered) -> list[str]:
+    return _queue_values(r, {"debug": {"qos": "debug", "max_walltime_min": 120, "user_job_limit": 1}})
+
+
+def check_frontier_node(r: Rendered) -> list[str]:
+    return _node_values(r, cores_per_node=56, reserved_cores=[0, 8, 16, 24, 32, 40, 48, 56], threads_per_core=2,
+                        gpus_per_node=8)
+
+
+def check_frontier_threads(r: Rendered) -> list[str]:
+    return [f"{s.label}: {cmd}" for s in r.scripts for cmd in s.launches
+            if " -c 1 " not in cmd or "threads-per-core=2" in cmd]
+
+
+def check_frontier_gpu_bind(r: Rendered) -> list[str]:
+    return [f"{s.label}: {cmd}" for s in r.scripts for cmd in s.launches if "-vec_type kokkos" in cmd
+            and ("--gpus-per-task=1 --gpu-bind=closest" not in cmd or _ranks_per_node(cmd) > 8)]
+
+
+def check_frontier_install(r: Rendered) -> list[str]:
+    return [f"variant {v.name}: PETSc at {v.petsc_dir}" for v in r.site.variants
+            if v.petsc_dir.startswith("/lustre/orion") or not v.petsc_dir.startswith("/ccs/proj/")]
+
+
+def check_perlmutter_qos(r: Rendered) -> list[str]:
+    bad = _queue_values(r, {"debug": {"qos": "debug", "max_nodes": 8, "max_walltime_min": 30,
+                                      "max_running_per_user": 2, "max_queued_per_user": 5},
+                            "regular": {"qos": "regular"}})
+    return bad + [f"{s.label}: no --qos" for s in r.scripts if "#SBATCH --qos=" not in s.text]
+
+
+def check_perlmutter_no_partition(r: Rendered) -> list[str]:
+    bad = [f"{s.label}: names a partition" for s in r.scripts if "--partition" in s.text or "#SBATCH -p " in s.text]
+    bad += [f"{s.label}: no --constraint" for s in r.scripts if "#SBATCH --constraint=" not in s.text]
+    if isinstance(r.login_launch, list) and "-p" in r.login_launch:
+        bad.append(f"doctor's srun names a partition: {r.login_launch}")
+    return bad
+
+
+def check_perlmutter_node(r: Rendered) -> list[str]:
+    bad = []
+    for p in r.site.partitions:
+        want = (128, 0) if p.constraint == "cpu" else (64, 4)
+        if (p.cores_per_node, p.gpus_per_node, p.threads_per_core) != (*want, 2):
+            bad.append(f"queue {p.name}: {p.cores_per_node} cores, {p.gpus_per_node} GPUs, {p.threads_per_core} "
+                       f"threads per core; the documentation says {want[0]}, {want[1]}, 2")
+    return bad
+
+
+def check_perlmutter_c(r: Rendered) -> list[str]:
+    return [f"{s.label}: {cmd}" for s in r.scripts for cmd in s.launches
+            if " -c 2 " not in cmd or "--cpu-bind=cores" not in cmd]
+
+
+def check_perlmutter_gpu_bind(r: Rendered) -> list[str]:
+    return [f"{s.label}: {cmd}" for s in r.scripts for cmd in s.launches if "-vec_type cuda" in cmd
+            and ("--gpus-per-task=1" not in cmd or _ranks_per_node(cmd) > 4)]
+
+
+def check_slurm_signal(r: Rendered) -> list[str]:
+    return [f"{s.label}: no --signal=B:USR2" for s in r.scripts
+            if f"#SBATCH --signal=B:USR2@{r.site.batch.signal_margin_s}" not in s.text]
+
+
+def check_slurm_step_exact(r: Rendered) -> list[str]:
+    return [f"{s.label}: {cmd}" for s in r.scripts if isinstance(s.plan, PackPlan) for cmd in s.launches
+            if "--overcommit" not in cmd and not re.match(r"srun --exact -N \d+ --nodelist=\S+ ", cmd)]
+
+
+def check_isolation_site(r: Rendered) -> list[str]:
+    bad = []
+    if r.site.isolation == "none":
+        try:
+            require_trust(r.site, ["samples"], None, trust=False)
+            bad.append("isolation none and an agent's programs were not refused")
+        except HpcbenchError:
+            pass
+        try:
+            require_trust(r.site, ["samples"], None, trust=True)
+            require_trust(r.site, ["reference"], None, trust=False)
+        except HpcbenchError as e:
+            bad.append(f"refused what it should run: {e}")
+    return bad
+
+
+CHECKS: dict[str, Callable[[Rendered], list[str]]] = {
+    name[len("check_"):].replace("_", "-"): fn for name, fn in globals().items() if name.startswith("check_")}
+
+
+def applies(rule: str, site: str) -> bool:
+    sites = RULES[rule][0]
+    return sites == "all four" or site in [s.strip() for s in sites.split(",")]
+
+
+# ----------------------------------------------------------------------------- the tests
+
+
+def test_every_rule_has_a_check_and_every_check_a_rule():
+    assert RULES, "docs/sites.md has no rules table"
+    assert sorted(set(RULES) - set(CHECKS)) == [], "rules of docs/sites.md without a check"
+    assert sorted(set(CHECKS) - set(RULES)) == [], "checks without a rule in docs/sites.md"
+
+
+@pytest.mark.parametrize("site,rule", [(s, r) for s in SITES for r in sorted(RULES) if applies(r, s)])
+def test_site_follows_rule(site, rule):
+    r = rendered(site)
+    assert r.scripts, f"{site}: nothing rendered ({r.refused})"
+    bad = CHECKS[rule](r)
+    sites, text, source = RULES[rule]
+    assert not bad, f"{site} breaks rule [{rule}] {text}\n  source: {source}\n  " + "\n  ".join(bad)
+
+
+def test_scenarios_cover_cpu_gpu_packed_unpacked_submit_sweep_and_widest():
+    for site in SITES:
+        r = rendered(site)
+        labels = {s.label for s in r.scripts} | {label for label, _ in r.refused}
+        gpu = next(v.name for v in r.site.variants if v.is_gpu())
+        for want in ("cpu submit packed 1 node", f"{gpu} submit packed 1 node", "cpu submit unpacked 1 job",
+                     f"{gpu} sweep", "all variants packed"):
+            assert want in labels, (site, want, sorted(labels))
+        wide = [s for s in r.scripts if "nodes" in s.label and "1 node" not in s.label]
+        assert wide and max(s.plan.node_count() for s in wide) > 1, site
+
+
+def _site_copy(name: str, tmp: Path, edit: Callable[[dict], None]) -> SiteConfig:
+    raw = yaml.safe_load((ROOT / "site-configs" / f"{name}.yaml").read_text())
+    edit(raw)
+    p = tmp / f"{name}-planted.yaml"
+    p.write_text(yaml.safe_dump(raw))
+    return load_site(str(p))
+
+
+def _queue(raw: dict, name: str) -> dict:
+    return next(p for p in raw["partitions"] if p["name"] == name)
+
+
+PLANTED: list[tuple[str, str, Callable[[dict], None]]] = [
+    ("polaris", "polaris-queues", lambda raw: _queue(raw, "debug").update(max_nodes=8)),
+    ("polaris", "polaris-debug-user", lambda raw: [_queue(raw, q).update(max_running_per_user=0, max_queued_per_user=0)
+                                                   for q in ("debug", "debug-scaling")]),
+    ("polaris", "polaris-gpu-bind", lambda raw: raw["variants"][1]["launcher"].update(
+        template="mpiexec --np {ranks} --ppn {ppn} --depth {depth} --cpu-bind depth")),
+    ("aurora", "aurora-pe", lambda raw: raw.update(modules=["load frameworks"])),
+    ("aurora", "aurora-socket-bind", lambda raw: raw["variants"][1]["launcher"].update(
+        template="mpiexec -n {ranks} --ppn {ppn} --depth {depth} --cpu-bind depth gpu_tile_compact.sh")),
+    ("frontier", "frontier-install", lambda raw: raw["variants"][0].update(
+        petsc_dir="/lustre/orion/P/proj-shared/hpcbench/views/cpu")),
+    ("frontier", "queues", lambda raw: _queue(raw, "batch").update(walltime_bins=[])),
+    ("perlmutter", "perlmutter-c", lambda raw: raw["launcher"].update(depth=1)),
+    ("perlmutter", "perlmutter-no-partition", lambda raw: [p.pop("submit_as") for p in raw["partitions"]]),
+]
+
+
+@pytest.mark.parametrize("site,rule,edit", PLANTED, ids=[f"{s}-{r}" for s, r, _ in PLANTED])
+def test_checks_catch_planted_defects(site, rule, edit, tmp_path):
+    """Each check fails on a site file with the defect its rule forbids (the checks can fail)."""
+    planted = _site_copy(site, tmp_path, edit)
+    r = render_site(site, tmp_path, planted)
+    if rule == "queues":  # a walltime bin removed: the check holds the plan to the documented bins instead
+        assert check_frontier_bins(r)
+        return
+    assert CHECKS[rule](r), f"[{rule}] passed on a planted defect"
+
+
+def test_the_old_pbs_array_script_breaks_the_rule():
+    """main at cf18e6d wrote `-r n` under `-J`: the check says so (and the stand-in refuses it:
+    tests/test_pbs_standin.py)."""
+    plan = rendered("polaris").scripts[0].plan
+    old = Script("old array", plan, "#!/bin/bash\n#PBS -J 0-1\n#PBS -r n\n", [])
+    assert check_pbs_array_rerunnable(Rendered(load_site("polaris"), [old]))
+
+
+def test_gpu_aware_mpi_on_a_cpu_variant_is_refused_by_the_loader(tmp_path):
+    """main at cf18e6d exported MPICH_GPU_SUPPORT_ENABLED=1 for every variant of Polaris and Frontier."""
+    for edit in (lambda raw: raw.update(env={"MPICH_GPU_SUPPORT_ENABLED": "1"}),
+                 lambda raw: raw["variants"][0].update(modules=["load craype-accel-amd-gfx90a"]),
+                 lambda raw: raw.update(setup=["export MPICH_GPU_SUPPORT_ENABLED=1"])):
+        with pytest.raises(ConfigError, match="GTL library is not linked"):
+            _site_copy("frontier", tmp_path, edit)
+
+
+def test_no_queue_takes_the_shape_is_refused_naming_the_rule(tmp_path):
+    site = _site_copy("polaris", tmp_path, lambda raw: raw.update(
+        partitions=[p for p in raw["partitions"] if p["name"] == "prod"],
+        variants=[{**v, "partition": "prod"} for v in raw["variants"]]))
+    r = render_site("polaris", tmp_path, site)
+    assert not [s for s in r.scripts if s.plan.node_count() < 10]
+    assert any("prod takes at least 10 nodes" in why and "docs/sites.md" in why for _, why in r.refused)
+
+
+def test_a_gpu_job_wider_than_a_nodes_gpus_is_refused_unpacked_and_spans_nodes_packed(tmp_path):
+    site = load_site("perlmutter")
+    job = job_spec(site, tmp_path, "wide", "cuda", [16])
+    r = Rendered(site)
+    render(site, tmp_path, "unpacked", [job], False, None, r)
+    render(site, tmp_path, "packed", [job], True, None, r)
+    assert any("holds 4 (one per GPU" in why for _, why in r.refused)
+    packed = next(s for s in r.scripts if s.label == "packed")
+    assert packed.plan.node_count() == 4 and "#SBATCH --nodes=4" in packed.text
+    assert all(_ranks_per_node(c) <= 4 for c in packed.launches), packed.launches
