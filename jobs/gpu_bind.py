@@ -5,7 +5,9 @@ Polaris: docs/sites.md, polaris-gpu-bind).
 
 sets VARIABLE (CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES, ZE_AFFINITY_MASK) to the entry of
 the comma-separated ORDER at this rank's node-local index (modulo its length), then execs the
-program in its place, so signals and exit status are the program's."""
+program in its place, so signals and exit status are the program's. Where VARIABLE is set
+already (a packed run's own GPUs, jobs/binding.py), only those are chosen from, in ORDER's
+order: runs sharing a node keep their GPUs apart, and each rank of a run gets one of its own."""
 
 from __future__ import annotations
 
@@ -25,8 +27,11 @@ def local_rank(env: dict[str, str]) -> int:
     return 0
 
 
-def device_for(order: str, env: dict[str, str]) -> str:
+def device_for(order: str, env: dict[str, str], variable: str = "") -> str:
     devices = [d for d in order.split(",") if d]
+    given = [d for d in env.get(variable, "").split(",") if d] if variable else []
+    if given:  # the run's own GPUs, in the preferred order where ORDER names them
+        devices = [d for d in devices if d in given] + [d for d in given if d not in devices]
     return devices[local_rank(env) % len(devices)]
 
 
@@ -36,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"usage: python -m hpcbench.jobs.gpu_bind {{{'|'.join(VARIABLES)}}} ORDER PROGRAM [ARGS...]",
               file=sys.stderr)
         return 2
-    os.environ[argv[0]] = device_for(argv[1], dict(os.environ))
+    os.environ[argv[0]] = device_for(argv[1], dict(os.environ), argv[0])
     os.execvp(argv[2], argv[2:])
     return 127  # not reached: execvp replaces this process or raises
 

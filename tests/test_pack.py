@@ -64,7 +64,8 @@ def test_dry_run_prints_one_allocation_and_every_launch_command(site, tmp_path, 
     pbs = site in ("polaris", "aurora")
     for s in specs:
         for r in s["runs"]:
-            for kind in ("instrumented", f"timing x{s['timing_repeats']}"):
+            repeats = s["timing_repeats"] if r.get("repeats") is None else r["repeats"]  # held-out cases: none
+            for kind in ("instrumented", f"timing x{repeats}") if repeats else ("instrumented",):
                 line = next(ln for ln in text.splitlines() if f"{r['case']} r{r['ranks']} {kind}" in ln)
                 if pbs:
                     assert re.search(rf"mpiexec (--np|-n) {r['ranks']} --ppn {r['ranks']} .*--hostfile \S+node0\.hosts"

@@ -171,10 +171,25 @@ def launch_lines(job: JobSpec, site: SiteConfig, ctx: PackContext | None) -> lis
     return lines
 
 
+_BINDS = {"pals": "its own --cpu-bind list:<CPUs>", "srun": "its own --cpu-bind=cores and memory share",
+          "openmpi": "a rankfile of its CPUs", "mpich": "-bind-to user:<its CPUs>",
+          "none": "started on its CPUs, its ranks inherit them"}
+
+
+def _binding_words(site: SiteConfig) -> str:
+    """How this site's launcher binds a run (the kind is resolved on the node for `auto`)."""
+    kind = site.launcher.binding
+    if kind == "auto":
+        head = Path(site.launcher.argv(1, 1)[0]).name
+        return "by the launcher found there (" + ("its own --cpu-bind=cores and memory share" if head == "srun"
+                                                  else "a rankfile or -bind-to list of its CPUs") + ")"
+    return _BINDS.get(kind, kind)
+
+
 def plan_launch_lines(plan: ArrayPlan, site: SiteConfig) -> list[str]:
     """The launch commands of every job of a plan (packed: placed as jobs/pack.py places them)."""
-    out = ["# at run time each run is also bound to the cores (and GPUs) it holds (jobs/binding.py): PALS "
-           "--cpu-bind list:<its CPUs>, srun --cpu-bind=cores --mem-per-cpu=<share>, Open MPI a rankfile"]
+    out = [f"# at run time each run is also bound to the cores (and GPUs) it holds (jobs/binding.py): "
+           f"{_binding_words(site)}"]
     if isinstance(plan, PackPlan):
         hosts = [f"node{i}" for i in range(plan.nodes)]
         narrow = 0
