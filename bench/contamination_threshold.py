@@ -43,7 +43,7 @@ def main() -> int:
     t0 = time.perf_counter()
     corpus = load_corpus(Path(args.petsc_src) if args.petsc_src else default_source(petsc.petsc_dir, petsc.version),
                          petsc.version)
-    index = Index(corpus)
+    index = Index.build(corpus)
     print(f"corpus: {len(corpus.files)} files of PETSc {petsc.version} ({time.perf_counter() - t0:.1f} s)")
     copies = []
     print("\ncopies (disguised tutorial, share of lines deleted -> nearest, similarity)")

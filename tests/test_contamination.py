@@ -29,13 +29,13 @@ def index() -> Index:
         cache.mkdir(exist_ok=True)
         subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-binary", ":all:", "--no-deps",
                         f"petsc=={version}", "-d", str(cache)], check=True, timeout=900)
-    return Index(load_corpus(sdist, version))
+    return Index.build(load_corpus(sdist, version))
 
 
 def _original(index: Index, rel: str) -> str:
     import tarfile
 
-    with tarfile.open(index.corpus.source) as tar:
+    with tarfile.open(index.source) as tar:
         m = next(m for m in tar if m.name.split("/", 1)[-1] == rel)
         f = tar.extractfile(m)
         assert f is not None
@@ -57,10 +57,10 @@ def test_tokens_ignore_names_numbers_strings_comments_but_not_petsc_calls():
                                  "src/ts/tutorials/advection-diffusion-reaction/ex5.c"])
 def test_a_tutorial_copied_with_renamed_variables_is_found_and_flagged(index, rel):
     text = _original(index, rel)
-    copy = disguise(text, index.corpus.library)
+    copy = disguise(text, index.library)
     assert "PetscCall" in copy and copy != text
     for drop, least in ((0.0, 0.99), (0.2, THRESHOLD), (0.4, THRESHOLD)):
-        m = program_match(index, {"main.c": disguise(text, index.corpus.library, drop=drop, seed=3)})
+        m = program_match(index, {"main.c": disguise(text, index.library, drop=drop, seed=3)})
         assert m.file == rel, (drop, m)
         assert m.similarity >= least and m.flagged, (drop, m)
 
@@ -80,7 +80,7 @@ def test_bundled_references_are_below_the_threshold_and_name_their_nearest_file(
 
 def test_cli_lists_each_problem_with_its_nearest_example(index, tmp_path):
     exe = Path(sys.executable).parent / "hpcbench"
-    proc = subprocess.run([str(exe), "problems", "--contamination", "--petsc-src", index.corpus.source],
+    proc = subprocess.run([str(exe), "problems", "--contamination", "--petsc-src", index.source],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert "nearest PETSc example: src/" in proc.stdout and "similarity 0." in proc.stdout
@@ -89,3 +89,41 @@ def test_cli_lists_each_problem_with_its_nearest_example(index, tmp_path):
     proc = subprocess.run([str(exe), "problems", "--contamination", "--petsc-src", str(bad)],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "not a PETSc source tree" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_planning_measures_every_program_and_the_report_flags_the_copy(index, tmp_path):
+    """A campaign planned with a disguised copy of snes ex5.c beside the references: the
+    snapshot holds every planned program's nearest example, the copy is a near-copy and the
+    reference is not; collect keeps it in campaign.h5 and the report names the copy."""
+    import json
+
+    from hpcbench.plan.gather import plan_campaign
+    from hpcbench.report.data import load, near_copies
+    from hpcbench.site import load_site
+    from hpcbench.store import collect
+
+    tree = tmp_path / "tree" / "copier" / "bratu-fold" / "1"
+    tree.mkdir(parents=True)
+    (tree / "main.c").write_text(disguise(_original(index, "src/snes/tutorials/ex5.c"), index.library))
+    (tree / "submission.json").write_text(json.dumps({"problem": "bratu-fold", "agent": "copier", "attempt": "1",
+                                                      "entry": "main.c", "files": ["main.c"]}))
+    out = tmp_path / "c"
+    planned = plan_campaign(out, load_site("local"), ["reference"], str(tmp_path / "tree"), "bratu-fold")
+    assert planned.plan.jobs
+    snap = json.loads((out / "snapshot" / "contamination.json").read_text())
+    progs = snap["programs"]
+    assert progs["copier/bratu-fold/1"]["file"] == "src/snes/tutorials/ex5.c"
+    assert progs["copier/bratu-fold/1"]["near_copy"] and progs["copier/bratu-fold/1"]["similarity"] > 0.95
+    assert not progs["reference/bratu-fold/1"]["near_copy"]
+    assert snap["threshold"] == THRESHOLD and snap["corpus"]["files"] > 1000
+
+    from hpcbench.plan.campaign import Campaign
+
+    collect(Campaign(out))
+    exe = str(Path(sys.executable).parent / "hpcbench")
+    subprocess.run([exe, "score", str(out)], capture_output=True, text=True, timeout=600)
+    rep = load(out / "campaign.h5")
+    assert [(r["agent"], r["contamination"]["file"]) for r in near_copies(rep)] == \
+        [("copier", "src/snes/tutorials/ex5.c")]
+    md = subprocess.run([exe, "report", str(out), "--format", "md"], capture_output=True, text=True, timeout=600)
+    assert "## Closeness to PETSc's examples" in md.stdout and "snes/tutorials/ex5.c 1.00 NEAR-COPY" in md.stdout

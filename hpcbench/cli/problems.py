@@ -42,13 +42,13 @@ def problems(contamination: bool, petsc_src: str | None) -> None:
 
 def _contamination(bundles: dict, petsc_src: str | None) -> dict[str, str]:
     """Each problem's reference against PETSc's tutorials and tests: one line per problem."""
-    from hpcbench.contamination import Index, default_source, folder_sources, load_corpus, program_match
+    from hpcbench.contamination import default_source, folder_sources, open_index, program_match
     from hpcbench.petsc_env import find_petsc
 
     petsc = find_petsc()
     source = Path(petsc_src) if petsc_src else default_source(petsc.petsc_dir, petsc.version)
     click.echo(f"comparing with the tutorials and tests of {source} (PETSc {petsc.version})", err=True)
-    index = Index(load_corpus(source, petsc.version))
+    index = open_index(source, petsc.version)
     out = {}
     for pid, b in bundles.items():
         sources = folder_sources(b.reference_dir) if b.reference_dir.is_dir() else {}

@@ -85,6 +85,11 @@ def _cache_file(source: Path) -> Path:
     return base / "hpcbench" / f"petsc-examples-{key}.json.gz"
 
 
+def index_cache(source: Path) -> Path:
+    """Where the k-gram index of the corpus at `source` is kept (similarity.Index)."""
+    return _cache_file(Path(source)).with_suffix("").with_suffix(".idx.npz")
+
+
 def load_corpus(source: Path, version: str = "") -> Corpus:
     """PETSc's tutorials and tests at `source` (tree or tarball), tokenised (cached)."""
     source = Path(source)
