@@ -18,6 +18,7 @@ instrumented run, and they would triple the time taken."""
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Literal
@@ -199,6 +200,10 @@ def _run_problem(root: Path, site, pid: str, bundle: ProblemBundle, subs: list, 
     from hpcbench.score import scoring
 
     retried = _retried_before(root)
+    # The snapshot keeps the problem as first planned (a campaign is scored against what it was
+    # planned with); here the point is the current checks, so a reused work folder re-snapshots.
+    shutil.rmtree(root / "snapshot" / "problems", ignore_errors=True)
+    (root / "snapshot" / "problems.json").unlink(missing_ok=True)
     campaign, plan = create_campaign(root, site, {pid: bundle}, subs, [])
     kept = _keep_retried(campaign, plan.jobs, retried)
     for s in plan.skipped:
@@ -237,6 +242,8 @@ def _fill_reports(reports: dict[str, ProblemReport], libs: dict, scores: list) -
                 reports[sc.problem].error = (f"the reference itself failed ({sc.failed_gate or 'accuracy'}: "
                                              f"{_why(sc, acc)})")
             continue
+        if (sc.agent, sc.problem, sc.attempt) not in reasons:
+            continue  # a program since removed from the library, still in a reused work folder
         reports[sc.problem].outcomes.append(Outcome(
             kind=sc.agent, name=sc.attempt, reason=reasons[(sc.agent, sc.problem, sc.attempt)],
             accuracy=None if sc.failed_gate or acc is None else acc.score,
