@@ -302,6 +302,8 @@ def _fill_reports(reports: dict[str, ProblemReport], libs: dict, scores: list) -
                 reports[sc.problem].error = (f"the reference itself failed ({sc.failed_gate or 'accuracy'}: "
                                              f"{_why(sc, acc)})")
             continue
+        if (sc.agent, sc.problem, sc.attempt) not in reasons:
+            continue  # a program since removed from the library, still in a reused work folder
         reports[sc.problem].outcomes.append(Outcome(
             kind=sc.agent, name=sc.attempt, reason=reasons[(sc.agent, sc.problem, sc.attempt)],
             accuracy=None if sc.failed_gate or acc is None else acc.score,

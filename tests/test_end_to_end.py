@@ -130,3 +130,28 @@ def test_rerun_is_resumable_and_rescoring_keeps_old_scores(sample_campaign):
     assert len(list_scorings(sample_campaign)) == 2 and "second" in list_scorings(sample_campaign)
     again = hpcbench("score", str(sample_campaign), "--scoring-id", "second", check=False)
     assert again.returncode != 0 and "never overwritten" in again.stderr
+
+
+def test_gamg_without_the_rigid_body_modes_is_right_but_not_scalable(sample_campaign, sample_rows):
+    """textbook-coder's beam: CG + GAMG that was never told the near-null space. Its answers
+    are right; only the iteration checks (37-47 at nu = 0.3, 90 at 0.45 against the task's 30
+    and 60) catch it, which costs it accuracy, not its gates."""
+    row = sample_rows[("textbook-coder", "elasticity-gamg", "1")]
+    assert row["gates_passed"], row["why"]
+    first = min(list_scorings(sample_campaign).items(), key=lambda kv: kv[1])[0]
+    full = read_scoring(sample_campaign, first, evidence=True).row("textbook-coder", "elasticity-gamg", "1")
+    by_check: dict[str, list[float]] = {}
+    for d in full["evaluators"]["numerical_accuracy"]["evidence"]["details"]:
+        by_check.setdefault(d["check"], []).append(d["score"])
+    assert min(by_check["compare:tip_uz"]) == 1.0 and min(by_check["compare:compliance"]) == 1.0
+    assert any(min(v) < 1.0 for k, v in by_check.items() if "Krylov iterations" in k), by_check
+    assert row["composite"] < sample_rows[("reference", "elasticity-gamg", "1")]["composite"] - 5
+
+
+def test_clipping_the_free_membrane_fails_the_obstacle_problem(sample_rows):
+    """textbook-coder's membrane: solved without the constraint, then clipped to the dome."""
+    row = sample_rows[("textbook-coder", "obstacle-vi", "1")]
+    assert row["gates_passed"], row["why"]
+    acc = row["evaluators"]["numerical_accuracy"]
+    assert acc["score"] < 0.3 and "u_line" in acc["rationale"]
+    assert row["composite"] < sample_rows[("reference", "obstacle-vi", "1")]["composite"] - 15

@@ -23,7 +23,8 @@ from hpcbench.problem import Checks, load_problem, load_problems
 from hpcbench.submission import Submission
 
 PROBLEMS = load_problems()
-CPU = ["advection1d", "cavity-dmstag", "darcy-dmplex", "robertson", "rosenbrock", "vec-scatter"]
+CPU = ["advection1d", "allen-cahn-imex", "bratu-fold", "cavity-dmstag", "darcy-dmplex", "elasticity-gamg",
+       "obstacle-vi", "poisson3d-mg", "robertson", "rosenbrock", "stokes-fieldsplit", "vec-scatter"]
 
 
 # ----------------------------------------------------------------------------- the libraries

@@ -11,7 +11,12 @@ import click
 
 
 @click.command()
-def problems() -> None:
+@click.option("--contamination", is_flag=True,
+              help="also each reference's nearest file among PETSc's tutorials and tests and its similarity")
+@click.option("--petsc-src", type=click.Path(exists=True),
+              help="PETSc source tree or release tarball to compare against (default: $PETSC_DIR when it is a "
+                   "source tree, else the sdist scripts/setup.sh keeps)")
+def problems(contamination: bool, petsc_src: str | None) -> None:
     """List the bundled problems and whether this PETSc supports them."""
     from hpcbench.plan import choose_variant, resolve_installs
     from hpcbench.problem import load_problems
@@ -19,11 +24,42 @@ def problems() -> None:
 
     site = load_site("local")
     installs = resolve_installs(site)
-    for pid, b in load_problems().items():
+    bundles = load_problems()
+    near = _contamination(bundles, petsc_src) if contamination else {}
+    for pid, b in bundles.items():
         got = choose_variant(b, site, installs)
         state = "ok" if not isinstance(got, str) else f"skipped: {got}"
         p = b.problem
-        click.echo(f"{pid:16s} {p.difficulty:6s} {'+'.join(p.modules):22s} {state}")
+        line = f"{pid:26s} {p.difficulty:6s} {'+'.join(p.modules):22s} {state}"
+        if pid in near:
+            line += "\n" + " " * 4 + near[pid]
+        click.echo(line)
+    if contamination:
+        from hpcbench.contamination import THRESHOLD, K
+
+        click.echo(f"similarity: share of the reference's token {K}-grams (names, numbers, strings abstracted) found "
+                   f"in the nearest file; flagged at {THRESHOLD} or above")
+
+
+def _contamination(bundles: dict, petsc_src: str | None) -> dict[str, str]:
+    """Each problem's reference against PETSc's tutorials and tests: one line per problem."""
+    from hpcbench.contamination import default_source, folder_sources, open_index, program_match
+    from hpcbench.petsc_env import find_petsc
+
+    petsc = find_petsc()
+    source = Path(petsc_src) if petsc_src else default_source(petsc.petsc_dir, petsc.version)
+    click.echo(f"comparing with the tutorials and tests of {source} (PETSc {petsc.version})", err=True)
+    index = open_index(source, petsc.version)
+    out = {}
+    for pid, b in bundles.items():
+        sources = folder_sources(b.reference_dir) if b.reference_dir.is_dir() else {}
+        if not sources:
+            out[pid] = "nearest PETSc example: - (no reference program)"
+            continue
+        m = program_match(index, sources)
+        flag = "  NEAR-COPY" if m.flagged else ""
+        out[pid] = f"nearest PETSc example: {m.file or '-'}  similarity {m.similarity:.3f}{flag}"
+    return out
 
 
 @click.command("validate-checks")

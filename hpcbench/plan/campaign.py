@@ -356,6 +356,11 @@ def create_campaign(root: Path, site: SiteConfig, problems: dict[str, ProblemBun
     from hpcbench.plan.snapshot import write_snapshot  # here: hpcbench.store imports this module
 
     write_snapshot(campaign.root, problems, petsc)  # what collect and score read instead of the checkout
+    from hpcbench.plan.contamination import staged_programs, write_contamination
+
+    planned = {(j.agent, j.problem, j.attempt) for j in plan.jobs}
+    write_contamination(campaign.root, staged_programs(campaign.submissions_dir,
+                                                       [s for s in submissions if s.key in planned]), petsc)
     return campaign, plan
 
 

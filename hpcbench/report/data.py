@@ -136,7 +136,7 @@ def _generation(submission_json: str) -> dict:
 def campaign_facts(h5_path: Path) -> tuple[dict, dict[str, dict]]:
     """(provenance, {logical submission path: facts}) from campaign.h5's tables."""
     with open_store(h5_path, "report") as f:
-        prov = {k: _s(f.attrs[k]) for k in ("site", "petsc_version", "mpi", "hpcbench_version", "git_commit",
+        prov: dict = {k: _s(f.attrs[k]) for k in ("site", "petsc_version", "mpi", "hpcbench_version", "git_commit",
                                             "campaign_id", "collected") if k in f.attrs}
         prov["errors"] = json.loads(_s(f["manifest"][()])).get("errors", []) if "manifest" in f else []
         subs = live_submissions(f)
@@ -146,6 +146,8 @@ def campaign_facts(h5_path: Path) -> tuple[dict, dict[str, dict]]:
                                  "isolation"])[()]
         codes = strings(f)
         texts = Texts(f)
+        near = json.loads(_s(f["contamination"][()])) if "contamination" in f else {}
+    prov["contamination"] = {k: near[k] for k in ("corpus", "threshold", "k", "method", "error") if k in near}
     out = {}
     for s in subs:
         rs, rn, bs, bn = int(s["runs_start"]), int(s["runs_n"]), int(s["builds_start"]), int(s["builds_n"])
@@ -161,6 +163,8 @@ def campaign_facts(h5_path: Path) -> tuple[dict, dict[str, dict]]:
             "generation": _generation(texts.get(s["submission_json_off"], s["submission_json_len"])),
             # sandbox levels of the build and runs ("none" where a record predates the sandbox)
             "isolation": sorted({codes[x["isolation"]] or "none" for x in [*builds_iso[bs:bs + bn], *mine]}),
+            # nearest PETSc tutorial or test (/contamination, measured at planning), or {}
+            "contamination": near.get("programs", {}).get(path.removeprefix("/submissions/"), {}),
         }
     return prov, out
 
@@ -186,6 +190,7 @@ def load(h5_path: Path, scoring_id: str | None = None) -> Report:
             "build_s": sub["build_s"] if sub else None, "run_s": sub["run_s"] if sub else None, "evaluators": evs,
             "stage": stage, "stop_reason": reason, "generation": sub["generation"] if sub else {},
             "judge_cost": judge, "isolation": sub["isolation"] if sub else [],
+            "contamination": sub["contamination"] if sub else {},
             "source": r["source"], "submission": r["submission"],
             "explain": f"hpcbench explain {h5_path.parent} {r['source']}",
             "why": evs.get(r["failed_gate"], {}).get("rationale", "") if r["failed_gate"] else "",
@@ -197,6 +202,11 @@ def load(h5_path: Path, scoring_id: str | None = None) -> Report:
     errors = prov.pop("errors")
     return Report(h5_path, sc.sid, rows, prov, sc.weights, scoring, errors,
                   uncertainty.load(h5_path.parent, sc.sid, sc.rows))
+
+
+def near_copies(rep: Report) -> list[dict]:
+    """Submissions at or above the contamination threshold: near-copies of a PETSc example."""
+    return [r for r in rep.rows if r["contamination"].get("near_copy") and r["agent"] != "reference"]
 
 
 def submission_rows(h5_path: Path, scoring_id: str | None = None) -> tuple[str, list[dict]]:

@@ -15,6 +15,7 @@ from hpcbench.report.data import (
     leaderboard,
     left_out_by_problem,
     load,
+    near_copies,
     per_problem,
     reached,
     refusals,
@@ -32,7 +33,7 @@ def markdown(h5_path: Path, scoring_id: str | None = None, plot_file: str | None
              f"Scoring `{sid}` of `{h5_path}`. Every number below names its source, a path into the campaign's "
              f"tables or scores/{sid}.h5 (docs/store.md); "
              f"`hpcbench explain {rep.campaign} PATH` prints the value there and how it was derived.", ""]
-    lines += [f"- {k}: {v}" for k, v in rep.provenance.items()] + [""]
+    lines += [f"- {k}: {v}" for k, v in rep.provenance.items() if k != "contamination"] + [""]
     if rep.isolation_warning():
         lines += [f"**{rep.isolation_warning()}**", ""]
     lines += _errors(rep)
@@ -43,6 +44,7 @@ def markdown(h5_path: Path, scoring_id: str | None = None, plot_file: str | None
     lines += _taxonomy(rep)
     lines += _refusals(rep)
     lines += _injections(rep)
+    lines += _contamination(rep)
     lines += _submissions(rep)
     lines += _costs(rep)
     lines += timings.markdown_lines(Path(h5_path))
@@ -174,10 +176,41 @@ def _injections(rep: Report) -> list[str]:
     return lines
 
 
+def _contamination(rep: Report) -> list[str]:
+    """How close each program is to PETSc's own examples (measured at planning)."""
+    c = rep.provenance.get("contamination", {})
+    if not c:
+        return []
+    if c.get("error"):
+        return ["", "## Closeness to PETSc's examples", "", f"Not measured: {c['error']}"]
+    corpus = c.get("corpus", {})
+    lines = ["", "## Closeness to PETSc's examples", "",
+             f"Each program's nearest file among the {corpus.get('files', '?')} tutorials and tests of PETSc "
+             f"{corpus.get('version', '')} ({c.get('method', '')}); at {c.get('threshold')} or above a program is a "
+             "near-copy (docs/problems.md: a tutorial copied with its names renamed reaches 0.8-1.0, independent "
+             "programs below 0.4). Source: `/contamination`.", ""]
+    flagged = near_copies(rep)
+    if not flagged:
+        return lines + ["No submission is a near-copy."]
+    lines += ["| agent | problem | attempt | nearest PETSc example | similarity |", "|---|---|---|---|---|"]
+    for r in flagged:
+        x = r["contamination"]
+        lines.append(f"| {r['agent']} | {r['problem']} | {r['attempt']} | {x['file']} | {x['similarity']:.2f} |")
+    return lines
+
+
+def _near(r: dict) -> str:
+    x = r.get("contamination") or {}
+    if not x.get("file"):
+        return ""
+    return f"{x['file'].removeprefix('src/')} {x['similarity']:.2f}" + (" NEAR-COPY" if x.get("near_copy") else "")
+
+
 def _submissions(rep: Report) -> list[str]:
     lines = ["", "## Submissions", "",
-             "| agent | problem | attempt | reached | gates | composite | tier | why | source |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| agent | problem | attempt | reached | gates | composite | tier | nearest PETSc example | why "
+             "| source |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(rep.rows, key=lambda r: (r["problem"], r["agent"], r["attempt"])):
         gates = "refused" if r["refused"] else "refusal set" if r["refusal_set"] else (
             "pass" if r["gates_passed"] else f"FAIL {r['failed_gate']}")
@@ -185,7 +218,7 @@ def _submissions(rep: Report) -> list[str]:
         why = md_code(why, 140)  # compiler errors and program output: the agent's text
         left = f" (leaves out {', '.join(r['left_out'])})" if r["partial"] else ""
         lines.append(f"| {md_code(r['agent'])} | {r['problem']} | {md_code(r['attempt'])} | {r['stage']} | {gates} | "
-                     f"{fmt(r['composite'])}{left} | {r['tier']} | {why} | `{r['source']}` |")
+                     f"{fmt(r['composite'])}{left} | {r['tier']} | {_near(r)} | {why} | `{r['source']}` |")
     return lines
 
 

@@ -197,7 +197,7 @@ def _provenance(f: h5py.File, m, rec: JobResult | None) -> None:
 
 def _write_static(f: h5py.File, root: Path, m, probs: dict) -> None:
     """Manifest, the snapshot's problems and PETSc API facts: small, rewritten every collect."""
-    for name in ("manifest", "problems", "petsc", "held_out"):
+    for name in ("manifest", "problems", "petsc", "held_out", "contamination"):
         if name in f:
             del f[name]
     f.create_dataset("manifest", data=m.model_dump_json(), dtype=layout.STR)
@@ -205,6 +205,9 @@ def _write_static(f: h5py.File, root: Path, m, probs: dict) -> None:
     if seed is not None:  # the held-out cases drawn at planning, with their seed
         f.create_dataset("held_out", data=json.dumps({"seed": seed, "problems": {
             pid: [c.model_dump(mode="json") for c in cs] for pid, cs in sorted(drawn.items())}}), dtype=layout.STR)
+    contamination = root / "snapshot" / "contamination.json"
+    if contamination.is_file():  # each program's nearest PETSc example, measured at planning
+        f.create_dataset("contamination", data=contamination.read_text(), dtype=layout.STR)
     rows = [(pid, p.model_dump_json(), c.model_dump_json(), e.get("problem_sha256", ""), e.get("checks_sha256", ""))
             for pid, (p, c, e) in sorted(probs.items())]
     f.create_dataset("problems", data=np.array(rows, dtype=np.dtype(
