@@ -84,7 +84,8 @@ def echo_summary(out: str, summary) -> None:
 @click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True)
 @click.option("--host", default="127.0.0.1", show_default=True, help="http transport: address to listen on")
 @click.option("--port", default=8765, show_default=True, type=int, help="http transport: port")
-@click.option("--workdir", type=click.Path(file_okay=False), help="where builds live (default: a temp folder)")
+@click.option("--out", "--workdir", "workdir", type=click.Path(file_okay=False),
+              help="where builds live (default: a temp folder)")
 def mcp(site, transport, host, port, workdir) -> None:
     """MCP server with `compile` and `run` tools on this site's PETSc, with the
     jobs' limits and isolation (stdio, or streamable HTTP at /mcp)."""

@@ -105,7 +105,7 @@ def agreement(campaign_dir, scoring_a, scoring_b, fmt) -> None:
 @judge_options
 @click.option("--repeats", type=click.IntRange(1, 20), default=1, show_default=True,
               help="ask the judge K times per probe (temperature 0) to measure its stability")
-@click.option("--dir", "root", type=click.Path(file_okay=False),
+@click.option("--out", "--dir", "root", type=click.Path(file_okay=False),
               help="calibration folder: probe campaign and results (default: $HPCBENCH_CALIBRATION_DIR, "
                    "else $XDG_DATA_HOME/hpcbench/calibration)")
 @click.option("--min-accuracy", type=click.FloatRange(0, 1), default=0.75, show_default=True,

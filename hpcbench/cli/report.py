@@ -14,11 +14,15 @@ campaign_arg = click.argument("campaign_dir", type=click.Path(exists=True, file_
 @campaign_arg
 @click.option("--format", "fmt", type=click.Choice(["md", "html", "csv", "json", "jsonl", "parquet"]), default="md",
               show_default=True, help="html also writes the results browser (browse/) beside the file")
-@click.option("--scoring-id", help="which scoring (default: the latest)")
-@click.option("--out", "out_file", type=click.Path(dir_okay=False), help="write to this file instead of stdout")
+@click.option("--scoring", "--scoring-id", "scoring_id", help="which scoring (default: the latest)")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False),
+              help="file to write; '-': standard output. Default: C/report/report.<format> on a terminal "
+                   "(the file is named), standard output when piped")
 def report(campaign_dir, fmt, scoring_id, out_file) -> None:
     """Leaderboard, per-problem table, category profile, failure taxonomy, costs
-    and judge agreement of a scored campaign (html: one self-contained file)."""
+    and judge agreement of a scored campaign (html: report.html and the results browser)."""
+    import sys
+
     from hpcbench import report as rep
     from hpcbench.plan import Campaign
     from hpcbench.store.scorings import damaged_note
@@ -27,6 +31,12 @@ def report(campaign_dir, fmt, scoring_id, out_file) -> None:
     note = damaged_note(c.root)
     if note:
         click.echo(f"hpcbench: {note}", err=True)
+    if out_file is None and (sys.stdout.isatty() or fmt == "parquet"):
+        # A person at a terminal (or a format that is files): a file, named, not pages scrolling past.
+        (c.root / "report").mkdir(exist_ok=True)
+        out_file = str(c.root / "report" / f"report.{'md' if fmt == 'md' else fmt}")
+    if out_file == "-":
+        out_file = None
     if out_file and not Path(out_file).parent.is_dir():
         raise click.BadParameter(f"{Path(out_file).parent}: no such folder (the report and its figures are "
                                  "written beside each other there)", param_hint="--out")
@@ -57,7 +67,7 @@ def explain(campaign_dir, h5path, full) -> None:
 
 @click.command()
 @campaign_arg
-@click.option("--scoring-id", help="which scoring (default: the latest)")
+@click.option("--scoring", "--scoring-id", "scoring_id", help="which scoring (default: the latest)")
 @click.option("--host", default="127.0.0.1", show_default=True, help="address to listen on")
 @click.option("--port", default=8700, show_default=True, type=click.IntRange(0, 65535), help="port (0: any free one)")
 def view(campaign_dir, scoring_id, host, port) -> None:

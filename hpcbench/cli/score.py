@@ -84,7 +84,8 @@ def exit_if_judge_errors(scores, campaign_dir: str) -> None:
 
 @click.command()
 @click.argument("campaign_dir", type=click.Path(exists=True, file_okay=False))
-@click.option("--scoring-id", help="name of the new scoring, scores/<id>.h5 (default: a timestamp)")
+@click.option("--scoring", "--scoring-id", "scoring_id",
+              help="name of the new scoring, scores/<id>.h5 (default: a timestamp)")
 @judge_options
 @scoring_options
 @time_metric_option

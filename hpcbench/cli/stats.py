@@ -17,7 +17,7 @@ from hpcbench.errors import HpcbenchError
               help="the difference of mean composite (points, 0-100) to detect between two agents")
 @click.option("--problems", type=click.IntRange(1), help="problems of the planned campaign (default: this one's)")
 @click.option("--power", type=click.FloatRange(0.5, 0.99), default=0.8, show_default=True)
-@click.option("--scoring-id", help="which scoring (default: the latest)")
+@click.option("--scoring", "--scoring-id", "scoring_id", help="which scoring (default: the latest)")
 def plan_power(campaign_dir, difference, problems, power, scoring_id) -> None:
     """Attempts per problem needed to detect DIFFERENCE at the 5% level with POWER."""
     from hpcbench.plan import Campaign
