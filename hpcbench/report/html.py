@@ -26,6 +26,7 @@ from hpcbench.report.data import (
 from hpcbench.report.plot import profile_png
 from hpcbench.safetext import visible
 from hpcbench.score import agreement
+from hpcbench.score.verdict import TIERS
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em;color:#222;max-width:1200px}
@@ -34,6 +35,7 @@ th,td{border:1px solid #ccc;padding:0.25em 0.55em;text-align:left}
 th{background:#f0f3f7} td.num{text-align:right;font-variant-numeric:tabular-nums}
 td[data-source]{cursor:help} code{font-size:0.92em;background:#f6f6f6;padding:0 0.2em}
 .fail{color:#a00}.pass{color:#070}.partial{color:#a60} .note{color:#555;font-size:0.9em}
+.wrap{overflow-x:auto;max-width:100%} #submissions td:nth-child(8){max-width:28em}
 """
 
 
@@ -52,8 +54,9 @@ def _td(value: str, rep: Report, source: str = "", cls: str = "num") -> str:
 
 def _table(head: list[str], body: list[str], tid: str = "") -> str:
     ths = "".join(f"<th>{_e(h)}</th>" for h in head)
-    return f"<table{f' id={chr(39)}{tid}{chr(39)}' if tid else ''}><thead><tr>{ths}</tr></thead><tbody>" + \
-        "".join(f"<tr>{b}</tr>" for b in body) + "</tbody></table>"
+    # in a scrolling box: a wide table scrolls inside the page instead of running off it
+    return f"<div class='wrap'><table{f' id={chr(39)}{tid}{chr(39)}' if tid else ''}><thead><tr>{ths}</tr></thead>" \
+        "<tbody>" + "".join(f"<tr>{b}</tr>" for b in body) + "</tbody></table></div>"
 
 
 def _left_out_html(rep: Report) -> list[str]:
@@ -104,6 +107,14 @@ def to_html(h5_path: Path, scoring_id: str | None = None, rep: Report | None = N
                     + _td(f"{r['gate_pass_rate']:.0%}", rep, f"{src}@gate_pass_rate")
                     + "".join(_td(fmt(r[c], 2), rep, f"{src}@{c}") for c in cats)
                     + f"<td><code>{_e(src)}</code></td>")
+    tiers = ", ".join(f"{name} &ge; {lo:g}" for name, lo in TIERS)
+    weights = ", ".join(f"{_e(c)} {w:g}" for c, w in rep.weights.items())
+    parts += ["<h2>How scores are made</h2>",
+              f"<p class='note'>Composite = 100 &times; the weighted mean of the category scores ({weights}), each "
+              "category the confidence-weighted mean of its evaluators; a failed gate makes it 0. Tiers "
+              f"({tiers}) only for programs that pass every gate and every hidden check. Seconds: each "
+              "submission's page in the <a href='browse/index.html'>results browser</a> shows its runs and its "
+              "time against the reference's.</p>"]
     parts += ["<h2>Leaderboard</h2>",
               "<p class='note'>Rank range (shared where no interval sets agents apart), mean composite (0-100: mean "
               "over problems of each problem's mean over attempts) with its 95% interval (‡: these problems only), "
@@ -167,7 +178,8 @@ def to_html(h5_path: Path, scoring_id: str | None = None, rep: Report | None = N
               _table(["agent", "problem", "attempt", "reached", "gates", "composite", "tier", "why", "source"], body,
                      "submissions")]
     body = []
-    for c in costs(rep):
+    priced = [c for c in costs(rep) if c["prompt_tokens"] or c["cost_usd"] or c["judge_tokens"] or c["judge_cost_usd"]]
+    for c in priced:
         def v(x: float, nd: int = 0) -> str:
             return "" if not x else (f"{x:.{nd}f}" if nd else str(int(x)))
         body.append(f"<td>{_e(c['agent'])}</td><td>{_e(c['problem'])}</td><td>{_e(c['attempt'])}</td>"
@@ -175,10 +187,12 @@ def to_html(h5_path: Path, scoring_id: str | None = None, rep: Report | None = N
                     + _td(v(c["cost_usd"], 4), rep, c["source"]) + _td(v(c["latency_s"], 1), rep, c["source"])
                     + _td(v(c["turns"]), rep, c["source"]) + _td(v(c["judge_tokens"]), rep, c["judge_source"])
                     + _td(v(c["judge_cost_usd"], 4), rep, c["judge_source"]))
-    parts += ["<h2>Tokens and cost per case</h2>",
-              "<p class='note'>Generation from submission.json; judging summed over evaluators; blank where none.</p>",
-              _table(["agent", "problem", "attempt", "prompt tok", "completion tok", "gen USD", "latency s", "turns",
-                      "judge tok", "judge USD"], body, "costs")]
+    if priced:  # hand-written submissions scored without a judge cost nothing: no empty table
+        parts += ["<h2>Tokens and cost per case</h2>",
+                  "<p class='note'>Generation from submission.json; judging summed over evaluators; blank where "
+                  "none; attempts that cost nothing are not listed.</p>",
+                  _table(["agent", "problem", "attempt", "prompt tok", "completion tok", "gen USD", "latency s",
+                          "turns", "judge tok", "judge USD"], body, "costs")]
     other = agreement.partner(h5_path, sid)
     if other is not None:
         ag = agreement.agreement(h5_path, sid, other)
