@@ -1,7 +1,8 @@
 /*
   Fill a distributed Vec with x_i = sin(0.3 i) + i/N (each rank sets only the
   entries it owns), scale it by alpha, gather it onto rank 0 with a VecScatter
-  created by VecScatterCreateToZero, and print summary quantities from rank 0.
+  created by VecScatterCreateToZero, and print summary quantities from rank 0,
+  among them an index-weighted sum that sees where each entry landed.
 
   Options: -n <N> global length, -alpha <a> scale factor.
 */
@@ -41,13 +42,15 @@ int main(int argc, char **argv)
 
   if (rank == 0) { /* x0 has all n entries on rank 0 and none elsewhere */
     PetscScalar        sum;
-    PetscReal          nrm;
+    PetscReal          nrm, wsum = 0.0;
     const PetscScalar *a;
 
     PetscCall(VecSum(x0, &sum));
     PetscCall(VecNorm(x0, NORM_2, &nrm));
     PetscCall(VecGetArrayRead(x0, &a));
-    PetscCall(PetscPrintf(PETSC_COMM_SELF, "sum: %.10e\nnorm2: %.10e\nfirst_last: %.10e %.10e\n", (double)PetscRealPart(sum), (double)nrm, (double)PetscRealPart(a[0]), (double)PetscRealPart(a[n - 1])));
+    /* each entry weighted by its 1-based position: sees an entry lost, shifted or swapped */
+    for (PetscInt i = 0; i < n; i++) wsum += (PetscReal)(i + 1) * PetscRealPart(a[i]);
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "sum: %.10e\nnorm2: %.10e\nweighted_sum: %.10e\nfirst_last: %.10e %.10e\n", (double)PetscRealPart(sum), (double)nrm, (double)wsum, (double)PetscRealPart(a[0]), (double)PetscRealPart(a[n - 1])));
     PetscCall(VecRestoreArrayRead(x0, &a));
   }
   PetscCall(VecScatterDestroy(&toZero));
