@@ -179,7 +179,8 @@ class ScriptedJudge:
         for p in PROBES.probes:
             folder = (PROBES.submissions_dir / p.agent / p.problem / p.attempt if p.agent == "probe"
                       else data_path("problems") / p.problem / "reference")
-            self.sources[(folder / "main.c").read_text()] = p
+            # The prompt fences each file with its trailing whitespace cut (judge/prompt.py).
+            self.sources[(folder / "main.c").read_text().rstrip()] = p
         self.seen: dict[str, int] = {}
         self.lock = threading.Lock()
 
@@ -313,17 +314,17 @@ def test_calibrate_three_scripted_judges(probe_dir, openai_server, tmp_path, mon
     # The two repeats are also the judge samples of one more scoring (no new call): its report says
     # how much of each interval is the judge's noise.
     assert perfect["samples_scoring"] and lenient["samples_scoring"] == ""
-    sc = read_scoring(probe_dir / "campaign-v1", rnd["samples_scoring"])
+    sc = read_scoring(probe_dir / f"campaign-{PROBES.version}", rnd["samples_scoring"])
     comps = [r["judge_composites"] for r in sc.rows if r["gates_passed"]]
     assert comps and all(len(c) == 2 for c in comps) and any(c[0] != c[1] for c in comps)
-    rep = json.loads(hpcbench("report", str(probe_dir / "campaign-v1"), "--scoring-id", rnd["samples_scoring"],
+    rep = json.loads(hpcbench("report", str(probe_dir / f"campaign-{PROBES.version}"), "--scoring-id", rnd["samples_scoring"],
                               "--format", "json").stdout)
     assert any(r["uncertainty"]["judge_share"] for r in rep["leaderboard"])
 
     # Scoring by the random judge lowers its confidence where it is below the threshold, and
     # says so; the perfect judge's is kept.
     camp = tmp_path / "c"
-    shutil.copytree(probe_dir / "campaign-v1", camp)
+    shutil.copytree(probe_dir / f"campaign-{PROBES.version}", camp)
     monkeypatch.setenv("HPCBENCH_CALIBRATION_DIR", str(probe_dir))
     openai_server.reset()
     out = hpcbench("score", str(camp), "--scoring-id", "by-random", "--judge", "openai/random",
