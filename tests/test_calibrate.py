@@ -317,8 +317,8 @@ def test_calibrate_three_scripted_judges(probe_dir, openai_server, tmp_path, mon
     sc = read_scoring(probe_dir / f"campaign-{PROBES.version}", rnd["samples_scoring"])
     comps = [r["judge_composites"] for r in sc.rows if r["gates_passed"]]
     assert comps and all(len(c) == 2 for c in comps) and any(c[0] != c[1] for c in comps)
-    rep = json.loads(hpcbench("report", str(probe_dir / f"campaign-{PROBES.version}"), "--scoring-id", rnd["samples_scoring"],
-                              "--format", "json").stdout)
+    rep = json.loads(hpcbench("report", str(probe_dir / f"campaign-{PROBES.version}"),
+                              "--scoring-id", rnd["samples_scoring"], "--format", "json").stdout)
     assert any(r["uncertainty"]["judge_share"] for r in rep["leaderboard"])
 
     # Scoring by the random judge lowers its confidence where it is below the threshold, and

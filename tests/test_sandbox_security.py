@@ -227,6 +227,13 @@ def _campaign(base: Path, agents: dict[str, str]) -> Path:
     decoy = base.parent / f"{base.name}-other-campaign"
     decoy.mkdir()
     (decoy / "campaign.json").write_text('{"secret": "other"}')
+    site_file = _site(base / "site.yaml")
+    exe = Path(sys.executable).parent / "hpcbench"
+    # hpcbench refuses to write a campaign into a folder that already holds other things, so
+    # the planted files go into a campaign that exists (a dry run creates it): files a user or
+    # another job left there later are what the sandbox must hide.
+    subprocess.run([str(exe), "run", "--agent", "reference", "--problems", "vec-scatter", "--site", str(site_file),
+                    "--out", str(out), "--dry-run"], check=True, capture_output=True, cwd=base, timeout=300)
     (out / "work" / "planted").mkdir(parents=True)
     (out / "work" / "planted" / "secret.txt").write_text("another job's file")
     (out / "planted-secret.txt").write_text("the campaign's file")
@@ -238,8 +245,6 @@ def _campaign(base: Path, agents: dict[str, str]) -> Path:
     sources.update(agents)
     for agent, src in sources.items():
         _submission(tree, agent, src)
-    site_file = _site(base / "site.yaml")
-    exe = Path(sys.executable).parent / "hpcbench"
     cmd = [str(exe), "run", "--agent", "reference", "--submissions", str(tree), "--problems", "vec-scatter",
            "--site", str(site_file), "--out", str(out), "--keep-work"]
     try:
