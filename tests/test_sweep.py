@@ -55,9 +55,13 @@ def test_plan_refuses_before_anything_runs_with_every_reason():
     assert "advection1d: -n 1001 is not allowed" in text and "multiple of 4" in text
     assert "advection1d: 4096 ranks at -n 1001" in text and "min_per_rank" in text
     # 4 nodes go to Polaris's debug-scaling (debug takes 2 at most); 500 nodes to no queue at all.
+    # (-n 512 keeps darcy's min_per_rank, 2048 cells, at 128 ranks: -n 256 would be refused for that)
     darcy = load_problems(None, ["darcy-dmplex"])
     assert max(p.nodes for s in make_plan(darcy, load_site("polaris"), modes=["strong"], ranks=[32, 64, 128],
-                                          sizes=[256]).problems for p in s.points) == 4
+                                          sizes=[512]).problems for p in s.points) == 4
+    with pytest.raises(SweepRefused) as e:
+        make_plan(darcy, load_site("polaris"), modes=["strong"], ranks=[32, 64, 128], sizes=[256])
+    assert "128 ranks at -n 256 leave 512 cells per rank, below the problem's min_per_rank 2048" in str(e.value)
     with pytest.raises(SweepRefused) as e:
         make_plan(probs, load_site("polaris"), modes=["strong"], ranks=[32, 16000])
     assert ("500 nodes: no queue of site polaris takes them (queue debug takes at most 2 nodes; queue "
@@ -76,8 +80,8 @@ def test_cli_refusal_names_the_reason_and_creates_nothing(tmp_path):
                     check=False)
     assert proc.returncode == 2 and "-n 1002 is not allowed" in proc.stderr
     assert not out.exists()
-    dry = hpcbench("sweep", "--site", "polaris", "--problems", "darcy-dmplex", "--ranks", "16,64", "--dry-run",
-                   "--out", str(out))
+    dry = hpcbench("sweep", "--site", "polaris", "--problems", "darcy-dmplex", "--ranks", "16,64", "--sizes", "512",
+                   "--dry-run", "--out", str(out))  # -n 512: 4096 cells a rank at 64, above darcy's min_per_rank
     assert "ranks 64    nodes 2" in dry.stdout and "reference/darcy-dmplex/1" in dry.stdout
     # planned like `submit --dry-run` (a 2-node point is a valid case), never run; without an
     # account the batch script cannot be written and the dry run says so
@@ -130,7 +134,7 @@ def test_dry_run_prints_the_packed_allocation_and_every_launch_line(tmp_path, mo
 
 
 def test_analysis_formulas_and_wrong_answers_excluded():
-    plan = _plan(["strong"], [4096])
+    plan = _plan(["strong"], [40000])  # 10000 cells a rank at 4 ranks: advection1d's min_per_rank
     plan.problems[0].points = [p.model_copy(update={"case": "n64"}) for p in plan.problems[0].points]
     recs = {("reference", "advection1d", "1"): _record("reference", {1: 8.0, 2: 4.0, 4: 2.5}, {1: 1, 2: 1, 4: 1}),
             ("slow", "advection1d", "1"): _record("slow", {1: 8.0, 2: 6.0, 4: 5.0}, {1: 1, 2: 1, 4: 1}),
