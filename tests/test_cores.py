@@ -58,8 +58,14 @@ def test_site_files_declare_cores_and_gpus(tmp_path: Path):
     assert len(lay.cores) == 32 and len(lay.gpus) == 4
     local = load_site("local")
     assert local.node_layout("cpu").cores == this_machine().cores
-    bad = tmp_path / "bad.yaml"
+    # cores_per_node counts the usable cores, the reserved ones are added back: with 32 usable and
+    # one reserved the node has 33 cores (0-32), so core 32 can be reserved and core 33 cannot.
     text = (Path(__file__).parent.parent / "site-configs" / "polaris.yaml").read_text()
-    bad.write_text(text.replace("    cores_per_node: 32\n", "    cores_per_node: 32\n    reserved_cores: [32]\n", 1))
-    with pytest.raises(ConfigError, match="reserved_cores"):
+    ok, bad = tmp_path / "ok.yaml", tmp_path / "bad.yaml"
+    for path, core in ((ok, 32), (bad, 33)):
+        extra = f"    cores_per_node: 32\n    reserved_cores: [{core}]\n"
+        path.write_text(text.replace("    cores_per_node: 32\n", extra, 1))
+    reserved = load_site(str(ok)).partitions[1].layout()
+    assert len(reserved.cores) == 32 and not any(32 in c for c in reserved.cores)  # core 32: cpus 32 and 65
+    with pytest.raises(ConfigError, match="reserved_cores: core indices must be below the node's 33 cores"):
         load_site(str(bad))
