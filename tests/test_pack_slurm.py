@@ -44,6 +44,12 @@ def _until(cond, what: str, timeout: float = 240) -> None:
     pytest.fail(f"gave up waiting for {what}")
 
 
+def _exact_step(cmd: list[str]) -> bool:
+    """An `srun --exact` step: --exact among srun's own options (before `-n` and the program;
+    the binding puts its --cpu-bind=cores ahead of it)."""
+    return cmd[0] == "srun" and "--exact" in cmd[:cmd.index("-n")]
+
+
 def test_packed_campaign_is_one_sbatch_of_steps_and_resume_reruns_only_the_rest(slurm_cluster, tmp_path):  # noqa: F811
     site = _site_variant(tmp_path, "ci-slurm-pack", **{"timing_repeats: 3": "timing_repeats: 1",
                                                        "valgrind: true": "valgrind: false"})
@@ -72,7 +78,7 @@ def test_packed_campaign_is_one_sbatch_of_steps_and_resume_reruns_only_the_rest(
     ref_rec = json.loads((out / "records" / f"{ref}.json").read_text())
     assert all(s.startswith(f"{alloc}.") for s in step_ids)
     assert len(step_ids) >= len(ref_rec["runs"]) + 2  # the reference's runs and the slow job's, all steps
-    assert all(r["command"][:2] == ["srun", "--exact"] and r["placement"]["packed"] for r in ref_rec["runs"])
+    assert all(_exact_step(r["command"]) and r["placement"]["packed"] for r in ref_rec["runs"])
     partial = json.loads((out / "work" / slow / "cancelled.json").read_text())
     done_n6 = {(r["kind"], r["wall_s"]) for r in partial["runs"] if r["case"] == "n6" and r["kind"] != "null"}
     assert len(done_n6) == 2  # instrumented and timed: the case finished before the cancel
@@ -132,5 +138,5 @@ def test_sweep_is_one_sbatch_and_the_same_command_after_scancel_runs_only_the_re
             if (r["case"], r["ranks"], r["kind"], r["repeat"]) in kept} == kept  # not redone
     timed = {(r["case"], r["ranks"]) for r in rec["runs"] if r["kind"] == "timing" and r["exit_code"] == 0}
     assert timed == {(f"n{n}", k) for n in (400000, 800000) for k in (1, 2)}
-    assert all(r["placement"]["packed"] and r["command"][:2] == ["srun", "--exact"] for r in rec["runs"])
+    assert all(r["placement"]["packed"] and _exact_step(r["command"]) for r in rec["runs"])
     assert "report:" in again.stdout and (out / "report" / "scaling.html").is_file(), again.stdout
