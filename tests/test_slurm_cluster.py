@@ -172,8 +172,10 @@ def test_cancel_mid_campaign_then_resume_reruns_only_it(slurm_cluster, slow_tree
     args = ["--site", "ci-slurm", "--submissions", str(slow_tree), "--problems", "rosenbrock", "--out", str(out)]
     hpcbench("submit", *args)
     slow = "slow-coder__rosenbrock__1"
-    for _ in range(120):  # until the slow job runs, past its start-up (its logs/ is made once it has begun)
-        if f"running   {slow}" in hpcbench("status", str(out)).stdout and (out / "work" / slow / "logs").is_dir():
+    # until the slow job runs, past its start-up: its first run has made its folders under runs/
+    for _ in range(120):
+        if f"running   {slow}" in hpcbench("status", str(out)).stdout and \
+                any((out / "work" / slow / "runs").glob("*/logs")):
             break
         time.sleep(0.5)
     else:
