@@ -237,9 +237,11 @@ def test_sweep_points_are_rederived_by_explain(sweep_dir, points):
 @pytest.mark.slow
 def test_a_rebuilt_store_gets_its_sweep_derived_again_and_explain_catches_a_forged_event(sweep_dir, tmp_path):
     """/sweep is derived from stored rows: a store rebuilt by collect (here: one a killed collect
-    left marked) gets it again, equal to the first; an edited event row is a MISMATCH."""
+    left marked) gets it again, equal to the first; an edited event row fails the store's
+    checksum, and with the checksum forged too it is a MISMATCH."""
     import h5py
 
+    from hpcbench.store.integrity import seal
     from hpcbench.store.sweeps import read_sweep
 
     copy = tmp_path / "s"
@@ -264,6 +266,11 @@ def test_a_rebuilt_store_gets_its_sweep_derived_again_and_explain_catches_a_forg
         name = row["event"].decode()
     pt = next(p for p in after.analysis.points if p.agent == "reference" and p.ranks == 2)
     where = f"/sweep/points/reference/advection1d/1/strong/{pt.size}/r2-N{pt.nodes}"
+    # the store's checksum finds the edit first: explain refuses the file and says to collect
+    refused = hpcbench("explain", str(copy), where, check=False)
+    assert refused.returncode == 2 and "damaged" in refused.stderr and "hpcbench collect" in refused.stderr
+    # a forger who writes the checksum again is still caught: explain derives the row again
+    seal(copy / "campaign.h5")
     text = hpcbench("explain", str(copy), where).stdout
     forged = next(line for line in text.splitlines() if line.strip().startswith(name))
     assert "MISMATCH in share" in forged, text
