@@ -216,6 +216,8 @@ def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None, 
                 if sc.failed_gate:
                     report.error = f"the reference itself failed the {sc.failed_gate} gate"
             elif sc.agent in ("slower", "as-fast"):
+                if (("slower" if sc.agent == "slower" else "as_fast"), sc.attempt) not in reasons:
+                    continue  # a program since removed from the library, still in a reused work folder
                 report.outcomes.append(_outcome(sc, reasons))
         report.outcomes.sort(key=lambda o: (o.kind != "slower", o.name))
         reports.append(report)
