@@ -140,7 +140,8 @@ def _independent(pid: str, opts: dict[str, str]) -> dict[str, list[float]]:
         n, alpha = int(opts["-n"]), float(opts["-alpha"])
         i = np.arange(n)
         x = alpha * (np.sin(0.3 * i) + i / n)
-        return {"sum": [x.sum()], "norm2": [np.linalg.norm(x)], "first_last": [x[0], x[-1]]}
+        return {"sum": [x.sum()], "norm2": [np.linalg.norm(x)], "weighted_sum": [((i + 1) * x).sum()],
+                "first_last": [x[0], x[-1]]}
     if pid == "rosenbrock":
         return {"solution": [1.0] * int(opts["-n"])}
     if pid == "robertson":
@@ -257,8 +258,10 @@ HARDCODED = {
   PetscCall(VecSetFromOptions(x));
   PetscCall(VecScatterCreateToZero(x, &sc, &y));
   if (n == 1000) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "sum: -3.7753595687e+02\\nnorm2: 2.1651781846e+01\\n"
+                                       "weighted_sum: -2.5042400195e+05\\n"
                                        "first_last: -0.0000000000e+00 -3.7820072566e-02\\n"));
   else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "sum: 5.1541312215e+01\\nnorm2: 1.3908540596e+01\\n"
+                             "weighted_sum: 9.8660914532e+02\\n"
                              "first_last: 0.0000000000e+00 4.0740897419e+00\\n"));
   PetscCall(VecScatterDestroy(&sc));
   PetscCall(VecDestroy(&y));
