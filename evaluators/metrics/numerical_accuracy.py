@@ -195,14 +195,18 @@ def _parts(checks: list, mine: dict, ref: dict, details: list[dict], unscored: l
 
 
 def _combined(parts: dict[bool, list[float]], share: float) -> tuple[float, float]:
-    """(score, the held-out share used): the public and held-out parts' weighted means, the
-    held-out part weighing `share` when both exist."""
+    """(score, the held-out share used): the published part, lowered by `share` times how far
+    the held-out part falls below it. Held-out cases test that the published answers were
+    computed; they never make up for a wrong published answer: a program right only at the
+    published arguments keeps 1 - share (below 0.5), and one wrong at a published case keeps
+    the published part's score, as if no case were held out."""
     (pub, pub_w), (held, held_w) = parts[False], parts[True]
     if not held_w:
         return pub / pub_w, 0.0
     if not pub_w:
         return held / held_w, 1.0
-    return (1 - share) * pub / pub_w + share * held / held_w, share
+    published, hidden = pub / pub_w, held / held_w
+    return (1 - share) * published + share * min(hidden, published), share
 
 
 def _where(detail: dict) -> str:

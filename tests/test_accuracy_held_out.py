@@ -1,0 +1,59 @@
+"""How numerical_accuracy combines the published and the held-out cases (evaluators/metrics/
+numerical_accuracy.py), on records built here: held-out cases only ever lower the score. A
+program right only at the published arguments stays below 0.5, and its mirror, a program
+wrong at a published case but right at the held-out ones, is not carried by the held-out share."""
+
+from __future__ import annotations
+
+import pytest
+
+from hpcbench.evaluators.base import EvalContext
+from hpcbench.evaluators.metrics.numerical_accuracy import NumericalAccuracy
+from hpcbench.jobs.records import JobResult, RunResult
+from hpcbench.problem import Checks, CompareCheck, load_problems
+from hpcbench.submission import Submission
+
+BUNDLE = load_problems(None, ["robertson"])["robertson"]
+CHECKS = Checks(checks=[
+    CompareCheck(kind="compare", quantity="y", cases=["default"], reference={"source": "reference_run"},
+                 rtol=1e-6, atol=0.0, fail_factor=10, weight=1.0),
+    CompareCheck(kind="compare", quantity="y", cases=["@held_out"], reference={"source": "reference_run"},
+                 rtol=1e-6, atol=0.0, fail_factor=10, weight=1.0)])
+
+
+def record(default: float, held: float) -> JobResult:
+    runs = [RunResult(case=case, ranks=1, kind="instrumented", command=["x"], exit_code=0, wall_s=0.1,
+                      stdout=f"y: {value!r}\n") for case, value in (("default", default), ("held-out-1", held))]
+    return JobResult(job_id="j", agent="a", problem="robertson", attempt="1", runs=runs)
+
+
+def accuracy(default: float, held: float) -> float:
+    sub = Submission(problem="robertson", agent="a", attempt="1", entry="main.c", files=["main.c"])
+    ctx = EvalContext(problem=BUNDLE.problem, checks=CHECKS, submission=sub, sources={},
+                      record=record(default, held), reference=record(1.0, 2.0))
+    res = NumericalAccuracy().evaluate(ctx)
+    assert res.score is not None, res.rationale
+    return res.score
+
+
+def test_right_everywhere_scores_one_and_right_only_at_the_published_case_stays_below_half():
+    assert accuracy(1.0, 2.0) == 1.0
+    assert accuracy(1.0, 7.0) == pytest.approx(0.4)  # held-out wrong: 1 - share
+
+
+@pytest.mark.parametrize("off", [1.5e-6, 5e-6, 1e-3])
+def test_wrong_at_a_published_case_is_not_carried_by_the_held_out_share(off):
+    published_only = Checks(checks=CHECKS.checks[:1])
+    sub = Submission(problem="robertson", agent="a", attempt="1", entry="main.c", files=["main.c"])
+    alone = NumericalAccuracy().evaluate(EvalContext(
+        problem=BUNDLE.problem, checks=published_only, submission=sub, sources={},
+        record=record(1.0 + off, 2.0), reference=record(1.0, 2.0))).score
+    # the score the published case alone gives, however right the held-out case is
+    assert accuracy(1.0 + off, 2.0) == pytest.approx(alone)
+    assert alone < 1.0
+    if off >= 1e-3:  # far off at a published case: below 0.5 (it was 0.6 with the held-out share added)
+        assert accuracy(1.0 + off, 2.0) < 0.5
+
+
+def test_wrong_at_both_scores_the_lower():
+    assert accuracy(1.0 + 5e-6, 2.0 * (1 + 8e-6)) == pytest.approx(0.4 * (10 - 5) / 9 + 0.6 * (10 - 8) / 9)
