@@ -119,7 +119,8 @@ def test_markdown_and_html_show_intervals_ranks_and_pass_at_1(campaign, report):
     md = (campaign / "report" / "report.md").read_text()
     head = next(ln for ln in md.splitlines() if ln.startswith("| rank | agent |"))
     assert "95% interval" in head and "pass@1" in head
-    three = next(ln for ln in md.splitlines() if ln.startswith("| ") and "| three-of-six |" in ln)
+    # the leaderboard's row: agent names are code spans in report.md (agent text is inert there)
+    three = next(ln for ln in md.splitlines() if ln.startswith("| ") and "| `three-of-six` |" in ln)
     lb = {r["agent"]: r for r in report["leaderboard"]}["three-of-six"]
     assert f"[{lb['composite_ci_low']:.1f}, {lb['composite_ci_high']:.1f}]‡" in three and "| 0.50 |" in three
     assert "## How sure" in md and "### Paired differences" in md and "### pass@k" in md
@@ -169,6 +170,13 @@ def test_a_tampered_scoring_is_a_mismatch(campaign, report, tmp_path):
         doc["agents"]["three-of-six"]["composite"]["high"] += 5.0
         del f["stats"]
         f.create_dataset("stats", data=np.frombuffer(json.dumps(doc).encode(), dtype="u1"))
+    # the scoring's checksum finds the edit first: explain refuses the file
+    refused = hpcbench("explain", str(camp), f"/stats/{sid}/agents/three-of-six", check=False)
+    assert refused.returncode == 2 and "damaged" in refused.stderr, refused.stderr
+    # a forger who writes the checksum again is still caught: explain derives the interval again
+    from hpcbench.store.integrity import seal
+
+    seal(path)
     out = hpcbench("explain", str(camp), f"/stats/{sid}/agents/three-of-six").stdout
     assert "MISMATCH: high derived" in out
 
