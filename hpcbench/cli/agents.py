@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -90,8 +91,15 @@ def mcp(site, transport, host, port, workdir) -> None:
     """MCP server with `compile` and `run` tools on this site's PETSc, with the
     jobs' limits and isolation (stdio, or streamable HTTP at /mcp)."""
     from hpcbench.agents.mcp_server import serve
+    from hpcbench.cli.terminal import raw
 
-    serve(site, transport, host, port, Path(workdir) if workdir else None)
+    # stdio's stdout is the JSON-RPC channel, written as bytes (sys.stdout.buffer), not text for a
+    # terminal: JSON escapes every control character, so the terminal guard has nothing to do there
+    guarded, sys.stdout = sys.stdout, raw(sys.stdout)
+    try:
+        serve(site, transport, host, port, Path(workdir) if workdir else None)
+    finally:
+        sys.stdout = guarded
 
 
 def register(main: click.Group) -> None:
