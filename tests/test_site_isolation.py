@@ -61,7 +61,8 @@ def test_an_unprivileged_user_runs_a_campaign_through_bwrap_installed_outside_us
                            capture_output=True, text=True, cwd=tempfile.gettempdir(), timeout=900)
         assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
         report = (out / "c" / "report" / "report.md").read_text()
-        assert "| reference | vec-scatter | 1 | passed checks | pass |" in report, report[-3000:]
+        # the submissions table (agent-given names are code spans in report.md)
+        assert "| `reference` | vec-scatter | `1` | passed checks | pass |" in report, report[-3000:]
         record = out / "c" / "records" / "reference__vec-scatter__1.json"
         assert record.stat().st_uid == 65534  # written by `nobody`, not root
         used = log.read_text().splitlines()

@@ -124,7 +124,8 @@ def test_markdown_and_html_show_intervals_ranks_and_pass_at_1(campaign, report):
     lb = {r["agent"]: r for r in report["leaderboard"]}["three-of-six"]
     assert f"[{lb['composite_ci_low']:.1f}, {lb['composite_ci_high']:.1f}]‡" in three and "| 0.50 |" in three
     assert "## How sure" in md and "### Paired differences" in md and "### pass@k" in md
-    assert re.search(r"\| six-of-six \| three-of-six \| [\d.]+ \| \[[\d.]+, [\d.]+\]‡ \| 1 \| six-of-six above \|", md)
+    assert re.search(r"\| `six-of-six` \| `three-of-six` \| [\d.]+ \| \[[\d.]+, [\d.]+\]‡ \| 1 "
+                     r"\| `six-of-six` above \|", md)
     assert "too few to say" in md and "### How many attempts" in md
     html = (campaign / "report" / "report.html").read_text()
     assert "<img id='intervals'" in html and "id='pairs'" in html and "id='pass-at-k'" in html

@@ -10,6 +10,7 @@ import html
 import io
 
 from hpcbench.report.data import Report, fmt, leaderboard
+from hpcbench.safetext import md_code
 from hpcbench.stats.intervals import PROBLEMS, THESE, TOO_FEW
 
 MAX_PAIR_ROWS = 60  # in markdown and HTML; the JSON has every pair
@@ -31,7 +32,7 @@ def row_interval(r: dict) -> str:
 
 
 def md_cell(x: object) -> str:
-    """A table cell from agent-controlled text (an agent or problem name)."""
+    """A table cell from a name that is ours (a problem id); agents' names are code spans (md_code)."""
     return str(x).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("`", "'")
 
 
@@ -57,8 +58,9 @@ def ordered_pairs(rep: Report) -> list[dict]:
     return sorted(out, key=lambda r: (place.get(r["a"], 0), place.get(r["b"], 0)))
 
 
-def order_text(row: dict) -> str:
-    return {1: f"{row['a']} above", -1: f"{row['b']} above", 0: "not established"}[row["established"]]
+def order_text(row: dict, name=str) -> str:
+    """Which of the pair is above, if established; `name` shows an agent's name (md_code in markdown)."""
+    return {1: f"{name(row['a'])} above", -1: f"{name(row['b'])} above", 0: "not established"}[row["established"]]
 
 
 def method_note(rep: Report) -> str:
@@ -97,8 +99,8 @@ def _pairsmd_cell(rep: Report) -> list[str]:
              "|---|---|---|---|---|---|" + ("---|" if judged else "") + "---|"]
     for p in pairs[:MAX_PAIR_ROWS]:
         share = f"{_pct(p.get('judge_share'))} | " if judged else ""
-        lines.append(f"| {md_cell(p['a'])} | {md_cell(p['b'])} | {fmt(p['estimate'])} | "
-                     f"{interval_text(p['low'], p['high'], p['scope'])} | {p['problems']} | {md_cell(order_text(p))} | "
+        lines.append(f"| {md_code(p['a'])} | {md_code(p['b'])} | {fmt(p['estimate'])} | "
+                     f"{interval_text(p['low'], p['high'], p['scope'])} | {p['problems']} | {order_text(p, md_code)} | "
                      f"{share}`{p['source']}` |")
     if len(pairs) > MAX_PAIR_ROWS:
         lines.append(f"\n({len(pairs) - MAX_PAIR_ROWS} more pairs in the JSON report.)")
@@ -117,7 +119,7 @@ def _categoriesmd_cell(rep: Report) -> list[str]:
             cells.append("—" if v.get("estimate") is None else
                          f"{fmt(v['estimate'], 2)} {interval_text(v.get('low'), v.get('high'), v.get('scope'), 2)}")
         src = r["uncertainty"]["interval_source"]
-        lines.append(f"| {md_cell(r['agent'])} | " + " | ".join(cells) + f" | `{src}/<category>` |")
+        lines.append(f"| {md_code(r['agent'])} | " + " | ".join(cells) + f" | `{src}/<category>` |")
     return lines + [""]
 
 
@@ -131,7 +133,7 @@ def _judgemd_cell(rep: Report) -> list[str]:
              "| agent | interval | judge | attempts | source |", "|---|---|---|---|---|"]
     for r in rows:
         u = r["uncertainty"]
-        lines.append(f"| {md_cell(r['agent'])} | {row_interval(r)} | {_pct(u['judge_share'])} | "
+        lines.append(f"| {md_code(r['agent'])} | {row_interval(r)} | {_pct(u['judge_share'])} | "
                      f"{_pct(1 - u['judge_share'])} | `{u['interval_source']}` |")
     return lines + [""]
 
@@ -167,7 +169,7 @@ def pass_at_k_lines(rep: Report) -> list[str]:
              "|---|---|---|---|" + "---|" * len(ks) + "---|"]
     for r in rows:
         vals = [fmt(r["values"][k - 1], 2) if k <= r["n"] else "" for k in ks]
-        lines.append(f"| {md_cell(r['agent'])} | {md_cell(r['problem'])} | {r['n']} | {r['c']} | " + " | ".join(vals)
+        lines.append(f"| {md_code(r['agent'])} | {md_cell(r['problem'])} | {r['n']} | {r['c']} | " + " | ".join(vals)
                      + f" | `{r['source']}` |")
     return lines
 
