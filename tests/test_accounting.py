@@ -72,7 +72,7 @@ def test_report_shows_node_hours_from_sacct_on_the_slurm_cluster(slurm_cluster, 
     hpcbench("score", str(out))
     md = hpcbench("report", str(out), "--format", "md").stdout
     assert "## Scheduler accounting" in md and f"{a['node_hours']:.4f} node-hours in 1 allocation(s)" in md, md[-1500:]
-    assert f"| reference | {a['node_hours']:.4f} | 100% |" in md
+    assert f"| `reference` | {a['node_hours']:.4f} | 100% |" in md
 
 
 @pytest.mark.petsc

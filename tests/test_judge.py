@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from hpcbench.evaluators.judged.solver_choice import SolverChoice
 from hpcbench.judge.answer import BadAnswer, parse_answer
 from hpcbench.judge.cache import JudgeCache, journal_path
 from hpcbench.judge.config import JudgeConfig
@@ -235,8 +236,13 @@ def test_score_with_judges_cache_outage_and_agreement(sample_campaign, tmp_path,
         return good(body) if served["n"] <= 5 else Reply.server_error(503)
 
     openai_server.respond_with(flaky)
-    hpcbench("score", str(camp), "--scoring-id", "s1-a-outage", "--judge", "openai/judge-a",
-             "--judge-base-url", url, "--judge-concurrency", "1", "--judge-retries", "0")
+    # an outage is an infrastructure error, not a verdict: the scoring is written, the command
+    # exits 1 naming the cause and how to ask again
+    outage = hpcbench("score", str(camp), "--scoring-id", "s1-a-outage", "--judge", "openai/judge-a",
+                      "--judge-base-url", url, "--judge-concurrency", "1", "--judge-retries", "0", check=False)
+    assert outage.returncode == 1, outage.stderr
+    assert "not made (unscored, not 0)" in outage.stderr and "HTTP 503" in outage.stderr
+    assert "score again" in outage.stderr and "Traceback" not in outage.stderr
     rows, conf = scoring_rows(h5, "s1-a-outage")
     judged = {k: v for k, v in rows.items() if k.rsplit("/", 1)[1] in JUDGED}
     scored = [v for v in judged.values() if v["status"] == "scored"]
@@ -253,7 +259,7 @@ def test_score_with_judges_cache_outage_and_agreement(sample_campaign, tmp_path,
     rows_a, conf_a = scoring_rows(h5, "s2-a")
     v = rows_a[f"{ref}/solver_choice"]
     assert (v["status"], v["score"], v["confidence"], v["method"]) == ("scored", 0.8, 1.0, "llm_judge")
-    assert (v["judge_model"], v["prompt_version"]) == ("openai/judge-a", "solver_choice.v1")
+    assert (v["judge_model"], v["prompt_version"]) == ("openai/judge-a", SolverChoice.prompt_version)
     assert v["rationale"] == "solver_choice as scripted" and v["prompt_tokens"] == 1000 and v["cost_usd"] == 0.0
     a = score_row(h5, "s2-a", "reference", "rosenbrock", "1")
     assert not a["partial"] and a["unscored"] == []

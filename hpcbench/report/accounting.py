@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
+from hpcbench.safetext import md_code
 from hpcbench.store.accounting import node_hours_by_agent, read_accounting
 
 
@@ -30,8 +31,9 @@ def markdown_lines(h5_path: Path) -> list[str]:
              f"largest step memory {rss / 2**20:.1f} MiB (`/accounting/allocations`). An allocation's node-hours "
              "are shared among its jobs by wall time x cores (`/accounting/jobs`).", "",
              "| agent | node-hours | share | source |", "|---|---|---|---|"]
-    lines += [f"| {agent} | {nh:.4f} | {nh / total:.0%} | `/accounting/jobs@agent={agent}` |" if total else
-              f"| {agent} | {nh:.4f} | - | `/accounting/jobs@agent={agent}` |" for agent, nh in agents]
+    # agents' names are code spans: inert in any markdown renderer
+    lines += [f"| {md_code(agent)} | {nh:.4f} | {f'{nh / total:.0%}' if total else '-'} | "
+              f"{md_code(f'/accounting/jobs@agent={agent}')} |" for agent, nh in agents]
     return lines
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hpcbench.safetext import md_code
 from hpcbench.score import uncertainty
 from hpcbench.score.verdict import passed_from_rows, tier
 from hpcbench.stats.intervals import Settings, mean_interval
@@ -203,7 +204,7 @@ def markdown(res: dict[str, Any]) -> str:
             continue
         a, b = cell.get("a") or {}, cell.get("b") or {}
         moved = ", ".join(f"{n} {_f(x, 2)}->{_f(y, 2)}" for n, (x, y) in (cell.get("evaluators_moved") or {}).items())
-        lines.append(f"| {'/'.join(cell['key'])} | {_f(a.get('composite'))} | {_f(b.get('composite'))} | "
+        lines.append(f"| {md_code('/'.join(cell['key']))} | {_f(a.get('composite'))} | {_f(b.get('composite'))} | "
                      f"{_f(cell.get('delta')) if cell['change'] == 'changed' else cell['change']} | "
                      f"{a.get('tier') or '–'} -> {b.get('tier') or '–'} | {a.get('failed_gate') or 'none'} -> "
                      f"{b.get('failed_gate') or 'none'} | {moved} |")

@@ -195,7 +195,8 @@ def _contamination(rep: Report) -> list[str]:
     lines += ["| agent | problem | attempt | nearest PETSc example | similarity |", "|---|---|---|---|---|"]
     for r in flagged:
         x = r["contamination"]
-        lines.append(f"| {r['agent']} | {r['problem']} | {r['attempt']} | {x['file']} | {x['similarity']:.2f} |")
+        lines.append(f"| {md_code(r['agent'])} | {r['problem']} | {md_code(r['attempt'])} | {x['file']} | "
+                     f"{x['similarity']:.2f} |")
     return lines
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hpcbench.safetext import md_code
+
 LOADED = 0.25  # as evaluators/performance_case.LOADED_WAIT_SHARE
 
 
@@ -30,6 +32,7 @@ def markdown_lines(h5_path: Path) -> list[str]:
              f"{100 * LOADED:.0f}% of their time waiting for a CPU (load from outside the campaign)."]
     if bad:
         lines += ["", "| run | shared | source |", "|---|---|---|"]
-        lines += [f"| {path} {'build' if i < 0 else f'run {i:03d}'} | {why} | `{path}/runs/{i:03d}` |"
-                  for path, i, why in bad[:20]]
+        # paths and labels hold agents' names: code spans, inert in any markdown renderer
+        lines += [f"| {md_code(path)} {'build' if i < 0 else f'run {i:03d}'} | {md_code(why)} | "
+                  f"{md_code(f'{path}/runs/{i:03d}')} |" for path, i, why in bad[:20]]
     return lines
