@@ -85,8 +85,10 @@ def test_a_judge_too_small_for_the_reference_is_the_judges_limit(camp, openai_se
     for agent in ("reference", "twin", "padded"):
         for e in judged(rows[agent]).values():
             assert e["status"] == "unscored" and "the judge's limit, not the submission's" in e["rationale"], agent
-    # ... so they are left out of every composite of the problem, alike
-    assert rows["padded"]["composite"] == pytest.approx(rows["twin"]["composite"])
+    # ... so they are left out of every composite of the problem, alike (the same code, timed in its
+    # own runs: under load its performance score may differ by timing noise, 100.0 vs 99.8 once; a
+    # judged dimension counted for one and not the other would move the composite by several points)
+    assert rows["padded"]["composite"] == pytest.approx(rows["twin"]["composite"], abs=1.0)
     assert set(JUDGED) <= set(rows["twin"]["unscored"]) and rows["twin"]["unscored"] == rows["padded"]["unscored"]
 
 
