@@ -168,6 +168,11 @@ def _campaign(root: Path, site, pid: str, bundle: ProblemBundle, tree: Path, nam
     return scoring.score(campaign.h5_path)[1]
 
 
+def _kind(agent: str) -> Literal["slower", "as_fast"]:
+    """The library a program came from, by its agent folder (as-fast/ holds the as_fast ones)."""
+    return "slower" if agent == "slower" else "as_fast"
+
+
 def _outcome(sc, reasons: dict) -> Outcome:
     ev = {r.evaluator: r for r in sc.results}
     acc, et = ev.get("numerical_accuracy"), ev.get("execution_time")
@@ -177,7 +182,7 @@ def _outcome(sc, reasons: dict) -> Outcome:
         broken = f"failed the {sc.failed_gate} gate: {gate.rationale if gate else ''}"[:300]
     elif acc is None or acc.score is None or acc.score < ACCEPT_AT:
         broken = f"not a right program: accuracy {acc.score if acc else None} ({acc.rationale if acc else ''})"[:300]
-    kind: Literal["slower", "as_fast"] = "slower" if sc.agent == "slower" else "as_fast"
+    kind = _kind(sc.agent)
     return Outcome(kind, sc.attempt, reasons.get((kind, sc.attempt), ""),
                    None if et is None or et.status != "scored" else et.score, broken, et.rationale if et else "")
 
@@ -216,7 +221,7 @@ def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None, 
                 if sc.failed_gate:
                     report.error = f"the reference itself failed the {sc.failed_gate} gate"
             elif sc.agent in ("slower", "as-fast"):
-                if (("slower" if sc.agent == "slower" else "as_fast"), sc.attempt) not in reasons:
+                if (_kind(sc.agent), sc.attempt) not in reasons:
                     continue  # a program since removed from the library, still in a reused work folder
                 report.outcomes.append(_outcome(sc, reasons))
         report.outcomes.sort(key=lambda o: (o.kind != "slower", o.name))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -91,15 +90,10 @@ def mcp(site, transport, host, port, workdir) -> None:
     """MCP server with `compile` and `run` tools on this site's PETSc, with the
     jobs' limits and isolation (stdio, or streamable HTTP at /mcp)."""
     from hpcbench.agents.mcp_server import serve
-    from hpcbench.cli.terminal import raw
+    from hpcbench.cli.terminal import raw_stdout
 
-    # stdio's stdout is the JSON-RPC channel, written as bytes (sys.stdout.buffer), not text for a
-    # terminal: JSON escapes every control character, so the terminal guard has nothing to do there
-    guarded, sys.stdout = sys.stdout, raw(sys.stdout)
-    try:
+    with raw_stdout():  # stdio's stdout is the JSON-RPC channel (the server writes sys.stdout.buffer)
         serve(site, transport, host, port, Path(workdir) if workdir else None)
-    finally:
-        sys.stdout = guarded
 
 
 def register(main: click.Group) -> None:

@@ -78,3 +78,16 @@ def guarded() -> Iterator[None]:
         sys.stdout.flush()
         sys.stderr.flush()
         sys.stdout, sys.stderr = out, err
+
+
+@contextlib.contextmanager
+def raw_stdout() -> Iterator[None]:
+    """sys.stdout as the stream under the guard for the duration: for a protocol channel written as
+    bytes (MCP's JSON-RPC over stdio), not text for a terminal. JSON escapes every control
+    character, so nothing a program printed reaches a terminal raw through it."""
+    guarded_out = sys.stdout
+    sys.stdout = raw(guarded_out)
+    try:
+        yield
+    finally:
+        sys.stdout = guarded_out

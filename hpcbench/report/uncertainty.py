@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import io
+from collections.abc import Callable
 
 from hpcbench.report.data import Report, fmt, leaderboard
 from hpcbench.safetext import md_code
@@ -58,7 +59,7 @@ def ordered_pairs(rep: Report) -> list[dict]:
     return sorted(out, key=lambda r: (place.get(r["a"], 0), place.get(r["b"], 0)))
 
 
-def order_text(row: dict, name=str) -> str:
+def order_text(row: dict, name: Callable[[str], str] = str) -> str:
     """Which of the pair is above, if established; `name` shows an agent's name (md_code in markdown)."""
     return {1: f"{name(row['a'])} above", -1: f"{name(row['b'])} above", 0: "not established"}[row["established"]]
 
