@@ -46,6 +46,25 @@ class EvalResult(BaseModel):
     cost_usd: float = 0.0
 
 
+@dataclass(frozen=True)
+class ScalingPoint:
+    """One point of a sweep of this submission (hpcbench/sweep/analysis.py's PointRow, as the
+    scoring stage hands it over: the evaluators never read a sweep themselves)."""
+
+    sweep: str  # the campaign.h5 holding the sweep
+    path: str  # /sweep/points/... : the row, for evidence pointers and `hpcbench explain`
+    mode: str  # strong | weak
+    size: int
+    ranks: int
+    base_ranks: int
+    status: str  # ok | crashed | timeout | wrong answer | not run
+    oversubscribed: bool
+    rel_clean: bool  # every time behind rel_efficiency clean (this point, the reference's, both bases)
+    efficiency: float
+    ref_efficiency: float
+    rel_efficiency: float
+
+
 @dataclass
 class EvalContext:
     """Everything an evaluator may look at; built from campaign.h5 alone."""
@@ -59,7 +78,7 @@ class EvalContext:
     h5_path: str = ""  # HDF5 path of the submission, for evidence pointers
     petsc_api: PetscApi | None = None  # the PETSc API scanned at planning (campaign.h5 snapshot)
     judge: JudgeConfig | None = None  # None: the judged evaluators are unscored
-    campaign_dir: str = ""  # the campaign folder: the scalability evaluator reads its sweeps there
+    scaling: list[ScalingPoint] = field(default_factory=list)  # this program's sweep points, if swept
     # run index -> why, for the record's runs that shared a core with another build or run of the
     # campaign while they ran (hpcbench/score/contention.py): not clean timings
     contended: dict[int, str] = field(default_factory=dict)

@@ -20,13 +20,14 @@ from pathlib import Path
 
 from hpcbench import __version__
 from hpcbench.errors import env_number
-from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, all_evaluators
+from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, ScalingPoint, all_evaluators
 from hpcbench.evaluators.categories import WEIGHTS
 from hpcbench.judge.cache import JudgeCache
 from hpcbench.judge.config import JudgeConfig
 from hpcbench.judge.task import JudgeTask
 from hpcbench.score import contention, judge_samples, uncertainty
 from hpcbench.score.reference_status import NOT_SCORED, problems_without_reference
+from hpcbench.score.sweep_points import Key, scaling_points
 from hpcbench.score.verdict import CHECKS_PASSED_AT, TIERS, accuracy_passed, checks_passed, passed_every_check, tier
 from hpcbench.stats.intervals import Settings
 from hpcbench.store import StoredCampaign, StoredSubmission
@@ -36,6 +37,19 @@ from hpcbench.store.scorings import scoring_path, write_scoring
 JudgeProgress = Callable[[int, int], None]  # (answered, total) judge calls
 __all__ = ["CHECKS_PASSED_AT", "TIERS", "SubmissionScore", "accuracy_passed", "aggregate", "checks_passed", "score",
            "score_campaign", "tier"]
+
+
+@dataclass(frozen=True)
+class CampaignInputs:
+    """What each submission's context takes from the campaign beside its own rows: built once
+    by `score` and handed down (evaluators read nothing else, and open no file)."""
+
+    # submission path -> {run index: why} for runs that shared a core with another step (contention.py)
+    contended: dict[str, dict[int, str]] = field(default_factory=dict)
+    scaling: dict[Key, list[ScalingPoint]] = field(default_factory=dict)  # sweep points per submission
+    options: dict[str, str] = field(default_factory=dict)  # `hpcbench score --time-metric` ...
+
+
 @dataclass
 class SubmissionScore:
     agent: str
@@ -214,7 +228,9 @@ def score_one(ctx: EvalContext, evaluators: list[Evaluator], key: tuple[str, str
     return finish(out)
 
 
-def contexts(stored: StoredCampaign) -> list[tuple[StoredSubmission, EvalContext]]:
+def contexts(stored: StoredCampaign, inputs: CampaignInputs | None = None
+             ) -> list[tuple[StoredSubmission, EvalContext]]:
+    inputs = inputs or CampaignInputs()
     refs = stored.references if stored.references is not None else {
         s.meta.problem: s.record for s in stored.submissions if s.meta.agent == "reference"}
     out = []
@@ -222,9 +238,9 @@ def contexts(stored: StoredCampaign) -> list[tuple[StoredSubmission, EvalContext
         problem, checks = stored.problems[s.meta.problem]
         out.append((s, EvalContext(problem=problem, checks=checks, submission=s.meta, sources=s.sources,
                                    record=s.record, reference=refs.get(s.meta.problem), h5_path=s.path,
-                                   petsc_api=stored.petsc_api, campaign_dir=stored.attrs.get("campaign_dir", ""),
-                                   contended=stored.contended.get(s.path, {}),
-                                   options=stored.attrs.get("score_options", {}))))
+                                   petsc_api=stored.petsc_api, contended=inputs.contended.get(s.path, {}),
+                                   scaling=inputs.scaling.get((s.meta.agent, s.meta.problem, s.meta.attempt), []),
+                                   options=dict(inputs.options))))
     return out
 
 
@@ -268,10 +284,11 @@ def score_campaign(stored: StoredCampaign, judge: JudgeConfig | None = None,
                    cache: JudgeCache | None = None, stats: dict | None = None,
                    workers: int | None = None, batches: Iterable[list[StoredSubmission]] | None = None,
                    progress: JudgeProgress | None = None,
-                   evaluated: Callable[[int], None] | None = None) -> list[SubmissionScore]:
+                   evaluated: Callable[[int], None] | None = None,
+                   inputs: CampaignInputs | None = None) -> list[SubmissionScore]:
     """Every submission's evaluators, then the judge calls of all. `batches` (else
     stored.submissions at once) bounds the records held in memory; `evaluated(n)` after
-    each batch, n submissions so far."""
+    each batch, n submissions so far; `inputs`: what the contexts take from the campaign."""
     scores = []
     for part in batches if batches is not None else [stored.submissions]:
         refs = stored.references if stored.references is not None else {
@@ -285,7 +302,7 @@ def score_campaign(stored: StoredCampaign, judge: JudgeConfig | None = None,
                                               status=f"{NOT_SCORED}: {no_ref[s.meta.problem]}",
                                               left_out=list(WEIGHTS)))
         stored.submissions = [s for s in part if s.meta.problem not in no_ref]
-        scores += evaluate_all(stored, judge, workers)
+        scores += evaluate_all(stored, judge, workers, inputs)
         if evaluated is not None:
             evaluated(len(scores))
     # Judge calls of every submission go out together, up to the judge's concurrency.
@@ -298,13 +315,13 @@ def score_campaign(stored: StoredCampaign, judge: JudgeConfig | None = None,
 
 
 def evaluate_all(stored: StoredCampaign, judge: JudgeConfig | None = None,
-                 workers: int | None = None) -> list[SubmissionScore]:
+                 workers: int | None = None, inputs: CampaignInputs | None = None) -> list[SubmissionScore]:
     """Every submission's evaluators, judge tasks left pending (in `workers` forked
     processes for large campaigns: the deterministic evaluators are CPU-bound Python)."""
     global _FORKED
     evaluators = [e for e in all_evaluators() if e.category != "refusal"]
     refusal = [e for e in all_evaluators() if e.category == "refusal"]
-    items = contexts(stored)
+    items = contexts(stored, inputs)
     workers = min(workers or score_workers(), max(1, len(items) // 50))
     if workers <= 1:
         scores = [_evaluate(s, ctx, evaluators, refusal, judge) for s, ctx in items]
@@ -365,9 +382,8 @@ def score(h5_path: Path, scoring_id: str | None = None, judge: JudgeConfig | Non
         raise FileExistsError(f"{h5_path.parent}: scoring {sid!r} exists; scorings are never overwritten")
     # -log_view events: judge evidence only
     stored, batches = read_campaign_batches(h5_path, events=judge is not None)
-    stored.attrs["campaign_dir"] = str(h5_path.parent)  # the scalability evaluator reads its sweeps there
-    stored.attrs["score_options"] = dict(options or {})
-    stored.contended = campaign_contention(h5_path)
+    inputs = CampaignInputs(contended=campaign_contention(h5_path), scaling=scaling_points(h5_path.parent),
+                            options=dict(options or {}))
     cache = JudgeCache(h5_path) if judge is not None else None
     if judge is not None:  # the campaign's own key for the boundaries that fence the agent's text off
         from hpcbench.judge.boundary import campaign_key
@@ -376,7 +392,7 @@ def score(h5_path: Path, scoring_id: str | None = None, judge: JudgeConfig | Non
     judge_stats: dict = {}
     total = int(stored.attrs.get("live_submissions", 0))
     scores = score_campaign(stored, judge, cache, judge_stats, batches=batches, progress=progress,
-                            evaluated=(lambda n: evaluated(n, total)) if evaluated else None)
+                            evaluated=(lambda n: evaluated(n, total)) if evaluated else None, inputs=inputs)
     evs = all_evaluators()
     settings = stats or Settings()
     config = {"evaluators": [e.name for e in evs], "options": dict(options or {}),
