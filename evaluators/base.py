@@ -11,11 +11,12 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from hpcbench.errors import HpcbenchError
 from hpcbench.evaluators.categories import Category
 from hpcbench.jobs.records import JobResult, RunResult
+from hpcbench.judge.task import JudgeTask
 from hpcbench.problem import Checks, Problem
 from hpcbench.registry import Registry
 from hpcbench.submission import Submission
@@ -29,6 +30,10 @@ STAGE_ORDER: dict[str, int] = {"gate": 0, "metric": 1, "quality": 2}
 
 
 class EvalResult(BaseModel):
+    """What every evaluator returns. A judged evaluator returns its prompt in `pending`
+    (unscored until answered): scoring asks the judge for every submission at once, then puts
+    the evaluator's result for the answer in its place (evaluators/judged/base.py)."""
+
     evaluator: str
     stage: Stage
     category: Category
@@ -44,6 +49,7 @@ class EvalResult(BaseModel):
     prompt_tokens: int = 0  # judged evaluators: what the judge call cost
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    pending: JudgeTask | None = Field(default=None, exclude=True)  # the judge call to make; never stored
 
 
 @dataclass(frozen=True)

@@ -126,3 +126,65 @@ def test_scalability_without_a_clean_point_says_so_at_lower_confidence():
     assert noisy.confidence == NOISY_CONFIDENCE and noisy.evidence["point"].endswith("/r2-N1")
     wrong = evaluate([point(2, math.nan, clean=False, status="wrong answer")])
     assert wrong.status == "unscored" and "1 wrong answers" in wrong.rationale
+
+
+# ----------------------------------------------------------------- scoring's workers, state passed explicitly
+
+def _campaign(n: int):
+    from hpcbench.store import StoredCampaign, StoredSubmission
+    from tests.test_inputs import GOOD_OUT, _record
+
+    b = load_problems(None, ["vec-scatter"])["vec-scatter"]
+    source = (b.reference_dir / "main.c").read_text()  # the expert's program: past every gate
+    b = load_problem(b.folder)
+
+    def sub(agent: str, out: str) -> StoredSubmission:
+        return StoredSubmission(f"/submissions/{agent}/vec-scatter/1",
+                                Submission(problem="vec-scatter", agent=agent, entry="main.c", files=["main.c"]),
+                                {"main.c": source}, _record(agent, out), "done")
+
+    # every third one prints a wrong norm: the workers' results differ from one submission to the next
+    subs = [sub("reference", GOOD_OUT)] + [sub(f"a{i:03d}", GOOD_OUT if i % 3 else GOOD_OUT.replace("2.0", "7.0"))
+                                           for i in range(n)]
+    return StoredCampaign({}, {}, {"vec-scatter": (b.problem, b.checks)}, subs)
+
+
+def _summary(scores) -> list[tuple]:
+    return [(sc.agent, sc.composite, sc.failed_gate,
+             [(r.evaluator, r.status, r.score, r.rationale) for r in sc.results]) for sc in scores]
+
+
+def test_forked_scoring_gives_what_one_process_gives():
+    from hpcbench.score.scoring import score_campaign
+
+    one = score_campaign(_campaign(120), workers=1)
+    forked = score_campaign(_campaign(120), workers=2)  # 121 submissions: 2 workers (one per 50)
+    assert len(one) == 121 and _summary(forked) == _summary(one)
+    assert len({sc.composite for sc in one}) > 1  # the right and the wrong norms scored apart
+
+
+def test_a_scoring_worker_that_dies_is_named_not_hung(monkeypatch):
+    """A worker killed under it (out of memory, a native crash in a parser) ends scoring with an
+    error naming the worker and the way round, never a hang or a silent gap."""
+    import os
+
+    from hpcbench.evaluators.base import EvalResult, Evaluator
+    from hpcbench.score import scoring
+    from hpcbench.score.scoring import score_campaign
+
+    parent = os.getpid()
+
+    class Dies(Evaluator):
+        name, stage, category = "dies", "metric", "correctness"
+
+        def evaluate(self, ctx: EvalContext) -> EvalResult:
+            if os.getpid() != parent and ctx.submission.agent == "a050":
+                os._exit(9)
+            return self.result(1.0, "fine")
+
+    every = scoring.all_evaluators()
+    monkeypatch.setattr(scoring, "all_evaluators", lambda: [*every, Dies()])
+    died = r"scoring worker \d+ died \(exit code 9\).*HPCBENCH_SCORE_WORKERS=1"
+    with pytest.raises(scoring.HpcbenchError, match=died):
+        score_campaign(_campaign(120), workers=2)
+    assert len(score_campaign(_campaign(120), workers=1)) == 121  # in one process it never dies
