@@ -8,16 +8,13 @@ from pathlib import Path
 from typing import Annotated
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from hpcbench.errors import ConfigError, format_validation_error
 from hpcbench.executors.registry import EXECUTORS
 from hpcbench.jobs.cores import GpuVisibility, NodeLayout, declared, this_machine
 from hpcbench.jobs.records import Isolation, IsolationLevel, Launcher, Limits
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+from hpcbench.strict import Strict
 
 
 class WalltimeBin(Strict):
