@@ -18,8 +18,7 @@ def measure(site, ranks_list: list[int], out_path: Path, variant: str | None = N
     from hpcbench.jobs.launch import launch_argv
 
     variant = variant or (site.variants[0].name if site.variants else "cpu")
-    vcfg = site.variant(variant) if any(v.name == variant for v in site.variants) else None
-    launcher = (vcfg.launcher if vcfg and vcfg.launcher else None) or site.launcher
+    launcher = site.launcher_for(variant)
     points = []
     for r in sorted(set(ranks_list)):
         argv, over = launch_argv(launcher, r, site.total_cores(), program(site.batch.python))

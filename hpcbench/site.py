@@ -22,6 +22,7 @@ from pydantic import (
 from hpcbench.errors import ConfigError, format_validation_error
 from hpcbench.executors.registry import EXECUTORS
 from hpcbench.jobs.cores import GpuVisibility, NodeLayout, declared, this_machine
+from hpcbench.jobs.launchers import LAUNCHERS
 from hpcbench.jobs.records import Isolation, IsolationLevel, Launcher, Limits
 from hpcbench.schedulers.base import settings_model
 from hpcbench.schedulers.settings import BatchConfig
@@ -71,6 +72,7 @@ class Partition(Strict):
     gpu_visibility: GpuVisibility = ""  # the variable that gives a run its GPUs (CUDA_VISIBLE_DEVICES ...)
     gpu_devices: list[str] = []  # the node's GPUs as that variable names them ([]: 0 .. gpus_per_node-1)
     gpu_cores: list[list[Annotated[int, Field(ge=0)]]] = []  # per GPU (gpu_devices order), the cores nearest it
+    launcher: Launcher | None = None  # this queue's nodes' launcher (a variant's own still wins)
 
     def walltime_cap(self, nodes: int) -> int:
         """The longest walltime (minutes) this queue gives a job of `nodes` nodes."""
@@ -231,7 +233,25 @@ class SiteConfig(Strict):
         if self.is_batch() and not self.partitions:
             raise ValueError(f"partitions: a {self.scheduler} site needs at least one partition or queue")
         self._gpu_mpi_only_on_gpu_variants()
+        self._launchers_known()
         return self
+
+    def _launchers_known(self) -> None:
+        """Every launcher the file names is one a part provides (jobs/launchers.py or a package's)."""
+        named = [("launcher", self.launcher), *((f"partitions.{i}.launcher", p.launcher)
+                                                for i, p in enumerate(self.partitions)),
+                 *((f"variants.{i}.launcher", v.launcher) for i, v in enumerate(self.variants))]
+        for where, launcher in named:
+            if launcher is not None and launcher.binding != "auto" and LAUNCHERS.get(launcher.binding) is None:
+                raise ValueError(f"{where}.binding: {launcher.binding!r} is not a known launcher (known: auto, "
+                                 f"{', '.join(LAUNCHERS.names())}; a package adds one through the "
+                                 "hpcbench.launchers entry-point group)")
+
+    def launcher_for(self, variant: str) -> Launcher:
+        """The launcher of a variant's runs: the variant's own, else its partition's, else the site's."""
+        v = self.variant(variant) if any(x.name == variant for x in self.variants) else None
+        part = self.partition_for(variant)
+        return (v.launcher if v else None) or (part.launcher if part else None) or self.launcher
 
     def _gpu_mpi_only_on_gpu_variants(self) -> None:
         """GPU-aware MPI (its variable, the craype-accel module) only where the variant is a GPU

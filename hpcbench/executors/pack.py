@@ -206,10 +206,9 @@ def manifest_for(plan: PackPlan, campaign, site: SiteConfig, key: str, baseline_
     folder = campaign.root / "scheduler" / "pack"
     base = None
     if baseline_ranks:
-        v = site.variant(plan.shape.variant) if any(x.name == plan.shape.variant for x in site.variants) else None
         base = BaselineRequest(out=str(campaign.root / "machine" / f"baseline-{plan.shape.variant}.json"),
-                               ranks=sorted(set(baseline_ranks)), launcher=(v.launcher if v and v.launcher else None)
-                               or site.launcher, python=python)
+                               ranks=sorted(set(baseline_ranks)), launcher=site.launcher_for(plan.shape.variant),
+                               python=python)
     m = PackManifest(scheduler=site.scheduler, variant=plan.shape.variant,
                      specs=[str(campaign.specs_dir / f"{j.job_id}.json") for j in plan.jobs],
                      cores_per_node=plan.cores_per_node, work_dir=str(campaign.work_dir),
