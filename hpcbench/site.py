@@ -20,11 +20,10 @@ from pydantic import (
 )
 
 from hpcbench.errors import ConfigError, format_validation_error
-from hpcbench.executors.registry import EXECUTORS
 from hpcbench.jobs.cores import GpuVisibility, NodeLayout, declared, this_machine
 from hpcbench.jobs.launchers import LAUNCHERS
 from hpcbench.jobs.records import Isolation, IsolationLevel, Launcher, Limits
-from hpcbench.schedulers.base import settings_model
+from hpcbench.schedulers.base import SCHEDULERS, settings_model, view_class
 from hpcbench.schedulers.settings import BatchConfig
 
 
@@ -192,9 +191,9 @@ class SiteConfig(Strict):
     @field_validator("scheduler")
     @classmethod
     def _scheduler_known(cls, name: str) -> str:
-        if EXECUTORS.get(name) is None:
-            raise ValueError(f"{name!r} is not a known scheduler (known: {', '.join(EXECUTORS.names())}; a package "
-                             "adds one through the hpcbench.executors entry-point group)")
+        if SCHEDULERS.get(name) is None:
+            raise ValueError(f"{name!r} is not a known scheduler (known: {', '.join(SCHEDULERS.names())}; a package "
+                             "adds one through the hpcbench.executors and hpcbench.schedulers entry-point groups)")
         return name
 
     @field_validator("batch", mode="before")
@@ -207,9 +206,8 @@ class SiteConfig(Strict):
         return model.model_validate(v.model_dump(exclude_unset=True) if isinstance(v, BaseModel) else v)
 
     def is_batch(self) -> bool:
-        """Jobs go to a batch scheduler (its executor says so), not this machine."""
-        executor = EXECUTORS.get(self.scheduler)
-        return bool(getattr(executor, "batch", False))
+        """Jobs go to a batch scheduler (its view says so), not this machine."""
+        return view_class(self.scheduler).batch
 
     @model_validator(mode="after")
     def _partitions_known(self) -> SiteConfig:

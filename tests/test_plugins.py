@@ -43,6 +43,9 @@ demo_comment_lines = "hpcbench_demo:CommentLines"
 [project.entry-points."hpcbench.executors"]
 demo = "hpcbench_demo:DemoExecutor"
 
+[project.entry-points."hpcbench.schedulers"]
+demo = "hpcbench_demo:DemoView"
+
 [project.entry-points."hpcbench.agents"]
 demo = "hpcbench_demo:demo_agent"
 """
@@ -56,6 +59,7 @@ from hpcbench.agents.base import Conversation, GeneratingAgent
 from hpcbench.agents.contract import Answer, Reply
 from hpcbench.evaluators.base import Evaluator
 from hpcbench.executors.local import LocalExecutor
+from hpcbench.schedulers.local import LocalView
 
 
 class CommentLines(Evaluator):
@@ -83,6 +87,10 @@ class DemoExecutor(LocalExecutor):
         seen = json.loads(note.read_text()) if note.is_file() else []
         note.write_text(json.dumps(seen + [j.job_id for j in jobs]))
         super().submit(jobs, progress)
+
+
+class DemoView(LocalView):
+    """Its jobs run on this machine: the allocation is this machine."""
 
 
 class _Copy(Conversation):
@@ -191,6 +199,8 @@ def test_a_broken_plugin_is_named_in_the_error(tmp_path):
         [tool.setuptools]
         py-modules = ["hpcbench_broken"]
         [project.entry-points."hpcbench.executors"]
+        broken = "hpcbench_broken:Nothing"
+        [project.entry-points."hpcbench.schedulers"]
         broken = "hpcbench_broken:Nothing"
         """))
     (src / "hpcbench_broken.py").write_text("raise RuntimeError('half-installed')\n")
@@ -334,6 +344,7 @@ class ToySettings(BatchConfig):
 
 
 class ToyView(AllocationView):
+    batch = True
     settings = ToySettings
     env_prefixes = ("TOYQ_",)
     job_id_env = "TOYQ_JOB_ID"

@@ -41,6 +41,9 @@ class AllocationView:
     The defaults describe no allocation at all: this machine, its planned cores, no id."""
 
     name: ClassVar[str] = ""
+    # Jobs go to a batch scheduler (its executor's `batch` says the same): each rank in its own
+    # sandbox, the site needs partitions.
+    batch: ClassVar[bool] = False
     # The settings a site file's `batch:` holds for this scheduler (a BatchConfig subclass: its
     # own fields beside the common ones), validated by the site loader (hpcbench/site.py).
     settings: ClassVar[type[BatchConfig]] = BatchConfig

@@ -11,6 +11,7 @@ from hpcbench.schedulers.base import AllocationView, register_scheduler
 
 @register_scheduler("pbs")
 class PbsView(AllocationView):
+    batch = True
     job_id_env = "PBS_JOBID"
 
     def hosts(self) -> list[str]:

@@ -11,6 +11,7 @@ from hpcbench.schedulers.base import AllocationView, register_scheduler
 
 @register_scheduler("slurm")
 class SlurmView(AllocationView):
+    batch = True
     env_prefixes = ("SLURM_",)  # srun, started from a job's step, reads the allocation from them
     step_drops = ("SLURM_NTASKS_PER_NODE",)
     job_id_env = "SLURM_JOB_ID"
