@@ -35,6 +35,7 @@ def test_wheel_contains_mapped_packages_and_data(tmp_path):
                  "hpcbench/doctor.py", "hpcbench/cli/sweep.py",
                  "hpcbench/sweep/analysis.py", "hpcbench/store/sweeps.py", "hpcbench/report/scaling.py",
                  "hpcbench/evaluators/metrics/scalability.py", "hpcbench/executors/pack.py",
-                 "hpcbench/machine_baseline.py", "hpcbench/jobs/pack.py",
+                 "hpcbench/machine_baseline.py", "hpcbench/jobs/pack.py", "hpcbench/jobs/baseline.py",
+                 "hpcbench/jobs/launchers.py", "hpcbench/schedulers/base.py", "hpcbench/schedulers/slurm.py",
                  "hpcbench/data/examples/submissions/rank0-coder/advection1d/1/main.c"):
         assert must in names, must
