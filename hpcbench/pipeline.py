@@ -135,10 +135,13 @@ def run_sweep(out: Path, site: SiteConfig, problems: dict, plan: SweepPlan, subs
     """The sweep campaign planned, the machine baseline measured, the jobs run packed (one
     allocation per variant, the baseline first), analysed into /sweep: (campaign, report or None).
     `jobs_say` (else `say`) hears what run_jobs says."""
+    from hpcbench.report.scaling import write_scaling_report
     from hpcbench.sweep.run import finish, measure_baseline, plan_sweep
 
     ss, campaign, cplan = plan_sweep(out, site, problems, plan, subs)
     measure_baseline(ss, campaign, plan, say)
     run_jobs(ss, campaign, cplan, resume, account, block, pack=True, baseline_ranks=plan.rank_counts(),
              say=jobs_say or say, progress=progress, outcomes=outcomes)
-    return campaign, finish(campaign, plan, say)
+    if not finish(campaign, plan, say):
+        return campaign, None
+    return campaign, write_scaling_report(campaign.root, campaign.report_dir)

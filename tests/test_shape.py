@@ -218,7 +218,7 @@ def test_every_unit_has_a_layer():
 # Upward imports that exist and are being taken out (issue 25): the list may only shrink; one
 # that is gone must leave it, a new one fails.
 KNOWN_UPWARD = {
-    ("store", "sweep"), ("sweep", "report"),
+    ("store", "sweep"),
 }
 
 

@@ -129,18 +129,17 @@ def read_baseline(campaign_root: Path, variant: str) -> dict | None:
         return None
 
 
-def finish(campaign: Campaign, plan: SweepPlan, notify: Notify) -> Path | None:
-    """Collect, analyse, store /sweep, write the scaling report; the report's path, or None when
-    no job has a record yet."""
+def finish(campaign: Campaign, plan: SweepPlan, notify: Notify) -> bool:
+    """Collect, analyse and store /sweep; False when no job has a record yet. The scaling report
+    is the caller's (hpcbench/pipeline.py): a stage below report does not write reports."""
     from hpcbench import store
-    from hpcbench.report.scaling import write_scaling_report
 
     if not any(campaign.records_dir.glob("*.json")):
         notify("no job has finished yet; run the same command again (it resumes) to analyse")
-        return None
+        return False
     store.collect(campaign)
     analyse_and_store(campaign, plan)
-    return write_scaling_report(campaign.root, campaign.report_dir)
+    return True
 
 
 def analyse_and_store(campaign: Campaign, plan: SweepPlan) -> None:
