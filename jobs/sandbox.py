@@ -180,7 +180,10 @@ def bwrap_prefix(step: Step) -> list[str]:
     else:
         args += ["--tmpfs", "/tmp", "--tmpfs", "/dev/shm"]
     for p in step.ro_paths():
-        if p.exists():
+        # Under /usr (bound whole above) a PETSc is visible already; binding it again fails where
+        # its path is a symlink (Debian's /usr/lib/petsc -> petscdir/petsc3.18/...-real): bwrap
+        # mounts onto the link's target, outside the new root.
+        if p.exists() and not (p.is_relative_to("/usr") and p.resolve().is_relative_to("/usr")):
             args += _bind("--ro-bind", p)
     for p in step.writable:
         args += ["--bind", str(p), str(step.inside(p))]

@@ -15,6 +15,7 @@ cd "$ROOT"
 .venv/bin/ruff check .
 .venv/bin/python scripts/typecheck.py  # mypy over the installed module names (see the script)
 if (( fast )); then
-  exec .venv/bin/python -m pytest -q -m "not slow and not slurm and not petsc" "${args[@]}"
+  # on every core (pytest-xdist, a dev dependency): these tests share no cluster, cores or clock
+  exec .venv/bin/python -m pytest -q -n auto -m "not slow and not slurm and not petsc" "${args[@]}"
 fi
 exec .venv/bin/python -m pytest -q "${args[@]}"

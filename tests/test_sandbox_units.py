@@ -117,6 +117,20 @@ def test_petsc_paths_are_inside_petsc_or_outside_usr():
 needs_bwrap = pytest.mark.skipif(not bwrap_works()[0], reason=f"bubblewrap unusable here: {bwrap_works()[1]}")
 
 
+def test_a_petsc_under_usr_is_not_bound_twice(tmp_path):
+    """Debian's petsc-dev is /usr/lib/petsc -> /etc/alternatives/petsc -> petscdir/petsc3.18/...:
+    binding it again over the /usr already bound made bwrap fail before any step started (every
+    build of a campaign against PETSc 3.18). What /usr shows is not bound again; any folder under
+    /usr stands for it (a link among Debian's doc folders, where there is one, the harder case)."""
+    docs = sorted(Path("/usr/share/doc").iterdir())
+    under_usr = next((p for p in docs if p.is_symlink() and p.is_dir()), Path("/usr/share"))
+    step = _step(tmp_path)
+    step.readonly += [under_usr, tmp_path / "run"]
+    argv = step.wrap(["true"])
+    bound = [argv[i + 1] for i, a in enumerate(argv) if a == "--ro-bind"]
+    assert "/usr" in bound and str(under_usr) not in bound and str(tmp_path / "run") in bound
+
+
 @needs_bwrap
 def test_a_step_sees_its_folder_and_not_its_parent(tmp_path):
     (tmp_path / "secret").write_text("x")

@@ -1,10 +1,12 @@
 """The shape of the code, measured from its source (ast), not by eye: no import
-cycle among hpcbench's modules, no module reaching into another's private names,
-no function over 60 lines outside report rendering."""
+cycle among hpcbench's modules, packages importing only down ARCHITECTURE.md's layer
+table, no module reaching into another's private names, no function over 60 lines
+outside report rendering."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -154,6 +156,46 @@ def long_functions() -> list[str]:
     return bad
 
 
+def unit(module: str) -> str:
+    """The package (hpcbench.report) or top-level module (hpcbench.site) that `module` belongs to."""
+    return ".".join(module.split(".")[:2])
+
+
+def unit_graph(edges: dict[str, set[str]]) -> dict[tuple[str, str], list[str]]:
+    """(unit, unit it imports) -> the module imports that make the edge."""
+    out: dict[tuple[str, str], list[str]] = {}
+    for a, targets in edges.items():
+        for b in targets:
+            if unit(a) != unit(b):
+                out.setdefault((unit(a), unit(b)), []).append(f"{a} -> {b}")
+    return out
+
+
+def layers() -> dict[str, int]:
+    """ARCHITECTURE.md's layer table: unit (without `hpcbench.`) -> layer, 0 at the bottom."""
+    text = (ROOT / "ARCHITECTURE.md").read_text()
+    block = re.search(r"<!-- layers:.*?-->\s*```\n(.*?)```\s*<!-- end layers -->", text, re.S)
+    assert block, "ARCHITECTURE.md has no layer table between <!-- layers: ... --> and <!-- end layers -->"
+    table = {}
+    for line in block.group(1).splitlines():
+        level, *names = line.split()
+        for name in names:
+            assert name not in table, f"{name} is in two layers of ARCHITECTURE.md"
+            table[name] = int(level)
+    return table
+
+
+def against_layers(edges: dict[tuple[str, str], list[str]], table: dict[str, int]) -> list[str]:
+    def short(u: str) -> str:
+        return u.partition(".")[2] or u
+    bad = []
+    for (a, b), why in sorted(edges.items()):
+        la, lb = table.get(short(a)), table.get(short(b))
+        if la is not None and lb is not None and lb >= la:
+            bad.append(f"{short(a)} (layer {la}) imports {short(b)} (layer {lb}): {', '.join(sorted(why)[:3])}")
+    return bad
+
+
 def test_the_scan_sees_the_package():
     """Guards the other tests against passing on an empty or misread tree."""
     assert {"hpcbench.cli", "hpcbench.jobs.job", "hpcbench.evaluators.base", "hpcbench.plan.campaign",
@@ -164,6 +206,45 @@ def test_the_scan_sees_the_package():
     # the detector finds a planted circle, and a planted reach-in
     assert cycles({**edges, "hpcbench.jobs.records": edges["hpcbench.jobs.records"] | {"hpcbench.plan.campaign"}})
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_every_unit_has_a_layer():
+    table = layers()
+    units = {unit(m).partition(".")[2] or "hpcbench" for m in MODULES}
+    assert not units - set(table), f"units missing from ARCHITECTURE.md's layer table: {sorted(units - set(table))}"
+    assert not set(table) - units, f"ARCHITECTURE.md's layer table names no such unit: {sorted(set(table) - units)}"
+
+
+# Upward imports that exist and are being taken out (issue 25): the list may only shrink; one
+# that is gone must leave it, a new one fails.
+KNOWN_UPWARD = {
+    ("evaluators", "report"), ("evaluators", "store"), ("evaluators", "sweep"), ("jobs", "machine_baseline"),
+    ("judge", "evaluators"), ("site", "executors"), ("store", "sweep"), ("sweep", "report"),
+}
+
+
+def test_packages_import_only_down_the_layer_table():
+    edges = graph()
+    table = layers()
+    # the check sees an upward import: jobs (low) planted to import report (high)
+    planted = {**edges, "hpcbench.jobs.records": edges["hpcbench.jobs.records"] | {"hpcbench.report.html"}}
+    assert any(b.startswith("jobs (layer") for b in against_layers(unit_graph(planted), table))
+    bad = against_layers(unit_graph(edges), table)
+    pairs = {tuple(re.findall(r"^(\S+) \(layer \d+\) imports (\S+)", b)[0]) for b in bad}
+    assert not KNOWN_UPWARD - pairs, f"no longer upward: take them off KNOWN_UPWARD: {sorted(KNOWN_UPWARD - pairs)}"
+    new = [b for b in bad if tuple(re.findall(r"^(\S+) \(layer \d+\) imports (\S+)", b)[0]) not in KNOWN_UPWARD]
+    assert not new, "imports against ARCHITECTURE.md's layer table:\n" + "\n".join(new)
+
+
+def test_no_package_cycle_beyond_the_known_upward_imports():
+    units: dict[str, set[str]] = {}
+    for a, b in unit_graph(graph()):
+        units.setdefault(a, set())
+        if (a.partition(".")[2], b.partition(".")[2]) not in KNOWN_UPWARD:
+            units[a].add(b)
+        units.setdefault(b, set())
+    found = cycles(units)
+    assert not found, "package circles:\n" + "\n".join(" -> ".join(c) for c in found)
 
 
 def test_no_import_cycle():
