@@ -11,11 +11,12 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from hpcbench.errors import HpcbenchError
 from hpcbench.evaluators.categories import Category
 from hpcbench.jobs.records import JobResult, RunResult
+from hpcbench.judge.task import JudgeTask
 from hpcbench.problem import Checks, Problem
 from hpcbench.registry import Registry
 from hpcbench.submission import Submission
@@ -29,6 +30,10 @@ STAGE_ORDER: dict[str, int] = {"gate": 0, "metric": 1, "quality": 2}
 
 
 class EvalResult(BaseModel):
+    """What every evaluator returns. A judged evaluator returns its prompt in `pending`
+    (unscored until answered): scoring asks the judge for every submission at once, then puts
+    the evaluator's result for the answer in its place (evaluators/judged/base.py)."""
+
     evaluator: str
     stage: Stage
     category: Category
@@ -44,6 +49,26 @@ class EvalResult(BaseModel):
     prompt_tokens: int = 0  # judged evaluators: what the judge call cost
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    pending: JudgeTask | None = Field(default=None, exclude=True)  # the judge call to make; never stored
+
+
+@dataclass(frozen=True)
+class ScalingPoint:
+    """One point of a sweep of this submission (hpcbench/sweep/analysis.py's PointRow, as the
+    scoring stage hands it over: the evaluators never read a sweep themselves)."""
+
+    sweep: str  # the campaign.h5 holding the sweep
+    path: str  # /sweep/points/... : the row, for evidence pointers and `hpcbench explain`
+    mode: str  # strong | weak
+    size: int
+    ranks: int
+    base_ranks: int
+    status: str  # ok | crashed | timeout | wrong answer | not run
+    oversubscribed: bool
+    rel_clean: bool  # every time behind rel_efficiency clean (this point, the reference's, both bases)
+    efficiency: float
+    ref_efficiency: float
+    rel_efficiency: float
 
 
 @dataclass
@@ -59,7 +84,7 @@ class EvalContext:
     h5_path: str = ""  # HDF5 path of the submission, for evidence pointers
     petsc_api: PetscApi | None = None  # the PETSc API scanned at planning (campaign.h5 snapshot)
     judge: JudgeConfig | None = None  # None: the judged evaluators are unscored
-    campaign_dir: str = ""  # the campaign folder: the scalability evaluator reads its sweeps there
+    scaling: list[ScalingPoint] = field(default_factory=list)  # this program's sweep points, if swept
     # run index -> why, for the record's runs that shared a core with another build or run of the
     # campaign while they ran (hpcbench/score/contention.py): not clean timings
     contended: dict[int, str] = field(default_factory=dict)

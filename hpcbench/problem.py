@@ -17,6 +17,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from hpcbench.errors import ConfigError, format_validation_error
+from hpcbench.strict import FrozenStrict
 
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
@@ -25,11 +26,7 @@ ID_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 Requirement = Literal["tao", "ts", "dmplex", "dmstag", "petscfe", "cuda", "kokkos", "hip", "sycl"]
 
 
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-
-class OutputQuantity(Strict):
+class OutputQuantity(FrozenStrict):
     """One line of the output contract: rank 0 prints `name: v1 v2 ...`."""
 
     name: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")]
@@ -46,7 +43,7 @@ def is_held_out(case: str) -> bool:
     return case.startswith(HELD_OUT_PREFIX)
 
 
-class TestCase(Strict):
+class TestCase(FrozenStrict):
     name: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")]
     args: list[str] = []
     ranks: Annotated[list[Annotated[int, Field(ge=1, le=4096)]], Field(min_length=1)] = [1]
@@ -54,7 +51,7 @@ class TestCase(Strict):
     description: str = ""
 
 
-class Scaling(Strict):
+class Scaling(FrozenStrict):
     """How `hpcbench sweep` scales the problem (docs/sweeps.md): the size option it varies,
     the sizes and rank counts it tries by default, what it may not go beyond, how the size
     grows with the ranks for weak scaling, and which outputs must stay right at every point."""
@@ -91,7 +88,7 @@ class Scaling(Strict):
 OPTION = r"^-[a-z][a-z0-9_]*$"
 
 
-class HeldOutParam(Strict):
+class HeldOutParam(FrozenStrict):
     """One option of a held-out case, drawn at planning from [min, max]: an integer (a multiple of
     `multiple_of`) or a real rounded to `digits` significant digits; `log`: log-uniform;
     `either_sign`: a magnitude in [min, max] with a random sign."""
@@ -121,7 +118,7 @@ class HeldOutParam(Strict):
         return self
 
 
-class HeldOut(Strict):
+class HeldOut(FrozenStrict):
     """Held-out cases: `cases` of them are drawn per campaign at planning (seeded, recorded in the
     campaign's snapshot, never in problem.json), each with `args` and one value per param, run at
     `ranks` by every submission and the reference. The ranges are public: the task says the
@@ -147,7 +144,7 @@ class HeldOut(Strict):
 Ratios = tuple[float, float, float, float]
 
 
-class Performance(Strict):
+class Performance(FrozenStrict):
     """The case execution_time and peak_memory are measured on (docs/problems.md): big enough
     that the reference's run takes about 0.5 to 2 s on one core of a workstation, run `repeats`
     times by the submission and the reference alternately on the same cores. `thresholds` are
@@ -169,7 +166,7 @@ class Performance(Strict):
         return v
 
 
-class Problem(Strict):
+class Problem(FrozenStrict):
     id: str
     title: str
     modules: Annotated[list[str], Field(min_length=1)]
@@ -267,19 +264,19 @@ class Problem(Strict):
 # ----------------------------------------------------------------------------- hidden checks
 
 
-class LiteralReference(Strict):
+class LiteralReference(FrozenStrict):
     source: Literal["literal"]
     value: list[float]
     citation: str
 
 
-class ReferenceRun(Strict):
+class ReferenceRun(FrozenStrict):
     """The reference solution's own output in the same campaign and environment."""
 
     source: Literal["reference_run"]
 
 
-class CompareCheck(Strict):
+class CompareCheck(FrozenStrict):
     """Quantity against a reference value, full marks inside tolerance, linear decay to
     zero at `fail_factor` times the tolerance."""
 
@@ -299,7 +296,7 @@ class CompareCheck(Strict):
         return self
 
 
-class SanityCheck(Strict):
+class SanityCheck(FrozenStrict):
     """A physics sanity check on a quantity the program printed."""
 
     kind: Literal["sanity"]
@@ -320,7 +317,7 @@ class SanityCheck(Strict):
         return self
 
 
-class RefinementCheck(Strict):
+class RefinementCheck(FrozenStrict):
     """A quantity printed at successively finer cases must converge: successive
     differences shrink by at least `min_ratio`."""
 
@@ -335,7 +332,7 @@ class RefinementCheck(Strict):
 Check = Annotated[CompareCheck | SanityCheck | RefinementCheck, Field(discriminator="kind")]
 
 
-class RefusalSpec(Strict):
+class RefusalSpec(FrozenStrict):
     """Why declining is the right answer to a refusal-set problem (hidden, like every check)."""
 
     why: Annotated[str, Field(min_length=10)]
@@ -353,7 +350,7 @@ def applies_to(chk: CompareCheck | SanityCheck | RefinementCheck, case: str) -> 
     return not chk.cases or case in chk.cases
 
 
-class Checks(Strict):
+class Checks(FrozenStrict):
     checks: list[Check] = []
     notes: str = ""
     # The held-out cases' part of the accuracy score (the public cases have the rest): above one

@@ -8,16 +8,23 @@ from pathlib import Path
 from typing import Annotated
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    SerializeAsAny,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from hpcbench.errors import ConfigError, format_validation_error
-from hpcbench.executors.registry import EXECUTORS
 from hpcbench.jobs.cores import GpuVisibility, NodeLayout, declared, this_machine
+from hpcbench.jobs.launchers import LAUNCHERS
 from hpcbench.jobs.records import Isolation, IsolationLevel, Launcher, Limits
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+from hpcbench.schedulers.base import SCHEDULERS, settings_model, view_class
+from hpcbench.schedulers.settings import BatchConfig
+from hpcbench.strict import Strict
 
 
 class WalltimeBin(Strict):
@@ -60,6 +67,7 @@ class Partition(Strict):
     gpu_visibility: GpuVisibility = ""  # the variable that gives a run its GPUs (CUDA_VISIBLE_DEVICES ...)
     gpu_devices: list[str] = []  # the node's GPUs as that variable names them ([]: 0 .. gpus_per_node-1)
     gpu_cores: list[list[Annotated[int, Field(ge=0)]]] = []  # per GPU (gpu_devices order), the cores nearest it
+    launcher: Launcher | None = None  # this queue's nodes' launcher (a variant's own still wins)
 
     def walltime_cap(self, nodes: int) -> int:
         """The longest walltime (minutes) this queue gives a job of `nodes` nodes."""
@@ -114,31 +122,6 @@ class Partition(Strict):
                         self.gpu_cores)
 
 
-class BatchConfig(Strict):
-    """How jobs go to a batch scheduler (Slurm, PBS Pro)."""
-
-    account_required: bool = True  # real machines charge an allocation: refuse to submit without one
-    max_array_size: int = Field(1000, ge=1)  # tasks per array (Slurm MaxArraySize - 1, PBS max_array_size)
-    array_parallelism: int = Field(64, ge=1)  # tasks of one array running at once
-    walltime_min: int = Field(0, ge=0)  # 0: estimated from the problems' time limits (capped by the partition's)
-    signal_margin_s: int = Field(60, ge=0)  # Slurm: USR2 this long before the walltime, time to write the record
-    retries: int = Field(2, ge=0, le=100)  # resubmissions after a node failure, preemption or boot failure
-    poll_s: float = Field(15.0, gt=0)  # between scheduler polls in `wait`
-    max_wait_h: float = Field(72.0, gt=0)  # `wait` gives up (and says so) after this long
-    python: str = ""  # Python on the compute nodes ("": the driver's own, on the shared file system)
-    directives: list[str] = []  # extra scheduler options for every job
-    filesystems: str = ""  # PBS Pro -l filesystems=... (ALCF: home:eagle)
-    select_extra: str = ""  # PBS Pro: appended to select=N (ALCF: system=polaris)
-    whole_nodes: bool = False  # PBS Pro: nodes are not shared (ALCF), so no ncpus/ngpus in select
-    login_node_mpi: bool = False  # `doctor` may start a tiny MPI program where it runs
-    # Scheduler commands (executors/schedcmd.py): a query (sacct, squeue, qstat, scancel ...) or a
-    # submission (sbatch, qsub) not answered within its timeout is tried again `command_tries` times
-    # in all with backoff (a submission only after a connection failure), then reported unreachable.
-    command_timeout_s: float = Field(30.0, ge=1, le=3600)
-    submit_timeout_s: float = Field(120.0, ge=1, le=3600)
-    command_tries: int = Field(3, ge=1, le=20)
-
-
 class VariantConfig(Strict):
     """A PETSc build. `petsc_dir: auto` means PETSC_DIR from the environment or
     the one scripts/setup.sh built into the venv."""
@@ -190,7 +173,8 @@ class SiteConfig(Strict):
     # the reference should take about 0.5 to 2 s there too (docs/problems.md, "Performance").
     performance_args: dict[str, list[str]] = {}
     valgrind: bool = True
-    batch: BatchConfig = BatchConfig()
+    # The scheduler's settings model (its view's `settings`, a BatchConfig subclass: fields of its own)
+    batch: SerializeAsAny[BatchConfig] = Field(default_factory=BatchConfig, validate_default=True)
     # The sandbox around every build and run (docs/security.md): bwrap | apptainer | none.
     # `none` runs untrusted programs with the user's rights; reports warn about it.
     isolation: IsolationLevel = "bwrap"
@@ -203,15 +187,23 @@ class SiteConfig(Strict):
     @field_validator("scheduler")
     @classmethod
     def _scheduler_known(cls, name: str) -> str:
-        if EXECUTORS.get(name) is None:
-            raise ValueError(f"{name!r} is not a known scheduler (known: {', '.join(EXECUTORS.names())}; a package "
-                             "adds one through the hpcbench.executors entry-point group)")
+        if SCHEDULERS.get(name) is None:
+            raise ValueError(f"{name!r} is not a known scheduler (known: {', '.join(SCHEDULERS.names())}; a package "
+                             "adds one through the hpcbench.executors and hpcbench.schedulers entry-point groups)")
         return name
 
+    @field_validator("batch", mode="before")
+    @classmethod
+    def _batch_settings(cls, v: object, info: ValidationInfo) -> object:
+        """`batch:` validated by the scheduler's own model (errors name batch.<field>)."""
+        model = settings_model(info.data.get("scheduler", "local"))
+        if isinstance(v, model):
+            return v
+        return model.model_validate(v.model_dump(exclude_unset=True) if isinstance(v, BaseModel) else v)
+
     def is_batch(self) -> bool:
-        """Jobs go to a batch scheduler (its executor says so), not this machine."""
-        executor = EXECUTORS.get(self.scheduler)
-        return bool(getattr(executor, "batch", False))
+        """Jobs go to a batch scheduler (its view says so), not this machine."""
+        return view_class(self.scheduler).batch
 
     @model_validator(mode="after")
     def _partitions_known(self) -> SiteConfig:
@@ -235,7 +227,25 @@ class SiteConfig(Strict):
         if self.is_batch() and not self.partitions:
             raise ValueError(f"partitions: a {self.scheduler} site needs at least one partition or queue")
         self._gpu_mpi_only_on_gpu_variants()
+        self._launchers_known()
         return self
+
+    def _launchers_known(self) -> None:
+        """Every launcher the file names is one a part provides (jobs/launchers.py or a package's)."""
+        named = [("launcher", self.launcher), *((f"partitions.{i}.launcher", p.launcher)
+                                                for i, p in enumerate(self.partitions)),
+                 *((f"variants.{i}.launcher", v.launcher) for i, v in enumerate(self.variants))]
+        for where, launcher in named:
+            if launcher is not None and launcher.binding != "auto" and LAUNCHERS.get(launcher.binding) is None:
+                raise ValueError(f"{where}.binding: {launcher.binding!r} is not a known launcher (known: auto, "
+                                 f"{', '.join(LAUNCHERS.names())}; a package adds one through the "
+                                 "hpcbench.launchers entry-point group)")
+
+    def launcher_for(self, variant: str) -> Launcher:
+        """The launcher of a variant's runs: the variant's own, else its partition's, else the site's."""
+        v = self.variant(variant) if any(x.name == variant for x in self.variants) else None
+        part = self.partition_for(variant)
+        return (v.launcher if v else None) or (part.launcher if part else None) or self.launcher
 
     def _gpu_mpi_only_on_gpu_variants(self) -> None:
         """GPU-aware MPI (its variable, the craype-accel module) only where the variant is a GPU

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator, model_validator
 
 from hpcbench.agent_options import args_refusal, ranks_refusal
 from hpcbench.errors import format_validation_error
@@ -33,16 +33,69 @@ def display_path(path: Path | str) -> str:
     return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
+class RepairRun(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    case: str
+    ranks: int
+    exit_code: int | None = None
+    stopped_reason: str = ""
+
+
+class RepairRound(BaseModel):
+    """One build-and-run round of the repair loop (agents/repair_agent.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    round: int
+    build_ok: bool
+    runs: list[RepairRun] = []
+    ok: bool
+    follow_up_failed: str = ""  # the follow-up answer was no answer: the earlier one kept
+
+
+class GenerationDetails(BaseModel):
+    """What a kind of agent adds about how it produced the attempt; every field optional."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    prompt_version: str = ""  # the contract prompt the agent was sent (agents/contract.py)
+    finish_reason: str = ""  # the provider's stop reason (litellm: "stop", "length", ...)
+    cost_note: str = ""  # why cost_usd is 0 when tokens were used: no price known
+    protocol: str = ""  # A2A: the protocol version(s) the agent's card offers
+    wire_notes: list[str] = []  # A2A: where the answer bent the protocol (and how it was read)
+    inner_agent: str = ""  # repair: the agent it wraps
+    rounds: list[RepairRound] = []  # repair: each round, in order
+    other: dict[str, JsonValue] = {}  # a plugin agent's own facts, kept as written
+
+
 class Generation(BaseModel):
     """What producing the attempt cost; empty for hand-written submissions."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
 
     prompt_tokens: int = Field(0, ge=0)
     completion_tokens: int = Field(0, ge=0)
     cost_usd: float = Field(0.0, ge=0, allow_inf_nan=False)
     latency_s: float = Field(0.0, ge=0, allow_inf_nan=False)
     turns: int = Field(0, ge=0)
+    details: GenerationDetails = GenerationDetails()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _details_written_beside(cls, data: object) -> object:
+        """Trees written before `details` carry these facts beside the costs: read them into
+        `details` (the known names into their fields, any other into `other`), losing none."""
+        if not isinstance(data, dict):
+            return data
+        loose = {k: v for k, v in data.items() if k not in cls.model_fields}
+        if not loose:
+            return data
+        details = dict(data.get("details") or {})
+        known = set(GenerationDetails.model_fields) - {"other"}
+        details.update({k: v for k, v in loose.items() if k in known})
+        details["other"] = {**details.get("other", {}), **{k: v for k, v in loose.items() if k not in known}}
+        return {**{k: v for k, v in data.items() if k in cls.model_fields}, "details": details}
 
 
 class Submission(BaseModel):

@@ -33,8 +33,9 @@ from pydantic import Field
 from hpcbench.errors import ConfigError
 from hpcbench.mutation import report as generated_report
 from hpcbench.mutation.verdict import GeneratedReport
-from hpcbench.problem import ProblemBundle, Strict, load_json_model
+from hpcbench.problem import ProblemBundle, load_json_model
 from hpcbench.score.scoring import CHECKS_PASSED_AT
+from hpcbench.strict import FrozenStrict
 
 KILL_BELOW = 0.5
 # A valid variant must pass every hidden check: it is what earns a tier (score.scoring.tier),
@@ -48,7 +49,7 @@ MUTANTS_FILE = "mutants/mutants.json"
 Name = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")]
 
 
-class Edit(Strict):
+class Edit(FrozenStrict):
     """Replace the one occurrence of `find` in `file` by `replace` (a C diff that
     reads as what it changes and survives unrelated edits of the reference)."""
 
@@ -57,14 +58,14 @@ class Edit(Strict):
     replace: str
 
 
-class Program(Strict):
+class Program(FrozenStrict):
     name: Name
     reason: Annotated[str, Field(min_length=10)]
     edits: list[Edit] = []
     args: list[str] = []  # options added before each case's own (submission.json `args`)
 
 
-class Harmless(Strict):
+class Harmless(FrozenStrict):
     """A generated mutant a person judged harmless: it passes every check though its numbers
     differ, and is a correct program (a solver tolerance twice as tight, a Jacobian entry the
     converged answer does not depend on). Matched by its edit on the reference's line, so it
@@ -77,7 +78,7 @@ class Harmless(Strict):
     reason: Annotated[str, Field(min_length=10)]
 
 
-class MutantLibrary(Strict):
+class MutantLibrary(FrozenStrict):
     wrong: Annotated[list[Program], Field(min_length=1)]
     valid: Annotated[list[Program], Field(min_length=1)]
     harmless: list[Harmless] = []

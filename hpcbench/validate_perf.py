@@ -26,7 +26,8 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from hpcbench.errors import ConfigError
-from hpcbench.problem import ProblemBundle, Strict, load_json_model
+from hpcbench.problem import ProblemBundle, load_json_model
+from hpcbench.strict import FrozenStrict
 from hpcbench.validate_checks import Program
 
 ACCEPT_AT = 0.95
@@ -36,7 +37,7 @@ LIBRARY = "mutants/perf.json"
 KINDS = ("slower", "as_fast")
 
 
-class PerfLibrary(Strict):
+class PerfLibrary(FrozenStrict):
     slower: Annotated[list[Program], Field(min_length=1)]
     as_fast: Annotated[list[Program], Field(min_length=1)]
 

@@ -46,7 +46,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hpcbench.jobs.records import Launcher
+from hpcbench.schedulers.base import view_for
 
 SITE_BINDS = ("--cpu-set", "--cpu-list", "--rankfile", "-rf", "--bind-to", "-bind-to", "-binding",
               "--cpu-bind", "--cpu_bind")
@@ -89,19 +89,7 @@ def mpiexec_flavour(exe: str) -> str:
     return "mpich" if "HYDRA" in text.upper() else ""
 
 
-def kind_of(launcher: Launcher, argv: list[str]) -> str:
-    """The launcher's binding kind: the site's, or for `auto` what the template starts."""
-    if launcher.binding != "auto":
-        return launcher.binding
-    exe = Path(argv[0]).name if argv else ""
-    if exe == "srun":
-        return "srun"
-    if exe in ("mpiexec", "mpirun", "mpiexec.hydra", "orterun"):
-        return mpiexec_flavour(argv[0]) or "none"
-    return "none"
-
-
-def _option_end(argv: list[str]) -> int:
+def option_end(argv: list[str]) -> int:
     """Where the launcher's own options end: before a wrapper program (Aurora's
     gpu_tile_compact.sh), else at the end."""
     return next((i for i in range(1, len(argv)) if not argv[i].startswith("-")
@@ -128,7 +116,7 @@ def apply(kind: str, argv: list[str], ranks: int, b: Binding, files: Path | None
         if b.cores:
             b.notes.append("binding: the site's launcher template binds by itself")
         return argv, env
-    at = _option_end(argv)
+    at = option_end(argv)
     if kind == "openmpi" and any(a in OMPI_MAPS or a.split("=")[0] in OMPI_MAPS for a in argv):
         per_node = -(-ranks // max(1, len(hosts or [""])))
         if per_node <= len(b.cores):  # an ordered list takes each CPU once: more ranks than cores are not bound
@@ -189,18 +177,6 @@ def _srun(argv: list[str], ranks: int, b: Binding) -> list[str]:
 
 
 def of_held(held) -> Binding:
-    """The binding of what a run holds (jobs/slots.Held)."""
-    return Binding(tuple(tuple(c) for c in held.cores), tuple(held.gpus), held.gpu_env, slurm_mem_per_cpu())
-
-
-def slurm_mem_per_cpu(environ: dict[str, str] | None = None) -> int:
-    """The job's memory per CPU in MB (SLURM_MEM_PER_CPU, or SLURM_MEM_PER_NODE over
-    SLURM_CPUS_ON_NODE; srun(1) OUTPUT ENVIRONMENT VARIABLES of sbatch), 0 when unknown."""
-    e = os.environ if environ is None else environ
-    per_cpu = e.get("SLURM_MEM_PER_CPU", "")
-    if per_cpu.isdigit():
-        return int(per_cpu)
-    node, cpus = e.get("SLURM_MEM_PER_NODE", ""), e.get("SLURM_CPUS_ON_NODE", "")
-    if node.isdigit() and cpus.isdigit() and int(cpus) > 0:
-        return int(node) // int(cpus)
-    return 0
+    """The binding of what a run holds (jobs/slots.Held), with the allocation's memory per CPU
+    (its scheduler's view: srun gives a step its share)."""
+    return Binding(tuple(tuple(c) for c in held.cores), tuple(held.gpus), held.gpu_env, view_for().mem_per_cpu_mb())

@@ -3,14 +3,15 @@
     python -m hpcbench.jobs.pack MANIFEST.json
 
 The batch script `exec`s this (hpcbench/executors/pack.py writes both). It finds the
-allocation's nodes, measures the machine's own baseline (hpcbench/machine_baseline.py)
+allocation's nodes (its scheduler's view, hpcbench/schedulers/), measures the machine's
+own baseline (jobs/baseline.py)
 when asked, then starts each job's usual driver (`python -m hpcbench.jobs.job SPEC`)
 with its node set in HPCBENCH_PACK (jobs/placement.py):
 - jobs wider than a node run one after another, each on the fewest nodes that hold it
   (on a one-node allocation a wider job runs there, oversubscribed, as unpacked);
 - the others run side by side, spread over the nodes; each node's core slots
-  (jobs/slots.py) keep their runs from oversubscribing one another, and Slurm (srun
-  --exact steps) or PALS (mpiexec --hostfile) puts the ranks on the cores.
+  (jobs/slots.py) keep their runs from oversubscribing one another, and the launcher (srun
+  --exact steps, an mpiexec host file: jobs/launchers.py) puts the ranks on the cores.
 A job that already has a record is not started again (nothing finished is redone).
 At the walltime warning (USR2) or a cancel (SIGTERM) the running jobs are stopped as
 cancelled (their finished runs set aside in cancelled.json) and the jobs not started
@@ -22,7 +23,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -30,11 +30,13 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from hpcbench.jobs import slots
+from hpcbench.jobs import baseline, slots
 from hpcbench.jobs.cores import NodeLayout
 from hpcbench.jobs.interrupt import WALLTIME_ENV
 from hpcbench.jobs.placement import ENV, PackContext
 from hpcbench.jobs.records import JobResult, JobSpec, Launcher, save_model, write_atomic
+from hpcbench.schedulers.base import ENV as SCHEDULER_ENV
+from hpcbench.schedulers.base import AllocationView, view_for
 
 STOP_GRACE_S = 20.0
 
@@ -47,7 +49,7 @@ class BaselineRequest(BaseModel):
 
 
 class PackManifest(BaseModel):
-    scheduler: str  # slurm | pbs | local
+    scheduler: str  # its allocation view's name (hpcbench/schedulers/)
     variant: str
     specs: list[str]  # spec files, in the order they are started
     cores_per_node: int
@@ -61,39 +63,16 @@ class PackManifest(BaseModel):
     variant_setup: dict[str, list[str]] = {}
 
 
-def allocation_hosts(scheduler: str) -> list[str]:
-    """The allocation's nodes, first (where this driver runs) first."""
-    if scheduler == "slurm" and os.environ.get("SLURM_JOB_NODELIST"):
-        p = subprocess.run(["scontrol", "show", "hostnames", os.environ["SLURM_JOB_NODELIST"]],
-                           capture_output=True, text=True, timeout=60)
-        if p.returncode == 0 and p.stdout.split():
-            return p.stdout.split()
-    if scheduler == "pbs" and os.environ.get("PBS_NODEFILE"):
-        seen: list[str] = []
-        for line in Path(os.environ["PBS_NODEFILE"]).read_text().split():
-            if line not in seen:
-                seen.append(line)
-        if seen:
-            return seen
-    return [socket.gethostname()]
-
-
-def cores_per_node(planned: int) -> int:
-    """What the scheduler gave per node (Slurm SLURM_CPUS_ON_NODE, PBS Pro NCPUS), never more
-    than planned: a node's hardware threads (PBS counts them on ALCF) are not cores."""
-    got = os.environ.get("SLURM_CPUS_ON_NODE", "") or os.environ.get("NCPUS", "")
-    return min(planned, int(got)) if got.isdigit() and int(got) > 0 else planned
-
-
 class PackDriver:
-    def __init__(self, manifest: PackManifest, hosts: list[str]):
-        self.m, self.hosts = manifest, hosts
-        self.cpn = cores_per_node(manifest.cores_per_node)
-        self.alloc_id = os.environ.get("SLURM_JOB_ID") or os.environ.get("PBS_JOBID") or f"local-{os.getpid()}"
+    def __init__(self, manifest: PackManifest, view: AllocationView):
+        self.m, self.view = manifest, view
+        self.hosts = view.hosts()
+        self.cpn = view.cores_per_node(manifest.cores_per_node)
+        self.alloc_id = view.job_id() or f"local-{os.getpid()}"
         self.stopping = False
         self.priority: dict[str, int] = {}  # job -> its place in the manifest (the most work first)
         self.running: dict[str, tuple[subprocess.Popen, JobSpec]] = {}
-        self.summary: dict = {"allocation": self.alloc_id, "hosts": hosts, "cores_per_node": self.cpn,
+        self.summary: dict = {"allocation": self.alloc_id, "hosts": self.hosts, "cores_per_node": self.cpn,
                               "started": [], "finished": [], "not_run": [], "already_done": []}
 
     def _slots_dir(self, host: str) -> Path:
@@ -122,8 +101,9 @@ class PackDriver:
 
     def _start(self, spec_path: str, spec: JobSpec, hosts: list[str]) -> None:
         Path(spec.work_dir).mkdir(parents=True, exist_ok=True)
-        # The allocation's end is not the job's walltime; its per-node task count is not a step's.
-        env = {k: v for k, v in os.environ.items() if k not in (WALLTIME_ENV, "SLURM_NTASKS_PER_NODE")}
+        # The allocation's end is not the job's walltime; what its view drops is not a step's.
+        env = {k: v for k, v in os.environ.items() if k not in (WALLTIME_ENV, *self.view.step_drops)}
+        env[SCHEDULER_ENV] = self.m.scheduler
         env[ENV] = self._context(hosts, spec.variant.name).to_env()
         env[slots.ENV] = f"{self._slots_dir(hosts[0])}:{self.cpn * len(hosts)}"
         env[slots.PRIORITY_ENV] = str(self.priority.get(spec.job_id, len(self.priority)))
@@ -206,15 +186,13 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m hpcbench.jobs.pack MANIFEST.json", file=sys.stderr)
         return 2
     m = PackManifest.model_validate_json(Path(argv[0]).read_text())
-    driver = PackDriver(m, allocation_hosts(m.scheduler))
+    driver = PackDriver(m, view_for(m.scheduler))
     for sig in (signal.SIGTERM, signal.SIGUSR2, signal.SIGINT):
         signal.signal(sig, driver.stop)
     t0 = time.time()
     if m.baseline and not Path(m.baseline.out).is_file():
-        from hpcbench import machine_baseline
-
         try:
-            machine_baseline.in_allocation(m, driver.hosts, driver.cpn)
+            baseline.in_allocation(m, driver.hosts, driver.cpn)
         except Exception as e:  # the jobs still run: the baseline only frames their efficiency
             print(f"hpcbench pack: machine baseline failed: {type(e).__name__}: {e}", file=sys.stderr)
     driver.summary["baseline_s"] = time.time() - t0

@@ -3,12 +3,9 @@
 Unpacked (one job per allocation, or local), the site's launcher template is used as is.
 Packed (many jobs in one allocation, hpcbench/executors/pack.py), the allocation's driver
 (jobs/pack.py) hands each job its node set in HPCBENCH_PACK and the launch line says
-where the ranks go:
-    Slurm  srun --exact -N n --nodelist=h1,h2 ...   a job step on cores Slurm picks (and
-           holds until they are free)
-    PBS    mpiexec ... --hostfile F                    PALS places the ranks on F's hosts,
-           a subset of $PBS_NODEFILE
-A run uses the fewest nodes of its job's set that hold its ranks, so the strong-scaling
+where the ranks go: the scheduler's view (hpcbench/schedulers/) starts a step on those hosts,
+by default in the launcher's own terms (jobs/launchers.py: srun --exact --nodelist, PALS,
+Open MPI or Hydra host files). A run uses the fewest nodes of its job's set that hold its ranks, so the strong-scaling
 points of one program run on the same nodes, one after another."""
 
 from __future__ import annotations
@@ -19,19 +16,20 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
-from hpcbench.jobs import binding
 from hpcbench.jobs.affinity import probe_prefix
 from hpcbench.jobs.binding import Binding
 from hpcbench.jobs.cores import cpu_list
+from hpcbench.jobs.launchers import launcher_for
 from hpcbench.jobs.records import Launcher, Placement
 from hpcbench.jobs.sandbox import Step
+from hpcbench.schedulers.base import view_for
 
 ENV = "HPCBENCH_PACK"
 
 
 @dataclass(frozen=True)
 class PackContext:
-    scheduler: str  # slurm | pbs | local
+    scheduler: str  # whose allocation view places its steps (hpcbench/schedulers/)
     hosts: tuple[str, ...]  # this job's node set
     cores_per_node: int
     hostfile_dir: str = ""
@@ -85,14 +83,8 @@ def placed_launcher(launcher: Launcher, ranks: int, ctx: PackContext | None,
     ppn = -(-ranks // n)
     over = ranks > n * cpn
     argv = launcher.argv(ranks, ppn)
-    if argv and argv[0] == "srun" and ctx.scheduler == "slurm":
-        # An oversubscribed step cannot be --exact (Slurm: "More processors requested than
-        # permitted"): it overcommits the allocation's cores, alone (it holds all core slots).
-        argv[1:1] = [*([] if over else ["--exact"]), "-N", str(n), f"--nodelist={','.join(use)}"]
-    elif argv and Path(argv[0]).name in ("mpiexec", "mpirun") and ctx.scheduler == "pbs":
-        at = next((i for i in range(1, len(argv)) if not argv[i].startswith("-")
-                   and not argv[i - 1].startswith("-")), len(argv))  # before a wrapper (Aurora's gpu_tile_compact.sh)
-        argv[at:at] = ["--hostfile", str(hostfile_for(ctx, use))]
+    part = launcher_for(launcher.binding, argv)
+    argv = view_for(ctx.scheduler).step(part, argv, use, over, lambda: hostfile_for(ctx, use))
     return argv, over, Placement(nodes=use, ranks_per_node=ppn, binding=binding_of(argv), oversubscribed=over,
                                  packed=True)
 
@@ -124,7 +116,7 @@ def place(launcher: Launcher, ranks: int, cores: int, program: list[str], step: 
         where.oversubscribed = over
     env: dict[str, str] = {}
     if held is not None and (held.cores or held.gpus):
-        argv, env = binding.apply(binding.kind_of(launcher, argv), argv, ranks, held, files, where.nodes)
+        argv, env = launcher_for(launcher.binding, argv).bind(argv, ranks, held, files, where.nodes)
         where.gpus = list(held.gpus)
         if held.cores:
             where.binding, where.cpus = binding_of(argv), cpu_list(held.cpus)

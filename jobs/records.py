@@ -54,7 +54,6 @@ class Limits(Model):
 SECRET_ENV = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|COOKIE|AUTH", re.I)
 DENIED_ENV = frozenset({"PETSC_OPTIONS", "PETSC_OPTIONS_YAML"})
 TEMPLATE_FIELDS = {"ranks": 2, "ppn": 2, "depth": 1, "python": "python3"}
-BindingKind = Literal["auto", "openmpi", "mpich", "pals", "srun", "none"]
 
 
 class Launcher(Model):
@@ -64,11 +63,12 @@ class Launcher(Model):
     template: str = Field("mpiexec -n {ranks}", min_length=1)
     oversubscribe_flag: str = "--oversubscribe"  # added when ranks exceed the cores
     env: dict[str, str] = {}
-    # How a run's ranks are bound to the cores (and GPUs) it holds (jobs/binding.py): `auto` is srun
-    # for srun, and for mpiexec/mpirun Open MPI or MPICH (Hydra) as `mpiexec --version` says; `pals`
-    # is Cray PALS' mpiexec (--cpu-bind list:); `none` starts the launcher on those cores and its
-    # ranks inherit them (a launcher that binds by itself then escapes them: the record shows it).
-    binding: BindingKind = "auto"
+    # The launcher (jobs/launchers.py): how a run's ranks go to its hosts and are bound to the cores
+    # (and GPUs) it holds (jobs/binding.py). `auto` is srun for srun, and for mpiexec/mpirun Open MPI
+    # or MPICH (Hydra) as `mpiexec --version` says; `pals` is Cray PALS' mpiexec (--cpu-bind list:);
+    # `none` starts the launcher on those cores and its ranks inherit them (a launcher that binds by
+    # itself then escapes them: the record shows it); a package may add more (checked by the site loader).
+    binding: str = Field("auto", pattern=r"^[a-z][a-z0-9_-]*$")
 
     @field_validator("template")
     @classmethod

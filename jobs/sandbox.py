@@ -12,7 +12,7 @@ environment is built from an allow-list (`step_env`), never the caller's.
 Levels (site config `isolation`): `bwrap` (bubblewrap, user namespaces; locally
 and on clusters that allow them), `apptainer` (a site's container runtime and
 image), `none` (nothing: reports warn). Locally the launcher runs inside the
-sandbox with its ranks (one sandbox per step); on Slurm and PBS the launcher
+sandbox with its ranks (one sandbox per step); on a batch scheduler the launcher
 stays outside (srun and PALS must reach their daemons) and each rank is wrapped
 (`per_rank`): then the network is shared (ranks on several nodes talk through it)
 and /tmp and /dev/shm are one folder of the step shared by its ranks on a node.
@@ -28,8 +28,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hpcbench.jobs import launchers
 from hpcbench.jobs.records import DENIED_ENV, SECRET_ENV, Isolation
 from hpcbench.petsc_env import PetscInstall
+from hpcbench.schedulers.base import view_for
 
 # Caller's variables a step may see: toolchain and library paths, locale, and what
 # MPI launchers, PMI/PMIx, OpenMP, GPU runtimes and Cray's compiler wrappers read.
@@ -37,8 +39,10 @@ ENV_NAMES = frozenset({
     "PATH", "LD_LIBRARY_PATH", "LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH", "PKG_CONFIG_PATH",
     "LANG", "LC_ALL", "LC_CTYPE", "TZ", "USER", "LOGNAME", "CC", "CXX", "MPICC",
 })
+# The scheduler's own (SLURM_ ...) come from its allocation view, a launcher's own (PALS_) from
+# its part (jobs/launchers.py), so a plugin's reach its steps too.
 ENV_PREFIXES = (
-    "OMPI_", "PMIX_", "PMI_", "SLURM_", "PALS_", "MPICH_", "I_MPI_", "FI_", "UCX_", "HWLOC_",
+    "OMPI_", "PMIX_", "PMI_", "MPICH_", "I_MPI_", "FI_", "UCX_", "HWLOC_",
     "OMP_", "KMP_", "GOMP_", "CUDA_", "NVIDIA_", "ROCR_", "HIP_", "HSA_", "ZE_", "SYCL_",
     "ONEAPI_DEVICE_", "CRAY_", "PE_", "NCCL_",
 )
@@ -62,8 +66,9 @@ def step_env(extra: Mapping[str, str], base: Mapping[str, str] | None = None) ->
     """The environment of an untrusted step: allowed variables of `base` (the
     caller's), then `extra` (PETSc's, MPI's, the site launcher's: ours, trusted)."""
     base = os.environ if base is None else base
+    prefixes = (*ENV_PREFIXES, *view_for(environ=base).env_prefixes, *launchers.env_prefixes())
     env = {k: v for k, v in base.items()
-           if (k in ENV_NAMES or k.startswith(ENV_PREFIXES)) and not SECRET.search(k)}
+           if (k in ENV_NAMES or k.startswith(prefixes)) and not SECRET.search(k)}
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     env.update(HOME="/tmp", TMPDIR="/tmp")
     env.update({k: v for k, v in extra.items() if not SECRET.search(k)})  # a site's launcher.env included

@@ -55,8 +55,8 @@ def test_purple_format_on_protocol_0_3(tmp_path):
     assert meta.entry == "main.c" and meta.files == ["main.c", "util.h"]
     assert meta.ranks == [3] and meta.args == ["-sf_type", "basic"]
     assert meta.generation.turns == 1 and meta.generation.latency_s > 0
-    extra = meta.generation.model_extra
-    assert extra["protocol"] == "0.3.0" and "raw text in a base64 field" in extra["wire_notes"][0]
+    extra = meta.generation.details
+    assert extra.protocol == "0.3.0" and "raw text in a base64 field" in extra.wire_notes[0]
     assert (tmp_path / "purple_agent/vec-scatter/1/main.c").read_text() == SRC  # raw bytes, byte for byte
     ok, bad = load_tree(tmp_path, KNOWN)  # what `submit --submissions` will load
     assert len(ok) == 1 and not bad
@@ -83,7 +83,7 @@ def test_data_part_task_on_sdk_1x_with_usage(tmp_path):
     assert meta.ranks == [3] and meta.args == ["-sf_type", "window"] and meta.files == ["main.c"]
     assert (meta.generation.prompt_tokens, meta.generation.completion_tokens) == (1200, 800)
     assert meta.generation.cost_usd == pytest.approx(0.0125)
-    assert meta.generation.model_extra["protocol"] == "1.0"
+    assert meta.generation.details.protocol == "1.0"
     req = json.loads(next(b for b in srv.bodies if b.startswith(b"POST")).split(b"\n", 1)[1])
     assert req["method"] == "SendMessage"
 
@@ -95,7 +95,7 @@ def test_sdk_server_on_protocol_0_3_through_the_compat_layer(tmp_path):
         req = json.loads(next(b for b in srv.bodies if b.startswith(b"POST")).split(b"\n", 1)[1])
     assert req["method"] == "message/send"  # spoken as 0.3
     meta = _meta(tmp_path, "legacy")
-    assert meta.files == ["main.c"] and meta.generation.model_extra["protocol"] == "0.3", meta.generation_error
+    assert meta.files == ["main.c"] and meta.generation.details.protocol == "0.3", meta.generation_error
 
 
 def test_task_with_base64_artifacts_and_file_by_uri(tmp_path):
@@ -282,7 +282,7 @@ def test_sdk_1x_message_with_raw_parts_and_telemetry(tmp_path):
     meta = _meta(tmp_path, "purple_v1")
     assert meta.files == ["main.c"] and meta.ranks == [3] and meta.args == ["-sf_type", "basic"], meta.generation_error
     assert (meta.generation.prompt_tokens, meta.generation.completion_tokens) == (321, 123)
-    assert "wire_notes" not in meta.generation.model_extra  # proper base64 this time
+    assert not meta.generation.details.wire_notes  # proper base64 this time
     assert (tmp_path / "purple_v1/vec-scatter/1/main.c").read_text() == SRC
 
 
@@ -332,5 +332,5 @@ def test_repair_over_a2a_keeps_the_context(tmp_path):
     assert contexts == ["", "ctx-1"]  # the follow-up went to the conversation the agent opened
     assert "BUILD FAILED" in feedback["parts"][0]["text"] and len(feedback["parts"]) == 1
     assert meta.generation.turns == 2
-    assert [r["build_ok"] for r in meta.generation.model_extra["rounds"]] == [False, True]
+    assert [r.build_ok for r in meta.generation.details.rounds] == [False, True]
     assert (tmp_path / "out/fixer+repair2/vec-scatter/1/main.c").read_text() == SRC

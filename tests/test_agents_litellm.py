@@ -51,7 +51,7 @@ def test_one_shot_answer_records_tokens_cost_and_latency(openai_server, tmp_path
     assert meta.files == ["main.c"] and meta.ranks == [3] and not meta.generation_error
     g = meta.generation
     assert (g.prompt_tokens, g.completion_tokens, g.turns) == (1500, 700, 1)
-    assert g.cost_usd > 0 and g.latency_s > 0 and g.model_extra["finish_reason"] == "stop"
+    assert g.cost_usd > 0 and g.latency_s > 0 and g.details.finish_reason == "stop"
     body = openai_server.requests[0].body
     assert body["temperature"] == 0 and body["max_tokens"] == 32000
     assert body["messages"][0] == {"role": "system", "content": SYSTEM_PROMPT}
@@ -109,8 +109,8 @@ def test_repair_feeds_compiler_errors_back_and_sums_turns(openai_server, tmp_pat
     assert "BUILD FAILED" in feedback[3]["content"] and "PetscFinalise" in feedback[3]["content"]
     g = meta.generation
     assert (g.turns, g.prompt_tokens, g.completion_tokens) == (2, 400, 110)
-    rounds = g.model_extra["rounds"]
-    assert [r["build_ok"] for r in rounds] == [False, True] and rounds[-1]["ok"] is True
+    rounds = g.details.rounds
+    assert [r.build_ok for r in rounds] == [False, True] and rounds[-1].ok is True and g.details.inner_agent
     assert (tmp_path / "out" / meta.agent / "vec-scatter/1/main.c").read_text() == SRC
 
 

@@ -10,9 +10,11 @@ import sys
 import time
 from pathlib import Path
 
-from hpcbench.jobs.binding import Binding, apply, kind_of, slurm_mem_per_cpu
+from hpcbench.jobs.binding import Binding, apply
 from hpcbench.jobs.cores import NodeLayout
+from hpcbench.jobs.launchers import launcher_for
 from hpcbench.jobs.records import Launcher
+from hpcbench.schedulers.slurm import SlurmView
 from hpcbench.score.contention import Span, contended, spans_of
 
 TWO = Binding(cores=((2, 34), (3, 35)))  # two cores of two hardware threads each
@@ -66,12 +68,14 @@ def test_a_template_that_binds_by_itself_is_left_as_written():
 
 
 def test_launcher_kinds():
-    assert kind_of(Launcher(template="srun -n {ranks}"), ["srun", "-n", "1"]) == "srun"
-    assert kind_of(Launcher(binding="pals"), ["mpiexec"]) == "pals"
-    assert kind_of(Launcher(), ["mpiexec", "-n", "1"]) == "openmpi"  # this machine's Open MPI
-    assert kind_of(Launcher(template="./run.sh {ranks}"), ["./run.sh", "1"]) == "none"
-    assert slurm_mem_per_cpu({"SLURM_MEM_PER_NODE": "8000", "SLURM_CPUS_ON_NODE": "4"}) == 2000
-    assert slurm_mem_per_cpu({"SLURM_MEM_PER_CPU": "1000"}) == 1000 and slurm_mem_per_cpu({}) == 0
+    kind = lambda launcher, argv: launcher_for(launcher.binding, argv).name  # noqa: E731
+    assert kind(Launcher(template="srun -n {ranks}"), ["srun", "-n", "1"]) == "srun"
+    assert kind(Launcher(binding="pals"), ["mpiexec"]) == "pals"
+    assert kind(Launcher(), ["mpiexec", "-n", "1"]) == "openmpi"  # this machine's Open MPI
+    assert kind(Launcher(template="./run.sh {ranks}"), ["./run.sh", "1"]) == "none"
+    mem = lambda env: SlurmView(env).mem_per_cpu_mb()  # noqa: E731
+    assert mem({"SLURM_MEM_PER_NODE": "8000", "SLURM_CPUS_ON_NODE": "4"}) == 2000
+    assert mem({"SLURM_MEM_PER_CPU": "1000"}) == 1000 and mem({}) == 0
 
 
 HOLD = r"""

@@ -135,7 +135,7 @@ def test_metrics_follow_the_llm4vv_definitions():
 
 def test_trust_lowers_confidence_below_the_threshold_and_says_so():
     from hpcbench.evaluators.base import EvalResult
-    from hpcbench.judge import trust
+    from hpcbench.score import judge_trust as trust
 
     res = EvalResult(evaluator="readability", stage="quality", category="code", score=0.8, confidence=0.9,
                      rationale="clear", method="llm_judge", prompt_version="readability.v1")

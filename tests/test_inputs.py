@@ -111,6 +111,10 @@ def test_submission_json_linked_to_dev_zero_is_rejected_without_reading_it(tmp_p
     ({"args": ["-n\u0000"]}, "args", "NUL"),
     ({"ranks": [0]}, "ranks.0", "greater than or equal to 1"),
     ({"generation": {"cost_usd": -1}}, "generation.cost_usd", "greater than or equal to 0"),
+    # provider facts are typed (generation.details), also where an older tree wrote them beside the costs
+    ({"generation": {"finish_reason": 3}}, "generation.details.finish_reason", "valid string"),
+    ({"generation": {"details": {"rounds": [{"round": 1, "ok": "maybe", "build_ok": True}]}}},
+     "generation.details.rounds.0.ok", "valid boolean"),
 ])
 def test_submission_json_text_that_would_stop_the_plan_is_rejected(tmp_path, extra, field, words):
     """Before: a lone-surrogate escape loaded fine and then killed the whole plan when the
@@ -121,6 +125,26 @@ def test_submission_json_text_that_would_stop_the_plan_is_rejected(tmp_path, ext
     res = load_submission(d, "me", "vec-scatter", PROBLEMS, "1")
     assert not hasattr(res, "meta") and res.field == field and words in res.reason, res
     json.dumps(res.as_dict())
+
+
+def test_generation_facts_written_beside_the_costs_load_into_their_typed_fields(tmp_path):
+    """submission.json files written before `generation.details` (litellm, a2a and repair
+    agents put their facts beside the costs, untyped) load with every fact kept, typed."""
+    d = _attempt(tmp_path)
+    meta = json.loads((d / "submission.json").read_text())
+    old = {"prompt_tokens": 10, "finish_reason": "stop", "prompt_version": "v3", "protocol": "0.3.0",
+           "wire_notes": ["main.c: raw text"], "inner_agent": "litellm:m",
+           "rounds": [{"round": 1, "build_ok": False, "runs": [], "ok": False},
+                      {"round": 2, "build_ok": True, "runs": [{"case": "default", "ranks": 1, "exit_code": 0,
+                                                              "stopped_reason": ""}], "ok": True}],
+           "a_plugins_own": {"seed": 7}}
+    (d / "submission.json").write_text(json.dumps({**meta, "generation": old}))
+    g = load_submission(d, "me", "vec-scatter", PROBLEMS, "1").meta.generation
+    assert g.prompt_tokens == 10 and g.details.finish_reason == "stop" and g.details.protocol == "0.3.0"
+    assert [r.ok for r in g.details.rounds] == [False, True] and g.details.rounds[1].runs[0].exit_code == 0
+    assert g.details.other == {"a_plugins_own": {"seed": 7}} and g.details.inner_agent == "litellm:m"
+    again = type(g).model_validate_json(g.model_dump_json())
+    assert again == g and "finish_reason" not in json.loads(g.model_dump_json())  # written under details
 
 
 def test_a_source_that_is_a_device_or_too_large_is_rejected(tmp_path):

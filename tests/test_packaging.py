@@ -26,7 +26,8 @@ def test_wheel_contains_mapped_packages_and_data(tmp_path):
                  # validate-checks works from an installed package: the libraries travel with the problems
                  "hpcbench/data/problems/cavity-dmstag/mutants/mutants.json",
                  "hpcbench/data/problems/rosenbrock/mutants/mutants.json",
-                 "hpcbench/data/probes/v1/probes.json", "hpcbench/calibration/calibrate.py", "hpcbench/judge/trust.py",
+                 "hpcbench/data/probes/v1/probes.json", "hpcbench/calibration/calibrate.py",
+                 "hpcbench/score/judge_trust.py", "hpcbench/evaluators/judged/base.py",
                  "hpcbench/data/probes/v1/submissions/probe/robertson/p18/main.c",
                  # every stage package (pyproject lists packages one by one)
                  "hpcbench/cli/campaign.py", "hpcbench/plan/gather.py", "hpcbench/store/collect.py",
@@ -34,6 +35,7 @@ def test_wheel_contains_mapped_packages_and_data(tmp_path):
                  "hpcbench/doctor.py", "hpcbench/cli/sweep.py",
                  "hpcbench/sweep/analysis.py", "hpcbench/store/sweeps.py", "hpcbench/report/scaling.py",
                  "hpcbench/evaluators/metrics/scalability.py", "hpcbench/executors/pack.py",
-                 "hpcbench/machine_baseline.py", "hpcbench/jobs/pack.py",
+                 "hpcbench/machine_baseline.py", "hpcbench/jobs/pack.py", "hpcbench/jobs/baseline.py",
+                 "hpcbench/jobs/launchers.py", "hpcbench/schedulers/base.py", "hpcbench/schedulers/slurm.py",
                  "hpcbench/data/examples/submissions/rank0-coder/advection1d/1/main.c"):
         assert must in names, must

@@ -15,8 +15,9 @@ import pytest
 import yaml
 
 from hpcbench.errors import ConfigError, HpcbenchError
+from hpcbench.executors.backend import Backend, SchedInfo
 from hpcbench.executors.base import Executor, executor_class, executor_for
-from hpcbench.executors.batch import Backend, BatchExecutor, SchedInfo
+from hpcbench.executors.batch import BatchExecutor
 from hpcbench.executors.shapes import job_walltime_s, plan_arrays, resolve_account
 from hpcbench.executors.slurm import (
     clean_env,

@@ -218,8 +218,7 @@ def test_every_unit_has_a_layer():
 # Upward imports that exist and are being taken out (issue 25): the list may only shrink; one
 # that is gone must leave it, a new one fails.
 KNOWN_UPWARD = {
-    ("evaluators", "report"), ("evaluators", "store"), ("evaluators", "sweep"), ("jobs", "machine_baseline"),
-    ("judge", "evaluators"), ("site", "executors"), ("store", "sweep"), ("sweep", "report"),
+    ("store", "sweep"), ("sweep", "report"),
 }
 
 

@@ -6,7 +6,7 @@ problem, the code and the execution evidence from campaign.h5 (hpcbench.judge)."
 from __future__ import annotations
 
 from hpcbench.evaluators.base import register
-from hpcbench.judge.evaluator import JudgedEvaluator
+from hpcbench.evaluators.judged.base import JudgedEvaluator
 
 
 @register

@@ -9,27 +9,25 @@ marked optional: the composite is not partial for lack of a sweep.
 When every point beyond the base is oversubscribed or noisy, the largest such point is
 used at lower confidence (0.4 oversubscribed, 0.6 noisy), and said.
 
-The sweeps are those of the campaign (hpcbench.store.sweeps.sweeps_of: its own /sweep,
-or <campaign>/sweeps/*): `hpcbench sweep --from CAMPAIGN`, then score again."""
+The points come in the context (EvalContext.scaling), read once per scoring by the scoring
+stage (hpcbench/score/sweep_points.py) from the campaign's sweeps: its own /sweep, or
+<campaign>/sweeps/* (`hpcbench sweep --from CAMPAIGN`, then score again)."""
 
 from __future__ import annotations
 
 import math
-from functools import lru_cache
-from pathlib import Path
 
-from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, register
+from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, ScalingPoint, register
 
 OVERSUBSCRIBED_CONFIDENCE = 0.4
 NOISY_CONFIDENCE = 0.6
 
 
-@lru_cache(maxsize=8)
-def _points(campaign_dir: str) -> tuple:
-    from hpcbench.store.sweeps import sweeps_of
-
-    return tuple((str(sw.path), p) for sw in sweeps_of(Path(campaign_dir)) for p in sw.analysis.points) \
-        if campaign_dir else ()
+def largest_clean(points: list[ScalingPoint]) -> ScalingPoint | None:
+    """The point with the most ranks beyond the base whose relative efficiency rests on clean
+    times only (its own, the reference's, both bases: ok, not oversubscribed, not noisy)."""
+    cand = [p for p in points if p.rel_clean and math.isfinite(p.rel_efficiency) and p.ranks > p.base_ranks]
+    return max(cand, key=lambda p: (p.ranks, p.mode == "strong", p.size), default=None)
 
 
 @register
@@ -40,27 +38,21 @@ class Scalability(Evaluator):
     order = 30
 
     def evaluate(self, ctx: EvalContext) -> EvalResult:
-        from hpcbench.report.scaling import point_path
-        from hpcbench.sweep.analysis import largest_clean
-
-        key = (ctx.submission.agent, ctx.submission.problem, ctx.submission.attempt)
-        mine = [(src, p) for src, p in _points(ctx.campaign_dir)
-                if (p.agent, p.problem, p.attempt) == key]
-        if not mine:
+        pts = ctx.scaling
+        if not pts:
             # optional: without a sweep nothing is missing from the composite (scoring.finish)
             return self.unscored("no scaling sweep of this program (hpcbench sweep --from CAMPAIGN, then score)",
                                  evidence={"optional": True})
-        pts = [p for _, p in mine]
         best = largest_clean(pts)
         confidence, note = 1.0, ""
         if best is None:
             usable = [p for p in pts if p.status == "ok" and math.isfinite(p.rel_efficiency)
                       and p.ranks > p.base_ranks]
             if not usable:
-                wrong = [p for p in pts if p.status == "wrong answer"]
+                n_wrong = sum(p.status == "wrong answer" for p in pts)
                 return self.unscored("no sweep point beyond the base ran with the right answer beside the reference"
-                                     + (f" ({len(wrong)} wrong answers)" if wrong else ""),
-                                     evidence={"points": [point_path(p) for p in pts]})
+                                     + (f" ({n_wrong} wrong answers)" if n_wrong else ""),
+                                     evidence={"points": [p.path for p in pts]})
             best = max(usable, key=lambda p: (not p.oversubscribed, p.ranks))  # noisy before oversubscribed
             confidence = OVERSUBSCRIBED_CONFIDENCE if best.oversubscribed else NOISY_CONFIDENCE
             note = "; no clean point: " + ("oversubscribed" if best.oversubscribed else
@@ -71,7 +63,6 @@ class Scalability(Evaluator):
         rationale = (f"{best.mode} scaling at {best.ranks} ranks (size {best.size}): efficiency "
                      f"{best.efficiency:.2f} vs the reference's {best.ref_efficiency:.2f} -> {best.rel_efficiency:.2f}"
                      f"{note}" + (f"; {wrong} point(s) gave a wrong answer" if wrong else ""))
-        src = next(s for s, p in mine if p is best)
         return self.result(score, rationale, confidence=confidence,
-                           evidence={"point": point_path(best), "sweep": src, "efficiency": best.efficiency,
+                           evidence={"point": best.path, "sweep": best.sweep, "efficiency": best.efficiency,
                                      "ref_efficiency": best.ref_efficiency, "wrong_points": wrong})

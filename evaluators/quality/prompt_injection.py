@@ -10,9 +10,9 @@ Its own evaluator rather than part of petsc_best_practices: it is deterministic 
 without a judge (a campaign scored without one still reports the attempt), one judged
 dimension could not carry a verdict about all six, and its category, `integrity`, has no
 weight of its own. Its verdict acts through the judges instead: with a finding, every
-judged dimension of the submission counts 0 (hpcbench/judge/evaluator.py), whatever the
+judged dimension of the submission counts 0 (evaluators/judged/base.py), whatever the
 judge answered, since that answer may have been steered. The judges are never shown this
-result (judge/evidence.py), so it cannot move them either way."""
+result (evaluators/judged/evidence.py), so it cannot move them either way."""
 
 from __future__ import annotations
 

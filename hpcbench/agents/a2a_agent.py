@@ -41,7 +41,7 @@ from hpcbench.agents.contract import (
 from hpcbench.agents.kinds import AgentRequest, agent_kind
 from hpcbench.agents.llm_errors import infrastructure_kind
 from hpcbench.problem import Problem
-from hpcbench.submission import MAX_FILE_BYTES, Generation
+from hpcbench.submission import MAX_FILE_BYTES, Generation, GenerationDetails
 
 RAW_CAP = 1 << 20
 MAX_RESPONSE_BYTES = 64 << 20  # a response beyond this is a protocol error, not parsed
@@ -266,9 +266,8 @@ class A2AConversation(Conversation):
         return await self._send(self._message(text, False))
 
     async def _send(self, message: Any) -> Reply:
-        gen = Generation(turns=1)
-        gen.prompt_version = PROMPT_VERSION  # type: ignore[attr-defined]
-        gen.protocol = self.agent.protocol  # type: ignore[attr-defined]
+        gen = Generation(turns=1, details=GenerationDetails(prompt_version=PROMPT_VERSION,
+                                                            protocol=self.agent.protocol))
         if self.agent.start_error:  # its card could not be fetched: the agent was never asked
             return Reply(GenerationFailure("unreachable", self.agent.start_error), gen)
         bodies: list[dict[str, Any]] = []
@@ -359,7 +358,7 @@ class A2AConversation(Conversation):
             if p.note:
                 notes.append(f"{p.name}: {p.note}")
         if notes:
-            gen.wire_notes = notes  # type: ignore[attr-defined]
+            gen.details.wire_notes = notes
         return files
 
 

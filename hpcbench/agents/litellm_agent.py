@@ -95,12 +95,12 @@ class LitellmAgent(GeneratingAgent):
         try:
             gen.cost_usd = float(litellm.completion_cost(completion_response=resp) or 0.0)
         except Exception as e:  # a model litellm has no price for: cost unknown, said so
-            gen.cost_note = f"no price known: {type(e).__name__}"  # type: ignore[attr-defined]
+            gen.details.cost_note = f"no price known: {type(e).__name__}"
         choice = resp.choices[0] if resp.choices else None
         text = (choice.message.content or "") if choice is not None else ""
         finish = getattr(choice, "finish_reason", "") or ""
-        gen.finish_reason = finish  # type: ignore[attr-defined]
-        gen.prompt_version = PROMPT_VERSION  # type: ignore[attr-defined]
+        gen.details.finish_reason = finish
+        gen.details.prompt_version = PROMPT_VERSION
         if finish == "length":
             out: Any = GenerationFailure("truncated", f"answer cut at the completion-token limit "
                                          f"(max_tokens={self.max_tokens}, {gen.completion_tokens} tokens)")

@@ -21,7 +21,7 @@ from hpcbench.agents.contract import Answer, GenerationFailure, Reply, render_fe
 from hpcbench.agents.kinds import AgentRequest, agent_kind
 from hpcbench.agents.sandbox import Sandbox
 from hpcbench.problem import Problem
-from hpcbench.submission import Generation
+from hpcbench.submission import Generation, RepairRound
 
 TAIL = 4000
 
@@ -109,11 +109,9 @@ class RepairConversation(Conversation):
             else:  # a broken follow-up does not undo a valid earlier answer
                 rounds[-1]["follow_up_failed"] = f"{nxt.outcome.kind}: {nxt.outcome.reason}"
                 break
-        total.rounds = rounds  # type: ignore[attr-defined]
-        total.inner_agent = self.agent.inner.name  # type: ignore[attr-defined]
-        extra = {k: v for k, v in (best.generation.model_extra or {}).items() if k not in ("rounds",)}
-        for k, v in extra.items():
-            setattr(total, k, v)
+        # the answer's own facts (its prompt, stop reason, protocol), then the loop's
+        total.details = best.generation.details.model_copy(update={
+            "rounds": [RepairRound.model_validate(r) for r in rounds], "inner_agent": self.agent.inner.name})
         return Reply(best.outcome, total, raw=raw)
 
     async def close(self) -> None:

@@ -12,7 +12,7 @@ are joined to the answers only here, after the judge has spoken.
 
 Results go to `<dir>/results/<model>--<time>.json`; `lookup` finds the latest
 for a model, which scorings by that judge use to lower the confidence of
-dimensions measured below the judge's threshold (hpcbench.judge.trust)."""
+dimensions measured below the judge's threshold (hpcbench.score.judge_trust)."""
 
 from __future__ import annotations
 
@@ -201,7 +201,7 @@ def lookup(model: str, root: Path | None = None) -> tuple[Path, dict[str, Any]] 
 
 
 def trust_summary(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
-    """What a scoring by this judge records and applies (hpcbench.judge.trust)."""
+    """What a scoring by this judge records and applies (hpcbench.score.judge_trust)."""
     return {"file": str(path), "created": doc["created"], "probe_set": doc["probe_set"]["version"],
             "threshold": doc["min_accuracy"], "repeats": doc["repeats"],
             "dimensions": {d: {"prompt_version": doc["prompt_versions"].get(d, ""),

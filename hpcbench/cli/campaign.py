@@ -7,10 +7,12 @@ from pathlib import Path
 
 import click
 
+from hpcbench import pipeline
 from hpcbench.cli.diskfull import stops_when_full
 from hpcbench.cli.judge import judge_options
-from hpcbench.cli.progress import EVALUATE, JOB_STATES_KIND, JOBS, JUDGE, Display, JobOutcomes, evaluated, judge_calls
+from hpcbench.cli.progress import JOB_STATES_KIND, Display
 from hpcbench.cli.score import exit_if_unscored, judge_errors, scoring_options, scoring_settings, time_metric_option
+from hpcbench.cli.stages import collect_score_report, lock, plan, print_scripts, run_jobs
 
 agent_opt = click.option("--agent", "agents", multiple=True,
                          help="reference | samples | dir:PATH | litellm:MODEL | a2a:URL | repair:INNER:N "
@@ -53,83 +55,6 @@ def default_out(site) -> str:
     import datetime as dt
 
     return str(Path(site.storage_root) / dt.datetime.now().strftime("campaign-%Y%m%d-%H%M%S"))
-
-
-def lock(out: str, wait: bool):
-    from hpcbench.plan import campaign_lock
-
-    return campaign_lock(Path(out), wait, notify=lambda m: click.echo(f"hpcbench: {m}", err=True))
-
-
-def gather_options(opts, dry_run: bool = False):
-    from hpcbench.plan import GatherOptions
-    from hpcbench.plan.gather import agent_options
-
-    return GatherOptions(attempts=opts.attempts, dry_run=dry_run,
-                         agents=agent_options(opts.base_url, opts.api_key_env))
-
-
-def plan(out: str, site, opts, installs: dict | None = None, dry_run: bool = False):
-    """Plan the campaign of `opts` (a plan.options.RunOptions) and say what was generated,
-    kept apart as an infrastructure error, rejected and skipped."""
-    from hpcbench.cli.agents import echo_summary
-    from hpcbench.cli.progress import GENERATE
-    from hpcbench.plan import plan_campaign
-
-    with Display(GENERATE) as progress:
-        planned = plan_campaign(Path(out), site, opts.agents, opts.submissions, opts.problems, installs,
-                                opts.keep_work, progress, gather_options(opts, dry_run), opts.held_out_seed)
-    if planned.gathered.generated is not None:
-        echo_summary(str(Path(out) / "generated"), planned.gathered.generated)
-    for line in planned.gathered.not_generated:
-        click.echo(f"dry run: {line} (no LLM asked)", err=True)
-    for r in planned.gathered.rejected:
-        click.echo(f"rejected: {r}", err=True)
-    for s in planned.plan.skipped:
-        click.echo(f"skipped {s.problem}: {s.reason}", err=True)
-    if planned.plan.held_out:
-        from hpcbench.plan.held_out import held_out_path, read_draw
-
-        n = sum(len(c) for c in planned.plan.held_out.values())
-        click.echo(f"held-out cases: {n} drawn with seed {read_draw(planned.campaign.root)[0]} "
-                   f"({held_out_path(planned.campaign.root)})", err=True)
-    return planned
-
-
-def run_jobs(site, campaign, plan, resume: bool = True, account: str | None = None, block: bool = True,
-             pack: bool | None = None, baseline_ranks: list[int] | None = None) -> None:
-    from hpcbench.executors import executor_for
-    from hpcbench.plan import pending
-
-    todo = pending(campaign, plan.jobs) if resume else plan.jobs
-    click.echo(f"campaign {campaign.root}: {len(plan.jobs)} jobs, {len(plan.jobs) - len(todo)} already done",
-               err=True)
-    # account: batch schedulers charge it; pack: one allocation per variant (executors/pack.py; locally
-    # the core slots already pack); baseline_ranks: packed, the mpi4py machine baseline first
-    ex = executor_for(site, campaign, account=account, pack=pack, baseline_ranks=baseline_ranks)
-    with Display(JOBS) as display:
-        progress = JobOutcomes(campaign.records_dir, display) if not ex.batch else display
-        if todo:
-            ex.submit(todo, progress=progress)
-        if ex.batch:  # submit returned once the jobs were queued
-            click.echo(f"submitted {len(todo)} jobs to {site.scheduler}", err=True)
-            if block and todo:
-                ex.wait(plan.jobs, progress=progress)
-    click.echo("", err=True)
-
-
-def collect_score_report(campaign, judge_cfg=None, settings=None, time_metric: str = "ratio") -> tuple[str, list]:
-    """collect, score (judges' progress shown), report.md/html: the markdown and the scores."""
-    from hpcbench import report, store
-    from hpcbench.score import scoring
-
-    counts = store.collect(campaign)
-    if counts.get("rebuilt"):
-        click.echo(f"collect: {counts['rebuilt']}", err=True)
-    with Display(EVALUATE) as ev, Display(JUDGE) as progress:
-        sid, scores = scoring.score(campaign.h5_path, judge=judge_cfg, progress=judge_calls(progress),
-                                    evaluated=evaluated(ev), stats=settings, options={"time_metric": time_metric})
-    return report.write_campaign_report(campaign.h5_path, campaign.report_dir, sid), scores
 
 
 def run_options(ctx: click.Context, verb: str, resume: bool, out: str | None, **given):
@@ -299,33 +224,6 @@ def show_dry_run(out: str, site, opts, pack: bool | None = None) -> None:
     print_scripts(site, planned.campaign, planned.plan.jobs, opts.account, pack)
 
 
-def print_scripts(site, campaign, jobs: list, account: str | None, pack: bool | None,
-                  baseline_ranks: list[int] | None = None) -> None:
-    """The batch scripts `submit` would hand the scheduler and every launch command they run."""
-    from hpcbench.executors import executor_for
-    from hpcbench.executors.pack import plan_launch_lines
-    from hpcbench.executors.shapes import ArrayPlan, Shape
-
-    ex = executor_for(site, campaign, account=account, pack=pack, baseline_ranks=baseline_ranks)
-    if not ex.batch:
-        click.echo(f"site {site.name!r} runs jobs on this machine ({len(jobs)} planned): no batch scripts; "
-                   "launch commands:")
-        whole = ArrayPlan(Shape("", site.total_cores(), 0, ""), jobs, 0, None)
-        click.echo("\n".join(plan_launch_lines(whole, site)))
-        return
-    scripts = ex.dry_run(jobs)
-    for p, text in scripts:
-        nodes = f", {p.nodes} node(s) packed" if hasattr(p, "nodes") else ""
-        click.echo(f"# ===== {p.name}: {len(p.jobs)} job(s){nodes}, {p.walltime_min} min, partition "
-                   f"{p.shape.partition or '(default)'}, at most {p.node_hours():.2f} node-hours =====")
-        click.echo(text)
-        click.echo(f"# ----- launch commands of {p.name} (<app>: the job's build, <null>: launcher calibration) -----")
-        click.echo("\n".join(plan_launch_lines(p, site)) + "\n")
-    total = sum(p.node_hours() for p, _ in scripts)
-    click.echo(f"dry run: {len(scripts)} batch script(s) for {len(jobs)} jobs, at most {total:.2f} node-hours "
-               f"(nodes x walltime); nothing submitted. Campaign planned in {campaign.root}", err=True)
-
-
 def open_campaign(campaign_dir: str):
     """A planned campaign, the site it was planned for, and that site's executor."""
     from hpcbench.executors import executor_for
@@ -396,34 +294,6 @@ def cancel(campaign_dir, job_ids) -> None:
     click.echo(f"cancelled {n} job(s); `hpcbench submit --resume` reruns them")
 
 
-def _sweep_again(c, changed: bool) -> None:
-    """A sweep campaign's /sweep is derived from the stored rows: derived again when they changed
-    or when the store was rebuilt without it (a killed collect, another store schema)."""
-    from hpcbench.store.sweeps import read_sweep
-    from hpcbench.sweep.run import analyse_and_store, read_plan
-
-    plan = read_plan(c.root)
-    if plan is not None and (changed or read_sweep(c.h5_path) is None):
-        analyse_and_store(c, plan)
-        click.echo(f"{c.h5_path}: /sweep derived again from the stored runs", err=True)
-
-
-def _ask_accounting(c) -> None:
-    """Batch sites: what the scheduler charged for every finished allocation (sacct, qstat -xf),
-    into scheduler/accounting.json for collect to store. Its failure loses nothing else."""
-    from hpcbench.errors import HpcbenchError
-    from hpcbench.executors import executor_for
-    from hpcbench.site import SiteConfig
-
-    try:
-        site = SiteConfig.model_validate(c.manifest().site_config)
-        ex = executor_for(site, c)
-        if ex.batch and hasattr(ex, "accounting"):
-            ex.accounting(c.specs())
-    except (HpcbenchError, OSError, ValueError) as e:
-        click.echo(f"collect: scheduler accounting not read ({e}); the records are collected all the same", err=True)
-
-
 @click.command()
 @campaign_arg
 def collect(campaign_dir) -> None:
@@ -432,14 +302,17 @@ def collect(campaign_dir) -> None:
     from hpcbench.plan import Campaign
 
     c = Campaign(Path(campaign_dir))
-    _ask_accounting(c)
+    why = pipeline.ask_accounting(c)
+    if why:
+        click.echo(f"collect: scheduler accounting not read ({why}); the records are collected all the same", err=True)
     with stops_when_full(c.root):
         counts = store.collect(c)
     if counts.get("rebuilt"):
         click.echo(f"collect: {counts['rebuilt']}", err=True)
     for line in counts["unreadable"]:
         click.echo(f"skipped: {line}", err=True)
-    _sweep_again(c, changed=bool(counts["added"] or counts["replaced"] or counts["removed"]))
+    if pipeline.sweep_again(c, changed=bool(counts["added"] or counts["replaced"] or counts["removed"])):
+        click.echo(f"{c.h5_path}: /sweep derived again from the stored runs", err=True)
     click.echo(f"{c.h5_path}: {counts['submissions']} submissions, {counts['records']} with records, "
                f"{counts['missing']} still without; {counts['added']} added, {counts['replaced']} replaced, "
                f"{counts['unchanged']} unchanged" + (f", {counts['removed']} removed" if counts["removed"] else "")

@@ -47,7 +47,7 @@ def judge_config(judge_model: str | None, judge_base_url: str | None, judge_conc
         return None
     from hpcbench.calibration.calibrate import lookup, trust_summary
 
-    found = lookup(judge_model)  # the judge's latest calibration, applied to its scorings (judge/trust.py)
+    found = lookup(judge_model)  # the judge's latest calibration, applied to its scorings (score/judge_trust.py)
     return JudgeConfig(model=judge_model, base_url=judge_base_url, concurrency=judge_concurrency,
                        timeout_s=judge_timeout, max_retries=judge_retries, max_source_chars=judge_max_chars,
                        calibration=trust_summary(*found) if found else None)

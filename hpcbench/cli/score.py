@@ -64,7 +64,7 @@ def exit_if_unscored(scores) -> None:
 def judge_errors(scores) -> list:
     """Judged evaluators a configured judge left unscored: outages, refused keys, quotas. What the
     submission caused is scored (0 with its reason), and no judge at all is a choice, not an error."""
-    from hpcbench.judge.evaluator import NO_JUDGE
+    from hpcbench.evaluators.judged.base import NO_JUDGE
 
     return [r for sc in scores for r in sc.results
             if r.status == "unscored" and r.method == "llm_judge" and r.rationale != NO_JUDGE]

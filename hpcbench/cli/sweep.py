@@ -39,7 +39,7 @@ def _problems(problem_ids: str | None) -> dict:
 
 def _gate(out: Path, site, agents: list[str], submissions: str | None, problem_ids: str, wait_lock: bool):
     """Ungated programs run through the gates first, as an ordinary campaign in <out>/gates."""
-    from hpcbench.cli.campaign import collect_score_report, lock, plan, run_jobs
+    from hpcbench.cli.stages import collect_score_report, lock, plan, run_jobs
     from hpcbench.plan.options import RunOptions
 
     gates = out / "gates"
@@ -92,11 +92,11 @@ def _dry_run(plan, subs) -> None:
 def _dry_run_scripts(out: Path, site, problems: dict, plan, subs: list, account: str | None) -> None:
     """The sweep campaign planned with the PETSc the site declares, and the one packed
     allocation per variant it would submit, with every launch command."""
-    from hpcbench.cli.campaign import print_scripts
+    from hpcbench.cli.stages import print_scripts
     from hpcbench.plan import declared_installs
-    from hpcbench.sweep.run import plan_campaign
+    from hpcbench.sweep.run import plan_sweep
 
-    ss, campaign, cplan = plan_campaign(out, site, problems, plan, subs, installs=declared_installs(site))
+    ss, campaign, cplan = plan_sweep(out, site, problems, plan, subs, installs=declared_installs(site))
     try:
         print_scripts(ss, campaign, cplan.jobs, account, pack=True, baseline_ranks=plan.rank_counts())
     except HpcbenchError as e:  # e.g. no account yet: the plan above still stands
@@ -137,10 +137,12 @@ def sweep(site, agents, submissions, from_campaign, problem_ids, ranks, nodes, s
     """Strong and weak scaling of programs that passed every gate, beside each problem's reference."""
     import datetime as dt
 
-    from hpcbench.cli.campaign import lock, run_jobs
+    from hpcbench.cli.progress import JOBS, Display, JobOutcomes
+    from hpcbench.cli.stages import lock, say
+    from hpcbench.pipeline import run_sweep
     from hpcbench.site import load_site
     from hpcbench.sweep.plan import Mode, make_plan
-    from hpcbench.sweep.run import finish, measure_baseline, plan_campaign, with_references
+    from hpcbench.sweep.run import with_references
 
     if from_campaign and (agents or submissions):
         raise HpcbenchError("--from takes the programs of a scored campaign; do not add --agent/--submissions")
@@ -170,11 +172,11 @@ def sweep(site, agents, submissions, from_campaign, problem_ids, ranks, nodes, s
         _dry_run_scripts(outp, s, problems, plan, subs, account)
         return
     with lock(str(outp), wait_lock):
-        ss, campaign, cplan = plan_campaign(outp, s, problems, plan, subs)
-        measure_baseline(ss, campaign, plan, _say)
         # a sweep always runs in one allocation per variant (batch sites), the machine baseline first
-        run_jobs(ss, campaign, cplan, resume, account, block, pack=True, baseline_ranks=plan.rank_counts())
-        report = finish(campaign, plan, _say)
+        with Display(JOBS) as display:
+            campaign, report = run_sweep(outp, s, problems, plan, subs, resume, account, block, say=_say,
+                                         progress=display, outcomes=JobOutcomes, jobs_say=say)
+        click.echo("", err=True)
     if report is None:
         sys.exit(0)
     from hpcbench.store.sweeps import read_sweep

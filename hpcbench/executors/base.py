@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal, TypeVar
 from hpcbench.errors import HpcbenchError
 from hpcbench.executors.registry import EXECUTORS, scheduler_names
 from hpcbench.jobs.records import JobSpec
+from hpcbench.schedulers.base import view_class
 
 if TYPE_CHECKING:
     from hpcbench.executors.shapes import ArrayPlan
@@ -49,6 +50,10 @@ def executor_class(scheduler: str) -> type[Executor]:
         # A plugin's class: its records and ledger carry `scheduler`, so it must be the name it is known by.
         raise HpcbenchError(f"executor {scheduler!r} ({cls!r}) must be a subclass of hpcbench.executors.base.Executor "
                             f"with scheduler = {scheduler!r}")
+    view = view_class(scheduler)
+    if view.batch != cls.batch:  # the site (per-rank sandbox, partitions) reads the view's
+        raise HpcbenchError(f"scheduler {scheduler!r}: its executor says batch = {cls.batch}, its allocation view "
+                            f"({view.__qualname__}) batch = {view.batch}; they must agree")
     return cls
 
 

@@ -25,22 +25,21 @@ import datetime as dt
 import json
 import sys
 import time
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from hpcbench.errors import HpcbenchError
+from hpcbench.executors.backend import Backend, SchedInfo
 from hpcbench.executors.base import Executor, JobDetail, JobState, Progress
-from hpcbench.executors.pack import PackPlan
 from hpcbench.executors.schedcmd import SchedulerUnreachable
 from hpcbench.executors.shapes import ArrayPlan, plan_arrays, resolve_account
 from hpcbench.jobs.interrupt import SCHEDULER_JOB_ID_ENV
 from hpcbench.jobs.records import JobResult, JobSpec, JobStatus, save_model, write_atomic
 from hpcbench.jobs.resume import keep_for_resume
-from hpcbench.site import SiteConfig
+from hpcbench.schedulers.base import ENV as SCHEDULER_ENV
 
 ACTIVE = {"PENDING", "RUNNING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING", "SUSPENDED",
           "CONFIGURING", "COMPLETING", "STOPPED", "SIGNALING", "STAGE_OUT", "RESV_DEL_HOLD", "HELD", "QUEUED",
@@ -51,13 +50,6 @@ LOST_AFTER_S = 600.0
 
 def now_iso() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-
-
-@dataclass
-class SchedInfo:
-    state: str  # Slurm's vocabulary (PBS states are mapped onto it)
-    exit_code: str = ""
-    reason: str = ""
 
 
 class Entry(BaseModel):
@@ -88,47 +80,6 @@ class Ledger(BaseModel):
     jobs: dict[str, Entry] = {}
     arrays: list[ArrayRecord] = []
     submit_calls: int = 0  # sbatch / qsub invocations for this campaign
-
-
-class Backend(ABC):
-    """One scheduler's commands. Subclasses: slurm.SlurmBackend, pbs.PbsBackend."""
-
-    name = ""
-    submit_command = ""
-    site: SiteConfig
-    folder: Path  # scripts and logs
-    python: str  # the interpreter the batch job runs
-
-    @abstractmethod
-    def submit_array(self, plan: ArrayPlan, account: str) -> tuple[str, list[str], str]:
-        """Submit one array: (array id, per-job scheduler ids in plan.jobs order, script path)."""
-
-    @abstractmethod
-    def render(self, plan: ArrayPlan, account: str) -> str:
-        """The batch script `submit_array` would hand the scheduler (for --dry-run)."""
-
-    @abstractmethod
-    def poll(self, ids: list[str]) -> dict[str, SchedInfo]:
-        """States of the given scheduler ids; ids it cannot find are left out."""
-
-    @abstractmethod
-    def cancel(self, ids: list[str]) -> None: ...
-
-    def log_tail(self, sched_id: str, n: int = 1500) -> str:
-        return ""
-
-    def usage(self, ids: list[str]) -> dict:
-        """What the scheduler's accounting says of these allocations (executors/accounting.py):
-        id -> accounting.Usage; those it cannot say are left out."""
-        return {}
-
-    def render_pack(self, plan: PackPlan, account: str, manifest: Path, command: str) -> str:
-        """The script of one packed allocation (executors/pack.py) whose job runs `command`."""
-        raise HpcbenchError(f"{self.name}: this scheduler cannot run a packed allocation (use --no-pack)")
-
-    def submit_pack(self, plan: PackPlan, account: str, manifest: Path, key: str, command: str) -> tuple[str, str]:
-        """Submit one packed allocation: (scheduler id, script path)."""
-        raise HpcbenchError(f"{self.name}: this scheduler cannot run a packed allocation (use --no-pack)")
 
 
 def _doze(active: list[JobSpec], poll_s: float) -> None:
@@ -208,12 +159,13 @@ class BatchExecutor(Executor):
     # ------------------------------------------------------------------ submit
     def plans(self, jobs: list[JobSpec]) -> list[ArrayPlan]:
         """The arrays (or packed allocations, executors/pack.py) to submit; each job is told its
-        scheduler id through SCHEDULER_JOB_ID_ENV."""
+        scheduler (SCHEDULER_ENV) and id (SCHEDULER_JOB_ID_ENV)."""
         from hpcbench.executors.pack import plan_packs
 
         plans: list[ArrayPlan] = list(plan_packs(jobs, self.site)) if self.packing() else plan_arrays(jobs, self.site)
-        if self.job_id_env:
-            for p in plans:
+        for p in plans:  # the job's allocation view (hpcbench/schedulers/) is this scheduler's
+            p.setup = [*p.setup, f"export {SCHEDULER_ENV}={self.scheduler}"]
+            if self.job_id_env:
                 p.setup = [*p.setup, f'export {SCHEDULER_JOB_ID_ENV}="${{{self.job_id_env}:-}}"']
         return plans
 
@@ -226,7 +178,7 @@ class BatchExecutor(Executor):
             if isinstance(p, pack.PackPlan):
                 key = f"{p.name}-0"
                 path = self.campaign.root / "scheduler" / "pack" / f"{key}.json"
-                out.append((p, pack.render(self.backend(), p, account, path)))
+                out.append((p, self.backend().render_packed(p, account, path)))
             else:
                 out.append((p, self.backend().render(p, account)))
         return out
@@ -251,7 +203,7 @@ class BatchExecutor(Executor):
                 keep_for_resume(Path(j.work_dir))  # ... but its finished runs are not redone (jobs/resume.py)
             try:
                 if isinstance(plan, pack.PackPlan):
-                    array_id, script = pack.submit(self.backend(), self.campaign, plan, account, self.baseline_ranks)
+                    array_id, script = self.backend().submit_packed(self.campaign, plan, account, self.baseline_ranks)
                     ids = [array_id] * len(plan.jobs)
                 else:
                     array_id, ids, script = self.backend().submit_array(plan, account)

@@ -19,26 +19,13 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 from hpcbench.executors.queues import capped_walltime
 from hpcbench.executors.shapes import ArrayPlan, job_walltime_s, shape_of, start_order
 from hpcbench.jobs.pack import BaselineRequest, PackManifest
 from hpcbench.jobs.placement import PackContext, placed_launcher
-from hpcbench.jobs.records import JobSpec, write_atomic
+from hpcbench.jobs.records import JobSpec
 from hpcbench.site import SiteConfig
-
-
-class Backend(Protocol):
-    """What packing needs of a scheduler's backend (executors/batch.Backend): the scheduler's own
-    script and submission of one allocation live beside its arrays (slurm.py, pbs.py)."""
-
-    site: SiteConfig
-    python: str
-
-    def render_pack(self, plan: PackPlan, account: str, manifest: Path, command: str) -> str: ...
-
-    def submit_pack(self, plan: PackPlan, account: str, manifest: Path, key: str, command: str) -> tuple[str, str]: ...
 
 BASELINE_S = 120.0  # walltime kept for the machine baseline and the driver's start
 
@@ -219,10 +206,9 @@ def manifest_for(plan: PackPlan, campaign, site: SiteConfig, key: str, baseline_
     folder = campaign.root / "scheduler" / "pack"
     base = None
     if baseline_ranks:
-        v = site.variant(plan.shape.variant) if any(x.name == plan.shape.variant for x in site.variants) else None
         base = BaselineRequest(out=str(campaign.root / "machine" / f"baseline-{plan.shape.variant}.json"),
-                               ranks=sorted(set(baseline_ranks)), launcher=(v.launcher if v and v.launcher else None)
-                               or site.launcher, python=python)
+                               ranks=sorted(set(baseline_ranks)), launcher=site.launcher_for(plan.shape.variant),
+                               python=python)
     m = PackManifest(scheduler=site.scheduler, variant=plan.shape.variant,
                      specs=[str(campaign.specs_dir / f"{j.job_id}.json") for j in plan.jobs],
                      cores_per_node=plan.cores_per_node, work_dir=str(campaign.work_dir),
@@ -237,25 +223,8 @@ def driver_command(python: str, manifest: Path) -> str:
     return f"exec {shlex.quote(python)} -u -m hpcbench.jobs.pack {shlex.quote(str(manifest))}"
 
 
-def render(backend: Backend, plan: PackPlan, account: str, manifest: Path) -> str:
-    text = backend.render_pack(plan, account, manifest, driver_command(backend.python, manifest))
-    jobs = "\n".join(f"#   {j.job_id}" for j in plan.jobs)
-    return f"{text}\n# hpcbench: {len(plan.jobs)} job(s) packed in this allocation\n{jobs}\n"
-
-
-def _next_key(folder: Path, name: str) -> str:
+def next_key(folder: Path, name: str) -> str:
     n = 0
     while (folder / f"{name}-{n}.json").exists():
         n += 1
     return f"{name}-{n}"
-
-
-def submit(backend: Backend, campaign, plan: PackPlan, account: str,
-           baseline_ranks: list[int] | None) -> tuple[str, str]:
-    """Write the manifest and submit the allocation: (scheduler id, script path)."""
-    folder = campaign.root / "scheduler" / "pack"
-    folder.mkdir(parents=True, exist_ok=True)
-    key = _next_key(folder, plan.name)
-    path, manifest = manifest_for(plan, campaign, backend.site, key, baseline_ranks, backend.python)
-    write_atomic(path, manifest.model_dump_json(indent=1))
-    return backend.submit_pack(plan, account, path, key, driver_command(backend.python, path))

@@ -1,7 +1,8 @@
 """Schedulers by name: this package's executors (`@register_executor("slurm")` in
 executors/base.py) and those installed packages add through the `hpcbench.executors`
-entry-point group. Kept apart from base.py so the site config can check its
-`scheduler` field against it without importing the executors."""
+entry-point group. Kept apart from base.py so that listing the names imports no executor
+until one is asked for (the site loader checks a site's `scheduler` against the compute-side
+registry, hpcbench/schedulers/base.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from hpcbench.registry import Registry
 
 
 def _import_tree() -> None:
-    # by folder, not `import hpcbench.executors`: the site config imports this module
+    # by folder, not `import hpcbench.executors`: its __init__ is lazy
     for mod in pkgutil.iter_modules([str(Path(__file__).parent)], prefix="hpcbench.executors."):
         importlib.import_module(mod.name)
 

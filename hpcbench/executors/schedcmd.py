@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 from hpcbench.errors import HpcbenchError
 
 if TYPE_CHECKING:
-    from hpcbench.site import BatchConfig
+    from hpcbench.schedulers.settings import BatchConfig
 
 NO_CONNECTION = ("Unable to contact slurm controller", "Connection refused", "Problem talking to the database",
                  "cannot connect to server", "cannot connect to host", "Communication failure",

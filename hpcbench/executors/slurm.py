@@ -23,8 +23,9 @@ from pathlib import Path
 
 from hpcbench.errors import HpcbenchError
 from hpcbench.executors import schedcmd
+from hpcbench.executors.backend import Backend, SchedInfo
 from hpcbench.executors.base import register_executor
-from hpcbench.executors.batch import Backend, BatchExecutor, SchedInfo
+from hpcbench.executors.batch import BatchExecutor
 from hpcbench.executors.pack import PackPlan
 from hpcbench.executors.shapes import ArrayPlan
 from hpcbench.jobs.interrupt import WALLTIME_ENV

@@ -28,7 +28,7 @@ class JudgeConfig:
     # their mean scores and their spread goes into the report's intervals (hpcbench.score.judge_samples).
     samples: int = 1
     # The judge's stored calibration (hpcbench.calibration.calibrate.trust_summary) that scorings apply
-    # (hpcbench.judge.trust): recorded with the scoring's config, never applied silently.
+    # (hpcbench.score.judge_trust): recorded with the scoring's config, never applied silently.
     calibration: dict[str, Any] | None = None
     # The agent's text (sources and submission.json) a prompt may carry; past it the judged
     # dimensions are 0 without a call: a submission too large to judge has only itself to blame.

@@ -9,14 +9,14 @@ cache key.
 
 Everything the agent controls reaches the prompt as fenced data: each source file,
 its submission.json (the options and rank counts it asked for) and each piece of
-agent-shaped evidence (judge/evidence.py) sits between
+agent-shaped evidence (evaluators/judged/evidence.py) sits between
 `<<<AGENT DATA <boundary> BEGIN: what it is>>>` and `<<<AGENT DATA <boundary> END>>>`,
 whose boundary the agent cannot guess (judge/boundary.py) and which the rubric
 tells the judge never to take instructions from. The labels are hpcbench's;
 control and bidirectional-override characters inside the data are shown as escapes
 (hpcbench.safetext.visible), so the judge reads the code as the compiler does.
 Sources are sent whole, never cut: a cut would let padding hide code from the judge
-(a submission too large to send is scored 0 instead, judge/evaluator.py)."""
+(a submission too large to send is scored 0 instead, evaluators/judged/base.py)."""
 
 from __future__ import annotations
 
@@ -39,15 +39,10 @@ _PART = re.compile(r"^=== (system|user) ===\s*$", re.M)
 META_FIELDS = ("entry", "files", "ranks", "args")
 
 
-def prompts_dir() -> Path:
-    import hpcbench.evaluators as pkg
-
-    return Path(pkg.__file__).resolve().parent / "prompts"
-
-
 @cache
-def load(version: str) -> tuple[Template, Template]:
-    path = prompts_dir() / f"{version}.txt"
+def load(prompts: Path, version: str) -> tuple[Template, Template]:
+    """The rubric <prompts>/<version>.txt (the evaluators' folder of prompts, evaluators/prompts)."""
+    path = prompts / f"{version}.txt"
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no prompt file for version {version!r}")
     text = path.read_text()
@@ -103,9 +98,9 @@ def fence(b: str, pieces: list[tuple[str, str]], empty: str) -> str:
                        for label, text in pieces)
 
 
-def render(version: str, problem: Problem, data: AgentData, evidence: Evidence,
+def render(prompts: Path, version: str, problem: Problem, data: AgentData, evidence: Evidence,
            key: bytes) -> list[dict[str, str]]:
-    system, user = load(version)
+    system, user = load(prompts, version)
     b = boundary(key, version, data.texts)
     values = {"problem": problem_text(problem), "code": fence(b, data.code, "(no source files)"),
               "evidence": "\n".join(evidence.measured) or "(none)",

@@ -262,7 +262,7 @@ def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemB
         width = max(r.ranks for r in runs)
         plan.jobs.append(JobSpec(
             job_id=jid, agent=m.agent, problem=m.problem, attempt=m.attempt, source_dir=str(staged),
-            entry=m.entry, files=m.files, runs=runs, variant=variant, launcher=vcfg.launcher or site.launcher,
+            entry=m.entry, files=m.files, runs=runs, variant=variant, launcher=site.launcher_for(vcfg.name),
             limits=site.limits, isolation=site.sandbox(), keep_work=keep_work,
             timing_repeats=site.timing_repeats, valgrind=site.valgrind,
             work_dir=str(campaign.work_dir / jid), record_path=str(campaign.record_path(jid)),

@@ -16,7 +16,6 @@ from pathlib import Path
 
 from hpcbench.safetext import md_code
 from hpcbench.store.sweeps import StoredSweep, sweeps_of
-from hpcbench.sweep.analysis import PointRow
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em;color:#222;max-width:1200px}
@@ -25,10 +24,6 @@ th,td{border:1px solid #ccc;padding:0.2em 0.5em;text-align:left} th{background:#
 td.num{text-align:right;font-variant-numeric:tabular-nums} .note{color:#555;font-size:0.9em}
 .bad{color:#a00} img.scaling{max-width:100%}
 """
-
-
-def point_path(p: PointRow) -> str:
-    return f"/sweep/points/{p.agent}/{p.problem}/{p.attempt}/{p.mode}/{p.size}/r{p.ranks}-N{p.nodes}"
 
 
 def _f(x: float, nd: int = 3) -> str:
@@ -129,7 +124,7 @@ def _table(sw: StoredSweep, problem: str, campaign: str) -> str:
     rows = []
     for p in sorted((p for p in sw.analysis.points if p.problem == problem),
                     key=lambda p: (p.agent != sw.plan.reference, p.agent, p.attempt, p.mode, p.size, p.ranks)):
-        src = point_path(p)
+        src = p.path
         title = html.escape(f"source: {src}\nre-derive: hpcbench explain {campaign} {src}", quote=True)
         marks = ", ".join(m for m, on in (("oversubscribed", p.oversubscribed), ("noisy", p.noisy)) if on)
         bw = bandwidth_speedup(sw, p.base_ranks, p.ranks) if p.mode == "strong" and p.base_ranks else math.nan
@@ -203,7 +198,7 @@ def markdown_lines(campaign_root: Path) -> list[str]:
             bw = bandwidth_speedup(sw, p.base_ranks, p.ranks) if p.mode == "strong" and p.base_ranks else math.nan
             lines.append(f"| {md_code(f'{p.agent}/{p.attempt}')} | {p.problem} | {p.mode} | {p.size} | {p.ranks} | "
                          f"{p.status} | {_f(p.time_s, 4)} | {_f(p.speedup)} | {_f(bw)} | {_f(p.efficiency)} | "
-                         f"{_f(p.rel_efficiency)} | {marks} | `{point_path(p)}` |")
+                         f"{_f(p.rel_efficiency)} | {marks} | `{p.path}` |")
         if not sw.baseline:
             lines += ["", "Machine baseline: not measured for this sweep."]
     return lines

@@ -12,21 +12,24 @@ import datetime as dt
 import json
 import multiprocessing
 import os
+import traceback
 from collections import Counter
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 from hpcbench import __version__
-from hpcbench.errors import env_number
-from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, all_evaluators
+from hpcbench.errors import HpcbenchError, env_number
+from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, ScalingPoint, all_evaluators
 from hpcbench.evaluators.categories import WEIGHTS
+from hpcbench.evaluators.judged.base import JudgedEvaluator
 from hpcbench.judge.cache import JudgeCache
 from hpcbench.judge.config import JudgeConfig
-from hpcbench.judge.task import JudgeTask
-from hpcbench.score import contention, judge_samples, uncertainty
+from hpcbench.score import contention, judge_samples, judge_trust, uncertainty
 from hpcbench.score.reference_status import NOT_SCORED, problems_without_reference
+from hpcbench.score.sweep_points import Key, scaling_points
 from hpcbench.score.verdict import CHECKS_PASSED_AT, TIERS, accuracy_passed, checks_passed, passed_every_check, tier
 from hpcbench.stats.intervals import Settings
 from hpcbench.store import StoredCampaign, StoredSubmission
@@ -36,6 +39,19 @@ from hpcbench.store.scorings import scoring_path, write_scoring
 JudgeProgress = Callable[[int, int], None]  # (answered, total) judge calls
 __all__ = ["CHECKS_PASSED_AT", "TIERS", "SubmissionScore", "accuracy_passed", "aggregate", "checks_passed", "score",
            "score_campaign", "tier"]
+
+
+@dataclass(frozen=True)
+class CampaignInputs:
+    """What each submission's context takes from the campaign beside its own rows: built once
+    by `score` and handed down (evaluators read nothing else, and open no file)."""
+
+    # submission path -> {run index: why} for runs that shared a core with another step (contention.py)
+    contended: dict[str, dict[int, str]] = field(default_factory=dict)
+    scaling: dict[Key, list[ScalingPoint]] = field(default_factory=dict)  # sweep points per submission
+    options: dict[str, str] = field(default_factory=dict)  # `hpcbench score --time-metric` ...
+
+
 @dataclass
 class SubmissionScore:
     agent: str
@@ -53,7 +69,6 @@ class SubmissionScore:
     refusal_set: bool = False  # a problem whose right answer is to decline: outside the composite
     status: str = ""
     unscored: list[str] = field(default_factory=list)  # evaluators that ran but gave no score
-    pending: list[tuple[int, Evaluator, JudgeTask]] = field(default_factory=list)  # judge calls to make
     # With several judge samples: each judged result's samples (by index into results), and
     # the composite under each sample (hpcbench.score.judge_samples).
     samples: dict[int, list[EvalResult]] = field(default_factory=dict)
@@ -94,8 +109,8 @@ def aggregate(results: list[EvalResult], weights: dict[str, float] = WEIGHTS
 
 def run_evaluators(ctx: EvalContext, evaluators: list[Evaluator], key: tuple[str, str, str],
                    h5_path: str) -> SubmissionScore:
-    """Every evaluator in stage order; a judged evaluator's JudgeTask is kept in
-    `pending` (answered later, concurrently across submissions) behind a placeholder."""
+    """Every evaluator in stage order; a judged evaluator's result holds its JudgeTask in
+    `pending` (answered later, concurrently across submissions: resolve_judged)."""
     out = SubmissionScore(*key, h5_path=h5_path)
     done: dict[str, EvalResult] = {}
     ctx.results = done  # later evaluators (the judges) see earlier results as evidence
@@ -108,9 +123,6 @@ def run_evaluators(ctx: EvalContext, evaluators: list[Evaluator], key: tuple[str
             res = ev.evaluate(ctx)
         except Exception as e:  # an evaluator bug leaves that evaluator unscored, not the campaign dead
             res = ev.unscored(f"evaluator error: {type(e).__name__}: {e}")
-        if isinstance(res, JudgeTask):
-            out.pending.append((len(out.results), ev, res))
-            res = ev.unscored("judge answer pending")
         out.results.append(res)
         done[ev.name] = res
         if ev.stage == "gate" and res.status == "scored" and res.passed is False:
@@ -119,14 +131,17 @@ def run_evaluators(ctx: EvalContext, evaluators: list[Evaluator], key: tuple[str
 
 
 def resolve_judged(scores: list[SubmissionScore], judge: JudgeConfig | None,
-                   cache: JudgeCache | None = None, progress: JudgeProgress | None = None) -> dict:
-    """Answer the pending judge tasks of all `scores` in one pool; returns counts."""
-    pending = [(sc, i, ev, task) for sc in scores for i, ev, task in sc.pending]
-    for sc in scores:
-        sc.pending = []
+                   cache: JudgeCache | None = None, progress: JudgeProgress | None = None,
+                   judged: dict[str, JudgedEvaluator] | None = None) -> dict:
+    """Answer the pending judge tasks of all `scores` in one pool, each judged result replaced
+    by its evaluator's result for the answer; returns counts."""
+    judged = judged if judged is not None else judged_evaluators()
+    pending = [(sc, i, judged[r.evaluator], r.pending) for sc in scores for i, r in enumerate(sc.results)
+               if r.pending is not None and r.evaluator in judged]
+    for sc, i, _, _ in pending:
+        sc.results[i] = sc.results[i].model_copy(update={"pending": None})
     if not pending or judge is None:
         return {}
-    from hpcbench.judge import trust
     from hpcbench.judge.runner import run_tasks
 
     # each task once per judge sample (sample k > 0 has its own cache key: real answers, asked once)
@@ -143,7 +158,7 @@ def resolve_judged(scores: list[SubmissionScore], judge: JudgeConfig | None,
             o.error += "; the problem's reference fails the same way: the judge's limit, not the submission's"
     for n, (sc, i, ev, _) in enumerate(pending):
         # A dimension the judge's calibration found unreliable: confidence lowered, said in the rationale.
-        got = [trust.apply(ev.from_outcome(outcomes[j * len(pending) + n]), judge.calibration)  # type: ignore[attr-defined]
+        got = [judge_trust.apply(ev.from_outcome(outcomes[j * len(pending) + n]), judge.calibration)
                for j in range(k)]
         sc.results[i] = judge_samples.combine(got) if k > 1 else got[0]
         if k > 1:
@@ -156,6 +171,11 @@ def resolve_judged(scores: list[SubmissionScore], judge: JudgeConfig | None,
             "new_cost_usd": sum(o.cost_usd for o in outcomes if not o.cached),
             "reasons": dict(Counter(o.error for o in outcomes if o.error and o.blame != "submission").most_common(3)),
             "zero_reasons": dict(Counter(o.error for o in outcomes if o.blame == "submission").most_common(3))}
+
+
+def judged_evaluators() -> dict[str, JudgedEvaluator]:
+    """The registered evaluators that ask a judge, by name: they turn its answers into results."""
+    return {e.name: e for e in all_evaluators() if isinstance(e, JudgedEvaluator)}
 
 
 def finish(out: SubmissionScore) -> SubmissionScore:
@@ -214,17 +234,21 @@ def score_one(ctx: EvalContext, evaluators: list[Evaluator], key: tuple[str, str
     return finish(out)
 
 
-def contexts(stored: StoredCampaign) -> list[tuple[StoredSubmission, EvalContext]]:
+def contexts(stored: StoredCampaign, inputs: CampaignInputs | None = None,
+             submissions: list[StoredSubmission] | None = None) -> list[tuple[StoredSubmission, EvalContext]]:
+    """Each submission's context (`submissions`, else all of `stored`'s)."""
+    inputs = inputs or CampaignInputs()
+    subs = stored.submissions if submissions is None else submissions
     refs = stored.references if stored.references is not None else {
-        s.meta.problem: s.record for s in stored.submissions if s.meta.agent == "reference"}
+        s.meta.problem: s.record for s in subs if s.meta.agent == "reference"}
     out = []
-    for s in stored.submissions:
+    for s in subs:
         problem, checks = stored.problems[s.meta.problem]
         out.append((s, EvalContext(problem=problem, checks=checks, submission=s.meta, sources=s.sources,
                                    record=s.record, reference=refs.get(s.meta.problem), h5_path=s.path,
-                                   petsc_api=stored.petsc_api, campaign_dir=stored.attrs.get("campaign_dir", ""),
-                                   contended=stored.contended.get(s.path, {}),
-                                   options=stored.attrs.get("score_options", {}))))
+                                   petsc_api=stored.petsc_api, contended=inputs.contended.get(s.path, {}),
+                                   scaling=inputs.scaling.get((s.meta.agent, s.meta.problem, s.meta.attempt), []),
+                                   options=dict(inputs.options))))
     return out
 
 
@@ -248,15 +272,60 @@ def _evaluate(s: StoredSubmission, ctx: EvalContext, evaluators: list[Evaluator]
     return sc
 
 
-_FORKED: tuple = ()  # what forked scoring workers read (inherited, never pickled)
+@dataclass(frozen=True)
+class EvaluationJob:
+    """A batch of submissions and the evaluators to run on them: everything a scoring worker
+    needs, handed to it as an argument (a forked process inherits it, nothing is pickled)."""
+
+    items: list[tuple[StoredSubmission, EvalContext]]
+    evaluators: list[Evaluator]
+    refusal: list[Evaluator]
+    judge: JudgeConfig | None = None
+
+    def run(self, which: Iterable[int]) -> list[SubmissionScore]:
+        return [_evaluate(*self.items[i], self.evaluators, self.refusal, self.judge) for i in which]
 
 
-def _evaluate_range(bounds: tuple[int, int]) -> list[SubmissionScore]:
-    items, evaluators, refusal, judge = _FORKED
-    out = [_evaluate(s, ctx, evaluators, refusal, judge) for s, ctx in items[bounds[0]:bounds[1]]]
-    for sc in out:  # evaluators travel back by name: the parent's instances answer the judge tasks
-        sc.pending = [(i, ev.name, task) for i, ev, task in sc.pending]  # type: ignore[misc]
-    return out
+def _worker(job: EvaluationJob, which: range, conn: Connection) -> None:
+    try:
+        conn.send(job.run(which))
+    except BaseException:  # noqa: BLE001 - the parent raises it, with the worker's traceback
+        conn.send(traceback.format_exc())
+    finally:
+        conn.close()
+
+
+def run_forked(job: EvaluationJob, workers: int) -> list[SubmissionScore]:
+    """job.run over every item in `workers` forked processes, strided (neighbouring submissions
+    are often the same problem, the same cost); results in the items' order."""
+    mp = multiprocessing.get_context("fork")
+    started: list[tuple[BaseProcess, Connection]] = []
+    out: list[SubmissionScore | None] = [None] * len(job.items)
+    try:
+        for w in range(workers):
+            recv, send = mp.Pipe(duplex=False)
+            proc = mp.Process(target=_worker, args=(job, range(w, len(job.items), workers), send), daemon=True)
+            proc.start()
+            send.close()
+            started.append((proc, recv))
+        for w, (child, pipe) in enumerate(started):
+            try:
+                got = pipe.recv()
+            except EOFError:
+                child.join()
+                raise HpcbenchError(f"scoring worker {child.pid} died (exit code {child.exitcode}) before it "
+                                    "answered: out of memory? (HPCBENCH_SCORE_WORKERS=1 scores in one process)"
+                                    ) from None
+            if isinstance(got, str):
+                raise HpcbenchError(f"scoring worker {child.pid} failed:\n{got}")
+            out[w::workers] = got
+    finally:
+        for child, pipe in started:
+            pipe.close()
+            if child.is_alive():
+                child.kill()
+            child.join()
+    return [sc for sc in out if sc is not None]
 
 
 def score_workers() -> int:
@@ -268,10 +337,11 @@ def score_campaign(stored: StoredCampaign, judge: JudgeConfig | None = None,
                    cache: JudgeCache | None = None, stats: dict | None = None,
                    workers: int | None = None, batches: Iterable[list[StoredSubmission]] | None = None,
                    progress: JudgeProgress | None = None,
-                   evaluated: Callable[[int], None] | None = None) -> list[SubmissionScore]:
+                   evaluated: Callable[[int], None] | None = None,
+                   inputs: CampaignInputs | None = None) -> list[SubmissionScore]:
     """Every submission's evaluators, then the judge calls of all. `batches` (else
     stored.submissions at once) bounds the records held in memory; `evaluated(n)` after
-    each batch, n submissions so far."""
+    each batch, n submissions so far; `inputs`: what the contexts take from the campaign."""
     scores = []
     for part in batches if batches is not None else [stored.submissions]:
         refs = stored.references if stored.references is not None else {
@@ -284,8 +354,7 @@ def score_campaign(stored: StoredCampaign, judge: JudgeConfig | None = None,
                 scores.append(SubmissionScore(s.meta.agent, s.meta.problem, s.meta.attempt, h5_path=s.path,
                                               status=f"{NOT_SCORED}: {no_ref[s.meta.problem]}",
                                               left_out=list(WEIGHTS)))
-        stored.submissions = [s for s in part if s.meta.problem not in no_ref]
-        scores += evaluate_all(stored, judge, workers)
+        scores += evaluate_all(stored, judge, workers, inputs, [s for s in part if s.meta.problem not in no_ref])
         if evaluated is not None:
             evaluated(len(scores))
     # Judge calls of every submission go out together, up to the judge's concurrency.
@@ -297,30 +366,17 @@ def score_campaign(stored: StoredCampaign, judge: JudgeConfig | None = None,
     return out
 
 
-def evaluate_all(stored: StoredCampaign, judge: JudgeConfig | None = None,
-                 workers: int | None = None) -> list[SubmissionScore]:
-    """Every submission's evaluators, judge tasks left pending (in `workers` forked
-    processes for large campaigns: the deterministic evaluators are CPU-bound Python)."""
-    global _FORKED
-    evaluators = [e for e in all_evaluators() if e.category != "refusal"]
-    refusal = [e for e in all_evaluators() if e.category == "refusal"]
-    items = contexts(stored)
-    workers = min(workers or score_workers(), max(1, len(items) // 50))
-    if workers <= 1:
-        scores = [_evaluate(s, ctx, evaluators, refusal, judge) for s, ctx in items]
-    else:
-        by_name = {e.name: e for e in evaluators}
-        _FORKED = (items, evaluators, refusal, judge)
-        step = -(-len(items) // (workers * 4))
-        try:
-            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-                scores = [sc for part in pool.map(_evaluate_range, [(i, i + step) for i in range(0, len(items), step)])
-                          for sc in part]
-        finally:
-            _FORKED = ()
-        for sc in scores:
-            sc.pending = [(i, by_name[name], task) for i, name, task in sc.pending]  # type: ignore[index]
-    return scores
+def evaluate_all(stored: StoredCampaign, judge: JudgeConfig | None = None, workers: int | None = None,
+                 inputs: CampaignInputs | None = None, submissions: list[StoredSubmission] | None = None
+                 ) -> list[SubmissionScore]:
+    """Every submission's evaluators (`submissions`, else all of `stored`'s), judge tasks left
+    pending (in `workers` forked processes for large campaigns: the deterministic evaluators
+    are CPU-bound Python)."""
+    every = all_evaluators()
+    job = EvaluationJob(contexts(stored, inputs, submissions), [e for e in every if e.category != "refusal"],
+                        [e for e in every if e.category == "refusal"], judge)
+    workers = min(workers or score_workers(), max(1, len(job.items) // 50))
+    return job.run(range(len(job.items))) if workers <= 1 else run_forked(job, workers)
 
 
 def new_scoring_id() -> str:
@@ -365,9 +421,8 @@ def score(h5_path: Path, scoring_id: str | None = None, judge: JudgeConfig | Non
         raise FileExistsError(f"{h5_path.parent}: scoring {sid!r} exists; scorings are never overwritten")
     # -log_view events: judge evidence only
     stored, batches = read_campaign_batches(h5_path, events=judge is not None)
-    stored.attrs["campaign_dir"] = str(h5_path.parent)  # the scalability evaluator reads its sweeps there
-    stored.attrs["score_options"] = dict(options or {})
-    stored.contended = campaign_contention(h5_path)
+    inputs = CampaignInputs(contended=campaign_contention(h5_path), scaling=scaling_points(h5_path.parent),
+                            options=dict(options or {}))
     cache = JudgeCache(h5_path) if judge is not None else None
     if judge is not None:  # the campaign's own key for the boundaries that fence the agent's text off
         from hpcbench.judge.boundary import campaign_key
@@ -376,7 +431,7 @@ def score(h5_path: Path, scoring_id: str | None = None, judge: JudgeConfig | Non
     judge_stats: dict = {}
     total = int(stored.attrs.get("live_submissions", 0))
     scores = score_campaign(stored, judge, cache, judge_stats, batches=batches, progress=progress,
-                            evaluated=(lambda n: evaluated(n, total)) if evaluated else None)
+                            evaluated=(lambda n: evaluated(n, total)) if evaluated else None, inputs=inputs)
     evs = all_evaluators()
     settings = stats or Settings()
     config = {"evaluators": [e.name for e in evs], "options": dict(options or {}),

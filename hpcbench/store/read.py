@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
@@ -93,9 +93,6 @@ class StoredCampaign:
     submissions: list[StoredSubmission]
     petsc_api: PetscApi | None = None
     references: dict[str, JobResult | None] | None = None  # problem -> its reference's record
-    # submission path -> {run index: why} for runs that shared a core with another step while
-    # they ran (hpcbench/score/contention.py; filled by scoring)
-    contended: dict[str, dict[int, str]] = field(default_factory=dict)
 
 
 def read_petsc_api(f: h5py.File) -> PetscApi | None:

@@ -76,6 +76,12 @@ class PointRow:
     def key(self) -> tuple:
         return (self.mode, self.size, self.ranks, self.nodes)
 
+    @property
+    def path(self) -> str:
+        """Where the row is in campaign.h5 (`hpcbench explain` resolves it)."""
+        return (f"/sweep/points/{self.agent}/{self.problem}/{self.attempt}/{self.mode}/{self.size}"
+                f"/r{self.ranks}-N{self.nodes}")
+
 
 @dataclass
 class EventRow:
@@ -329,13 +335,6 @@ def _relative(points: list[PointRow], reference: str) -> None:
             p.rel_efficiency = p.efficiency / r.efficiency
             bases = [base(p), base(r)]
             p.rel_clean = p.clean and r.clean and all(b is not None and b.clean for b in bases)
-
-
-def largest_clean(points: list[PointRow]) -> PointRow | None:
-    """The point with the most ranks beyond the base whose relative efficiency rests on clean
-    times only (its own, the reference's, both bases: ok, not oversubscribed, not noisy)."""
-    cand = [p for p in points if p.rel_clean and math.isfinite(p.rel_efficiency) and p.ranks > p.base_ranks]
-    return max(cand, key=lambda p: (p.ranks, p.mode == "strong", p.size), default=None)
 
 
 def as_dicts(rows: list) -> list[dict]:

@@ -77,7 +77,7 @@ def sweep_site(site: SiteConfig, plan: SweepPlan) -> SiteConfig:
                                    "launcher": launcher})
 
 
-def plan_campaign(out: Path, site: SiteConfig, problems: dict[str, ProblemBundle], plan: SweepPlan,
+def plan_sweep(out: Path, site: SiteConfig, problems: dict[str, ProblemBundle], plan: SweepPlan,
                   subs: list[LoadedSubmission], installs: dict | None = None) -> tuple[SiteConfig, Campaign, Plan]:
     """The sweep campaign folder with sweep.json at its root and one job per program
     (`installs`: the site's PETSc as declared, for a dry run away from the machine)."""

@@ -27,7 +27,7 @@ def factor(accuracy: float, threshold: float) -> float:
 
 def apply(res: EvalResult, calibration: dict[str, Any] | None) -> EvalResult:
     if not calibration or res.method != "llm_judge" or res.status != "scored" or res.evidence.get("zero_reason"):
-        return res  # a 0 by rule (judge/evaluator.py) is no judge's verdict: nothing to discount
+        return res  # a 0 by rule (evaluators/judged/base.py) is no judge's verdict: nothing to discount
     dim = calibration.get("dimensions", {}).get(res.evaluator)
     if dim is None:
         return res

@@ -1,9 +1,10 @@
-"""The base of the LLM-judged quality evaluators (evaluators/judged/).
+"""The base of the LLM-judged quality evaluators (this folder).
 
 `evaluate` does not call the judge: it renders the rubric prompt into a
-JudgeTask, scoring gathers the tasks of every submission and answers them
-concurrently (runner.py), then `from_outcome` turns each answer into the
-EvalResult. Without a judge configured the evaluator is unscored.
+JudgeTask, returned in its EvalResult's `pending` field; scoring gathers the tasks of
+every submission and answers them concurrently (hpcbench/judge/runner.py), then
+`from_outcome` turns each answer into the result that takes the pending one's place.
+Without a judge configured the evaluator is unscored.
 
 A dimension that cannot be judged because of the submission itself is 0 with its
 reason, never unscored (an unscored dimension would drop out of the composite, and a
@@ -14,21 +15,24 @@ filter. The same 0 applies where the deterministic injection scan
 (evaluators/quality/prompt_injection.py) found text addressed to the judge: whatever
 the judge answered may have been steered; its answer is kept in the evidence. An
 evaluator that could not run for a reason outside the submission (no judge, an
-outage) stays unscored (scoring.resolve_judged also turns a "submission" failure
+outage) stays unscored (score/scoring.resolve_judged also turns a "submission" failure
 into that when the problem's reference failed the same way: then the judge is the
 limit)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, ClassVar
 
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator
-from hpcbench.judge.evidence import collect_evidence
+from hpcbench.evaluators.judged.evidence import collect_evidence
 from hpcbench.judge.prompt import agent_data, render
 from hpcbench.judge.task import JudgeOutcome, JudgeTask
 
 NO_JUDGE = "no judge configured (hpcbench score --judge MODEL)"
+PROMPTS = Path(__file__).resolve().parent.parent / "prompts"  # evaluators/prompts/<version>.txt
 INJECTION = "prompt_injection"
+PENDING = "judge answer pending"
 
 
 def _injection(ctx: EvalContext) -> str:
@@ -45,19 +49,20 @@ class JudgedEvaluator(Evaluator):
     order = 90  # after every deterministic evaluator: their results are part of the evidence
     prompt_version: ClassVar[str]  # evaluators/prompts/<prompt_version>.txt
 
-    def evaluate(self, ctx: EvalContext) -> EvalResult | JudgeTask:  # type: ignore[override]
+    def evaluate(self, ctx: EvalContext) -> EvalResult:
         if ctx.judge is None:
             return self.unscored(NO_JUDGE, evidence={"prompt_version": self.prompt_version})
         evidence = collect_evidence(ctx, ctx.results)
         data = agent_data(ctx.sources, ctx.submission, evidence)
-        messages = render(self.prompt_version, ctx.problem, data, evidence, ctx.judge.boundary_key)
+        messages = render(PROMPTS, self.prompt_version, ctx.problem, data, evidence, ctx.judge.boundary_key)
         oversize = ""
         if data.source_chars > ctx.judge.max_source_chars:
             oversize = (f"too large to judge: {data.source_chars:,} characters of source and submission.json, the "
                         f"judge takes at most {ctx.judge.max_source_chars:,} (--judge-max-chars)")
-        return JudgeTask(evaluator=self.name, prompt_version=self.prompt_version, messages=messages,
+        task = JudgeTask(evaluator=self.name, prompt_version=self.prompt_version, messages=messages,
                          submission=ctx.h5_path, oversize=oversize,
                          evidence={"injection": _injection(ctx), "source_chars": data.source_chars})
+        return self.unscored(PENDING).model_copy(update={"pending": task})
 
     def from_outcome(self, o: JudgeOutcome) -> EvalResult:
         evidence: dict[str, Any] = {

@@ -1,0 +1,32 @@
+"""PBS Pro's allocation as a job inside it sees it (PBS Professional User's Guide, "Environment
+Variables": PBS_JOBID, PBS_NODEFILE, one line per MPI process slot; NCPUS, the ncpus of the
+first chunk). Steps on a subset of its nodes are PALS mpiexec --hostfile (jobs/launchers.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hpcbench.schedulers.base import AllocationView, register_scheduler
+
+
+@register_scheduler("pbs")
+class PbsView(AllocationView):
+    batch = True
+    job_id_env = "PBS_JOBID"
+
+    def hosts(self) -> list[str]:
+        nodefile = self.env.get("PBS_NODEFILE", "")
+        if nodefile:
+            seen: list[str] = []
+            for line in Path(nodefile).read_text().split():
+                if line not in seen:
+                    seen.append(line)
+            if seen:
+                return seen
+        return super().hosts()
+
+    def cores_per_node(self, planned: int) -> int:
+        """NCPUS, never more than planned: a node's hardware threads (PBS counts them on ALCF) are
+        not cores."""
+        got = self.env.get("NCPUS", "")
+        return min(planned, int(got)) if got.isdigit() and int(got) > 0 else planned
