@@ -34,7 +34,7 @@ def sweep(out: Path, problem: str, repeats: int) -> float:
 
 def main() -> int:
     from hpcbench.report.scaling import bandwidth_speedup
-    from hpcbench.store.sweeps import sweeps_of
+    from hpcbench.sweep.tables import sweeps_of
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--problems", default="advection1d,darcy-dmplex")

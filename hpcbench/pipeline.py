@@ -103,7 +103,7 @@ def batch_scripts(site: SiteConfig, campaign: Campaign, jobs: list, account: str
 def sweep_again(c: Campaign, changed: bool) -> bool:
     """A sweep campaign's /sweep is derived from the stored rows: derived again when they changed
     or when the store was rebuilt without it (a killed collect, another store schema)."""
-    from hpcbench.store.sweeps import read_sweep
+    from hpcbench.sweep.tables import read_sweep
     from hpcbench.sweep.run import analyse_and_store, read_plan
 
     plan = read_plan(c.root)

@@ -33,7 +33,7 @@ def test_wheel_contains_mapped_packages_and_data(tmp_path):
                  "hpcbench/cli/campaign.py", "hpcbench/plan/gather.py", "hpcbench/store/collect.py",
                  "hpcbench/score/scoring.py", "hpcbench/calibration/probes.py", "hpcbench/report/explain.py",
                  "hpcbench/doctor.py", "hpcbench/cli/sweep.py",
-                 "hpcbench/sweep/analysis.py", "hpcbench/store/sweeps.py", "hpcbench/report/scaling.py",
+                 "hpcbench/sweep/analysis.py", "hpcbench/sweep/tables.py", "hpcbench/report/scaling.py",
                  "hpcbench/evaluators/metrics/scalability.py", "hpcbench/executors/pack.py",
                  "hpcbench/machine_baseline.py", "hpcbench/jobs/pack.py", "hpcbench/jobs/baseline.py",
                  "hpcbench/jobs/launchers.py", "hpcbench/schedulers/base.py", "hpcbench/schedulers/slurm.py",

@@ -215,13 +215,6 @@ def test_every_unit_has_a_layer():
     assert not set(table) - units, f"ARCHITECTURE.md's layer table names no such unit: {sorted(set(table) - units)}"
 
 
-# Upward imports that exist and are being taken out (issue 25): the list may only shrink; one
-# that is gone must leave it, a new one fails.
-KNOWN_UPWARD = {
-    ("store", "sweep"),
-}
-
-
 def test_packages_import_only_down_the_layer_table():
     edges = graph()
     table = layers()
@@ -229,18 +222,13 @@ def test_packages_import_only_down_the_layer_table():
     planted = {**edges, "hpcbench.jobs.records": edges["hpcbench.jobs.records"] | {"hpcbench.report.html"}}
     assert any(b.startswith("jobs (layer") for b in against_layers(unit_graph(planted), table))
     bad = against_layers(unit_graph(edges), table)
-    pairs = {tuple(re.findall(r"^(\S+) \(layer \d+\) imports (\S+)", b)[0]) for b in bad}
-    assert not KNOWN_UPWARD - pairs, f"no longer upward: take them off KNOWN_UPWARD: {sorted(KNOWN_UPWARD - pairs)}"
-    new = [b for b in bad if tuple(re.findall(r"^(\S+) \(layer \d+\) imports (\S+)", b)[0]) not in KNOWN_UPWARD]
-    assert not new, "imports against ARCHITECTURE.md's layer table:\n" + "\n".join(new)
+    assert not bad, "imports against ARCHITECTURE.md's layer table:\n" + "\n".join(bad)
 
 
-def test_no_package_cycle_beyond_the_known_upward_imports():
+def test_no_package_cycle():
     units: dict[str, set[str]] = {}
     for a, b in unit_graph(graph()):
-        units.setdefault(a, set())
-        if (a.partition(".")[2], b.partition(".")[2]) not in KNOWN_UPWARD:
-            units[a].add(b)
+        units.setdefault(a, set()).add(b)
         units.setdefault(b, set())
     found = cycles(units)
     assert not found, "package circles:\n" + "\n".join(" -> ".join(c) for c in found)

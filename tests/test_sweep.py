@@ -194,7 +194,7 @@ def sweep_dir(sample_campaign, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def points(sweep_dir):
-    from hpcbench.store.sweeps import read_sweep
+    from hpcbench.sweep.tables import read_sweep
 
     sw = read_sweep(sweep_dir / "campaign.h5")
     assert sw is not None
@@ -248,7 +248,7 @@ def test_a_rebuilt_store_gets_its_sweep_derived_again_and_explain_catches_a_forg
     import h5py
 
     from hpcbench.store.integrity import seal
-    from hpcbench.store.sweeps import read_sweep
+    from hpcbench.sweep.tables import read_sweep
 
     copy = tmp_path / "s"
     shutil.copytree(sweep_dir, copy, ignore=shutil.ignore_patterns("work"))

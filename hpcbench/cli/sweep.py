@@ -179,7 +179,7 @@ def sweep(site, agents, submissions, from_campaign, problem_ids, ranks, nodes, s
         click.echo("", err=True)
     if report is None:
         sys.exit(0)
-    from hpcbench.store.sweeps import read_sweep
+    from hpcbench.sweep.tables import read_sweep
 
     stored = read_sweep(campaign.h5_path)
     assert stored is not None

@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 
 from hpcbench.safetext import md_code
-from hpcbench.store.sweeps import StoredSweep, sweeps_of
+from hpcbench.sweep.tables import StoredSweep, sweeps_of
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em;color:#222;max-width:1200px}

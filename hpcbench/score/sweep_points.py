@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hpcbench.evaluators.base import ScalingPoint
-from hpcbench.store.sweeps import PointRow, sweeps_of
+from hpcbench.sweep.tables import PointRow, sweeps_of
 
 Key = tuple[str, str, str]  # (agent, problem, attempt)
 

@@ -147,7 +147,7 @@ def analyse_and_store(campaign: Campaign, plan: SweepPlan) -> None:
     store was rebuilt from the records (the group is derived, never kept only there)."""
     from hpcbench import store
     from hpcbench.plan.campaign import git_commit
-    from hpcbench.store.sweeps import write_sweep
+    from hpcbench.sweep.tables import write_sweep
     from hpcbench.sweep.analysis import analyse
 
     stored = store.read_campaign(campaign.h5_path, events=True)
