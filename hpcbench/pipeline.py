@@ -103,8 +103,8 @@ def batch_scripts(site: SiteConfig, campaign: Campaign, jobs: list, account: str
 def sweep_again(c: Campaign, changed: bool) -> bool:
     """A sweep campaign's /sweep is derived from the stored rows: derived again when they changed
     or when the store was rebuilt without it (a killed collect, another store schema)."""
-    from hpcbench.sweep.tables import read_sweep
     from hpcbench.sweep.run import analyse_and_store, read_plan
+    from hpcbench.sweep.tables import read_sweep
 
     plan = read_plan(c.root)
     if plan is not None and (changed or read_sweep(c.h5_path) is None):

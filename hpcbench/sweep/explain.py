@@ -17,9 +17,9 @@ import h5py
 from hpcbench.problem import Checks
 from hpcbench.store import layout
 from hpcbench.store.read import Texts, live_submissions, rebuild_record, strings
-from hpcbench.sweep.tables import GROUP, PointRow, table_rows
 from hpcbench.sweep.analysis import EventRow, SweepAnalysis, analyse
 from hpcbench.sweep.plan import SweepPlan
+from hpcbench.sweep.tables import GROUP, PointRow, table_rows
 
 _s = layout.text  # a string cell as h5py returns it
 

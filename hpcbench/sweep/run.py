@@ -147,8 +147,8 @@ def analyse_and_store(campaign: Campaign, plan: SweepPlan) -> None:
     store was rebuilt from the records (the group is derived, never kept only there)."""
     from hpcbench import store
     from hpcbench.plan.campaign import git_commit
-    from hpcbench.sweep.tables import write_sweep
     from hpcbench.sweep.analysis import analyse
+    from hpcbench.sweep.tables import write_sweep
 
     stored = store.read_campaign(campaign.h5_path, events=True)
     records = {(s.meta.agent, s.meta.problem, s.meta.attempt): s.record for s in stored.submissions}
