@@ -124,15 +124,20 @@ demo_agent.usage = "demo:FOLDER"
 '''
 
 
-def _install(tmp: Path) -> Path:
-    src, target = tmp / "plugin", tmp / "site-packages"
+def _pip_install(tmp: Path, name: str, files: dict[str, str]) -> Path:
+    """A package made of `files` in tmp/<name>-src, installed into tmp/<name>-pkgs (returned)."""
+    src, target = tmp / f"{name}-src", tmp / f"{name}-pkgs"
     src.mkdir()
-    (src / "pyproject.toml").write_text(PYPROJECT)
-    (src / "hpcbench_demo.py").write_text(MODULE)
+    for file, text in files.items():
+        (src / file).write_text(text)
     # No network, no build isolation: setuptools comes from our venv; --target keeps it out of the venv.
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index",
                     "--target", str(target), str(src)], check=True, capture_output=True, text=True, cwd=tmp)
     return target
+
+
+def _install(tmp: Path) -> Path:
+    return _pip_install(tmp, "demo", {"pyproject.toml": PYPROJECT, "hpcbench_demo.py": MODULE})
 
 
 def _site_file(tmp: Path) -> Path:
@@ -187,9 +192,7 @@ def test_an_installed_plugin_adds_an_evaluator_a_scheduler_and_an_agent_kind(tmp
 
 
 def test_a_broken_plugin_is_named_in_the_error(tmp_path):
-    src, target = tmp_path / "plugin", tmp_path / "site-packages"
-    src.mkdir()
-    (src / "pyproject.toml").write_text(textwrap.dedent("""\
+    pyproject = textwrap.dedent("""\
         [build-system]
         requires = ["setuptools>=69"]
         build-backend = "setuptools.build_meta"
@@ -202,10 +205,9 @@ def test_a_broken_plugin_is_named_in_the_error(tmp_path):
         broken = "hpcbench_broken:Nothing"
         [project.entry-points."hpcbench.schedulers"]
         broken = "hpcbench_broken:Nothing"
-        """))
-    (src / "hpcbench_broken.py").write_text("raise RuntimeError('half-installed')\n")
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index",
-                    "--target", str(target), str(src)], check=True, capture_output=True, text=True, cwd=tmp_path)
+        """)
+    target = _pip_install(tmp_path, "broken", {"pyproject.toml": pyproject,
+                                               "hpcbench_broken.py": "raise RuntimeError('half-installed')\n"})
     site = tmp_path / "broken.yaml"
     site.write_text("name: broken\nscheduler: broken\npartitions: [{name: q}]\n")
     p = _hpcbench(["submit", "--dry-run", "--site", str(site), "--out", str(tmp_path / "c")], tmp_path, target)
@@ -430,14 +432,8 @@ class ToyExecutor(BatchExecutor):
 
 
 def _install_toyq(tmp: Path) -> Path:
-    src, target = tmp / "toyq-src", tmp / "toyq-pkgs"
-    src.mkdir()
-    (src / "pyproject.toml").write_text(TOYQ_PYPROJECT)
-    (src / "hpcbench_toyq.py").write_text(TOYQ_MODULE)
-    (src / "toyq_cmd.py").write_text(TOYQ_CMD)
-    (src / "toyrun").write_text(TOYRUN)
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index",
-                    "--target", str(target), str(src)], check=True, capture_output=True, text=True, cwd=tmp)
+    target = _pip_install(tmp, "toyq", {"pyproject.toml": TOYQ_PYPROJECT, "hpcbench_toyq.py": TOYQ_MODULE,
+                                        "toyq_cmd.py": TOYQ_CMD, "toyrun": TOYRUN})
     assert os.access(target / "bin" / "toyrun", os.X_OK)
     return target
 
