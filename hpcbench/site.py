@@ -349,6 +349,26 @@ def list_sites() -> list[str]:
     return sorted(p.stem for p in site_configs_dir().glob("*.yaml"))
 
 
+class _OneKeyOnceLoader(yaml.SafeLoader):
+    """PyYAML keeps the last of two equal keys in a mapping without a word, so a site file that
+    names `env:` twice loses the first block (found when a test's added `env:` silently vanished
+    behind the bundled one). A key given twice is an error here, with both lines."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        first: dict[object, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                line = first.setdefault(key, key_node.start_mark.line)
+            except TypeError:
+                continue  # an unhashable key: SafeLoader's own error says so below
+            if line != key_node.start_mark.line:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} given twice (first on line {line + 1}); keep one",
+                    key_node.start_mark)
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_site(name_or_path: str) -> SiteConfig:
     """A bundled site by name, or any YAML file by path."""
     p = Path(name_or_path)
@@ -356,7 +376,7 @@ def load_site(name_or_path: str) -> SiteConfig:
     if not path.is_file():
         raise ConfigError(path, None, f"no such site config; bundled sites: {', '.join(list_sites())}")
     try:
-        raw = yaml.safe_load(path.read_bytes().decode("utf-8"))
+        raw = yaml.load(path.read_bytes().decode("utf-8"), Loader=_OneKeyOnceLoader)  # noqa: S506 - a SafeLoader
     except UnicodeDecodeError as e:
         raise ConfigError(path, None, f"not UTF-8 text (byte {e.start}: {e.reason})") from None
     except yaml.YAMLError as e:

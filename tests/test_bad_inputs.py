@@ -43,6 +43,12 @@ def _tree(t: Path, args: list[str] | None = None, ranks: list[int] | None = None
                                                    "ranks": ranks or []}))
 
 
+def _with_env(site: str, entry: str) -> str:
+    """The bundled site with one more launcher.env entry, added inside its own `env:` block."""
+    assert "\n  env:\n" in site, "local.yaml's launcher has no env block to add to"
+    return site.replace("\n  env:\n", f"\n  env:\n    {entry}\n", 1)
+
+
 def _site(t: Path, text: str) -> None:
     (t / "site.yaml").write_text(text)
 
@@ -63,9 +69,9 @@ SETUP = {
                                                        'template: "mpiexec -n {nranks}"')),
     "template-brace": lambda t: _site(t, LOCAL.replace('template: "mpiexec -n {ranks}"',
                                                        'template: "mpiexec -n {ranks"')),
-    "env-key": lambda t: _site(t, LOCAL.replace("launcher:\n", "launcher:\n  env: {MY_API_KEY: secret}\n")),
-    "env-petsc-options": lambda t: _site(t, LOCAL.replace("launcher:\n",
-                                                          "launcher:\n  env: {PETSC_OPTIONS: '-malloc_debug 0'}\n")),
+    "env-key": lambda t: _site(t, _with_env(LOCAL, "MY_API_KEY: secret")),
+    "env-petsc-options": lambda t: _site(t, _with_env(LOCAL, "PETSC_OPTIONS: '-malloc_debug 0'")),
+    "site-key-twice": lambda t: _site(t, LOCAL.replace("launcher:\n", "launcher:\n  env: {MY_VAR: 1}\n")),
     "binds-campaign": lambda t: _site(t, LOCAL + f"\nisolation_binds: [{t}]\n"),
     "binds-problems": lambda t: _site(t, LOCAL + f"\nisolation_binds: [{ROOT / 'problems'}]\n"),
     "binds-relative": lambda t: _site(t, LOCAL + "\nisolation_binds: [opt/tools]\n"),
@@ -145,6 +151,8 @@ CASES = [
          ["site.yaml", "launcher.template", "does not format"], "template-brace"),
     Case("launcher-env-petsc-options", ["submit", "--dry-run", "--site", "{t}/site.yaml", "--out", "{t}/c"], 2,
          ["site.yaml", "launcher.env", "PETSC_OPTIONS"], "env-petsc-options"),
+    Case("site-key-twice", ["submit", "--dry-run", "--site", "{t}/site.yaml", "--out", "{t}/c"], 2,
+         ["site.yaml", "key 'env' given twice", "keep one"], "site-key-twice"),
     Case("held-out-seed-negative", ["submit", "--dry-run", "--held-out-seed", "-1", "--out", "{t}/c"], 2,
          ["--held-out-seed", "-1"]),
     Case("held-out-seed-changed", ["submit", "--dry-run", "--held-out-seed", "99", "--problems", "vec-scatter",
