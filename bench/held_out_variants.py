@@ -55,12 +55,12 @@ def deviation(got: list[float], ref: list[float], chk: CompareCheck) -> float:
     return max((abs(x - r) / (chk.atol + chk.rtol * abs(r)) for x, r in zip(got, ref, strict=True)), default=0.0)
 
 
-def build_programs(b: ProblemBundle, root: Path) -> dict[tuple[str, str], tuple[Path, Program]]:
-    """(kind, name) -> (binary, program) for the library's programs that compile."""
+def build_programs(b: ProblemBundle, root: Path, kinds: tuple[str, ...]) -> dict[tuple[str, str], tuple[Path, Program]]:
+    """(kind, name) -> (binary, program) for the library's programs of `kinds` that compile."""
     lib = load_library(b)
     assert lib is not None, b.problem.id
     petsc, out = find_petsc(), {}
-    for kind in ("valid", "wrong"):
+    for kind in kinds:
         for i, prog in enumerate(getattr(lib, kind)):
             d = root / kind / prog.name
             d.mkdir(parents=True)
@@ -111,7 +111,7 @@ def measure(b: ProblemBundle, seeds: range, wrong_seeds: range, root: Path, publ
     names = [c.name for c in b.problem.cases]
     checks = {i: c for i, c in enumerate(b.checks.checks) if isinstance(c, CompareCheck)
               and c.reference.source == "reference_run" and (public or HELD_OUT_CASES in c.cases)}
-    programs = build_programs(b, root)
+    programs = build_programs(b, root, ("valid", "wrong") if wrong_seeds else ("valid",))
     ref_bin = next(p for (k, _), (p, prog) in programs.items() if k == "valid" and not prog.edits and not prog.args)
     worst, troubles = {i: Worst() for i in checks}, []
     for seed, case in runs_of(b, seeds, public):
@@ -121,7 +121,7 @@ def measure(b: ProblemBundle, seeds: range, wrong_seeds: range, root: Path, publ
             troubles.append(f"seed {seed} {' '.join(case.args)}: the reference failed")
             continue
         for (kind, name), (binary, prog) in programs.items():
-            if kind == "wrong" and seed is not None and seed not in wrong_seeds:
+            if kind == "wrong" and (seed not in wrong_seeds if seed is not None else not wrong_seeds):
                 continue
             got, took = run(binary, [*prog.args, *case.args], case.ranks, case.time_limit_s * 2)
             at = case.case if seed is None else f"seed {seed}"
@@ -165,13 +165,15 @@ def main() -> int:
     ap.add_argument("--seeds", type=int, default=20, help="valid variants at seeds 0..N-1")
     ap.add_argument("--wrong-seeds", type=int, default=3, help="wrong programs at seeds 0..N-1")
     ap.add_argument("--public", action="store_true", help="also the published cases' compare checks")
+    ap.add_argument("--valid-only", action="store_true", help="no wrong programs (quicker)")
     args = ap.parse_args()
     bundles, bad = load_problems(), 0
     print(f"load {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory(prefix="held-out-variants-") as tmp:
         for pid in args.problems.split(","):
             b, t0 = bundles[pid], time.monotonic()
-            worst, troubles = measure(b, range(args.seeds), range(args.wrong_seeds), Path(tmp) / pid, args.public)
+            wrong = range(0 if args.valid_only else args.wrong_seeds)
+            worst, troubles = measure(b, range(args.seeds), wrong, Path(tmp) / pid, args.public)
             per = b.problem.held_out.cases if b.problem.held_out else 0
             print(f"{pid}: {args.seeds} seeds, {time.monotonic() - t0:.0f} s, load {os.getloadavg()[0]:.1f}")
             bad += not report(pid, b, worst, args.seeds * per, min(args.wrong_seeds, args.seeds) * per)
