@@ -338,9 +338,12 @@ def test_a_program_printing_the_published_answers_fails_the_held_out_cases(tmp_p
 # measured them farthest from the reference (20 seeds or more, PETSc 3.26.1): each passes every
 # held-out check there. Before the held-out tolerances were sized on these variants, advection1d's
 # Crank-Nicolson failed the mass check at seed 15 (2.4x its tolerance) and BDF2 sat at the edge of
-# u_quarters at seed 9: whether a valid program earned a tier depended on the draw.
+# u_quarters at seed 9, and allen-cahn-imex's error control at 1e-7 was 6.7x u_points' tolerance at
+# seed 5 (a point where u = 0.027, judged relative only): whether a valid program earned a tier
+# depended on the draw.
 
-FARTHEST = {"advection1d": [("crank-nicolson", 15), ("bdf2", 9)], "robertson": [("bdf", 11)]}
+FARTHEST = {"advection1d": [("crank-nicolson", 15), ("bdf2", 9)], "robertson": [("bdf", 11)],
+            "allen-cahn-imex": [("tolerance-1e-7", 5)]}
 
 
 def variant_at_draw(pid: str, name: str, seed: int, workdir) -> list[str]:
