@@ -89,3 +89,33 @@ class Heard(pipeline.Reporter):
 
     def planned(self, planned) -> None:
         self.stages.append("planned")
+
+
+@pytest.mark.petsc
+def test_gate_campaign_scores_the_programs_a_sweep_takes(tmp_path):
+    """A sweep's gating step as a plain function: an ordinary campaign of the given tree and the
+    reference, scored; its outcome tells the programs that failed a gate (their own failure,
+    not infrastructure), and the sweep takes exactly those that passed."""
+    import shutil
+
+    from hpcbench.problem import load_problems
+    from hpcbench.resources import data_path
+    from hpcbench.sweep.run import gated_submissions
+
+    tree = tmp_path / "tree"
+    for agent in ("sloppy-coder", "leaky-coder"):  # renamed: the samples' own names are reserved
+        mine = tree / f"my-{agent}" / "vec-scatter"
+        shutil.copytree(data_path("examples") / "submissions" / agent / "vec-scatter", mine)
+        for meta in mine.glob("*/submission.json"):
+            meta.write_text(meta.read_text().replace(f'"agent": "{agent}"', f'"agent": "my-{agent}"'))
+    reporter = Heard()
+    got = pipeline.gate_campaign(tmp_path / "gates", load_site("local"), [], str(tree), "vec-scatter", False, reporter)
+    assert got.scored and not got.infrastructure_failed and reporter.stages == ["planned"]
+    agents = sorted({s.agent for s in got.scores})
+    assert agents == ["my-leaky-coder", "my-sloppy-coder", "reference"], agents
+    failed = {(s.agent, s.attempt) for s in got.failed_programs}
+    assert failed == {(s.agent, s.attempt) for s in got.scores if not s.gates_passed}
+    subs, left = gated_submissions(tmp_path / "gates", load_problems(None, ["vec-scatter"]))
+    assert {(s.meta.agent, s.meta.attempt) for s in subs} == {(s.agent, s.attempt) for s in got.scores
+                                                              if s.gates_passed and s.agent != "reference"}
+    assert len(left) == len(failed)
