@@ -30,6 +30,7 @@ from hpcbench.executors.slurm import (
 from hpcbench.jobs.interrupt import outcome_for
 from hpcbench.jobs.records import CaseRun, JobResult, JobSpec, Variant, save_model
 from hpcbench.plan.campaign import Campaign
+from hpcbench.schedulers.base import view_class
 from hpcbench.site import SiteConfig, list_sites, load_site
 from tests.conftest import hpcbench
 
@@ -236,7 +237,8 @@ def test_executor_interface_is_enforced_and_says_what_the_cli_needs(tmp_path):
     assert local.wait(jobs) == {"j": "pending"} and local.details(jobs) == {} and local.dry_run(jobs) == []
     slurm = executor_class("slurm")
     assert slurm.batch and slurm.tools == ("sbatch", "squeue", "sacct", "scancel")
-    assert (slurm.job_id_env, executor_class("pbs").job_id_env) == ("SLURM_JOB_ID", "PBS_JOBID")
+    assert (view_class("slurm").job_id_env, view_class("pbs").job_id_env) == ("SLURM_JOB_ID", "PBS_JOBID")
+    assert not hasattr(slurm, "job_id_env")  # one source: the allocation view's
     with pytest.raises(HpcbenchError, match="scheduler 'lsf' has no executor .known: local, pbs, slurm"):
         executor_class("lsf")
 

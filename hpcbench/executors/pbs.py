@@ -225,7 +225,6 @@ class PbsBackend(Backend):
 @register_executor("pbs")
 class PbsExecutor(BatchExecutor):
     tools = ("qsub", "qstat", "qdel")
-    job_id_env = "PBS_JOBID"
 
     @classmethod
     def login_launch(cls, site: SiteConfig, argv: list[str], account: str) -> list[str] | str:

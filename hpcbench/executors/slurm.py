@@ -332,7 +332,6 @@ class SlurmBackend(Backend):
 @register_executor("slurm")
 class SlurmExecutor(BatchExecutor):
     tools = ("sbatch", "squeue", "sacct", "scancel")
-    job_id_env = "SLURM_JOB_ID"
 
     @classmethod
     def login_launch(cls, site: SiteConfig, argv: list[str], account: str) -> list[str] | str:
