@@ -18,7 +18,7 @@ from hpcbench.errors import HpcbenchError
 from hpcbench.plan import Campaign, Planned
 from hpcbench.plan.campaign import Plan
 from hpcbench.plan.options import RunOptions
-from hpcbench.site import SiteConfig
+from hpcbench.site import SiteConfig, planned_site
 from hpcbench.sweep.plan import SweepPlan
 
 if TYPE_CHECKING:  # scoring's imports (h5py, pandas) are not paid for by every command's start
@@ -128,7 +128,7 @@ def ask_accounting(c: Campaign) -> str:
     from hpcbench.executors import executor_for
 
     try:
-        site = SiteConfig.model_validate(c.manifest().site_config)
+        site = planned_site(c.manifest().site_config)
         ex = executor_for(site, c)
         if ex.batch and hasattr(ex, "accounting"):
             ex.accounting(c.specs())

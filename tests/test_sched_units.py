@@ -341,3 +341,23 @@ def test_waiting_ends_soon_after_the_last_record_not_a_whole_poll_later(tmp_path
     t0 = time.monotonic()
     _doze(specs, 60.0)
     assert time.monotonic() - t0 < 30.0  # every record written: wakes at once, not a minute later
+
+
+def test_each_scheduler_validates_its_own_batch_settings_and_old_manifests_still_open():
+    """PBS Pro's fields (filesystems, select_extra, whole_nodes) are PbsSettings', Slurm's
+    signal_margin_s SlurmSettings': every bundled site loads, the other scheduler's field is
+    refused by name, and a manifest an older hpcbench wrote (every field in every site's
+    batch:) still opens its campaign."""
+    from hpcbench.schedulers.settings import BatchConfig, PbsSettings, SlurmSettings
+    from hpcbench.site import planned_site
+
+    kinds = {name: type(load_site(name).batch) for name in list_sites()}
+    assert kinds["polaris"] is PbsSettings and kinds["perlmutter"] is SlurmSettings and kinds["local"] is BatchConfig
+    assert load_site("polaris").batch.whole_nodes and load_site("frontier").batch.signal_margin_s == 120
+    for name, field, value in (("ci-slurm", "whole_nodes", True), ("polaris", "signal_margin_s", 5),
+                               ("local", "filesystems", "home:eagle")):
+        cfg = load_site(name).model_dump(mode="json")
+        cfg["batch"][field] = value
+        with pytest.raises(ValueError, match=f"batch.{field}"):
+            SiteConfig.model_validate(cfg)
+        assert not hasattr(planned_site(cfg).batch, field)  # a stored manifest: the old field dropped

@@ -216,10 +216,10 @@ def open_campaign(campaign_dir: str):
     """A planned campaign, the site it was planned for, and that site's executor."""
     from hpcbench.executors import executor_for
     from hpcbench.plan import Campaign
-    from hpcbench.site import SiteConfig
+    from hpcbench.site import planned_site
 
     c = Campaign(Path(campaign_dir))
-    site = SiteConfig.model_validate(c.manifest().site_config)
+    site = planned_site(c.manifest().site_config)
     return c, site, executor_for(site, c)
 
 
