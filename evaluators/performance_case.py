@@ -11,14 +11,15 @@ as the program: then, where every run has it, the CPU time of the run's processe
 null runs' (the work done, whoever else wanted the cores; OMPI_MCA_mpi_yield_when_idle makes
 waiting ranks give their core away instead of spinning on it). The noise is half the relative
 range of each program's repeats (the larger of the two; at least NOISE_FLOOR): a ratio within
-1 + noise counts as equal."""
+1 + noise counts as equal. The reference's own job times it once (jobs/perf.py SAME_PROGRAM):
+its runs are both sides, ratio 1."""
 
 from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
 
-from hpcbench.jobs.records import JobResult, RunResult
+from hpcbench.jobs.records import SAME_PROGRAM, JobResult, RunResult
 
 NOISE_FLOOR = 0.03  # PETSc's timer and the launcher never agree better than this between runs
 WALL_SLACK_S = 0.25  # as jobs/job.py: launcher start-up noise
@@ -105,6 +106,8 @@ def rank_counts(record: JobResult | None, contended: dict[int, str] | None = Non
         if bad:
             rc.failed = (f"the submission's run {bad[0].repeat} of the performance case "
                          + (bad[0].stopped_reason or f"exited {bad[0].exit_code}"))
+        if record.extra.get(SAME_PROGRAM):  # the reference's own job: its runs are both sides
+            ref = sub
         pairs = [(s, r) for s, r in zip(sub, ref, strict=False) if _clean(s[1]) and _clean(r[1])]
         clean = [(s, r) for s, r in pairs if s[0] not in contended and r[0] not in contended]
         if len(clean) >= 3 or len(clean) == len(pairs):

@@ -159,7 +159,7 @@ def _campaign(root: Path, site, pid: str, bundle: ProblemBundle, tree: Path, nam
     ref = reference_submission(bundle.folder, pid)
     if isinstance(ref, Rejected):
         raise ConfigError(ref.path, ref.field, ref.reason)
-    campaign, plan = create_campaign(root, site, {pid: bundle}, [*subs, ref], [])
+    campaign, plan = create_campaign(root, site, {pid: bundle}, [*subs, ref], [], reference_against_itself=True)
     if plan.skipped:
         return [f"skipped: {plan.skipped[0].reason}"]
     todo = pending(campaign, plan.jobs)

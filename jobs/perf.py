@@ -6,7 +6,9 @@ while the submission and the reference run `repeats` times each, alternately (S 
 S R, ...), plus three runs of the null program (first, middle, last) for the launcher's
 own time. Same node, same cores, the same moments of machine load: the ratio of their
 median times is a fair comparison, and the spread of the repeats says how far to trust it
-(evaluators/metrics/execution_time.py).
+(evaluators/metrics/execution_time.py). A job whose program is the reference itself (the same
+staged files, entry and arguments: PerfPlan.same_program) runs it `repeats` times alone: its
+ratio is 1 by definition, and those runs stand for both sides.
 
 The reference never enters the submission's job folder or sandbox: its binary is built once
 per campaign and variant in the PerfPlan's `reference_dir` (the first job to need it builds
@@ -28,7 +30,7 @@ from pathlib import Path
 from hpcbench.jobs import slots
 from hpcbench.jobs.build import BINARY_NAME, build_submission
 from hpcbench.jobs.instruments import LogViewProbe
-from hpcbench.jobs.records import CaseRun, JobResult, JobSpec, RunResult
+from hpcbench.jobs.records import SAME_PROGRAM, CaseRun, JobResult, JobSpec, RunResult
 from hpcbench.petsc_env import PetscInstall
 
 PERF_ENV = {"OMPI_MCA_mpi_yield_when_idle": "1"}
@@ -71,16 +73,19 @@ def _timed(runner, binary: Path, case: CaseRun, kind: str, repeat: int, held: sl
     return runner.run(binary, case, kind, repeat, [LogViewProbe()], held=held, env=PERF_ENV)
 
 
-def interleaved(sub, ref, sub_bin: Path, ref_bin: Path, null_bin: Path | None, case: CaseRun,
+def interleaved(sub, ref, sub_bin: Path, ref_bin: Path | None, null_bin: Path | None, case: CaseRun,
                 ref_case: CaseRun, repeats: int) -> list[RunResult]:
-    """`repeats` runs of each program, alternating, and three null runs, on one set of cores."""
+    """`repeats` runs of each program, alternating, and three null runs, on one set of cores
+    (`ref_bin` None: the program is the reference, timed once)."""
     spec = sub.spec
     out: list[RunResult] = []
     null_case = CaseRun(case="perf", args=[], ranks=case.ranks, time_limit_s=60)
     when = {0, repeats // 2, repeats - 1}
     with slots.hold(spec.cores_for(case.ranks), gpus=spec.gpus_for(case.ranks)) as held:
         for i in range(repeats):
-            pair = [(sub, sub_bin, case, "perf"), (ref, ref_bin, ref_case, "perf_ref")]
+            pair = [(sub, sub_bin, case, "perf")]
+            if ref_bin is not None:
+                pair.append((ref, ref_bin, ref_case, "perf_ref"))
             for runner, binary, c, kind in pair if i % 2 == 0 else pair[::-1]:
                 out.append(_timed(runner, binary, c, kind, i, held))
             if any(r.kind == "perf" and (r.exit_code != 0 or r.timed_out) for r in out):
@@ -100,6 +105,11 @@ def measure(spec: JobSpec, petsc: PetscInstall, sub, binary: Path, null_bin: Pat
         return
     if any(r.kind == "instrumented" and r.exit_code != 0 for r in result.runs):
         result.extra["perf"] = "not measured: a case failed"
+        return
+    if plan.same_program:  # the same binary twice would measure nothing but the noise
+        result.extra[SAME_PROGRAM] = "the program is the reference: its runs are the reference's"
+        for case, ref_case in zip(plan.runs, plan.reference_runs, strict=True):
+            result.runs += interleaved(sub, None, binary, None, null_bin, case, ref_case, plan.repeats)
         return
     got = reference_binary(spec, petsc)
     if isinstance(got, str):

@@ -160,6 +160,15 @@ class PerfPlan(Model):
     reference_files: list[str]
     reference_entry: str
     reference_dir: str  # <campaign>/work/_perf_ref/<problem>-<variant>-<sources sha>
+    # The program is the reference (the same staged files, entry and arguments, found by
+    # planning): its ratio to the reference is 1 by definition, so its runs are timed once and
+    # stand for both sides (evaluators/performance_case.py) instead of the same binary twice.
+    same_program: bool = False
+
+
+# JobResult.extra key written by jobs/perf.py where PerfPlan.same_program: the program's perf runs
+# stand for both sides of the performance case (evaluators/performance_case.py)
+SAME_PROGRAM = "perf_same_program"
 
 
 class JobSpec(Model):

@@ -260,3 +260,37 @@ def test_the_reference_beside_a_submission_is_out_of_its_sight(tmp_path: Path):
     leaks = [r["stdout"] for r in rec["runs"] if r["kind"] != "perf_ref" and "found:" in r["stdout"]]
     assert not leaks, leaks[0]
     assert (out / "work" / "_perf_ref").is_dir()  # it was there, beside it, all along
+
+
+def test_the_reference_is_timed_once_in_its_own_job_and_an_edited_copy_against_it(tmp_path: Path):
+    """The reference's own job (and a byte-identical copy under another agent) runs the
+    performance case `repeats` times alone, its runs standing for both sides (ratio 1 by
+    definition; before: the same binary twice, ~90 core-seconds of the default campaign). A copy
+    that differs by one comment is another program: timed against the reference, pair by pair."""
+    ref = ROOT / "problems" / "rosenbrock" / "reference"
+    meta = json.loads((ref / "submission.json").read_text())
+    src = (ref / "main.c").read_text()
+    for agent, text in (("copy", src), ("edited", "/* edited */\n" + src)):
+        d = tmp_path / "tree" / agent / "rosenbrock" / "1"
+        d.mkdir(parents=True)
+        (d / "main.c").write_text(text)
+        (d / "submission.json").write_text(json.dumps({**meta, "agent": agent, "attempt": "1"}))
+    out = tmp_path / "c"
+    hpcbench("submit", "--site", "local", "--agent", "reference", "--submissions", str(tmp_path / "tree"),
+             "--problems", "rosenbrock", "--out", str(out))
+    repeats = json.loads((ROOT / "problems" / "rosenbrock" / "problem.json").read_text())["performance"]["repeats"]
+    kinds = {}
+    for agent in ("reference", "copy", "edited"):
+        rec = json.loads((out / "records" / f"{agent}__rosenbrock__1.json").read_text())
+        kinds[agent] = [r["kind"] for r in rec["runs"] if r["case"] == "perf" and r["kind"] != "null"]
+        assert ("perf_same_program" in rec["extra"]) == (agent != "edited"), (agent, rec["extra"])
+    assert kinds["reference"] == kinds["copy"] == ["perf"] * repeats
+    assert sorted(kinds["edited"]) == ["perf"] * repeats + ["perf_ref"] * repeats
+    hpcbench("collect", str(out))
+    hpcbench("score", str(out))
+    rows = {r["agent"]: r for r in json.loads(hpcbench("report", str(out), "--format", "json").stdout)["submissions"]}
+    for agent in ("reference", "copy"):
+        et = rows[agent]["evaluators"]["execution_time"]
+        assert et["score"] == 1.0 and "1.00 x the reference's time" in et["rationale"], et
+    et = rows["edited"]["evaluators"]["execution_time"]
+    assert et["status"] == "scored" and "interleaved pairs" in et["rationale"], et

@@ -218,9 +218,11 @@ def _installs(site: SiteConfig, given: dict[str, PetscInstall | Exception] | Non
 def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemBundle],
               submissions: list[LoadedSubmission],
               installs: dict[str, PetscInstall | Exception] | None = None, keep_work: bool = False,
-              held_out: dict[str, list[TestCase]] | None = None) -> Plan:
+              held_out: dict[str, list[TestCase]] | None = None, reference_against_itself: bool = False) -> Plan:
     """`installs` overrides looking PETSc up here (a dry run for a cluster's PETSc); `held_out`:
-    each problem's cases drawn at planning (hpcbench/plan/held_out.py)."""
+    each problem's cases drawn at planning (hpcbench/plan/held_out.py); `reference_against_itself`:
+    time the reference's own performance case against a second copy of it (validate-performance's
+    control of the measurement's noise) instead of once (PerfPlan.same_program)."""
     if site.isolation != "none" and (why := binds_refusal(site, campaign.root)):
         raise ConfigError(f"site {site.name}", "isolation_binds", why)
     installs = _installs(site, installs)
@@ -268,15 +270,18 @@ def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemB
             work_dir=str(campaign.work_dir / jid), record_path=str(campaign.record_path(jid)),
             cores=min(width, cores), null_program_dir=str(campaign.work_dir / f"_null_{vcfg.name}"),
             gpus_per_rank=int("gpu" in vcfg.provides or bool({"cuda", "hip", "sycl"} & set(inst.features))),
-            perf=perf_plan(campaign, site, problems[m.problem], m.args, vcfg.name, references.get(m.problem)),
+            perf=perf_plan(campaign, site, problems[m.problem], m.args, vcfg.name, references.get(m.problem),
+                           None if reference_against_itself else (staged, m.entry)),
         ))
     return plan
 
 
 def perf_plan(campaign: Campaign, site: SiteConfig, bundle: ProblemBundle, args: list[str], variant: str,
-              reference: Path | None) -> PerfPlan | None:
+              reference: Path | None, program: tuple[Path, str] | None = None) -> PerfPlan | None:
     """The performance case of a job (None: the problem declares none, or no reference is staged
-    in this campaign to measure it against). A site may run a bigger case (`performance_args`)."""
+    in this campaign to measure it against). A site may run a bigger case (`performance_args`).
+    `program` (its staged folder and entry): where it is the reference's files, entry and
+    arguments byte for byte, the job times it once (`same_program`)."""
     perf = bundle.problem.performance
     if perf is None or reference is None or site.timing_repeats == 0:  # 0: an accuracy-only tool (validate-checks)
         return None
@@ -300,24 +305,30 @@ def perf_plan(campaign: Campaign, site: SiteConfig, bundle: ProblemBundle, args:
         return [CaseRun(case="perf", args=[*extra, *case_args], ranks=r, time_limit_s=perf.time_limit_s)
                 for r in perf.ranks]
 
+    same = False
+    if program is not None and program[1] == meta["entry"] and args == meta.get("args", []):
+        # the program's files only: submission.json differs by agent and attempt
+        mine, theirs = staging.staged_hashes(program[0]), {f: hashes.get(f) for f in meta["files"]}
+        same = None not in theirs.values() and {f: mine.get(f) for f in mine if f != "submission.json"} == theirs
     return PerfPlan(runs=runs(args), reference_runs=runs(meta.get("args", [])), repeats=perf.repeats,
-                    reference_files=list(meta["files"]), reference_entry=meta["entry"], reference_dir=str(home))
+                    reference_files=list(meta["files"]), reference_entry=meta["entry"], reference_dir=str(home),
+                    same_program=same)
 
 
 def create_campaign(root: Path, site: SiteConfig, problems: dict[str, ProblemBundle],
                     submissions: list[LoadedSubmission], rejected: list[Rejected],
                     installs: dict[str, PetscInstall | Exception] | None = None,
                     keep_work: bool = False, errors: list[dict] | None = None, held_out_seed: int | None = None,
-                    held_out: bool = True) -> tuple[Campaign, Plan]:
+                    held_out: bool = True, reference_against_itself: bool = False) -> tuple[Campaign, Plan]:
     """Create (or extend, resumably) a campaign folder and write its plan. `held_out_seed`:
     the seed of the held-out cases' draw (random when None; kept once drawn); `held_out`
-    False plans none (a sweep's cases are its sizes)."""
+    False plans none (a sweep's cases are its sizes); `reference_against_itself`: plan_jobs."""
     campaign = Campaign(root)
     campaign.root.mkdir(parents=True, exist_ok=True)
     for d in (campaign.specs_dir, campaign.records_dir, campaign.work_dir, campaign.submissions_dir):
         d.mkdir(exist_ok=True)
     drawn = ensure_draw(campaign.root, problems, held_out_seed, held_out)
-    plan = plan_jobs(campaign, site, problems, submissions, installs, keep_work, drawn)
+    plan = plan_jobs(campaign, site, problems, submissions, installs, keep_work, drawn, reference_against_itself)
     plan.held_out = drawn
     rejected = [*rejected, *plan.rejected]
     for spec in plan.jobs:

@@ -221,6 +221,19 @@ def _mean(xs: list[float]) -> float | None:
     return statistics.fmean(xs) if xs else None
 
 
+# A plot shows at most this many agents (the leaderboard's first): 549 bars per category or a
+# 250-inch-tall interval chart is neither readable nor cheap (27 s of a 2000-submission HTML
+# report). Every agent stays in the tables.
+PLOT_AGENTS = 30
+
+
+def plotted(rows: list[dict]) -> tuple[list[dict], str]:
+    """The leaderboard rows a plot shows, and what its title says about those left out."""
+    if len(rows) <= PLOT_AGENTS:
+        return rows, ""
+    return rows[:PLOT_AGENTS], f"; the first {PLOT_AGENTS} of {len(rows)} agents (all in the tables)"
+
+
 def leaderboard(rep: Report) -> list[dict]:
     """One row per agent over its scored attempts (a failed gate counts as its 0): the mean
     over problems of each problem's mean, its interval, rank range and pass@1 (rep.stats)."""

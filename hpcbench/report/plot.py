@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from hpcbench.report.data import Report, leaderboard
+from hpcbench.report.data import Report, leaderboard, plotted
 
 
 def profile_png(rep: Report) -> bytes:
@@ -14,7 +14,7 @@ def profile_png(rep: Report) -> bytes:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    lb = leaderboard(rep)
+    lb, left_out = plotted(leaderboard(rep))
     cats = rep.categories
     fig, ax = plt.subplots(figsize=(max(6.0, 1.4 * len(cats) + 0.4 * len(lb)), 3.6), dpi=110)
     width = 0.8 / max(1, len(lb))
@@ -31,7 +31,7 @@ def profile_png(rep: Report) -> bytes:
     ax.set_xticklabels(cats)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("mean category score")
-    ax.set_title(f"Per-category profile (scoring {rep.sid})", fontsize=9)
+    ax.set_title(f"Per-category profile (scoring {rep.sid}{left_out})", fontsize=9)
     ax.legend(fontsize=7, ncol=min(4, max(1, len(lb))), loc="upper center", bbox_to_anchor=(0.5, -0.12))
     fig.tight_layout()
     buf = io.BytesIO()

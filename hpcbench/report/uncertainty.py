@@ -10,7 +10,7 @@ import html
 import io
 from collections.abc import Callable
 
-from hpcbench.report.data import Report, fmt, leaderboard
+from hpcbench.report.data import Report, fmt, leaderboard, plotted
 from hpcbench.safetext import md_code
 from hpcbench.stats.intervals import PROBLEMS, THESE, TOO_FEW
 
@@ -254,7 +254,7 @@ def intervals_png(rep: Report) -> bytes:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    lb = [r for r in leaderboard(rep) if r["composite_mean"] is not None]
+    lb, left_out = plotted([r for r in leaderboard(rep) if r["composite_mean"] is not None])
     fig, ax = plt.subplots(figsize=(7.0, 0.45 * len(lb) + 1.2), dpi=110)
     for i, r in enumerate(lb):
         y = len(lb) - 1 - i
@@ -268,7 +268,7 @@ def intervals_png(rep: Report) -> bytes:
     ax.set_yticklabels([f"{r['agent']} ({r['rank'] or '?'})" for r in reversed(lb)], fontsize=8)
     ax.set_xlim(-2, 102)
     ax.set_xlabel("mean composite with 95% interval (hollow: these problems only; x: too few to say)", fontsize=8)
-    ax.set_title(f"How sure (scoring {rep.sid})", fontsize=9)
+    ax.set_title(f"How sure (scoring {rep.sid}{left_out})", fontsize=9)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     buf = io.BytesIO()

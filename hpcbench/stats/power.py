@@ -22,7 +22,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy import stats
 
 from hpcbench.stats.intervals import PROBLEMS, THESE, Settings
 
@@ -89,6 +88,8 @@ def standard_error(c: Components, problems: int, attempts: int, settings: Settin
 
 
 def multiplier(df: int, level: float, power: float) -> float:
+    from scipy import stats  # here: importing scipy.stats costs every hpcbench command ~1-3 s
+
     return float(stats.t.ppf(1 - (1 - level) / 2, df) + stats.t.ppf(power, df))
 
 

@@ -29,7 +29,6 @@ import hashlib
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats
 
 
 def stream(seed: int, key: str) -> np.random.Generator:
@@ -41,6 +40,8 @@ def stream(seed: int, key: str) -> np.random.Generator:
 
 def t_half_width(standard_error: np.ndarray, units: int, level: float) -> np.ndarray:
     """Half the width of a `level` interval from a bootstrap over `units` clusters."""
+    from scipy import stats  # here: importing scipy.stats costs every hpcbench command ~1-3 s
+
     return stats.t.ppf(0.5 + level / 2, units - 1) * np.sqrt(units / (units - 1)) * standard_error
 
 
@@ -49,6 +50,8 @@ def _mean_of_means(*samples: np.ndarray, axis: int = -1) -> np.ndarray:
 
 
 def _bootstrap(data: Sequence[np.ndarray], statistic, level: float, resamples: int, rng: np.random.Generator):
+    from scipy import stats
+
     return stats.bootstrap(tuple(data), statistic, n_resamples=resamples, vectorized=True, axis=-1,
                            method="percentile", confidence_level=level, rng=rng)
 

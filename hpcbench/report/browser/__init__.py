@@ -57,9 +57,10 @@ def write_static(h5_path: Path, out_dir: Path, scoring_id: str | None = None,
     index.update(details="static", details_written=n, shard=SHARD,
                  details_note=f"details written for {n} of {len(index['rows'])} submissions")
     (out_dir / "data" / "index.js").write_text(_js("index", index))
-    for lo in range(0, n, SHARD):
-        batch = {i: details.get(i) for i in range(lo, min(n, lo + SHARD))}
-        (out_dir / "data" / "sub" / f"{lo // SHARD}.js").write_text(_js("details", batch))
+    with details.reading():
+        for lo in range(0, n, SHARD):
+            batch = {i: details.get(i) for i in range(lo, min(n, lo + SHARD))}
+            (out_dir / "data" / "sub" / f"{lo // SHARD}.js").write_text(_js("details", batch))
     for name in ("app.js", "app.css"):
         (out_dir / name).write_bytes(asset(name))
     (out_dir / "index.html").write_text(shell("static"))

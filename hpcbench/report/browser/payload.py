@@ -8,13 +8,15 @@ submission's rows), so `hpcbench view` answers a page at any campaign size."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from hpcbench.report.data import Report, leaderboard, load
 from hpcbench.score.scoring import TIERS
-from hpcbench.store.read import StoredSubmission, read_one, submission_index
+from hpcbench.store.read import Blocks, StoredSubmission, open_store, read_one, read_row, submission_index
 from hpcbench.store.scorings import read_evidence, row_index
 
 COLUMNS = ["agent", "problem", "attempt", "tier", "composite", "partial", "stage", "stop_reason", "status",
@@ -79,18 +81,34 @@ class Details:
         self.paths = [r["submission"] for r in rep.rows]  # index id -> logical path
         self.where, self.codes = submission_index(self.h5_path)
         self._ref_timings: dict[str, list] = {}
+        self._open: Blocks | None = None
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """Pages read from one open store (a static export writes hundreds), not one open each."""
+        with open_store(self.h5_path, "write the browser's pages") as f:
+            self._open = Blocks(f)
+            try:
+                yield
+            finally:
+                self._open = None
+
+    def _read(self, row: int) -> StoredSubmission:
+        if self._open is not None:
+            return read_row(self._open.f, row, self.codes, self._open)
+        return read_one(self.h5_path, row, self.codes)
 
     def reference_timings(self, problem: str) -> list:
         if problem not in self._ref_timings:
             path = next((p for p in self.where if p.startswith(f"/submissions/reference/{problem}/")), None)
-            sub = read_one(self.h5_path, self.where[path], self.codes) if path else None
+            sub = self._read(self.where[path]) if path else None
             self._ref_timings[problem] = ([t.model_dump(mode="json") for t in sub.record.timings]
                                           if sub is not None and sub.record is not None else [])
         return self._ref_timings[problem]
 
     def get(self, i: int) -> dict[str, Any]:
         path = self.paths[i]
-        sub = read_one(self.h5_path, self.where[path], self.codes)
+        sub = self._read(self.where[path])
         row, score = self.rows.get(path) or (-1, {})
         evidence = read_evidence(self.h5_path.parent, self.sid, row) if row >= 0 else {}
         evaluators = [{"name": name, **{k: e.get(k) for k in ("stage", "category", "status", "score", "confidence",
