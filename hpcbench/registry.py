@@ -1,8 +1,9 @@
 """One way to extend every kind of part: evaluators, executors (schedulers) and agent kinds.
 
-In the tree a part registers itself with a decorator (`@EXECUTORS.register("slurm")`);
-an installed package adds one through an entry-point group, the way submitit loads
-its executors:
+In the tree a class registers itself with a decorator made by `Registry.part` (each kind's
+module names it: `@register_executor("slurm")`, `@register_scheduler("pbs")`,
+`@register_launcher("srun")`); an installed package adds one through an entry-point group,
+the way submitit loads its executors:
 
     [project.entry-points."hpcbench.executors"]
     lsf = "hpcbench_lsf:LsfExecutor"
@@ -14,11 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from importlib.metadata import entry_points
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 from hpcbench.errors import HpcbenchError
 
 T = TypeVar("T")
+C = TypeVar("C", bound=type)
 
 
 class Registry(Generic[T]):
@@ -31,10 +33,15 @@ class Registry(Generic[T]):
         self._plugins_loaded = False
         self._discovered = False
 
-    def register(self, name: str) -> Callable[[T], T]:
-        def deco(obj: T) -> T:
-            self.add(name, obj)
-            return obj
+    def part(self, name: str, attr: str = "name") -> Callable[[C], C]:
+        """Class decorator: the class is this kind's part `name`, which it also learns (its
+        `attr`). The decorated class comes back as itself, so its subclass type is kept; each
+        kind's typed alias (e.g. register_executor) bounds which classes it takes."""
+
+        def deco(cls: C) -> C:
+            setattr(cls, attr, name)
+            self.add(name, cast(T, cls))
+            return cls
 
         return deco
 

@@ -369,6 +369,17 @@ class _OneKeyOnceLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+def planned_site(config: dict) -> SiteConfig:
+    """The site a campaign was planned for, from its manifest (validated when planned). `batch:`
+    keys its scheduler's settings model does not hold are dropped: an older hpcbench kept every
+    scheduler's fields in one model and wrote them all into each manifest."""
+    batch = config.get("batch")
+    if isinstance(batch, dict):
+        fields = settings_model(str(config.get("scheduler", "local"))).model_fields
+        config = {**config, "batch": {k: v for k, v in batch.items() if k in fields}}
+    return SiteConfig.model_validate(config)
+
+
 def load_site(name_or_path: str) -> SiteConfig:
     """A bundled site by name, or any YAML file by path."""
     p = Path(name_or_path)

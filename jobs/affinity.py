@@ -27,7 +27,6 @@ from pathlib import Path
 from hpcbench.jobs.records import RankAffinity
 
 GPU_VARS = ("CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ZE_AFFINITY_MASK")
-RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID", "PALS_RANKID")
 PROC = Path("/proc")
 
 
@@ -48,7 +47,7 @@ def _run_delay_s(pid: int) -> float | None:
         return None
 
 
-def _environ(pid: int) -> dict[str, str]:
+def _environ(pid: int, rank_vars: tuple[str, ...]) -> dict[str, str]:
     try:
         raw = (PROC / str(pid) / "environ").read_bytes()
     except OSError:
@@ -56,13 +55,13 @@ def _environ(pid: int) -> dict[str, str]:
     out = {}
     for item in raw.split(b"\0"):
         k, _, v = item.decode(errors="replace").partition("=")
-        if k in GPU_VARS or k in RANK_VARS:
+        if k in GPU_VARS or k in rank_vars:
             out[k] = v
     return out
 
 
-def _rank(env: dict[str, str]) -> int:
-    return next((int(env[k]) for k in RANK_VARS if env.get(k, "").isdigit()), -1)
+def _rank(env: dict[str, str], rank_vars: tuple[str, ...]) -> int:
+    return next((int(env[k]) for k in rank_vars if env.get(k, "").isdigit()), -1)
 
 
 def _children(root: int) -> list[int]:
@@ -86,12 +85,14 @@ def _children(root: int) -> list[int]:
 
 
 class Watcher:
-    """Reads the affinity of every process of one run that executes `binary`, while it runs."""
+    """Reads the affinity of every process of one run that executes `binary`, while it runs; a
+    rank's index from the first of `rank_vars` (its launcher's, jobs/launchers.py) it has."""
 
     fast_s, slow_s, fast_for_s = 0.005, 0.05, 0.3  # look often at first: most runs are short
 
-    def __init__(self, root_pid: int, binary: Path, pids=None, host: str = ""):
+    def __init__(self, root_pid: int, binary: Path, pids=None, host: str = "", *, rank_vars: tuple[str, ...]):
         st = os.stat(binary)
+        self.rank_vars = rank_vars
         self.ident = (st.st_dev, st.st_ino)
         self.root, self.pids_of = root_pid, pids  # pids_of: the step cgroup's member list, or None
         self.host = host or os.uname().nodename
@@ -122,9 +123,9 @@ class Watcher:
                 cpus = _status_cpus(pid)
                 if not cpus:
                     continue
-                env = _environ(pid)
-                self.seen[pid] = RankAffinity(host=self.host, rank=_rank(env), pid=pid, cpus=cpus, source="proc",
-                                              gpus={k: v for k, v in env.items() if k in GPU_VARS})
+                env = _environ(pid, self.rank_vars)
+                self.seen[pid] = RankAffinity(host=self.host, rank=_rank(env, self.rank_vars), pid=pid, cpus=cpus,
+                                              source="proc", gpus={k: v for k, v in env.items() if k in GPU_VARS})
                 self.last[pid] = cpus
                 delay = _run_delay_s(pid)
                 if delay is not None:
@@ -159,9 +160,10 @@ class Watcher:
         return sorted(self.seen.values(), key=lambda a: (a.rank, a.pid))
 
 
-# One line per fact, `key=value`; the rank's own shell writes it, then becomes the program.
+# One line per fact, `key=value`; the rank's own shell writes it, then becomes the program. RANK
+# is the rank's index: the first of its launcher's variables set, else -1.
 PROBE = (
-    'd=$0; r=${SLURM_PROCID:-${PMI_RANK:-${PALS_RANKID:-${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:--1}}}}}; '
+    'd=$0; r=RANK; '
     'read -r h < /proc/sys/kernel/hostname; '
     '{ echo "host=$h"; echo "rank=$r"; echo "pid=$$"; '
     'while read -r k v; do [ "$k" = Cpus_allowed_list: ] && echo "cpus=$v"; done < /proc/self/status; '
@@ -170,10 +172,18 @@ PROBE = (
 )
 
 
-def probe_prefix(folder: Path) -> list[str]:
-    """argv that records a rank's facts into `folder` (outside its sandbox), then execs the rest."""
+def first_set(rank_vars: tuple[str, ...], otherwise: str) -> str:
+    """A shell expansion: the first of `rank_vars` set and not empty, else `otherwise`."""
+    for var in reversed(rank_vars):
+        otherwise = f"${{{var}:-{otherwise}}}"
+    return otherwise
+
+
+def probe_prefix(folder: Path, rank_vars: tuple[str, ...]) -> list[str]:
+    """argv that records a rank's facts into `folder` (outside its sandbox), then execs the rest;
+    its index is the first of `rank_vars` set (its launcher's: jobs/launchers.rank_variables)."""
     folder.mkdir(parents=True, exist_ok=True)
-    return ["/bin/sh", "-c", PROBE, str(folder)]
+    return ["/bin/sh", "-c", PROBE.replace("RANK", first_set(rank_vars, "-1"), 1), str(folder)]
 
 
 def read_probes(folder: Path) -> list[RankAffinity]:
@@ -202,13 +212,13 @@ def read_probes(folder: Path) -> list[RankAffinity]:
     return sorted(out, key=lambda a: (a.rank, a.host))
 
 
-def observer(binary: Path, kind: str, per_rank: bool):
+def observer(binary: Path, kind: str, per_rank: bool, rank_vars: tuple[str, ...]):
     """The `observe` hook of capture.run_captured for a run of `binary`: a Watcher where the
     ranks are this process's descendants (not per-rank batch launches, whose probes record
     them; not valgrind, whose ranks run the valgrind tool, not the binary)."""
     if per_rank or kind == "valgrind":
         return None
-    return lambda pid, pids_of: Watcher(pid, binary, pids_of)
+    return lambda pid, pids_of: Watcher(pid, binary, pids_of, rank_vars=rank_vars)
 
 
 def recorded(observed, probes: Path | None, wall_s: float) -> tuple[list[RankAffinity], str]:

@@ -14,14 +14,15 @@ from __future__ import annotations
 import os
 import sys
 
-# Where each launcher puts the node-local rank (PALS, Cray PMI, Slurm, Open MPI, MPICH/Hydra).
-LOCAL_RANK_VARS = ("PALS_LOCAL_RANKID", "PMI_LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK",
-                   "MPI_LOCALRANKID")
 VARIABLES = ("CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ZE_AFFINITY_MASK")
 
 
 def local_rank(env: dict[str, str]) -> int:
-    for var in LOCAL_RANK_VARS:
+    """The rank's index on its node, where a launcher put it (the launcher that started this
+    rank is not known here: every known launcher's variables, jobs/launchers.py)."""
+    from hpcbench.jobs.launchers import local_rank_variables
+
+    for var in local_rank_variables():
         if env.get(var, "").isdigit():
             return int(env[var])
     return 0

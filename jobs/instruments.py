@@ -168,11 +168,11 @@ def _read_dump(run_folder: Path, rank: int) -> tuple[str, str]:
 class ValgrindProbe(Probe):
     name = "valgrind"
 
-    def __init__(self, own_objects: set[str]):
-        self.own_objects = own_objects
+    def __init__(self, own_objects: set[str], rank_vars: tuple[str, ...]):
+        self.own_objects, self.rank_vars = own_objects, rank_vars  # rank_vars: its launcher's (report names)
 
     def prefix(self, logs: Path, petsc_dir: Path) -> list[str]:
-        return valgrind_prefix(logs, petsc_dir)
+        return valgrind_prefix(logs, petsc_dir, self.rank_vars)
 
     def prepare(self, folders: RunFolders, ranks: int) -> None:
         self.reports = [HeldFile.create(folders.logs, report_name(r)) for r in range(ranks)]

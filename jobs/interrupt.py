@@ -23,7 +23,7 @@ from hpcbench.jobs.records import JobResult, JobSpec, JobStatus
 
 WALLTIME_ENV = "HPCBENCH_WALLTIME_S"
 # The scheduler's id of this job, for its record: the batch script copies it from the
-# scheduler's own variable (executors.base.Executor.job_id_env), so jobs/ names no scheduler.
+# scheduler's own variable (schedulers.base.AllocationView.job_id_env), so jobs/ names no scheduler.
 SCHEDULER_JOB_ID_ENV = "HPCBENCH_SCHEDULER_JOB_ID"
 _t0 = time.monotonic()
 _partial: JobResult | None = None

@@ -26,6 +26,7 @@ from hpcbench.jobs.build import BINARY_NAME, build_submission
 from hpcbench.jobs.capture import run_captured
 from hpcbench.jobs.instruments import EVERY_RUN, LogViewProbe, MallocProbe, Probe, ValgrindProbe
 from hpcbench.jobs.launch import run_env
+from hpcbench.jobs.launchers import launcher_of, rank_variables
 from hpcbench.jobs.placement import place
 from hpcbench.jobs.records import CaseRun, JobResult, JobSpec, RunResult, TimingSummary, compact, save_model
 from hpcbench.jobs.run_folders import RunFolders, fresh_folders, stage_sources
@@ -111,6 +112,8 @@ class Runner:
         self.readonly = [p for p in readonly if p.is_dir()]
         self.env.update(Step(spec.isolation, petsc, cwd=build_dir, writable=[]).rank_env())
         self.own_objects = {str(build_dir / BINARY_NAME)}  # valgrind frames of the submission
+        # where its launcher tells each rank its index (affinity records, valgrind report names)
+        self.rank_vars = rank_variables(launcher_of(spec.launcher))
         self.count = 0
         self.took: dict[tuple[bool, str, int], list[float]] = {}  # (null?, case, ranks) -> walls of clean runs
         self.runs_left = planned_runs(spec)
@@ -175,7 +178,8 @@ class Runner:
             began = time.time()
             cap = run_captured(go.argv, cwd=folders.run, env={**self.env, **(env or {}), **go.env}, timeout_s=limit,
                                output_cap=self.spec.limits.output_bytes, limits=self.spec.limits, step=folders.step,
-                               cpus=go.cpus, observe=affinity.observer(binary, kind, self.spec.isolation.per_rank))
+                               cpus=go.cpus, observe=affinity.observer(binary, kind, self.spec.isolation.per_rank,
+                                                               self.rank_vars))
         self.runs_left = max(0.0, self.runs_left - width * (VALGRIND_RUNS if kind == "valgrind" else 1))
         if cap.exit_code == 0 and not cap.timed_out and kind != "valgrind":
             self.took.setdefault((kind == "null", case.case, ranks), []).append(cap.wall_s)
@@ -201,7 +205,7 @@ class Runner:
 
     def valgrind(self, binary: Path, case: CaseRun) -> RunResult:
         # The same options as a timing run: the program cannot tell the two apart by its argv.
-        return self.run(binary, case, "valgrind", 0, [ValgrindProbe(self.own_objects), LogViewProbe()])
+        return self.run(binary, case, "valgrind", 0, [ValgrindProbe(self.own_objects, self.rank_vars), LogViewProbe()])
 
     def null(self, binary: Path, case: CaseRun, repeat: int) -> RunResult:
         # An empty folder of its own: nothing the submission left (a petscrc) reaches it.

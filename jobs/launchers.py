@@ -21,6 +21,7 @@ from typing import ClassVar, TypeVar
 from hpcbench.errors import HpcbenchError
 from hpcbench.jobs import binding
 from hpcbench.jobs.binding import Binding
+from hpcbench.jobs.records import Launcher
 from hpcbench.registry import Registry
 
 MPIEXECS = ("mpiexec", "mpirun", "mpiexec.hydra", "orterun")
@@ -31,6 +32,10 @@ class LauncherPart:
 
     name: ClassVar[str] = ""
     env_prefixes: ClassVar[tuple[str, ...]] = ()  # its variables a step keeps (jobs/sandbox.step_env)
+    # Where it tells each rank its index in the run and on its node (read by the affinity probe,
+    # valgrind's per-rank report names and gpu_bind), the first one set winning.
+    rank_vars: ClassVar[tuple[str, ...]] = ()
+    local_rank_vars: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def recognises(cls, argv: list[str]) -> bool:
@@ -52,12 +57,8 @@ LAUNCHERS: Registry[type[LauncherPart]] = Registry("launcher", "hpcbench.launche
 
 
 def register_launcher(name: str) -> Callable[[L], L]:
-    def deco(cls: L) -> L:
-        cls.name = name
-        LAUNCHERS.add(name, cls)
-        return cls
-
-    return deco
+    """Class decorator: launcher `name` (a site's `launcher.binding`)."""
+    return LAUNCHERS.part(name)
 
 
 def _at_option_end(argv: list[str], words: list[str]) -> list[str]:
@@ -67,6 +68,10 @@ def _at_option_end(argv: list[str], words: list[str]) -> list[str]:
 
 @register_launcher("srun")
 class Srun(LauncherPart):
+    # srun(1), "OUTPUT ENVIRONMENT VARIABLES": SLURM_PROCID (MPI rank), SLURM_LOCALID (node local task ID)
+    rank_vars = ("SLURM_PROCID",)
+    local_rank_vars = ("SLURM_LOCALID",)
+
     @classmethod
     def recognises(cls, argv: list[str]) -> bool:
         return bool(argv) and Path(argv[0]).name == "srun"
@@ -79,6 +84,10 @@ class Srun(LauncherPart):
 @register_launcher("pals")
 class Pals(LauncherPart):
     env_prefixes = ("PALS_",)
+    # PALS sets PALS_RANKID/PALS_LOCAL_RANKID, Cray PMI PMI_RANK/PMI_LOCAL_RANK (ALCF's Polaris
+    # GPU affinity script, set_affinity_gpu_polaris.sh, reads PMI_LOCAL_RANK)
+    rank_vars = ("PALS_RANKID", "PMI_RANK")
+    local_rank_vars = ("PALS_LOCAL_RANKID", "PMI_LOCAL_RANK")
 
     def on_hosts(self, argv: list[str], hosts: list[str], over: bool, hostfile: Callable[[], Path]) -> list[str]:
         return _at_option_end(argv, ["--hostfile", str(hostfile())])
@@ -86,6 +95,11 @@ class Pals(LauncherPart):
 
 @register_launcher("openmpi")
 class OpenMpi(LauncherPart):
+    # mpirun(1), "Exported Environment Variables": OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_LOCAL_RANK;
+    # PMIx launchers (prterun) also set PMIX_RANK
+    rank_vars = ("OMPI_COMM_WORLD_RANK", "PMIX_RANK")
+    local_rank_vars = ("OMPI_COMM_WORLD_LOCAL_RANK",)
+
     @classmethod
     def recognises(cls, argv: list[str]) -> bool:
         return bool(argv) and Path(argv[0]).name in MPIEXECS and binding.mpiexec_flavour(argv[0]) == "openmpi"
@@ -96,6 +110,10 @@ class OpenMpi(LauncherPart):
 
 @register_launcher("mpich")
 class Hydra(LauncherPart):
+    # Hydra's PMI sets PMI_RANK, and MPI_LOCALRANKID (MPICH and Intel MPI's mpiexec.hydra)
+    rank_vars = ("PMI_RANK",)
+    local_rank_vars = ("MPI_LOCALRANKID",)
+
     @classmethod
     def recognises(cls, argv: list[str]) -> bool:
         return bool(argv) and Path(argv[0]).name in MPIEXECS and binding.mpiexec_flavour(argv[0]) == "mpich"
@@ -117,6 +135,11 @@ def launcher_named(name: str) -> LauncherPart:
     return cls()
 
 
+def launcher_of(launcher: Launcher) -> LauncherPart:
+    """The part that starts the runs of a job's launcher settings (its spec's)."""
+    return launcher_for(launcher.binding, launcher.argv(1, 1))
+
+
 def launcher_for(kind: str, argv: list[str]) -> LauncherPart:
     """The site's launcher, or for `auto` the one whose command the template starts (none: `none`)."""
     if kind != "auto":
@@ -125,6 +148,24 @@ def launcher_for(kind: str, argv: list[str]) -> LauncherPart:
         if cls.recognises(argv):
             return cls()
     return Inherit()
+
+
+def rank_variables(first: LauncherPart | None = None) -> tuple[str, ...]:
+    """Where a rank finds its index: the variables of `first` (the launcher that started the run)
+    before every other known launcher's, for a template run as the site wrote it (`none`) or a
+    launcher started by another one (mpiexec inside a Slurm job step sees srun's too)."""
+    return _first_then_all(first, "rank_vars")
+
+
+def local_rank_variables(first: LauncherPart | None = None) -> tuple[str, ...]:
+    """Where a rank finds its index on its node, as rank_variables."""
+    return _first_then_all(first, "local_rank_vars")
+
+
+def _first_then_all(first: LauncherPart | None, attr: str) -> tuple[str, ...]:
+    parts = [type(first)] if first is not None else []
+    names = [v for cls in [*parts, *LAUNCHERS.all().values()] for v in getattr(cls, attr)]
+    return tuple(dict.fromkeys(names))
 
 
 def env_prefixes() -> tuple[str, ...]:

@@ -19,7 +19,7 @@ from pathlib import Path
 from hpcbench.jobs.affinity import probe_prefix
 from hpcbench.jobs.binding import Binding
 from hpcbench.jobs.cores import cpu_list
-from hpcbench.jobs.launchers import launcher_for
+from hpcbench.jobs.launchers import launcher_for, rank_variables
 from hpcbench.jobs.records import Launcher, Placement
 from hpcbench.jobs.sandbox import Step
 from hpcbench.schedulers.base import view_for
@@ -128,6 +128,6 @@ def place(launcher: Launcher, ranks: int, cores: int, program: list[str], step: 
         program = step.wrap(program)  # type: ignore[union-attr]
         if files is not None:
             probes = files / "probes"
-            program = probe_prefix(probes) + program
+            program = probe_prefix(probes, rank_variables(launcher_for(launcher.binding, argv))) + program
     cpus = held.cpus if held is not None and not per_rank else []
     return Launch(argv + program, over, where, env, cpus, probes)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from hpcbench.jobs.affinity import first_set
 from hpcbench.jobs.records import ValgrindError, ValgrindSummary
 
 LEAK_KINDS = {"Leak_DefinitelyLost", "Leak_IndirectlyLost"}
@@ -30,9 +31,6 @@ INVALID_KINDS = {
     "UninitValue", "SyscallParam", "Overlap", "InvalidJump", "FishyValue",
 }
 KEPT_ERRORS = 100  # errors stored in full per run; the rest are counted only
-# The variable each launcher sets to the process's rank: Open MPI's mpiexec, PMIx launchers
-# (prterun, srun --mpi=pmix), Slurm's srun, HPE PALS, MPICH/Intel MPI hydra.
-RANK_VARIABLES = ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID", "PALS_RANKID", "PMI_RANK")
 
 
 def valgrind_path() -> str | None:
@@ -51,16 +49,15 @@ def report_name(rank: int) -> str:
     return f"valgrind.{rank}.xml"
 
 
-def valgrind_prefix(log_dir: Path, petsc_dir: Path) -> list[str]:
+def valgrind_prefix(log_dir: Path, petsc_dir: Path, rank_vars: tuple[str, ...]) -> list[str]:
     """The argv in front of the program: valgrind with its XML report in `log_dir`, one file
-    per rank. Without any rank variable (an unknown launcher) valgrind's %p names the file,
-    which the driver did not create: that run then has no report it can confirm."""
+    per rank, named by the first of `rank_vars` set (its launcher's: jobs/launchers.rank_variables).
+    Without any (an unknown launcher) valgrind's %p names the file, which the driver did not
+    create: that run then has no report it can confirm."""
     vg = valgrind_path()
     if vg is None:
         raise FileNotFoundError("valgrind not found")
-    rank = "%p"
-    for var in reversed(RANK_VARIABLES):
-        rank = f"${{{var}:-{rank}}}"
+    rank = first_set(rank_vars, "%p")
     script = f'exec "$0" "--xml-file={log_dir}/valgrind.{rank}.xml" "$@"'
     cmd = ["/bin/sh", "-c", script, vg, "--tool=memcheck", "--leak-check=full",
            "--show-leak-kinds=definite,indirect", "--errors-for-leak-kinds=definite", "--num-callers=30",

@@ -79,6 +79,11 @@ SETUP = {
     "site-yaml-list": lambda t: _site(t, "- name: x\n"),
     "site-unknown-field": lambda t: _site(t, LOCAL + "\ncores_per_socket: 4\n"),
     "site-bad-timeout": lambda t: _site(t, LOCAL + "\nbatch:\n  command_timeout_s: 0\n"),
+    # a PBS Pro field in a Slurm site's batch: (each scheduler validates its own settings)
+    "site-pbs-field-on-slurm": lambda t: _site(t, (ROOT / "site-configs" / "ci-slurm.yaml").read_text().replace(
+        "\nbatch:\n", "\nbatch:\n  whole_nodes: true\n", 1)),
+    "site-slurm-field-on-pbs": lambda t: _site(t, (ROOT / "site-configs" / "polaris.yaml").read_text().replace(
+        "\nbatch:\n", "\nbatch:\n  signal_margin_s: 30\n", 1)),
     "out-not-empty": lambda t: ((t / "home").mkdir(), (t / "home" / "notes.txt").write_text("mine\n")),
     "file": lambda t: (t / "a.txt").write_text("x\n"),
     "c-binary": lambda t: (t / "x.c").write_bytes(b"\x00\x01\x02int main(){}"),
@@ -143,6 +148,10 @@ CASES = [
          ["site.yaml"], "site-yaml-list"),
     Case("site-unknown-field", ["submit", "--dry-run", "--site", "{t}/site.yaml", "--out", "{t}/c"], 2,
          ["site.yaml", "cores_per_socket", "xtra"], "site-unknown-field"),
+    Case("site-pbs-field-on-slurm", ["submit", "--dry-run", "--site", "{t}/site.yaml", "--out", "{t}/c"], 2,
+         ["site.yaml", "batch.whole_nodes", "Extra inputs"], "site-pbs-field-on-slurm"),
+    Case("site-slurm-field-on-pbs", ["submit", "--dry-run", "--site", "{t}/site.yaml", "--out", "{t}/c"], 2,
+         ["site.yaml", "batch.signal_margin_s", "Extra inputs"], "site-slurm-field-on-pbs"),
     Case("site-command-timeout-0", ["submit", "--dry-run", "--site", "{t}/site.yaml", "--out", "{t}/c"], 2,
          ["site.yaml", "batch.command_timeout_s"], "site-bad-timeout"),
     Case("binds-relative", ["submit", "--dry-run", "--site", "{t}/site.yaml", "--out", "{t}/c"], 2,

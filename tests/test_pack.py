@@ -184,3 +184,20 @@ def test_one_allocation_per_variant_sized_for_the_widest_job_and_the_walltime_ca
     assert cpu.walltime_min == 120 and cpu.jobs[0].width == 100  # capped; widest first
     gpu = next(p for p in plans if p.shape.variant == "kokkos")
     assert gpu.shape.gpus == 8 and gpu.walltime_min < 120
+
+
+def test_dry_run_says_how_the_partitions_own_launcher_binds(tmp_path, monkeypatch):
+    """The dry run's binding comment is that of the launcher the jobs run with (variant, else
+    partition, else site), not the site-wide one."""
+    import yaml
+
+    monkeypatch.setenv("HPCBENCH_ACCOUNT", "myproj")
+    site = yaml.safe_load((ROOT / "site-configs" / "polaris.yaml").read_text())
+    for part in site["partitions"]:  # the site-wide launcher stays PALS
+        part["launcher"] = {"template": "mpiexec -n {ranks}", "binding": "mpich"}
+    path = tmp_path / "polaris-hydra.yaml"
+    path.write_text(yaml.safe_dump(site))
+    text = _dry(str(path), tmp_path / "c")
+    said = [ln for ln in text.splitlines() if ln.startswith("# at run time each run is also bound")]
+    assert said and all(ln.endswith("-bind-to user:<its CPUs>") for ln in said), said
+    assert re.search(r"r1 instrumented +mpiexec -n 1 -f \S+node0\.hosts <app>", text)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -251,6 +252,7 @@ TOYQ_CMD = '''\
 """toyq's commands: python -m toyq_cmd SPOOL submit SCRIPT CPUS | stat ID... | cancel ID..."""
 import json
 import os
+import shutil
 import socket
 import signal
 import socket
@@ -306,6 +308,7 @@ main()
 TOYRUN = '''\
 #!/usr/bin/env python3
 import os
+import shutil
 import socket
 import sys
 
@@ -360,6 +363,9 @@ class ToyView(AllocationView):
 
 
 class ToyRun(LauncherPart):
+    rank_vars = ("TOYRUN_RANK",)  # where it tells each rank its index (and on its node)
+    local_rank_vars = ("TOYRUN_LOCAL_RANK",)
+
     @classmethod
     def recognises(cls, argv):
         return bool(argv) and Path(argv[0]).name == "toyrun"
@@ -424,7 +430,6 @@ class ToyBackend(Backend):
 
 class ToyExecutor(BatchExecutor):
     scheduler = "toyq"
-    job_id_env = "TOYQ_JOB_ID"
 
     def make_backend(self):
         return ToyBackend(self.site, self.sched_dir / "toyq", self.campaign.specs_dir)
@@ -503,3 +508,44 @@ def test_a_plugin_scheduler_with_its_own_settings_view_and_launcher_runs_a_packe
     timed = {r["ranks"] for r in rec["runs"] if r["kind"] == "timing" and r["exit_code"] == 0}
     assert timed == {1, 2}
     assert all(r["command"][0] == "toyrun" for r in rec["runs"])
+
+
+RANK_PROBE = """\
+import json, os, subprocess, sys
+from pathlib import Path
+
+from hpcbench.jobs.affinity import probe_prefix, read_probes
+from hpcbench.jobs.launchers import launcher_of, local_rank_variables, rank_variables
+from hpcbench.jobs.records import Launcher
+from hpcbench.jobs.valgrind import valgrind_prefix
+
+tmp = Path(sys.argv[1])
+rank_vars = rank_variables(launcher_of(Launcher(template="toyrun -n {ranks}", binding="toyrun")))
+# a rank toyrun started, inside a batch step whose own rank variables say 0
+env = {**os.environ, "TOYRUN_RANK": "3", "TOYRUN_LOCAL_RANK": "1", "SLURM_PROCID": "0", "PMI_RANK": "0"}
+subprocess.run(probe_prefix(tmp / "probes", rank_vars) + ["true"], env=env, check=True)
+subprocess.run(valgrind_prefix(tmp / "logs", tmp, rank_vars) + ["true"], env=env, check=True, capture_output=True)
+gpu = subprocess.run([sys.executable, "-m", "hpcbench.jobs.gpu_bind", "CUDA_VISIBLE_DEVICES", "3,2,1,0", "sh", "-c",
+                      "echo $CUDA_VISIBLE_DEVICES"], env=env, check=True, capture_output=True, text=True).stdout
+probed = [a.rank for a in read_probes(tmp / "probes")]
+print(json.dumps({"rank_vars": rank_vars, "local": local_rank_variables(), "probed": probed,
+                  "reports": sorted(p.name for p in (tmp / "logs").iterdir()), "gpu": gpu.strip()}))
+"""
+
+
+@pytest.mark.skipif(not shutil.which("valgrind"), reason="valgrind is not installed")
+def test_a_plugin_launcher_names_its_own_rank_variables(tmp_path):
+    """The rank variables are the launcher's to name: a toyrun run's affinity probe, valgrind's
+    per-rank report and gpu_bind read toyrun's own, before any other launcher's (an inherited
+    SLURM_PROCID or PMI_RANK of 0 would put every rank's report in one file)."""
+    plugin = _install_toyq(tmp_path)
+    (tmp_path / "logs").mkdir()
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "PYTHONPATH": str(plugin)}
+    p = subprocess.run([sys.executable, "-c", RANK_PROBE, str(tmp_path)], capture_output=True, text=True, env=env,
+                       timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    got = json.loads(p.stdout.splitlines()[-1])
+    assert got["rank_vars"][0] == "TOYRUN_RANK" and "SLURM_PROCID" in got["rank_vars"]  # its own, then the others
+    assert "TOYRUN_LOCAL_RANK" in got["local"]
+    assert got["probed"] == [3] and got["reports"] == ["valgrind.3.xml"]
+    assert got["gpu"] == "2"  # the local rank 1's entry of 3,2,1,0

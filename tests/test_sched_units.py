@@ -30,6 +30,7 @@ from hpcbench.executors.slurm import (
 from hpcbench.jobs.interrupt import outcome_for
 from hpcbench.jobs.records import CaseRun, JobResult, JobSpec, Variant, save_model
 from hpcbench.plan.campaign import Campaign
+from hpcbench.schedulers.base import view_class
 from hpcbench.site import SiteConfig, list_sites, load_site
 from tests.conftest import hpcbench
 
@@ -236,7 +237,8 @@ def test_executor_interface_is_enforced_and_says_what_the_cli_needs(tmp_path):
     assert local.wait(jobs) == {"j": "pending"} and local.details(jobs) == {} and local.dry_run(jobs) == []
     slurm = executor_class("slurm")
     assert slurm.batch and slurm.tools == ("sbatch", "squeue", "sacct", "scancel")
-    assert (slurm.job_id_env, executor_class("pbs").job_id_env) == ("SLURM_JOB_ID", "PBS_JOBID")
+    assert (view_class("slurm").job_id_env, view_class("pbs").job_id_env) == ("SLURM_JOB_ID", "PBS_JOBID")
+    assert not hasattr(slurm, "job_id_env")  # one source: the allocation view's
     with pytest.raises(HpcbenchError, match="scheduler 'lsf' has no executor .known: local, pbs, slurm"):
         executor_class("lsf")
 
@@ -339,3 +341,23 @@ def test_waiting_ends_soon_after_the_last_record_not_a_whole_poll_later(tmp_path
     t0 = time.monotonic()
     _doze(specs, 60.0)
     assert time.monotonic() - t0 < 30.0  # every record written: wakes at once, not a minute later
+
+
+def test_each_scheduler_validates_its_own_batch_settings_and_old_manifests_still_open():
+    """PBS Pro's fields (filesystems, select_extra, whole_nodes) are PbsSettings', Slurm's
+    signal_margin_s SlurmSettings': every bundled site loads, the other scheduler's field is
+    refused by name, and a manifest an older hpcbench wrote (every field in every site's
+    batch:) still opens its campaign."""
+    from hpcbench.schedulers.settings import BatchConfig, PbsSettings, SlurmSettings
+    from hpcbench.site import planned_site
+
+    kinds = {name: type(load_site(name).batch) for name in list_sites()}
+    assert kinds["polaris"] is PbsSettings and kinds["perlmutter"] is SlurmSettings and kinds["local"] is BatchConfig
+    assert load_site("polaris").batch.whole_nodes and load_site("frontier").batch.signal_margin_s == 120
+    for name, field, value in (("ci-slurm", "whole_nodes", True), ("polaris", "signal_margin_s", 5),
+                               ("local", "filesystems", "home:eagle")):
+        cfg = load_site(name).model_dump(mode="json")
+        cfg["batch"][field] = value
+        with pytest.raises(ValueError, match=f"batch.{field}"):
+            SiteConfig.model_validate(cfg)
+        assert not hasattr(planned_site(cfg).batch, field)  # a stored manifest: the old field dropped

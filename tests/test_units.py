@@ -288,11 +288,14 @@ def test_registry_names_a_clash_and_dispatches_agent_specs_by_prefix():
     from hpcbench.evaluators.categories import CATEGORIES, WEIGHTS, Category
     from hpcbench.registry import Registry
 
-    reg: Registry[int] = Registry("widget", "hpcbench.no-such-group")
-    reg.register("a")(1)
-    reg.add("a", 1)  # the same part registered twice (a module imported again) is no clash
+    class Widget:
+        name = ""
+
+    reg: Registry[type[Widget]] = Registry("widget", "hpcbench.no-such-group")
+    assert reg.part("a")(Widget) is Widget and Widget.name == "a"  # the class itself, told its name
+    reg.add("a", Widget)  # the same part registered twice (a module imported again) is no clash
     with pytest.raises(HpcbenchError, match="two widgets named 'a'"):
-        reg.add("a", 2)
+        reg.part("a")(type("Other", (Widget,), {}))
     assert reg.get("b") is None and reg.names() == ["a"]
     # Every in-tree evaluator is in the registry under its own name, in a declared category.
     evs = all_evaluators()

@@ -11,8 +11,8 @@ from hpcbench import pipeline
 from hpcbench.cli.diskfull import stops_when_full
 from hpcbench.cli.judge import judge_options
 from hpcbench.cli.progress import JOB_STATES_KIND, Display
-from hpcbench.cli.score import exit_if_unscored, judge_errors, scoring_options, scoring_settings, time_metric_option
-from hpcbench.cli.stages import collect_score_report, lock, plan, print_scripts, run_jobs
+from hpcbench.cli.score import exit_if_unscored, scoring_options, scoring_settings, time_metric_option
+from hpcbench.cli.stages import Shown, show_scripts
 
 agent_opt = click.option("--agent", "agents", multiple=True,
                          help="reference | samples | dir:PATH | litellm:MODEL | a2a:URL | repair:INNER:N "
@@ -84,31 +84,28 @@ def run_options(ctx: click.Context, verb: str, resume: bool, out: str | None, **
 
 def run_campaign(opts, out: str | None, wait_lock: bool, dry_run: bool = False, pack: bool | None = None,
                  block: bool = True, rerun_done: bool = False) -> None:
-    """run and submit (and retry, which repeats one of them): plan, run the jobs; for run also
-    collect, score and report. Exit 1 naming every infrastructure error left (generation or judge)."""
-    from hpcbench.plan.options import save_options
-    from hpcbench.plan.trust import require_trust
+    """run and submit (and retry, which repeats one of them) through pipeline.run_campaign, shown;
+    exit 1 naming every infrastructure error left (generation or judge) and every problem not scored."""
     from hpcbench.site import load_site
 
     s = load_site(opts.site)
     out = out or default_out(s)
     judge_cfg, settings = run_scoring(opts) if opts.verb == "run" else (None, None)  # fails before any job
     if dry_run:  # runs nothing: shows what would be asked for, even of an unisolated site
-        show_dry_run(out, s, opts, pack)
+        got = pipeline.dry_run_campaign(Path(out), s, opts, pack, Shown(out))
+        assert got.scripts is not None
+        show_scripts(s, got.campaign, got.planned.plan.jobs, got.scripts)
         return
-    require_trust(s, opts.agents, opts.submissions, opts.trust_submissions)
-    with lock(out, wait_lock), stops_when_full(out):
-        save_options(out, opts)
-        planned = plan(out, s, opts)
-        run_jobs(s, planned.campaign, planned.plan, not rerun_done, opts.account, block, pack)
-        if opts.verb != "run":
-            click.echo(f"campaign: {planned.campaign.root}")
-            exit_if_errors(planned.gathered.errors, [], out)
-            return
-        md, scores = collect_score_report(planned.campaign, judge_cfg, settings, opts.time_metric)
-    click.echo(summary_text(planned.campaign))
-    exit_if_errors(planned.gathered.errors, scores, out)
-    exit_if_unscored(scores)
+    with stops_when_full(out):
+        outcome = pipeline.run_campaign(Path(out), s, opts, wait_lock, pack, block, rerun_done, judge_cfg, settings,
+                                        Shown(out))
+    if not outcome.scored:
+        click.echo(f"campaign: {outcome.campaign.root}")
+        exit_if_errors(outcome, out)
+        return
+    click.echo(summary_text(outcome.campaign))
+    exit_if_errors(outcome, out)
+    exit_if_unscored(outcome.scores)
 
 
 def run_scoring(opts):
@@ -142,13 +139,13 @@ def summary_text(campaign) -> str:
                       f"browse:   {report / 'report.html'} (or: hpcbench view {campaign.root})"])
 
 
-def exit_if_errors(errors: list, scores: list, out: str) -> None:
+def exit_if_errors(outcome: pipeline.CampaignOutcome, out: str) -> None:
     """Infrastructure errors are not results: name each cause in full, say how to redo exactly
     those, and fail the command (a green exit would let an outage pass as a verdict)."""
-    judged = judge_errors(scores)
-    if not errors and not judged:
+    if not outcome.infrastructure_failed:
         return
-    causes: Counter = Counter(f"{e.kind}: {e.cause}" for e in errors)
+    judged = outcome.judge_errors
+    causes: Counter = Counter(f"{e.kind}: {e.cause}" for e in outcome.generation_errors)
     for cause, n in causes.most_common():
         click.echo(f"hpcbench: error: {n} generation(s) not made, infrastructure error (not scored): {cause}",
                    err=True)
@@ -215,23 +212,14 @@ def retry(campaign_dir, wait_lock) -> None:
     run_campaign(opts, campaign_dir, wait_lock)
 
 
-def show_dry_run(out: str, site, opts, pack: bool | None = None) -> None:
-    """Plan with the PETSc the site declares (it may not be here) and print the batch scripts
-    and every launch command they will run. Generating agents are listed, not asked."""
-    from hpcbench.plan import declared_installs
-
-    planned = plan(out, site, opts, installs=declared_installs(site), dry_run=True)
-    print_scripts(site, planned.campaign, planned.plan.jobs, opts.account, pack)
-
-
 def open_campaign(campaign_dir: str):
     """A planned campaign, the site it was planned for, and that site's executor."""
     from hpcbench.executors import executor_for
     from hpcbench.plan import Campaign
-    from hpcbench.site import SiteConfig
+    from hpcbench.site import planned_site
 
     c = Campaign(Path(campaign_dir))
-    site = SiteConfig.model_validate(c.manifest().site_config)
+    site = planned_site(c.manifest().site_config)
     return c, site, executor_for(site, c)
 
 

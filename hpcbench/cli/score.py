@@ -51,9 +51,9 @@ def time_metric_option(f):
 
 def exit_if_unscored(scores) -> None:
     """Problems without a usable reference run were not scored: say which, and fail the command."""
-    from hpcbench.score import NOT_SCORED
+    from hpcbench.pipeline import not_scored
 
-    why = {sc.problem: sc.status for sc in scores if sc.status.startswith(NOT_SCORED)}
+    why = not_scored(scores)
     for pid, status in sorted(why.items()):
         n = sum(sc.problem == pid for sc in scores)
         click.echo(f"hpcbench: error: problem {pid}: {status} ({n} submission{'s' * (n != 1)})", err=True)
@@ -61,17 +61,10 @@ def exit_if_unscored(scores) -> None:
         sys.exit(1)
 
 
-def judge_errors(scores) -> list:
-    """Judged evaluators a configured judge left unscored: outages, refused keys, quotas. What the
-    submission caused is scored (0 with its reason), and no judge at all is a choice, not an error."""
-    from hpcbench.evaluators.judged.base import NO_JUDGE
-
-    return [r for sc in scores for r in sc.results
-            if r.status == "unscored" and r.method == "llm_judge" and r.rationale != NO_JUDGE]
-
-
 def exit_if_judge_errors(scores, campaign_dir: str) -> None:
     from collections import Counter
+
+    from hpcbench.pipeline import judge_errors
 
     errs = judge_errors(scores)
     for cause, n in Counter(r.rationale for r in errs).most_common():

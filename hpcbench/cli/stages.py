@@ -3,6 +3,8 @@ messages on stderr, the dry run's scripts printed. Shared by cli/campaign.py and
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -18,17 +20,17 @@ def say(msg: str) -> None:
 def lock(out: str, wait: bool):
     from hpcbench.plan import campaign_lock
 
-    return campaign_lock(Path(out), wait, notify=lambda m: click.echo(f"hpcbench: {m}", err=True))
+    return campaign_lock(Path(out), wait, notify=lock_wait)
 
 
-def plan(out: str, site, opts, installs: dict | None = None, dry_run: bool = False):
-    """Plan the campaign of `opts` (a plan.options.RunOptions) and say what was generated,
-    kept apart as an infrastructure error, rejected and skipped."""
+def lock_wait(msg: str) -> None:
+    click.echo(f"hpcbench: {msg}", err=True)
+
+
+def show_planned(out: Path, planned) -> None:
+    """Say what was generated, kept apart as an infrastructure error, rejected and skipped."""
     from hpcbench.cli.agents import echo_summary
-    from hpcbench.cli.progress import GENERATE
 
-    with Display(GENERATE) as progress:
-        planned = pipeline.plan_run(Path(out), site, opts, installs, dry_run, progress)
     if planned.gathered.generated is not None:
         echo_summary(str(Path(out) / "generated"), planned.gathered.generated)
     for line in planned.gathered.not_generated:
@@ -43,28 +45,51 @@ def plan(out: str, site, opts, installs: dict | None = None, dry_run: bool = Fal
         n = sum(len(c) for c in planned.plan.held_out.values())
         click.echo(f"held-out cases: {n} drawn with seed {read_draw(planned.campaign.root)[0]} "
                    f"({held_out_path(planned.campaign.root)})", err=True)
-    return planned
 
 
-def run_jobs(site, campaign, plan, resume: bool = True, account: str | None = None, block: bool = True,
-             pack: bool | None = None, baseline_ranks: list[int] | None = None) -> None:
-    with Display(JOBS) as display:
-        pipeline.run_jobs(site, campaign, plan, resume, account, block, pack, baseline_ranks, say=say,
-                          progress=display, outcomes=JobOutcomes)
-    click.echo("", err=True)
+class Shown(pipeline.Reporter):
+    """A composed campaign as the verbs show it: each stage's progress display, the messages on stderr."""
 
+    outcomes = JobOutcomes
 
-def collect_score_report(campaign, judge_cfg=None, settings=None, time_metric: str = "ratio") -> tuple[str, list]:
-    """collect, score (judges' progress shown), report.md/html: the markdown and the scores."""
-    with Display(EVALUATE) as ev, Display(JUDGE) as progress:
-        return pipeline.collect_score_report(campaign, judge_cfg, settings, time_metric, say=say,
-                                             evaluated=evaluated(ev), judge_progress=judge_calls(progress))
+    def __init__(self, out: Path | str) -> None:
+        self.out = Path(out)
+
+    def say(self, msg: str) -> None:
+        say(msg)
+
+    def lock_wait(self, msg: str) -> None:
+        lock_wait(msg)
+
+    @contextlib.contextmanager
+    def generating(self) -> Iterator[Display]:
+        from hpcbench.cli.progress import GENERATE
+
+        with Display(GENERATE) as progress:
+            yield progress
+
+    def planned(self, planned) -> None:
+        show_planned(self.out, planned)
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[Display]:
+        with Display(JOBS) as display:
+            yield display
+        click.echo("", err=True)
+
+    @contextlib.contextmanager
+    def scoring(self) -> Iterator[pipeline.ScoringProgress]:
+        with Display(EVALUATE) as ev, Display(JUDGE) as progress:
+            yield pipeline.ScoringProgress(evaluated(ev), judge_calls(progress))
 
 
 def print_scripts(site, campaign, jobs: list, account: str | None, pack: bool | None,
                   baseline_ranks: list[int] | None = None) -> None:
     """The batch scripts `submit` would hand the scheduler and every launch command they run."""
-    got = pipeline.batch_scripts(site, campaign, jobs, account, pack, baseline_ranks)
+    show_scripts(site, campaign, jobs, pipeline.batch_scripts(site, campaign, jobs, account, pack, baseline_ranks))
+
+
+def show_scripts(site, campaign, jobs: list, got: pipeline.BatchScripts) -> None:
     if not got.batch:
         click.echo(f"site {site.name!r} runs jobs on this machine ({len(jobs)} planned): no batch scripts; "
                    "launch commands:")

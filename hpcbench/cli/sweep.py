@@ -39,16 +39,12 @@ def _problems(problem_ids: str | None) -> dict:
 
 def _gate(out: Path, site, agents: list[str], submissions: str | None, problem_ids: str, wait_lock: bool):
     """Ungated programs run through the gates first, as an ordinary campaign in <out>/gates."""
-    from hpcbench.cli.stages import collect_score_report, lock, plan, run_jobs
-    from hpcbench.plan.options import RunOptions
+    from hpcbench.cli.stages import Shown
+    from hpcbench.pipeline import gate_campaign
 
     gates = out / "gates"
     _say(f"running the gates first (an ordinary campaign in {gates}); only programs that pass every gate are swept")
-    opts = RunOptions(agents=agents, submissions=submissions, problems=problem_ids, site=site.name)
-    with lock(str(gates), wait_lock):
-        planned = plan(str(gates), site, opts)
-        run_jobs(site, planned.campaign, planned.plan, block=True)
-        collect_score_report(planned.campaign)
+    gate_campaign(gates, site, agents, submissions, problem_ids, wait_lock, Shown(gates))
     return gates
 
 

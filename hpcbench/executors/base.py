@@ -32,13 +32,7 @@ E = TypeVar("E", bound="Executor")
 
 def register_executor(name: str) -> Callable[[type[E]], type[E]]:
     """Class decorator: this package's executor for scheduler `name` (a site's `scheduler:`)."""
-
-    def deco(cls: type[E]) -> type[E]:
-        cls.scheduler = name
-        EXECUTORS.add(name, cls)
-        return cls
-
-    return deco
+    return EXECUTORS.part(name, "scheduler")
 
 
 def executor_class(scheduler: str) -> type[Executor]:
@@ -82,9 +76,6 @@ class Executor(ABC):
     # partition; an account may be charged. Otherwise `submit` returns when the jobs have ended.
     batch: ClassVar[bool] = False
     tools: ClassVar[tuple[str, ...]] = ()  # commands `doctor` looks for on PATH
-    # The variable holding a running job's scheduler id: the batch script passes it on to the
-    # job (jobs.job reads HPCBENCH_SCHEDULER_JOB_ID) for its record.
-    job_id_env: ClassVar[str] = ""
 
     def __init__(self, site: SiteConfig, campaign: Campaign, account: str | None = None, pack: bool | None = None,
                  baseline_ranks: list[int] | None = None):

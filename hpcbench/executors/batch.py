@@ -40,6 +40,7 @@ from hpcbench.jobs.interrupt import SCHEDULER_JOB_ID_ENV
 from hpcbench.jobs.records import JobResult, JobSpec, JobStatus, save_model, write_atomic
 from hpcbench.jobs.resume import keep_for_resume
 from hpcbench.schedulers.base import ENV as SCHEDULER_ENV
+from hpcbench.schedulers.base import view_class
 
 ACTIVE = {"PENDING", "RUNNING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING", "SUSPENDED",
           "CONFIGURING", "COMPLETING", "STOPPED", "SIGNALING", "STAGE_OUT", "RESV_DEL_HOLD", "HELD", "QUEUED",
@@ -159,14 +160,16 @@ class BatchExecutor(Executor):
     # ------------------------------------------------------------------ submit
     def plans(self, jobs: list[JobSpec]) -> list[ArrayPlan]:
         """The arrays (or packed allocations, executors/pack.py) to submit; each job is told its
-        scheduler (SCHEDULER_ENV) and id (SCHEDULER_JOB_ID_ENV)."""
+        scheduler (SCHEDULER_ENV) and id (SCHEDULER_JOB_ID_ENV, copied from the variable the
+        scheduler's allocation view names: one source of it, hpcbench/schedulers/)."""
         from hpcbench.executors.pack import plan_packs
 
         plans: list[ArrayPlan] = list(plan_packs(jobs, self.site)) if self.packing() else plan_arrays(jobs, self.site)
+        job_id_env = view_class(self.scheduler).job_id_env
         for p in plans:  # the job's allocation view (hpcbench/schedulers/) is this scheduler's
             p.setup = [*p.setup, f"export {SCHEDULER_ENV}={self.scheduler}"]
-            if self.job_id_env:
-                p.setup = [*p.setup, f'export {SCHEDULER_JOB_ID_ENV}="${{{self.job_id_env}:-}}"']
+            if job_id_env:
+                p.setup = [*p.setup, f'export {SCHEDULER_JOB_ID_ENV}="${{{job_id_env}:-}}"']
         return plans
 
     def dry_run(self, jobs: list[JobSpec]) -> list[tuple[ArrayPlan, str]]:

@@ -24,7 +24,7 @@ from hpcbench.executors.queues import capped_walltime
 from hpcbench.executors.shapes import ArrayPlan, job_walltime_s, shape_of, start_order
 from hpcbench.jobs.pack import BaselineRequest, PackManifest
 from hpcbench.jobs.placement import PackContext, placed_launcher
-from hpcbench.jobs.records import JobSpec
+from hpcbench.jobs.records import JobSpec, Launcher
 from hpcbench.site import SiteConfig
 
 BASELINE_S = 120.0  # walltime kept for the machine baseline and the driver's start
@@ -163,20 +163,29 @@ _BINDS = {"pals": "its own --cpu-bind list:<CPUs>", "srun": "its own --cpu-bind=
           "none": "started on its CPUs, its ranks inherit them"}
 
 
-def _binding_words(site: SiteConfig) -> str:
-    """How this site's launcher binds a run (the kind is resolved on the node for `auto`)."""
-    kind = site.launcher.binding
+def _binding_words(launcher: Launcher) -> str:
+    """How a launcher binds a run (the kind is resolved on the node for `auto`)."""
+    kind = launcher.binding
     if kind == "auto":
-        head = Path(site.launcher.argv(1, 1)[0]).name
+        head = Path(launcher.argv(1, 1)[0]).name
         return "by the launcher found there (" + ("its own --cpu-bind=cores and memory share" if head == "srun"
                                                   else "a rankfile or -bind-to list of its CPUs") + ")"
     return _BINDS.get(kind, kind)
 
 
+def binding_words(plan: ArrayPlan, site: SiteConfig) -> str:
+    """How the plan's runs are bound: by each job's own launcher (its variant's, else its
+    partition's, else the site's), named per variant where they differ."""
+    by_variant = {j.variant.name: _binding_words(j.launcher) for j in plan.jobs}
+    if len(set(by_variant.values())) > 1:
+        return "; ".join(f"variant {v}: {words}" for v, words in by_variant.items())
+    return next(iter(by_variant.values()), _binding_words(site.launcher))
+
+
 def plan_launch_lines(plan: ArrayPlan, site: SiteConfig) -> list[str]:
     """The launch commands of every job of a plan (packed: placed as jobs/pack.py places them)."""
     out = [f"# at run time each run is also bound to the cores (and GPUs) it holds (jobs/binding.py): "
-           f"{_binding_words(site)}"]
+           f"{binding_words(plan, site)}"]
     if isinstance(plan, PackPlan):
         hosts = [f"node{i}" for i in range(plan.nodes)]
         narrow = 0

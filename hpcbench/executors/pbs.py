@@ -28,6 +28,7 @@ from hpcbench.executors.batch import BatchExecutor
 from hpcbench.executors.pack import PackPlan
 from hpcbench.executors.shapes import ArrayPlan
 from hpcbench.jobs.interrupt import WALLTIME_ENV
+from hpcbench.schedulers.settings import PbsSettings, own_settings
 from hpcbench.site import SiteConfig
 
 QSTAT_UNKNOWN_JOB = 153
@@ -50,15 +51,16 @@ def pbs_head(plan: ArrayPlan, site: SiteConfig, account: str, log_dir: Path, nod
     """The #PBS directives and setup lines of an array (`array`: its -J) or of a packed
     allocation (`placement`: place=scatter over `nodes` nodes)."""
     part = plan.partition
+    own = own_settings(site.batch, PbsSettings)
     select = f"select={nodes}"
-    if not site.batch.whole_nodes:  # ALCF gives whole nodes: ncpus/ngpus are not asked for there
+    if not own.whole_nodes:  # ALCF gives whole nodes: ncpus/ngpus are not asked for there
         select += f":ncpus={ncpus}" + (f":ngpus={plan.shape.gpus}" if plan.shape.gpus else "")
-    if site.batch.select_extra:
-        select += f":{site.batch.select_extra}"
+    if own.select_extra:
+        select += f":{own.select_extra}"
     lines = ["#!/bin/bash", f"#PBS -N {plan.name[:15]}", f"#PBS -l {select}", *placement,
              f"#PBS -l walltime={hms(plan.walltime_min)}"]
-    if site.batch.filesystems:
-        lines.append(f"#PBS -l filesystems={site.batch.filesystems}")
+    if own.filesystems:
+        lines.append(f"#PBS -l filesystems={own.filesystems}")
     if part and part.queue:
         lines.append(f"#PBS -q {part.queue}")
     if account:
@@ -225,7 +227,6 @@ class PbsBackend(Backend):
 @register_executor("pbs")
 class PbsExecutor(BatchExecutor):
     tools = ("qsub", "qstat", "qdel")
-    job_id_env = "PBS_JOBID"
 
     @classmethod
     def login_launch(cls, site: SiteConfig, argv: list[str], account: str) -> list[str] | str:

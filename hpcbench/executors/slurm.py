@@ -29,6 +29,7 @@ from hpcbench.executors.batch import BatchExecutor
 from hpcbench.executors.pack import PackPlan
 from hpcbench.executors.shapes import ArrayPlan
 from hpcbench.jobs.interrupt import WALLTIME_ENV
+from hpcbench.schedulers.settings import SlurmSettings, own_settings
 from hpcbench.site import SiteConfig
 
 _LEAKY = ("SLURM_", "SLURMD_", "SRUN_", "SBATCH_", "SALLOC_", "SUBMITIT_")
@@ -70,7 +71,7 @@ def _split_options(item: str) -> list[str]:
 def sbatch_parameters(plan: ArrayPlan, site: SiteConfig, account: str, python: str) -> dict:
     part = plan.partition
     extra = parse_directives([*site.batch.directives, *(part.directives if part else [])])
-    extra["signal"] = f"B:USR2@{site.batch.signal_margin_s}"
+    extra["signal"] = f"B:USR2@{own_settings(site.batch, SlurmSettings).signal_margin_s}"
     params: dict = dict(
         job_name=plan.name, time=plan.walltime_min, nodes=1, ntasks_per_node=1, cpus_per_task=plan.shape.cpus,
         setup=[*plan.setup, f"export {WALLTIME_ENV}={plan.walltime_min * 60}"],
@@ -332,7 +333,6 @@ class SlurmBackend(Backend):
 @register_executor("slurm")
 class SlurmExecutor(BatchExecutor):
     tools = ("sbatch", "squeue", "sacct", "scancel")
-    job_id_env = "SLURM_JOB_ID"
 
     @classmethod
     def login_launch(cls, site: SiteConfig, argv: list[str], account: str) -> list[str] | str:

@@ -96,13 +96,7 @@ SCHEDULERS: Registry[type[AllocationView]] = Registry("scheduler", "hpcbench.sch
 
 def register_scheduler(name: str) -> Callable[[V], V]:
     """Class decorator: the allocation view (and settings) of scheduler `name`."""
-
-    def deco(cls: V) -> V:
-        cls.name = name
-        SCHEDULERS.add(name, cls)
-        return cls
-
-    return deco
+    return SCHEDULERS.part(name)
 
 
 def view_class(name: str) -> type[AllocationView]:

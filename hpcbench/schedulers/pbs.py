@@ -7,11 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from hpcbench.schedulers.base import AllocationView, register_scheduler
+from hpcbench.schedulers.settings import PbsSettings
 
 
 @register_scheduler("pbs")
 class PbsView(AllocationView):
     batch = True
+    settings = PbsSettings
     job_id_env = "PBS_JOBID"
 
     def hosts(self) -> list[str]:

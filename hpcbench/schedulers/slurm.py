@@ -7,11 +7,13 @@ from __future__ import annotations
 import subprocess
 
 from hpcbench.schedulers.base import AllocationView, register_scheduler
+from hpcbench.schedulers.settings import SlurmSettings
 
 
 @register_scheduler("slurm")
 class SlurmView(AllocationView):
     batch = True
+    settings = SlurmSettings
     env_prefixes = ("SLURM_",)  # srun, started from a job's step, reads the allocation from them
     step_drops = ("SLURM_NTASKS_PER_NODE",)
     job_id_env = "SLURM_JOB_ID"
