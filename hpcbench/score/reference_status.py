@@ -29,7 +29,9 @@ def reference_problem(problem: Problem, checks: Checks, record: JobResult | None
         return "the reference has no instrumented run"
     for r in inst:
         if r.exit_code != 0:
-            return f"the reference run of case {r.case} at {r.ranks} ranks exited {r.exit_code}"
+            how = (f"was stopped ({r.stopped_reason or 'timeout'} after {r.wall_s:.0f} s)"
+                   if r.timed_out or r.exit_code is None or r.stopped_reason else f"exited {r.exit_code}")
+            return f"the reference run of case {r.case} at {r.ranks} ranks {how}"
     printed = outputs(record)
     if not any(printed.values()):
         return "the reference printed no values"
