@@ -404,7 +404,7 @@ def test_a_non_utf8_problem_file_is_a_config_error(tmp_path):
 # ----------------------------------------------------------------------------- no reference
 
 
-def _record(agent: str, stdout: str, exit_code: int = 0, status: str = "done") -> JobResult:
+def _record(agent: str, stdout: str, exit_code: int | None = 0, status: str = "done") -> JobResult:
     runs = [RunResult(case=c, ranks=3, kind="instrumented", command=["app"], exit_code=exit_code, wall_s=0.1,
                       stdout=stdout) for c in ("default", "larger")]
     return JobResult(job_id=f"{agent}__vec-scatter__1", agent=agent, problem="vec-scatter", attempt="1",
@@ -418,6 +418,7 @@ GOOD_OUT = "sum: 1.5\nnorm2: 2.0\nweighted_sum: 3.0\nfirst_last: 0.0 1.0\n"
     (None, "missing"),
     (_record("reference", GOOD_OUT, status="error"), "ended error"),
     (_record("reference", GOOD_OUT, exit_code=1), "exited 1"),
+    (_record("reference", GOOD_OUT, exit_code=None), "was stopped (timeout after 0 s)"),  # was "exited None"
     (_record("reference", "nothing here\n"), "printed no values"),
     (_record("reference", "sum: 1.5\n"), "printed no 'norm2'"),
 ])
