@@ -278,7 +278,7 @@ class Blocks:
     `keep` per table): a batch of pages (a static browser export) reads each block once, where
     one h5py slice per table and page cost ~1 ms each in compound-type conversion alone."""
 
-    SIZE = 4096  # the tables' chunk length (layout): a block is one chunk
+    SIZE = layout.CHUNK_ROWS  # a block is one chunk of the tables
 
     def __init__(self, f: h5py.File, keep: int = 16) -> None:
         self.f, self.keep = f, keep
@@ -302,10 +302,11 @@ class Blocks:
         return got[b]
 
 
-def read_row(f: h5py.File, row_index: int, codes: list[str] | None = None,
-             blocks: Blocks | None = None) -> StoredSubmission:
-    """read_one from a store already open (open_store): many pages, one open; `blocks`
-    (of the same open store) keeps the tables' blocks between pages."""
+def read_row(src: h5py.File | Blocks, row_index: int, codes: list[str] | None = None) -> StoredSubmission:
+    """read_one from a store already open (open_store): many pages, one open; `src` Blocks of
+    it keeps the tables' blocks between pages."""
+    blocks = src if isinstance(src, Blocks) else None
+    f = src.f if isinstance(src, Blocks) else src
     row = blocks.rows("submissions", row_index, 1)[0] if blocks else f["submissions"][row_index]
     t = {}
     shifted = cast(np.void, np.array(row, dtype=row.dtype)[()])  # its rows, re-based at 0 in the slices below

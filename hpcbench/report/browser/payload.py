@@ -95,7 +95,7 @@ class Details:
 
     def _read(self, row: int) -> StoredSubmission:
         if self._open is not None:
-            return read_row(self._open.f, row, self.codes, self._open)
+            return read_row(self._open, row, self.codes)
         return read_one(self.h5_path, row, self.codes)
 
     def reference_timings(self, problem: str) -> list:
