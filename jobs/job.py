@@ -270,34 +270,61 @@ def run_job(spec: JobSpec, previous: JobResult | None = None) -> JobResult:
     null_bin = null_program(spec, petsc)  # before the runner: its sandbox shows the null program's folder
     runner = Runner(spec, petsc, build_dir)
     nulls: dict[int, list[RunResult]] = {}
-    for case in spec.runs:
-        repeats = spec.repeats_of(case)
-        kept = resume.finished_case(previous, case, repeats)
-        if kept is not None:  # finished by an earlier, stopped try of this job: not redone
-            runner.skip(case)
-            result.extra["resumed_runs"] = str(int(result.extra.get("resumed_runs", "0")) + len(kept))
-        first = kept[0] if kept is not None else runner.instrumented(binary, case)
-        result.runs.append(first)
-        if first.exit_code != 0 or not repeats:
-            continue  # a failed run is its own evidence; timing it measures nothing
-        timing = kept[1:] if kept is not None else [runner.timing(binary, case, i) for i in range(repeats)]
-        result.runs += timing
-        null_kept = resume.finished_nulls(previous, case.ranks, spec.timing_repeats)
-        if case.ranks not in nulls and null_kept is not None:
-            nulls[case.ranks] = null_kept
-            result.runs += null_kept
-        if null_bin is not None and case.ranks not in nulls:
-            # Once per rank count, not per case: it only calibrates the launcher.
-            null_case = CaseRun(case=case.case, args=[], ranks=case.ranks, time_limit_s=60)
-            nulls[case.ranks] = [runner.null(null_bin, null_case, i) for i in range(spec.timing_repeats)]
-            result.runs += nulls[case.ranks]
-        summary = summarise_timings(timing, nulls.get(case.ranks, []))
-        if summary:
-            result.timings.append(summary)
+    for group in by_case(spec.runs):
+        _run_case_group(spec, runner, binary, null_bin, group, previous, nulls, result)
     if spec.valgrind and spec.runs:
         _valgrind_run(spec, runner, binary, result)
     perf.measure(spec, petsc, runner, binary, null_bin, result, Runner)
     return _finish(result, t0)
+
+
+def by_case(runs: list[CaseRun]) -> list[list[CaseRun]]:
+    """The job's cases grouped by name, each group's rank counts in their order: one case at
+    1 and 2 ranks (a sweep point's size at every rank count) is timed as one group."""
+    groups: dict[str, list[CaseRun]] = {}
+    for c in runs:
+        groups.setdefault(c.case, []).append(c)
+    return list(groups.values())
+
+
+def _run_case_group(spec: JobSpec, runner: Runner, binary: Path, null_bin: Path | None, group: list[CaseRun],
+                    previous: JobResult | None, nulls: dict[int, list[RunResult]], result: JobResult) -> None:
+    """One case at each of its rank counts: the instrumented runs, then the timed repeats
+    interleaved across the rank counts (1, 2, 1, 2, ...), so that a drift of the machine
+    (another job, a frequency change) falls on every rank count alike and a speedup, a ratio
+    of two medians, does not carry it; then launcher start-up once per rank count."""
+    kept = resume.finished_group(previous, group, spec.repeats_of)
+    firsts: list[RunResult] = []
+    for case in group:
+        if kept is not None:  # finished by an earlier, stopped try of this job: not redone
+            runner.skip(case)
+            result.extra["resumed_runs"] = str(int(result.extra.get("resumed_runs", "0")) + len(kept[case.ranks]))
+        firsts.append(kept[case.ranks][0] if kept is not None else runner.instrumented(binary, case))
+    result.runs += firsts
+    # a failed run is its own evidence; timing it measures nothing
+    timed = [c for c, first in zip(group, firsts) if first.exit_code == 0 and spec.repeats_of(c)]
+    timing: dict[int, list[RunResult]] = {c.ranks: [] for c in timed}
+    if kept is not None:
+        timing = {c.ranks: kept[c.ranks][1:] for c in timed}
+    else:
+        for i in range(max((spec.repeats_of(c) for c in timed), default=0)):
+            for c in timed:
+                if i < spec.repeats_of(c):
+                    timing[c.ranks].append(runner.timing(binary, c, i))
+    for c in timed:
+        result.runs += timing[c.ranks]
+        null_kept = resume.finished_nulls(previous, c.ranks, spec.timing_repeats)
+        if c.ranks not in nulls and null_kept is not None:
+            nulls[c.ranks] = null_kept
+            result.runs += null_kept
+        if null_bin is not None and c.ranks not in nulls:
+            # Once per rank count, not per case: it only calibrates the launcher.
+            null_case = CaseRun(case=c.case, args=[], ranks=c.ranks, time_limit_s=60)
+            nulls[c.ranks] = [runner.null(null_bin, null_case, i) for i in range(spec.timing_repeats)]
+            result.runs += nulls[c.ranks]
+        summary = summarise_timings(timing[c.ranks], nulls.get(c.ranks, []))
+        if summary:
+            result.timings.append(summary)
 
 
 def _valgrind_run(spec: JobSpec, runner: Runner, binary: Path, result: JobResult) -> None:

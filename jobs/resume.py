@@ -1,10 +1,13 @@
 """Per-run resume: a job stopped part-way (cancelled, or left over when a packed allocation
 ended) set aside what had finished in cancelled.json; its rerun keeps those runs and runs
 only the rest. A case counts as finished when its instrumented run and all its timed
-repeats are there (a run cut off by the stop is never in the partial record)."""
+repeats are there (a run cut off by the stop is never in the partial record); a case's rank
+counts are timed interleaved (jobs/job.py), so they are kept only all together: one rank count
+timed again alone would no longer share the others' conditions."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from hpcbench.jobs.records import CaseRun, JobResult, JobSpec, RunResult
@@ -50,6 +53,15 @@ def finished_case(previous: JobResult | None, case: CaseRun, repeats: int) -> li
         return inst[:1]
     timing = [r for r in mine if r.kind == "timing"]
     return inst[:1] + timing[:repeats] if len(timing) >= repeats else None
+
+
+def finished_group(previous: JobResult | None, group: list[CaseRun], repeats_of: Callable[[CaseRun], int]
+                   ) -> dict[int, list[RunResult]] | None:
+    """{ranks: runs} of one case at all its rank counts when every one of them finished."""
+    kept = {c.ranks: finished_case(previous, c, repeats_of(c)) for c in group}
+    if any(v is None for v in kept.values()):
+        return None
+    return {r: v for r, v in kept.items() if v is not None}
 
 
 def finished_nulls(previous: JobResult | None, ranks: int, repeats: int) -> list[RunResult] | None:

@@ -111,9 +111,10 @@ def test_sweep_is_one_sbatch_and_the_same_command_after_scancel_runs_only_the_re
     assert ledger["submit_calls"] == 1 and list(ledger["jobs"]) == [job]
     alloc = ledger["jobs"][job]["sched_id"]
     runs = out / "work" / job / "runs"
-    # Cancel once the first point (n400000 at 1 rank) has its instrumented run and both repeats:
-    # each run has a folder of its own while it runs (numbered in order; the 4th follows them).
-    _until(lambda: any(int(p.name.split("-")[0]) >= 4 for p in runs.glob("*-*")), "the first sweep point")
+    # Cancel once the first size (n400000) has its instrumented runs and both repeats at 1 and 2
+    # ranks (timed interleaved: 1, 2, 1, 2): each run has a folder of its own while it runs
+    # (numbered in order; the 7th, a null run, follows them).
+    _until(lambda: any(int(p.name.split("-")[0]) >= 7 for p in runs.glob("*-*")), "the first sweep size")
     assert "cancelled 1 job" in hpcbench("cancel", str(out)).stdout
     waited = hpcbench("wait", str(out), "--timeout", "120").stdout
     assert "cancelled: 1" in waited, waited
@@ -125,15 +126,15 @@ def test_sweep_is_one_sbatch_and_the_same_command_after_scancel_runs_only_the_re
     # the machine baseline (1 and 2 ranks) and the finished runs: all steps of the one allocation
     assert len(steps) >= len(partial["runs"]) + 2, (steps, len(partial["runs"]))
     kept = {(r["case"], r["ranks"], r["kind"], r["repeat"]): r["wall_s"] for r in partial["runs"]
-            if r["case"] == "n400000" and r["ranks"] == 1 and r["kind"] != "null"}
-    assert len(kept) == 3  # instrumented and two timed: that point finished before the cancel
+            if r["case"] == "n400000" and r["kind"] != "null"}
+    assert len(kept) == 6  # instrumented and two timed at each rank count: that size finished before the cancel
     assert (out / "machine" / "baseline-cpu.json").is_file()
 
     again = hpcbench("sweep", *args)  # resumes: one more allocation for what had not finished
     second = json.loads((out / "scheduler" / "ledger.json").read_text())
     assert second["submit_calls"] == 2 and second["jobs"][job]["sched_id"] != alloc, again.stderr
     rec = json.loads((out / "records" / f"{job}.json").read_text())
-    assert rec["status"] == "done" and int(rec["extra"]["resumed_runs"]) >= 3
+    assert rec["status"] == "done" and int(rec["extra"]["resumed_runs"]) >= 6
     assert {(r["case"], r["ranks"], r["kind"], r["repeat"]): r["wall_s"] for r in rec["runs"]
             if (r["case"], r["ranks"], r["kind"], r["repeat"]) in kept} == kept  # not redone
     timed = {(r["case"], r["ranks"]) for r in rec["runs"] if r["kind"] == "timing" and r["exit_code"] == 0}

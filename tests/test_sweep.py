@@ -11,6 +11,7 @@ bounds rank0-coder's efficiency at 2 ranks near 0.5 of the reference's), never a
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import shutil
@@ -226,6 +227,16 @@ def test_defective_sample_scales_clearly_worse_than_the_reference(points):
     wrong = points[("serial-minded-coder", 2)]
     assert wrong.status == "wrong answer" and "mass disagrees" in wrong.reason and math.isnan(wrong.efficiency)
     assert points[("serial-minded-coder", 1)].status == "wrong answer"
+
+
+@pytest.mark.slow
+def test_a_points_rank_counts_are_timed_interleaved(sweep_dir):
+    """A speedup is a ratio of two medians: the 1-, 2- and 4-rank repeats of a size alternate, so
+    that a drift of the machine during the point falls on every rank count alike."""
+    rec = json.loads((sweep_dir / "records" / "reference__advection1d__1.json").read_text())
+    timed = sorted((r for r in rec["runs"] if r["kind"] == "timing"), key=lambda r: r["started_at"])
+    assert [r["ranks"] for r in timed] == [1, 2, 4] * 3, [(r["ranks"], r["repeat"]) for r in timed]
+    assert [r["repeat"] for r in timed] == [0, 0, 0, 1, 1, 1, 2, 2, 2]
 
 
 @pytest.mark.slow
