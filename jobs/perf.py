@@ -73,10 +73,10 @@ def _timed(runner, binary: Path, case: CaseRun, kind: str, repeat: int, held: sl
     return runner.run(binary, case, kind, repeat, [LogViewProbe()], held=held, env=PERF_ENV)
 
 
-def interleaved(sub, ref, sub_bin: Path, ref_bin: Path | None, null_bin: Path | None, case: CaseRun,
-                ref_case: CaseRun, repeats: int) -> list[RunResult]:
-    """`repeats` runs of each program, alternating, and three null runs, on one set of cores
-    (`ref_bin` None: the program is the reference, timed once)."""
+def interleaved(sub, sub_bin: Path, ref: tuple[object, Path, CaseRun] | None, null_bin: Path | None,
+                case: CaseRun, repeats: int) -> list[RunResult]:
+    """`repeats` runs of each program, alternating, and three null runs, on one set of cores.
+    `ref`: the reference's runner, binary and case (None: the program is the reference, timed once)."""
     spec = sub.spec
     out: list[RunResult] = []
     null_case = CaseRun(case="perf", args=[], ranks=case.ranks, time_limit_s=60)
@@ -84,8 +84,8 @@ def interleaved(sub, ref, sub_bin: Path, ref_bin: Path | None, null_bin: Path | 
     with slots.hold(spec.cores_for(case.ranks), gpus=spec.gpus_for(case.ranks)) as held:
         for i in range(repeats):
             pair = [(sub, sub_bin, case, "perf")]
-            if ref_bin is not None:
-                pair.append((ref, ref_bin, ref_case, "perf_ref"))
+            if ref is not None:
+                pair.append((*ref, "perf_ref"))
             for runner, binary, c, kind in pair if i % 2 == 0 else pair[::-1]:
                 out.append(_timed(runner, binary, c, kind, i, held))
             if any(r.kind == "perf" and (r.exit_code != 0 or r.timed_out) for r in out):
@@ -108,8 +108,8 @@ def measure(spec: JobSpec, petsc: PetscInstall, sub, binary: Path, null_bin: Pat
         return
     if plan.same_program:  # the same binary twice would measure nothing but the noise
         result.extra[SAME_PROGRAM] = "the program is the reference: its runs are the reference's"
-        for case, ref_case in zip(plan.runs, plan.reference_runs, strict=True):
-            result.runs += interleaved(sub, None, binary, None, null_bin, case, ref_case, plan.repeats)
+        for case in plan.runs:
+            result.runs += interleaved(sub, binary, None, null_bin, case, plan.repeats)
         return
     got = reference_binary(spec, petsc)
     if isinstance(got, str):
@@ -125,7 +125,7 @@ def measure(spec: JobSpec, petsc: PetscInstall, sub, binary: Path, null_bin: Pat
     ref = runner_class(ref_spec, petsc, got.parent)
     try:
         for case, ref_case in zip(plan.runs, plan.reference_runs, strict=True):
-            result.runs += interleaved(sub, ref, binary, got, null_bin, case, ref_case, plan.repeats)
+            result.runs += interleaved(sub, binary, (ref, got, ref_case), null_bin, case, plan.repeats)
     finally:
         if not spec.keep_work:
             with contextlib.suppress(OSError):

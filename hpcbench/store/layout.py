@@ -78,6 +78,11 @@ TABLES: dict[str, list[tuple[str, str]]] = {
 CHILDREN = ["builds", "runs", "timings", "leaks", "valgrind", "log_view"]
 
 
+def text_columns(table: str) -> list[str]:
+    """The `text` columns of a table (each stored as `<name>_off`, `<name>_len`)."""
+    return [name for name, kind in TABLES[table] if kind == "text"]
+
+
 def dtype(table: str) -> np.dtype:
     fields: list[tuple[str, object]] = []
     for name, kind in TABLES[table]:

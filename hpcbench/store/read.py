@@ -248,11 +248,10 @@ GAP = 1 << 16  # texts this close are read in one range: cheaper than another h5
 def _texts_wanted(row: np.void, tables: dict[str, np.ndarray]) -> list[tuple[int, int]]:
     """(offset, length) of every text of one submission: its row's and its child rows'."""
     out: list[tuple[int, int]] = []
-    groups: list[Any] = [[row], *tables.values()]
-    for rows in groups:
-        for name in (rows[0].dtype.names or ()) if len(rows) else ():
-            if name.endswith("_off"):
-                out += [(int(r[name]), int(r[name[:-4] + "_len"])) for r in rows if r[name[:-4] + "_len"]]
+    groups: list[tuple[str, Any]] = [("submissions", [row]), *tables.items()]
+    for table, rows in groups:
+        for name in layout.text_columns(table):
+            out += [(int(r[f"{name}_off"]), int(r[f"{name}_len"])) for r in rows if r[f"{name}_len"]]
     return out
 
 
