@@ -50,6 +50,14 @@ class TestCase(FrozenStrict):
     time_limit_s: Annotated[float, Field(gt=0, le=86400)] = 60.0
     description: str = ""
 
+    @field_validator("ranks")
+    @classmethod
+    def _ranks_once(cls, v: list[int]) -> list[int]:
+        # a job times a case's rank counts as one group keyed by rank count (jobs/job.py by_case)
+        if len(v) != len(set(v)):
+            raise ValueError(f"a rank count appears twice ({v})")
+        return v
+
 
 class Scaling(FrozenStrict):
     """How `hpcbench sweep` scales the problem (docs/sweeps.md): the size option it varies,
@@ -138,6 +146,8 @@ class HeldOut(FrozenStrict):
         fixed = [o for o in names if o in self.args]
         if fixed:
             raise ValueError(f"params: {', '.join(fixed)} also in args")
+        if len(set(self.ranks)) != len(self.ranks):
+            raise ValueError(f"ranks: a rank count appears twice ({self.ranks})")
         return self
 
 

@@ -3,9 +3,16 @@ rank counts' timed runs alternate, so a stopped try's runs are kept only for a c
 finished at every rank count. Records built here; the real stop and resume through Slurm is
 tests/test_pack_slurm.py."""
 
+import json
+import shutil
+
+import pytest
+
 from hpcbench.jobs.job import by_case
 from hpcbench.jobs.records import CaseRun, JobResult, RunResult
 from hpcbench.jobs.resume import finished_group
+from hpcbench.problem import load_problems
+from hpcbench.resources import data_path
 
 
 def _case(name: str, ranks: int) -> CaseRun:
@@ -43,3 +50,19 @@ def test_a_case_finished_at_one_rank_count_only_is_run_again_at_all():
     kept = finished_group(failed, group, two)
     assert kept is not None and [x.kind for x in kept[2]] == ["instrumented"] and len(kept[1]) == 3
     assert finished_group(None, group, two) is None
+
+
+def test_a_problem_listing_a_rank_count_twice_is_refused_at_loading(tmp_path):
+    """Groups are keyed by rank count: a case (or held-out spec) at ranks [2, 2] would lose a run."""
+    for where in ("case", "held_out"):
+        root = tmp_path / where
+        shutil.copytree(data_path("problems") / "vec-scatter", root / "vec-scatter")
+        pj = root / "vec-scatter" / "problem.json"
+        d = json.loads(pj.read_text())
+        if where == "case":
+            d["cases"][0]["ranks"] = [2, 2]
+        else:
+            d["held_out"]["ranks"] = [3, 3]
+        pj.write_text(json.dumps(d))
+        with pytest.raises(Exception, match="a rank count appears twice"):
+            load_problems(root)
