@@ -60,8 +60,9 @@ def _exercise(page, n_rows: int) -> None:
     assert page.text_content("#count") == f"{n_ref} of {n_rows} submissions" and 0 < n_ref < n_rows
 
     page.select_option("#f-agent", "")
-    page.click("th[data-col='composite']")  # sort ascending, then descending
-    page.click("th[data-col='composite']")
+    page.click("th[data-col='composite']")  # sort ascending, then descending (two quick clicks:
+    page.click("th[data-col='composite']")  # the second must see the first's sort, drawn or not)
+    page.wait_for_selector("th[data-col='composite'].sorted-desc")
     comps = page.eval_on_selector_all(
         "#subs tbody tr", "rows => rows.map(r => r.cells[4].textContent)")
     nums = [float(c) for c in comps if c != "–"]

@@ -263,7 +263,11 @@
     const head = el("tr", {}, cols.map(c => {
       const th = el("th", {class: "sortable" + (query.sort === c ? " sorted-" + (query.dir || "asc") : ""), text: c.replace("_", " "),
         "data-col": c});
-      th.onclick = () => go({...query, sort: c, dir: query.sort === c && query.dir !== "desc" ? "desc" : "asc", page: 0});
+      // the hash as it is now, not as this table was drawn: a second click can come before the redraw
+      th.onclick = () => {
+        const now = parseQuery((location.hash.split("?")[1]) || "");
+        go({...now, sort: c, dir: now.sort === c && now.dir !== "desc" ? "desc" : "asc", page: 0});
+      };
       return th;
     }));
     const body = shown.map(r => {
