@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from hpcbench.errors import ConfigError, format_validation_error
 from hpcbench.strict import FrozenStrict
@@ -43,20 +43,23 @@ def is_held_out(case: str) -> bool:
     return case.startswith(HELD_OUT_PREFIX)
 
 
+def _each_once(ranks: list[int]) -> list[int]:
+    # a job times a case's rank counts as one group keyed by rank count (jobs/job.py by_case)
+    if len(ranks) != len(set(ranks)):
+        raise ValueError(f"a rank count appears twice ({ranks})")
+    return ranks
+
+
+# The rank counts a case (or the held-out cases) runs at, each once.
+CaseRanks = Annotated[list[Annotated[int, Field(ge=1, le=4096)]], Field(min_length=1), AfterValidator(_each_once)]
+
+
 class TestCase(FrozenStrict):
     name: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")]
     args: list[str] = []
-    ranks: Annotated[list[Annotated[int, Field(ge=1, le=4096)]], Field(min_length=1)] = [1]
+    ranks: CaseRanks = [1]
     time_limit_s: Annotated[float, Field(gt=0, le=86400)] = 60.0
     description: str = ""
-
-    @field_validator("ranks")
-    @classmethod
-    def _ranks_once(cls, v: list[int]) -> list[int]:
-        # a job times a case's rank counts as one group keyed by rank count (jobs/job.py by_case)
-        if len(v) != len(set(v)):
-            raise ValueError(f"a rank count appears twice ({v})")
-        return v
 
 
 class Scaling(FrozenStrict):
@@ -133,7 +136,7 @@ class HeldOut(FrozenStrict):
     program must accept these options, and the ranges say for which values."""
 
     cases: Annotated[int, Field(ge=1, le=8)] = 1
-    ranks: Annotated[list[Annotated[int, Field(ge=1, le=4096)]], Field(min_length=1)] = [1]
+    ranks: CaseRanks = [1]
     time_limit_s: Annotated[float, Field(gt=0, le=86400)] = 60.0
     args: list[str] = []
     params: Annotated[list[HeldOutParam], Field(min_length=1)]
@@ -146,8 +149,6 @@ class HeldOut(FrozenStrict):
         fixed = [o for o in names if o in self.args]
         if fixed:
             raise ValueError(f"params: {', '.join(fixed)} also in args")
-        if len(set(self.ranks)) != len(self.ranks):
-            raise ValueError(f"ranks: a rank count appears twice ({self.ranks})")
         return self
 
 

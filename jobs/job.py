@@ -303,10 +303,8 @@ def _run_case_group(spec: JobSpec, runner: Runner, binary: Path, null_bin: Path 
     result.runs += firsts
     # a failed run is its own evidence; timing it measures nothing
     timed = [c for c, first in zip(group, firsts) if first.exit_code == 0 and spec.repeats_of(c)]
-    timing: dict[int, list[RunResult]] = {c.ranks: [] for c in timed}
-    if kept is not None:
-        timing = {c.ranks: kept[c.ranks][1:] for c in timed}
-    else:
+    timing: dict[int, list[RunResult]] = {c.ranks: kept[c.ranks][1:] if kept is not None else [] for c in timed}
+    if kept is None:
         for i in range(max((spec.repeats_of(c) for c in timed), default=0)):
             for c in timed:
                 if i < spec.repeats_of(c):
