@@ -32,7 +32,7 @@ from pydantic import Field
 
 from hpcbench.errors import ConfigError
 from hpcbench.mutation import report as generated_report
-from hpcbench.mutation.verdict import GeneratedReport
+from hpcbench.mutation.verdict import GeneratedReport, MutantOutcome
 from hpcbench.problem import ProblemBundle, load_json_model
 from hpcbench.score.scoring import CHECKS_PASSED_AT
 from hpcbench.strict import FrozenStrict
@@ -240,7 +240,9 @@ def _run_problem(root: Path, site, pid: str, bundle: ProblemBundle, subs: list, 
     # checks as they are now, so planning snapshots them afresh (the records stay valid).
     shutil.rmtree(root / "snapshot" / "problems", ignore_errors=True)
     (root / "snapshot" / "problems.json").unlink(missing_ok=True)
-    campaign, plan = create_campaign(root, site, {pid: bundle}, subs, [])
+    # stop_at_failure: a failed run fails the execution gate, so the job's later cases would
+    # only cost time (a wrong program that hangs: every case's limit, and 4x that on the retry)
+    campaign, plan = create_campaign(root, site, {pid: bundle}, subs, [], stop_at_failure=True)
     kept = _keep_retried(campaign, [j for j in plan.jobs if j.job_id not in plan.restaged], retried)
     for s in plan.skipped:
         report.error = f"skipped: {s.reason}"
@@ -365,26 +367,60 @@ def _accuracy_site(site):
 
 def _run_generated(out: Path, site, bundle: ProblemBundle, count: int | None, seed: int, only: set[str] | None,
                    report: ProblemReport, progress, retry_time_factor: float) -> GeneratedReport | None:
-    """The problem's generated mutants in a campaign of their own, where every case runs at
-    one rank count but one case at two (gen.one_rank_count; so does the reference they are
-    compared with). A run killed at its time limit is retried as in the library: under a
+    """The problem's generated mutants, screened first at its cheapest case (mutation/screen.py:
+    a mutant killed there is killed), the others then in a campaign of their own where every case
+    runs at one rank count but one case at two (gen.one_rank_count; so does the reference they
+    are compared with). A run killed at its time limit is retried as in the library: under a
     shared load half of one problem's mutants (and its reference) once timed out on a
-    two-rank run they finish in 3 s alone, while no sampled mutant has yet looped forever."""
-    from hpcbench.jobs.records import JobResult
+    two-rank run they finish in 3 s alone."""
     from hpcbench.mutation import generate as gen
-    from hpcbench.mutation.verdict import classify
-    from hpcbench.plan.campaign import job_id
-    from hpcbench.score.scoring import accuracy_passed
+    from hpcbench.mutation.screen import screen_bundle, screening_case
 
     got = gen.generate(bundle, None if only else count, seed)
     drawn = [m for m in got.drawn if not only or m.name in only]
     if not drawn:
         return None
     gen.write_trees(bundle, drawn, out / "programs" / gen.AGENT)
-    root = out / "generated" / bundle.id
-    subs = _load_trees(out / "programs" / gen.AGENT / bundle.id, [m.name for m in drawn], gen.AGENT, bundle)
-    scores = _run_problem(root, site, bundle.id, gen.one_rank_count(bundle), subs, report, progress,
-                          retry_time_factor, confirm_same=True)
+    folder = out / "programs" / gen.AGENT / bundle.id
+    full = gen.one_rank_count(bundle)
+    screen = screen_bundle(full)
+    decided: dict[str, MutantOutcome] = {}
+    if screen is not None:
+        case = screening_case(full).name
+        at = _generated_outcomes(out / "generated-screen" / bundle.id, site, screen, drawn, folder, report,
+                                 progress, retry_time_factor, confirm_same=False)
+        if at is None:
+            return None
+        for o in at:
+            if o.verdict in ("broken", "killed"):
+                # its accuracy is the screening case's alone: whether the full run would have
+                # fallen below the library's bar is not measured, so only a gate counts as strong
+                o.screened, o.strong, o.why = True, bool(o.failed_gate), f"at the screening case {case}: {o.why}"
+                decided[o.name] = o
+    rest = [m for m in drawn if m.name not in decided]
+    outcomes = _generated_outcomes(out / "generated" / bundle.id, site, full, rest, folder, report, progress,
+                                   retry_time_factor, confirm_same=True) if rest else []
+    if outcomes is None:
+        return None
+    by_name = {**decided, **{o.name: o for o in outcomes}}
+    outcomes = [by_name[m.name] for m in drawn]
+    _mark_harmless(bundle, outcomes)
+    return GeneratedReport(len(got.every), got.by_operator, outcomes)
+
+
+def _generated_outcomes(root: Path, site, bundle: ProblemBundle, drawn: list, folder: Path, report: ProblemReport,
+                        progress, retry_time_factor: float, confirm_same: bool) -> list[MutantOutcome] | None:
+    """`drawn` mutants (their trees in `folder`) and the reference run in the campaign at `root`
+    on `bundle`'s cases, each classified (None: the reference itself failed there, in `report`)."""
+    from hpcbench.jobs.records import JobResult
+    from hpcbench.mutation import generate as gen
+    from hpcbench.mutation.verdict import classify
+    from hpcbench.plan.campaign import job_id
+    from hpcbench.score.scoring import accuracy_passed
+
+    subs = _load_trees(folder, [m.name for m in drawn], gen.AGENT, bundle)
+    scores = _run_problem(root, site, bundle.id, bundle, subs, report, progress, retry_time_factor,
+                          confirm_same=confirm_same)
 
     def record(agent: str, attempt: str) -> JobResult | None:
         path = root / "records" / f"{job_id(agent, bundle.id, attempt)}.json"
@@ -394,13 +430,11 @@ def _run_generated(out: Path, site, bundle: ProblemBundle, count: int | None, se
     ref_score = next((sc for sc in scores if sc.agent == "reference"), None)
     if ref_score is None or ref_score.failed_gate or not accuracy_passed(ref_score.results):
         acc = next((r for r in ref_score.results if r.evaluator == "numerical_accuracy"), None) if ref_score else None
-        report.error = (f"the reference failed in the generated mutants' campaign: "
+        report.error = (f"the reference failed in the generated mutants' campaign ({root.parent.name}): "
                         f"{_why(ref_score, acc) if ref_score else 'not scored'}")
         return None
     by_name = {sc.attempt: sc for sc in scores if sc.agent == gen.AGENT}
-    outcomes = [classify(m, by_name.get(m.name), record(gen.AGENT, m.name), ref, KILL_BELOW) for m in drawn]
-    _mark_harmless(bundle, outcomes)
-    return GeneratedReport(len(got.every), got.by_operator, outcomes)
+    return [classify(m, by_name.get(m.name), record(gen.AGENT, m.name), ref, KILL_BELOW) for m in drawn]
 
 
 def _mark_harmless(bundle: ProblemBundle, outcomes: list) -> None:

@@ -272,6 +272,11 @@ def run_job(spec: JobSpec, previous: JobResult | None = None) -> JobResult:
     nulls: dict[int, list[RunResult]] = {}
     for group in by_case(spec.runs):
         _run_case_group(spec, runner, binary, null_bin, group, previous, nulls, result)
+        failed = next((r for r in result.runs if r.exit_code != 0 or r.timed_out), None)
+        if spec.stop_at_failure and failed is not None:
+            result.extra["stopped_at_failure"] = (f"case {failed.case} at {failed.ranks} ranks failed; "
+                                                  "the job's later cases were not run")
+            return _finish(result, t0)
     if spec.valgrind and spec.runs:
         _valgrind_run(spec, runner, binary, result)
     perf.measure(spec, petsc, runner, binary, null_bin, result, Runner)

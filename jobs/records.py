@@ -196,6 +196,10 @@ class JobSpec(Model):
     null_program_dir: str = ""  # where the launcher-overhead calibration program is cached
     gpus_per_rank: int = Field(0, ge=0, le=1)  # GPU variants: each rank gets a GPU of its own (up to the node's)
     perf: PerfPlan | None = None  # the performance case beside the reference (None: the problem has none)
+    # hpcbench's own tools only (validate-checks): the job ends at its first failed run. A failed
+    # run fails the execution gate whatever follows, so the rest would only cost time, and a
+    # program that hangs would cost every case's time limit.
+    stop_at_failure: bool = False
 
     @property
     def width(self) -> int:

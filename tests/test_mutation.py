@@ -211,3 +211,34 @@ def test_a_survivor_the_library_explains_is_harmless_and_not_counted():
     assert outs[0].why == h.reason
     g = GeneratedReport(10, {}, outs)
     assert g.kill_rate == 0.5 and [o.name for o in g.survivors] == [other.name]
+
+
+def test_the_screening_bundle_is_the_cheapest_case_and_the_checks_that_judge_it():
+    """Screening (mutation/screen.py) must judge its case exactly as the full run does: every
+    compare and sanity check that names it (or names no case) kept with its tolerance and
+    weight, restricted to it; refinement checks (several cases) and checks of other cases or of
+    the held-out cases only gone; no held-out draw or performance case."""
+    from hpcbench.mutation.screen import screen_bundle, screening_case
+    from hpcbench.problem import RefinementCheck
+
+    problems = load_problems()
+    # allen-cahn-imex: n16 is the only 1-rank case with the 30 s limit; stokes: n8 (1 rank, 30 s)
+    # before n16 (1-2 ranks, 30 s); poisson3d-mg: n8 and n16 tie, the first declared wins
+    assert screening_case(problems["allen-cahn-imex"]).name == "n16"
+    assert screening_case(problems["stokes-fieldsplit"]).name == "n8"
+    assert screening_case(problems["poisson3d-mg"]).name == "n8"
+    for pid in ("bratu-fold", "darcy-dmplex", "advection1d", "vec-scatter"):
+        full = gen.one_rank_count(problems[pid])
+        case = screening_case(full)
+        screen = screen_bundle(full)
+        assert screen is not None
+        assert [(c.name, c.ranks) for c in screen.problem.cases] == [(case.name, [min(case.ranks)])]
+        assert screen.problem.held_out is None and screen.problem.performance is None
+        judging = [c for c in full.checks.checks if not isinstance(c, RefinementCheck)
+                   and (not c.cases or case.name in c.cases)]
+        assert len(screen.checks.checks) == len(judging) > 0
+        for mine, theirs in zip(screen.checks.checks, judging, strict=True):
+            assert mine.cases == [case.name]
+            assert mine.model_dump(exclude={"cases"}) == theirs.model_dump(exclude={"cases"})
+    # the full bundle is left as it was
+    assert problems["darcy-dmplex"].problem.held_out is not None

@@ -210,12 +210,18 @@ def test_generated_mutants_through_the_real_pipeline(tmp_path):
     g = reports[0].generated
     assert not reports[0].error and g is not None and g.total == len(every)
     verdicts = {o.name: o for o in g.outcomes}
-    assert verdicts[names["default-n"]].verdict == "equivalent"
-    assert verdicts[names["frequency"]].verdict == "killed" and verdicts[names["frequency"]].strong
+    assert verdicts[names["default-n"]].verdict == "equivalent" and not verdicts[names["default-n"]].screened
+    # killed at the screening case (vec-scatter's cheapest, "default"), so never run at every case
+    freq = verdicts[names["frequency"]]
+    assert freq.verdict == "killed" and freq.screened and "at the screening case default" in freq.why
+    specs = tmp_path / "vc/generated/vec-scatter/specs"
+    assert not (specs / f"generated__vec-scatter__{names['frequency']}.json").exists()
+    screen_spec = json.loads((tmp_path / "vc/generated-screen/vec-scatter/specs" /
+                              f"generated__vec-scatter__{names['frequency']}.json").read_text())
+    assert [(r["case"], r["ranks"]) for r in screen_spec["runs"]] == [("default", 3)]
     assert verdicts[names["past-the-end"]].verdict == "killed", verdicts[names["past-the-end"]].why
     assert g.kill_rate == 1.0 and reports[0].meets_targets
-    spec = json.loads((tmp_path / "vc/generated/vec-scatter/specs" /
-                       f"generated__vec-scatter__{names['default-n']}.json").read_text())
+    spec = json.loads((specs / f"generated__vec-scatter__{names['default-n']}.json").read_text())
     assert spec["valgrind"] is True  # the probable equivalent ran again under valgrind
     runs = {(r["case"], r["ranks"]) for r in spec["runs"]}
     # the published cases and the campaign's held-out draw, all at 3 ranks only
@@ -225,6 +231,44 @@ def test_generated_mutants_through_the_real_pipeline(tmp_path):
     assert "generated mutants: kill rate 100%" in text and "equivalent (probable) 1" in text
     md = vc.markdown(reports)
     assert f"| {names['default-n']} | equivalent |" in md and "`30` -> `31`" in md
+
+
+@pytest.mark.petsc
+def test_a_program_that_hangs_costs_one_case_not_every_case(tmp_path, monkeypatch):
+    """validate-checks' jobs end at their first failed run (JobSpec.stop_at_failure): a failed
+    run fails the execution gate whatever follows, and a wrong program that hangs cost every
+    case's time limit, twice (the time-out retry): bratu-fold's picard-jacobian, 11 runs, about
+    40 minutes. Here a rosenbrock that sleeps on every case (limits cut to 3 s) runs its first
+    case only, on the first try and on the retry with doubled limits, and is killed by the gate."""
+    import hpcbench.problem as problem_mod
+
+    root = tmp_path / "problems"
+    shutil.copytree(PROBLEMS["rosenbrock"].folder, root / "rosenbrock")
+    prob = json.loads((root / "rosenbrock/problem.json").read_text())
+    for c in prob["cases"]:
+        c["time_limit_s"] = 3
+    prob["held_out"]["time_limit_s"] = 3
+    (root / "rosenbrock/problem.json").write_text(json.dumps(prob))
+    lib = json.loads((root / "rosenbrock/mutants/mutants.json").read_text())
+    init = 'PetscCall(PetscInitialize(&argc, &argv, NULL, "Chained Rosenbrock minimisation with Tao"));'
+    lib["wrong"].append({"name": "sleeps", "reason": "never returns", "args": [],
+                         "edits": [{"find": init, "replace": init + " PetscCall(PetscSleep(600));"}]})
+    (root / "rosenbrock/mutants/mutants.json").write_text(json.dumps(lib))
+    monkeypatch.setattr(problem_mod, "default_problems_dir", lambda: root)
+
+    out = tmp_path / "vc"
+    got = vc.run(["rosenbrock"], out, {"sleeps"}, generated=0, retry_time_factor=2)
+    o = got[0].outcomes[0]
+    assert o.killed and o.failed_gate == "execution", o.why
+    records = out / "campaigns/rosenbrock/records"
+    rec = JobResult.model_validate_json((records / "wrong__rosenbrock__sleeps.json").read_text())
+    assert [(r.case, r.timed_out) for r in rec.runs] == [("n6", True)]  # not n20, not the held-out case
+    assert "case n6 at 1 ranks failed" in rec.extra["stopped_at_failure"]
+    spec = json.loads((out / "campaigns/rosenbrock/specs/wrong__rosenbrock__sleeps.json").read_text())
+    assert spec["stop_at_failure"] and {r["time_limit_s"] for r in spec["runs"]} == {6}  # the retry's
+    # the reference is planned the same way and, right everywhere, runs every case
+    ref = JobResult.model_validate_json((records / "reference__rosenbrock__1.json").read_text())
+    assert {r.case for r in ref.runs} == {"n6", "n20", "held-out-1"} and "stopped_at_failure" not in ref.extra
 
 
 @pytest.mark.petsc

@@ -18,9 +18,11 @@ def _acc(o: MutantOutcome) -> str:
 def counts(g: GeneratedReport) -> str:
     ops = ", ".join(f"{op} {n}" for op, n in g.by_operator.items())
     strong = sum(o.strong for o in g.outcomes)
+    screened = sum(o.screened and o.verdict == "killed" for o in g.outcomes)
     return (f"generated {g.total} ({ops}), run {len(g.outcomes)}: broken {g.count('broken')}, "
             f"equivalent (probable) {g.count('equivalent')}, killed {g.count('killed')} "
-            f"({strong} by a gate or below accuracy 0.5), surviving {g.count('surviving')}, "
+            f"({screened} at the screening case alone; {strong} by a gate or below accuracy 0.5 at every case), "
+            f"surviving {g.count('surviving')}, "
             f"harmless (explained) {g.count('harmless')}"
             + (f", not run {g.count('not run')}" if g.count("not run") else ""))
 
@@ -53,4 +55,4 @@ def as_json(g: GeneratedReport) -> dict:
     return {"total": g.total, "by_operator": g.by_operator, "kill_rate": g.kill_rate,
             "outcomes": [{"name": o.name, "operator": o.mutation.operator, "edit": o.mutation.edit,
                           "verdict": o.verdict, "accuracy": o.accuracy, "failed_gate": o.failed_gate,
-                          "strong": o.strong, "why": o.why} for o in g.outcomes]}
+                          "strong": o.strong, "screened": o.screened, "why": o.why} for o in g.outcomes]}

@@ -36,6 +36,7 @@ class MutantOutcome:
     failed_gate: str = ""
     strong: bool = False  # killed with accuracy below the library's bar (or by a gate)
     why: str = ""  # the gate's or the accuracy's rationale
+    screened: bool = False  # killed (or broken) at the screening case alone (mutation/screen.py)
 
     @property
     def name(self) -> str:
