@@ -374,7 +374,7 @@ def _run_generated(out: Path, site, bundle: ProblemBundle, count: int | None, se
     shared load half of one problem's mutants (and its reference) once timed out on a
     two-rank run they finish in 3 s alone."""
     from hpcbench.mutation import generate as gen
-    from hpcbench.mutation.screen import screen_bundle, screening_case
+    from hpcbench.mutation.screen import screening_case, write_screen_problem
 
     got = gen.generate(bundle, None if only else count, seed)
     drawn = [m for m in got.drawn if not only or m.name in only]
@@ -383,7 +383,7 @@ def _run_generated(out: Path, site, bundle: ProblemBundle, count: int | None, se
     gen.write_trees(bundle, drawn, out / "programs" / gen.AGENT)
     folder = out / "programs" / gen.AGENT / bundle.id
     full = gen.one_rank_count(bundle)
-    screen = screen_bundle(full)
+    screen = write_screen_problem(full, out / "screen-problems")
     decided: dict[str, MutantOutcome] = {}
     if screen is not None:
         case = screening_case(full).name

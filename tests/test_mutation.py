@@ -213,12 +213,12 @@ def test_a_survivor_the_library_explains_is_harmless_and_not_counted():
     assert g.kill_rate == 0.5 and [o.name for o in g.survivors] == [other.name]
 
 
-def test_the_screening_bundle_is_the_cheapest_case_and_the_checks_that_judge_it():
+def test_the_screening_bundle_is_the_cheapest_case_and_the_checks_that_judge_it(tmp_path):
     """Screening (mutation/screen.py) must judge its case exactly as the full run does: every
     compare and sanity check that names it (or names no case) kept with its tolerance and
     weight, restricted to it; refinement checks (several cases) and checks of other cases or of
     the held-out cases only gone; no held-out draw or performance case."""
-    from hpcbench.mutation.screen import screen_bundle, screening_case
+    from hpcbench.mutation.screen import screen_bundle, screening_case, write_screen_problem
     from hpcbench.problem import RefinementCheck
 
     problems = load_problems()
@@ -240,5 +240,10 @@ def test_the_screening_bundle_is_the_cheapest_case_and_the_checks_that_judge_it(
         for mine, theirs in zip(screen.checks.checks, judging, strict=True):
             assert mine.cases == [case.name]
             assert mine.model_dump(exclude={"cases"}) == theirs.model_dump(exclude={"cases"})
+        # written out and loaded again (a campaign snapshots the files, and scoring reads them)
+        written = write_screen_problem(full, tmp_path)
+        assert written is not None and written.folder == tmp_path / pid
+        assert written.problem == screen.problem and written.checks == screen.checks
+        assert (written.reference_dir / "main.c").read_text() == (full.reference_dir / "main.c").read_text()
     # the full bundle is left as it was
     assert problems["darcy-dmplex"].problem.held_out is not None

@@ -12,7 +12,18 @@ figure of such a mutant (how far below 0.5 it fell), reported as not measured.""
 
 from __future__ import annotations
 
-from hpcbench.problem import CompareCheck, ProblemBundle, RefinementCheck, SanityCheck, TestCase, is_held_out
+import shutil
+from pathlib import Path
+
+from hpcbench.problem import (
+    CompareCheck,
+    ProblemBundle,
+    RefinementCheck,
+    SanityCheck,
+    TestCase,
+    is_held_out,
+    load_problem,
+)
 
 
 def screening_case(bundle: ProblemBundle) -> TestCase:
@@ -43,3 +54,21 @@ def screen_bundle(bundle: ProblemBundle) -> ProblemBundle | None:
                                                 "scaling": None})
     return bundle.model_copy(update={"problem": problem,
                                      "checks": bundle.checks.model_copy(update={"checks": checks})})
+
+
+def write_screen_problem(bundle: ProblemBundle, root: Path) -> ProblemBundle | None:
+    """screen_bundle written as a problem folder `root/<id>/` (problem.json, checks.json and
+    the reference) and loaded from there: a campaign snapshots a problem's files, not the
+    bundle in memory, and scoring reads the snapshot, so the screening campaign must be
+    planned on files that say what it runs. None when no check judges the case."""
+    screen = screen_bundle(bundle)
+    if screen is None:
+        return None
+    folder = Path(root) / bundle.id
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, model in (("problem.json", screen.problem), ("checks.json", screen.checks)):
+        text = model.model_dump_json(indent=1, exclude_none=True) + "\n"
+        if not (folder / name).is_file() or (folder / name).read_text() != text:
+            (folder / name).write_text(text)
+    shutil.copytree(bundle.reference_dir, folder / "reference", dirs_exist_ok=True)
+    return load_problem(folder)
