@@ -6,7 +6,8 @@ Runs every problem's library of wrong programs and valid variants
 problem the kill rate (wrong programs with accuracy < 0.5) and the acceptance rate (valid
 variants that pass every check), each survivor and rejected variant by name; then the
 generated mutants (a seeded sample per problem, each case at one rank count, probable
-equivalents confirmed under valgrind): generated, broken, equivalent, killed, surviving.
+equivalents confirmed under valgrind; each first screened at the problem's cheapest case, where
+most are killed): generated, broken, equivalent, killed, surviving.
 It prints the wall time of each part, the number of jobs and the load average, so the
 figure can be rerun on a quiet machine and compared. --markdown writes the per-program
 tables docs/problems.md carries.
@@ -38,14 +39,16 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--markdown", help="write the per-program tables here")
     ap.add_argument("--json", help="write every outcome as JSON here")
+    ap.add_argument("--no-screen", action="store_true", help="run every program at every case (no screening)")
     a = ap.parse_args()
     ids = [p for p in a.problems.split(",") if p] if a.problems else None
     count = None if a.generated == "all" else int(a.generated)
     load0 = os.getloadavg()
     t0 = time.perf_counter()
-    library = vc.run(ids, Path(a.out), generated=0)
+    library = vc.run(ids, Path(a.out), generated=0, screen=not a.no_screen)
     t1 = time.perf_counter()
-    generated = vc.run(ids, Path(a.out), generated=count, seed=a.seed, library=False) if count != 0 else []
+    generated = (vc.run(ids, Path(a.out), generated=count, seed=a.seed, library=False, screen=not a.no_screen)
+                 if count != 0 else [])
     t2 = time.perf_counter()
     load1 = os.getloadavg()
     by = {r.problem: r for r in generated}
@@ -56,7 +59,9 @@ def main() -> int:
     print(vc.summary(library))
     lib_jobs = sum(len(r.outcomes) for r in library) + len(library)
     gen_jobs = sum(len(r.generated.outcomes) + 1 for r in library if r.generated is not None)
-    print(f"\nlibrary: {lib_jobs} jobs in {t1 - t0:.0f} s; generated mutants: {gen_jobs} jobs in {t2 - t1:.0f} s; "
+    screened = sum(o.screened for r in library if r.generated is not None for o in r.generated.outcomes)
+    print(f"\nlibrary: {lib_jobs} jobs in {t1 - t0:.0f} s; generated mutants: {gen_jobs} jobs in {t2 - t1:.0f} s "
+          f"({screened} decided at the screening case, the rest run at every case); "
           f"total {t2 - t0:.0f} s wall on this machine (load average {load0[0]:.1f} at the start, "
           f"{load1[0]:.1f} at the end: timings under shared load are noisy)")
     if a.markdown:

@@ -92,6 +92,7 @@ class Outcome:
     accuracy: float | None  # None: a gate stopped it, or nothing was scored
     failed_gate: str = ""
     why: str = ""  # the numerical-accuracy rationale (or the gate's)
+    screened: bool = False  # decided by the screen (every case at one rank count): accuracy is an upper bound
 
     @property
     def broken(self) -> bool:
@@ -292,8 +293,10 @@ def _valgrind_same(campaign, site, jobs: list, kept: set[str], progress) -> None
         executor_for(site, campaign).submit(again, progress=progress)
 
 
-def _fill_reports(reports: dict[str, ProblemReport], libs: dict, scores: list) -> None:
-    """Each scored program's outcome under its problem; a failing reference is the problem's error."""
+def _fill_reports(reports: dict[str, ProblemReport], libs: dict, scores: list,
+                  screened: set[tuple[str, str]] | None = None) -> None:
+    """Each scored program's outcome under its problem (`screened`: (problem, name) of the wrong
+    programs the screen decided); a failing reference is the problem's error."""
     reasons = {(kind, pid, p.name): p.reason for pid, lib in libs.items()
                for kind in ("wrong", "valid") for p in getattr(lib, kind)}
     for sc in scores:
@@ -310,17 +313,20 @@ def _fill_reports(reports: dict[str, ProblemReport], libs: dict, scores: list) -
         reports[sc.problem].outcomes.append(Outcome(
             kind=sc.agent, name=sc.attempt, reason=reasons[(sc.agent, sc.problem, sc.attempt)],
             accuracy=None if sc.failed_gate or acc is None else acc.score,
-            failed_gate=sc.failed_gate, why=_why(sc, acc)))
+            failed_gate=sc.failed_gate, why=_why(sc, acc), screened=(sc.problem, sc.attempt) in (screened or set())))
     for r in reports.values():
         r.outcomes.sort(key=lambda o: (o.kind != "wrong", o.name))
 
 
 def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
         site_name: str = "local", progress=None, retry_time_factor: float = 4.0,
-        generated: int | None = GENERATED_PER_PROBLEM, seed: int = 0, library: bool = True) -> list[ProblemReport]:
+        generated: int | None = GENERATED_PER_PROBLEM, seed: int = 0, library: bool = True,
+        screen: bool = True) -> list[ProblemReport]:
     """Run every library (or the programs named in `only`; none without `library`) with the
     references and score them, then `generated` generated mutants per problem (None: all of
-    them, 0: none; with `only`, the generated mutants it names, drawn or not)."""
+    them, 0: none; with `only`, the generated mutants it names, drawn or not). `screen`: wrong
+    programs and generated mutants are first run on a cheap part of the cases, and those it
+    decides are not run in full (mutation/screen.py); without it every program runs in full."""
     from hpcbench.problem import load_problems
     from hpcbench.site import load_site
 
@@ -333,19 +339,59 @@ def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
     site = _accuracy_site(load_site(site_name))
     subs = _submissions(libs, bundles, out, only)
     reports = {pid: ProblemReport(pid) for pid in bundles}
-    scores = []
+    scores, screened = [], []
     for pid, bundle in bundles.items():
         mine = [s for s in subs if s.meta.problem == pid]
         if library and any(s.meta.agent != "reference" for s in mine):
-            scores += _run_problem(out / "campaigns" / pid, site, pid, bundle, mine, reports[pid], progress,
-                                   retry_time_factor)
-    _fill_reports(reports, libs, scores)
+            full, decided = _run_library(out, site, pid, bundle, mine, reports[pid], progress, retry_time_factor,
+                                         screen)
+            scores += full + decided
+            screened += decided
+    _fill_reports(reports, libs, scores, {(sc.problem, sc.attempt) for sc in screened})
     if generated != 0:
         for pid, bundle in bundles.items():
             if not reports[pid].error:
                 reports[pid].generated = _run_generated(out, site, bundle, generated, seed, only, reports[pid],
-                                                        progress, retry_time_factor)
+                                                        progress, retry_time_factor, screen)
     return [reports[p] for p in sorted(reports)]
+
+
+def _run_library(out: Path, site, pid: str, bundle: ProblemBundle, subs: list, report: ProblemReport, progress,
+                 retry_time_factor: float, screen_first: bool = True) -> tuple[list, list]:
+    """The library's programs and the reference: (the full campaign's scores, the scores of the
+    wrong programs the screen decided). The wrong programs are first screened at every published
+    case at one rank count (mutation/screen.py: the full run's accuracy is at most the screen's);
+    one killed there (a gate, or accuracy below the bar) is not run again. The valid variants
+    and the others run every case at every rank count."""
+    from hpcbench.mutation.screen import one_rank_screen, write_problem
+    from hpcbench.score.scoring import accuracy_passed
+
+    wrong = [s for s in subs if s.meta.agent == "wrong"]
+    screen = one_rank_screen(bundle) if wrong and screen_first else None
+    decided = []
+    if screen is not None:
+        ref = [s for s in subs if s.meta.agent == "reference"]
+        written = write_problem(screen, out / "screen-problems" / "library")
+        at = _run_problem(out / "library-screen" / pid, site, pid, written, wrong + ref, report, progress,
+                          retry_time_factor)
+        ref_score = next((sc for sc in at if sc.agent == "reference"), None)
+        if ref_score is not None and not ref_score.failed_gate and accuracy_passed(ref_score.results):
+            decided = [sc for sc in at if sc.agent == "wrong" and _screened_out(sc)]
+        # (else the full campaign below says what is wrong with the reference)
+    names = {sc.attempt for sc in decided}
+    rest = [s for s in subs if not (s.meta.agent == "wrong" and s.meta.attempt in names)]
+    if all(s.meta.agent == "reference" for s in rest):
+        return [], decided
+    full = _run_problem(out / "campaigns" / pid, site, pid, bundle, rest, report, progress, retry_time_factor)
+    # a reused folder may still hold a record of a program the screen now decides
+    return [sc for sc in full if not (sc.agent == "wrong" and sc.attempt in names)], decided
+
+
+def _screened_out(sc) -> bool:
+    """Decided by the screen: a gate stopped it (a build fails everywhere alike), or its accuracy,
+    an upper bound of the full run's, is below the library's bar."""
+    acc = next((r for r in sc.results if r.evaluator == "numerical_accuracy"), None)
+    return bool(sc.failed_gate) or (acc is not None and acc.score is not None and acc.score < KILL_BELOW)
 
 
 def _accuracy_site(site):
@@ -366,7 +412,8 @@ def _accuracy_site(site):
 
 
 def _run_generated(out: Path, site, bundle: ProblemBundle, count: int | None, seed: int, only: set[str] | None,
-                   report: ProblemReport, progress, retry_time_factor: float) -> GeneratedReport | None:
+                   report: ProblemReport, progress, retry_time_factor: float,
+                   screen_first: bool = True) -> GeneratedReport | None:
     """The problem's generated mutants, screened first at its cheapest case (mutation/screen.py:
     a mutant killed there is killed), the others then in a campaign of their own where every case
     runs at one rank count but one case at two (gen.one_rank_count; so does the reference they
@@ -374,7 +421,7 @@ def _run_generated(out: Path, site, bundle: ProblemBundle, count: int | None, se
     shared load half of one problem's mutants (and its reference) once timed out on a
     two-rank run they finish in 3 s alone."""
     from hpcbench.mutation import generate as gen
-    from hpcbench.mutation.screen import screening_case, write_screen_problem
+    from hpcbench.mutation.screen import cheapest_case_screen, screening_case, write_problem
 
     got = gen.generate(bundle, None if only else count, seed)
     drawn = [m for m in got.drawn if not only or m.name in only]
@@ -383,9 +430,10 @@ def _run_generated(out: Path, site, bundle: ProblemBundle, count: int | None, se
     gen.write_trees(bundle, drawn, out / "programs" / gen.AGENT)
     folder = out / "programs" / gen.AGENT / bundle.id
     full = gen.one_rank_count(bundle)
-    screen = write_screen_problem(full, out / "screen-problems")
+    screen = cheapest_case_screen(full) if screen_first else None
     decided: dict[str, MutantOutcome] = {}
     if screen is not None:
+        screen = write_problem(screen, out / "screen-problems" / "generated")
         case = screening_case(full).name
         at = _generated_outcomes(out / "generated-screen" / bundle.id, site, screen, drawn, folder, report,
                                  progress, retry_time_factor, confirm_same=False)
@@ -531,7 +579,12 @@ def _pct(x: float | None) -> str:
 
 
 def _score(o: Outcome) -> str:
-    return f"gate {o.failed_gate}" if o.failed_gate else ("unscored" if o.accuracy is None else f"{o.accuracy:.3f}")
+    if o.failed_gate:
+        return f"gate {o.failed_gate}"
+    if o.accuracy is None:
+        return "unscored"
+    # decided by the screen: the full run's accuracy is at most this
+    return f"<= {o.accuracy:.3f} (one rank count)" if o.screened else f"{o.accuracy:.3f}"
 
 
 def summary(reports: list[ProblemReport]) -> str:
@@ -584,6 +637,6 @@ def as_json(reports: list[ProblemReport]) -> list[dict]:
              "acceptance_rate": r.acceptance_rate, "meets_targets": r.meets_targets,
              "outcomes": [{"kind": o.kind, "name": o.name, "reason": o.reason, "accuracy": o.accuracy,
                            "failed_gate": o.failed_gate, "killed": o.killed, "accepted": o.accepted,
-                           "why": o.why} for o in r.outcomes],
+                           "screened": o.screened, "why": o.why} for o in r.outcomes],
              "generated": generated_report.as_json(r.generated) if r.generated is not None else None}
             for r in reports]

@@ -67,6 +67,14 @@ def _exercise(page, n_rows: int) -> None:
         "#subs tbody tr", "rows => rows.map(r => r.cells[4].textContent)")
     nums = [float(c) for c in comps if c != "–"]
     assert nums == sorted(nums, reverse=True) and len(nums) >= 2
+    # a sort and a filter in one task, before any redraw: the filter must keep the new sort (it
+    # read the query the table was drawn with, and dropped it), and so must the pager's buttons
+    page.evaluate("""() => { document.querySelector("th[data-col='stage']").click();
+        const s = document.querySelector('#f-agent'); s.value = 'reference'; s.dispatchEvent(new Event('change')); }""")
+    page.wait_for_function("location.hash.includes('agent=reference')")
+    assert "sort=stage" in page.evaluate("location.hash")
+    page.select_option("#f-agent", "")
+    page.wait_for_function("!location.hash.includes('agent=reference')")
 
     page.fill("#f-q", "wrong answer")
     page.press("#f-q", "Enter")

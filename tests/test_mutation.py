@@ -213,12 +213,12 @@ def test_a_survivor_the_library_explains_is_harmless_and_not_counted():
     assert g.kill_rate == 0.5 and [o.name for o in g.survivors] == [other.name]
 
 
-def test_the_screening_bundle_is_the_cheapest_case_and_the_checks_that_judge_it(tmp_path):
-    """Screening (mutation/screen.py) must judge its case exactly as the full run does: every
-    compare and sanity check that names it (or names no case) kept with its tolerance and
-    weight, restricted to it; refinement checks (several cases) and checks of other cases or of
-    the held-out cases only gone; no held-out draw or performance case."""
-    from hpcbench.mutation.screen import screen_bundle, screening_case, write_screen_problem
+def test_the_screens_keep_the_checks_that_judge_their_cases_as_the_full_run_does(tmp_path):
+    """Screening (mutation/screen.py) must judge its cases exactly as the full run does: every
+    compare and sanity check that names them (or names no case) kept with its tolerance and
+    weight, restricted to them; a refinement check only where all its cases are kept; checks of
+    other cases or of the held-out cases only gone; no held-out draw or performance case."""
+    from hpcbench.mutation.screen import cheapest_case_screen, one_rank_screen, screening_case, write_problem
     from hpcbench.problem import RefinementCheck
 
     problems = load_problems()
@@ -230,7 +230,7 @@ def test_the_screening_bundle_is_the_cheapest_case_and_the_checks_that_judge_it(
     for pid in ("bratu-fold", "darcy-dmplex", "advection1d", "vec-scatter"):
         full = gen.one_rank_count(problems[pid])
         case = screening_case(full)
-        screen = screen_bundle(full)
+        screen = cheapest_case_screen(full)
         assert screen is not None
         assert [(c.name, c.ranks) for c in screen.problem.cases] == [(case.name, [min(case.ranks)])]
         assert screen.problem.held_out is None and screen.problem.performance is None
@@ -238,12 +238,28 @@ def test_the_screening_bundle_is_the_cheapest_case_and_the_checks_that_judge_it(
                    and (not c.cases or case.name in c.cases)]
         assert len(screen.checks.checks) == len(judging) > 0
         for mine, theirs in zip(screen.checks.checks, judging, strict=True):
-            assert mine.cases == [case.name]
+            assert mine.cases == ([case.name] if theirs.cases else [])
             assert mine.model_dump(exclude={"cases"}) == theirs.model_dump(exclude={"cases"})
         # written out and loaded again (a campaign snapshots the files, and scoring reads them)
-        written = write_screen_problem(full, tmp_path)
-        assert written is not None and written.folder == tmp_path / pid
+        written = write_problem(screen, tmp_path / "cheapest")
+        assert written.folder == tmp_path / "cheapest" / pid
         assert written.problem == screen.problem and written.checks == screen.checks
         assert (written.reference_dir / "main.c").read_text() == (full.reference_dir / "main.c").read_text()
+
+        # every published case at its smallest rank count: every published check kept (refinement
+        # included, so the weights sum as in the full run), the held-out-only ones gone
+        lib = one_rank_screen(problems[pid])
+        assert lib is not None
+        assert [(c.name, c.ranks) for c in lib.problem.cases] == [(c.name, [min(c.ranks)])
+                                                                   for c in problems[pid].problem.cases]
+        published = [c for c in problems[pid].checks.checks if not c.cases or any(not is_held(x) for x in c.cases)]
+        assert len(lib.checks.checks) == len(published)
+        assert sum(c.weight for c in lib.checks.checks) == sum(c.weight for c in published)
+        assert not any(is_held(x) for c in lib.checks.checks for x in c.cases)
+        assert write_problem(lib, tmp_path / "library").checks == lib.checks
     # the full bundle is left as it was
     assert problems["darcy-dmplex"].problem.held_out is not None
+
+
+def is_held(case: str) -> bool:
+    return case == "@held_out"

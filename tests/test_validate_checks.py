@@ -176,6 +176,14 @@ def test_validate_checks_runs_a_subset_through_the_real_pipeline(tmp_path):
                 assert o.accepted, f"{pid}/{o.name} rejected ({o.accuracy}): {o.why}"
     adv = {o.name: o for o in by["advection1d"].outcomes}
     assert adv["wrong-direction"].accuracy is not None and adv["wrong-direction"].accuracy < 0.5
+    # the library's screen (every case at one rank count) decides the wrong direction, which is
+    # then not run in full; the moment summed on each rank alone is right on one rank, so the
+    # screen leaves it to the full run, whose two-rank cases kill it
+    assert adv["wrong-direction"].screened and not adv["rank-local-moment"].screened
+    full = tmp_path / "vc/campaigns/advection1d/records"
+    assert not (full / "wrong__advection1d__wrong-direction.json").exists()
+    assert (full / "wrong__advection1d__rank-local-moment.json").exists()
+    assert "<= " in vc.markdown(reports) and all(o.killed for o in adv.values() if o.kind == "wrong")
     assert all(o.accuracy == 1.0 for o in by["rosenbrock"].outcomes if o.kind == "valid")
     # The CLI on the same folder for one of the problems (the others' programs stay there):
     # nothing reruns (records are reused), the same verdicts print, the markdown table has a
@@ -259,16 +267,18 @@ def test_a_program_that_hangs_costs_one_case_not_every_case(tmp_path, monkeypatc
     out = tmp_path / "vc"
     got = vc.run(["rosenbrock"], out, {"sleeps"}, generated=0, retry_time_factor=2)
     o = got[0].outcomes[0]
-    assert o.killed and o.failed_gate == "execution", o.why
-    records = out / "campaigns/rosenbrock/records"
+    assert o.killed and o.failed_gate == "execution" and o.screened, o.why
+    # decided by the library's screen (every case at one rank count), never run in the full campaign
+    records = out / "library-screen/rosenbrock/records"
+    assert not (out / "campaigns/rosenbrock/specs/wrong__rosenbrock__sleeps.json").exists()
     rec = JobResult.model_validate_json((records / "wrong__rosenbrock__sleeps.json").read_text())
-    assert [(r.case, r.timed_out) for r in rec.runs] == [("n6", True)]  # not n20, not the held-out case
+    assert [(r.case, r.timed_out) for r in rec.runs] == [("n6", True)]  # not n20
     assert "case n6 at 1 ranks failed" in rec.extra["stopped_at_failure"]
-    spec = json.loads((out / "campaigns/rosenbrock/specs/wrong__rosenbrock__sleeps.json").read_text())
+    spec = json.loads((out / "library-screen/rosenbrock/specs/wrong__rosenbrock__sleeps.json").read_text())
     assert spec["stop_at_failure"] and {r["time_limit_s"] for r in spec["runs"]} == {6}  # the retry's
     # the reference is planned the same way and, right everywhere, runs every case
     ref = JobResult.model_validate_json((records / "reference__rosenbrock__1.json").read_text())
-    assert {r.case for r in ref.runs} == {"n6", "n20", "held-out-1"} and "stopped_at_failure" not in ref.extra
+    assert {r.case for r in ref.runs} == {"n6", "n20"} and "stopped_at_failure" not in ref.extra
 
 
 @pytest.mark.petsc
@@ -283,8 +293,8 @@ def test_a_rerun_measures_the_checks_and_programs_as_they_are_now(tmp_path, monk
     monkeypatch.setattr(problem_mod, "default_problems_dir", lambda: root)
     out = tmp_path / "vc"
     first = vc.run(["vec-scatter"], out, {"not-scaled"}, generated=0)
-    assert first[0].outcomes[0].killed and first[0].outcomes[0].accuracy == 0.0
-    record = out / "campaigns/vec-scatter/records/wrong__vec-scatter__not-scaled.json"
+    assert first[0].outcomes[0].killed and first[0].outcomes[0].accuracy == 0.0 and first[0].outcomes[0].screened
+    record = out / "library-screen/vec-scatter/records/wrong__vec-scatter__not-scaled.json"
     started = json.loads(record.read_text())["started"]
 
     checks = json.loads((root / "vec-scatter/checks.json").read_text())
@@ -292,8 +302,9 @@ def test_a_rerun_measures_the_checks_and_programs_as_they_are_now(tmp_path, monk
         c.update(rtol=10.0, atol=1e6)
     (root / "vec-scatter/checks.json").write_text(json.dumps(checks))
     second = vc.run(["vec-scatter"], out, {"not-scaled"}, generated=0)
-    assert second[0].outcomes[0].accuracy == 1.0  # rescored with the checks as they are now
-    assert json.loads(record.read_text())["started"] == started  # and the job was not run again
+    # rescored with the checks as they are now: the screen no longer decides it, so it ran in full
+    assert second[0].outcomes[0].accuracy == 1.0 and not second[0].outcomes[0].screened
+    assert json.loads(record.read_text())["started"] == started  # and its screening job was not run again
 
     lib = json.loads((root / "vec-scatter/mutants/mutants.json").read_text())
     prog = next(p for p in lib["wrong"] if p["name"] == "not-scaled")

@@ -76,8 +76,11 @@ def _contamination(bundles: dict, petsc_src: str | None) -> dict[str, str]:
 @click.option("--seed", type=int, default=0, show_default=True, help="which sample of generated mutants")
 @click.option("--library/--no-library", default=True, show_default=True,
               help="run the hand-written wrong programs and valid variants (mutants/mutants.json)")
+@click.option("--screen/--no-screen", default=True, show_default=True,
+              help="run wrong programs and generated mutants on a cheap part of the cases first and not in full "
+              "where that decides them (their accuracy is then an upper bound)")
 def validate_checks(problem_ids, only, out, md_file, json_file, retry_time_factor, generated, seed,
-                    library) -> None:
+                    library, screen) -> None:
     """Measure the hidden checks by mutation testing: per problem the kill rate of wrong
     programs (accuracy < 0.5 or a gate stops them) and the acceptance rate of valid variants
     (every hidden check passed), then generated mutants of the reference (broken, equivalent,
@@ -95,7 +98,8 @@ def validate_checks(problem_ids, only, out, md_file, json_file, retry_time_facto
     count = vc.GENERATED_PER_PROBLEM if generated is None else None if generated == "all" else int(generated)
     with Display(JOBS) as progress:
         reports = vc.run(parse_ids(problem_ids), Path(out), names, progress=progress,
-                         retry_time_factor=retry_time_factor, generated=count, seed=seed, library=library)
+                         retry_time_factor=retry_time_factor, generated=count, seed=seed, library=library,
+                         screen=screen)
     click.echo(vc.summary(reports))
     if md_file:
         Path(md_file).write_text(vc.markdown(reports))

@@ -234,38 +234,39 @@
     for (const f of FILTERS) {
       const values = distinct(f);
       if (values.length <= SELECT_MAX) {
-        const sel = el("select", {id: "f-" + f, onchange: () => go({...query, [f]: sel.value, page: 0})},
+        const sel = el("select", {id: "f-" + f, onchange: () => go({...current(), [f]: sel.value, page: 0})},
           el("option", {value: "", text: "all " + f + "s"}), values.map(v => el("option", {value: v, text: v})));
         sel.value = query[f] || "";
         bar.appendChild(sel);
       } else {  // thousands of agents: type a name (suggestions from a datalist), exact match
         const box = el("input", {id: "f-" + f, list: "dl-" + f, placeholder: "any " + f + " (" + values.length + ")",
           value: query[f] || "", size: 18});
-        box.onchange = () => go({...query, [f]: box.value, page: 0});
+        box.onchange = () => go({...current(), [f]: box.value, page: 0});
         bar.append(box, datalist(f, values));
       }
     }
     const search = el("input", {id: "f-q", type: "search", placeholder: "search reason, status, names", value: query.q || ""});
-    search.onchange = () => go({...query, q: search.value, page: 0});
+    search.onchange = () => go({...current(), q: search.value, page: 0});
     bar.appendChild(search);
     bar.appendChild(el("button", {text: "clear", onclick: () => go({})}));
     root.appendChild(bar);
     const rows = filtered(query);
-    const page = Math.max(0, Math.min(+query.page || 0, Math.floor(Math.max(0, rows.length - 1) / PAGE)));
+    const last = Math.floor(Math.max(0, rows.length - 1) / PAGE);
+    const page = Math.max(0, Math.min(+query.page || 0, last));
+    const at = () => Math.max(0, Math.min(+current().page || 0, last));
     const shown = rows.slice(page * PAGE, page * PAGE + PAGE);
     const pager = el("div", {class: "pager"},
       el("span", {id: "count", text: rows.length + " of " + INDEX.rows.length + " submissions"}),
-      el("button", {text: "< prev", disabled: page === 0 ? true : null, onclick: () => go({...query, page: page - 1})}),
+      el("button", {text: "< prev", disabled: page === 0 ? true : null, onclick: () => go({...current(), page: Math.max(0, at() - 1)})}),
       el("span", {text: "page " + (page + 1) + " of " + Math.max(1, Math.ceil(rows.length / PAGE))}),
-      el("button", {text: "next >", disabled: (page + 1) * PAGE >= rows.length ? true : null, onclick: () => go({...query, page: page + 1})}));
+      el("button", {text: "next >", disabled: (page + 1) * PAGE >= rows.length ? true : null, onclick: () => go({...current(), page: Math.min(last, at() + 1)})}));
     root.appendChild(pager);
     const cols = ["agent", "problem", "attempt", "tier", "composite", "stage", "stop_reason", "build_s", "run_s", ...INDEX.categories];
     const head = el("tr", {}, cols.map(c => {
       const th = el("th", {class: "sortable" + (query.sort === c ? " sorted-" + (query.dir || "asc") : ""), text: c.replace("_", " "),
         "data-col": c});
-      // the hash as it is now, not as this table was drawn: a second click can come before the redraw
       th.onclick = () => {
-        const now = parseQuery((location.hash.split("?")[1]) || "");
+        const now = current();
         go({...now, sort: c, dir: now.sort === c && now.dir !== "desc" ? "desc" : "asc", page: 0});
       };
       return th;
@@ -389,6 +390,12 @@
   }
 
   // ---------------------------------------------------------------- routing
+  // Every control of the table reads the hash as it is when clicked, not the query the table was
+  // drawn with: a second click (two "next >", a sort then a filter) can come before the redraw,
+  // and would have repeated the first instead of adding to it.
+  function current() {
+    return parseQuery((location.hash.split("?")[1]) || "");
+  }
   function parseQuery(s) {
     const q = {};
     (s || "").split("&").filter(Boolean).forEach(kv => {
