@@ -42,6 +42,9 @@ KILL_BELOW = 0.5
 # and a correct program denied one is a check that punishes correct work.
 ACCEPT_AT = CHECKS_PASSED_AT
 KILL_TARGET = 0.95
+# where the problems as each kind of campaign runs them are written (mutation/screen.write_problem):
+# a campaign snapshots a problem's files, so they must say which cases and rank counts ran
+AS_RUN = "problems-as-run"
 GENERATED_PER_PROBLEM = 40  # the default sample of generated mutants (None: every one)
 ACCEPT_TARGET = 1.0
 MUTANTS_FILE = "mutants/mutants.json"
@@ -371,7 +374,7 @@ def _run_library(out: Path, site, pid: str, bundle: ProblemBundle, subs: list, r
     decided = []
     if screen is not None:
         ref = [s for s in subs if s.meta.agent == "reference"]
-        written = write_problem(screen, out / "screen-problems" / "library")
+        written = write_problem(screen, out / AS_RUN / "library-screen")
         at = _run_problem(out / "library-screen" / pid, site, pid, written, wrong + ref, report, progress,
                           retry_time_factor)
         ref_score = next((sc for sc in at if sc.agent == "reference"), None)
@@ -429,11 +432,11 @@ def _run_generated(out: Path, site, bundle: ProblemBundle, count: int | None, se
         return None
     gen.write_trees(bundle, drawn, out / "programs" / gen.AGENT)
     folder = out / "programs" / gen.AGENT / bundle.id
-    full = gen.one_rank_count(bundle)
+    full = write_problem(gen.one_rank_count(bundle), out / AS_RUN / "generated")
     screen = cheapest_case_screen(full) if screen_first else None
     decided: dict[str, MutantOutcome] = {}
     if screen is not None:
-        screen = write_problem(screen, out / "screen-problems" / "generated")
+        screen = write_problem(screen, out / AS_RUN / "generated-screen")
         case = screening_case(full).name
         at = _generated_outcomes(out / "generated-screen" / bundle.id, site, screen, drawn, folder, report,
                                  progress, retry_time_factor, confirm_same=False)

@@ -259,6 +259,12 @@ def test_the_screens_keep_the_checks_that_judge_their_cases_as_the_full_run_does
         assert write_problem(lib, tmp_path / "library").checks == lib.checks
     # the full bundle is left as it was
     assert problems["darcy-dmplex"].problem.held_out is not None
+    # and every problem as the generated mutants' campaign runs it (held-out draw and performance
+    # case included) survives the round trip through its files
+    for pid, b in problems.items():
+        one = gen.one_rank_count(b)
+        again = write_problem(one, tmp_path / "as-run")
+        assert (again.problem, again.checks) == (one.problem, one.checks), pid
 
 
 def is_held(case: str) -> bool:
