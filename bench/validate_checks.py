@@ -40,15 +40,16 @@ def main() -> int:
     ap.add_argument("--markdown", help="write the per-program tables here")
     ap.add_argument("--json", help="write every outcome as JSON here")
     ap.add_argument("--no-screen", action="store_true", help="run every program at every case (no screening)")
+    ap.add_argument("--parallel", type=int, default=2, help="problems run at once (default 2)")
     a = ap.parse_args()
     ids = [p for p in a.problems.split(",") if p] if a.problems else None
     count = None if a.generated == "all" else int(a.generated)
     load0 = os.getloadavg()
     t0 = time.perf_counter()
-    library = vc.run(ids, Path(a.out), generated=0, screen=not a.no_screen)
+    library = vc.run(ids, Path(a.out), generated=0, screen=not a.no_screen, parallel=a.parallel)
     t1 = time.perf_counter()
-    generated = (vc.run(ids, Path(a.out), generated=count, seed=a.seed, library=False, screen=not a.no_screen)
-                 if count != 0 else [])
+    generated = (vc.run(ids, Path(a.out), generated=count, seed=a.seed, library=False, screen=not a.no_screen,
+                        parallel=a.parallel) if count != 0 else [])
     t2 = time.perf_counter()
     load1 = os.getloadavg()
     by = {r.problem: r for r in generated}

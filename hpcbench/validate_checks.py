@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Literal
@@ -324,12 +325,13 @@ def _fill_reports(reports: dict[str, ProblemReport], libs: dict, scores: list,
 def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
         site_name: str = "local", progress=None, retry_time_factor: float = 4.0,
         generated: int | None = GENERATED_PER_PROBLEM, seed: int = 0, library: bool = True,
-        screen: bool = True) -> list[ProblemReport]:
+        screen: bool = True, parallel: int = 1) -> list[ProblemReport]:
     """Run every library (or the programs named in `only`; none without `library`) with the
     references and score them, then `generated` generated mutants per problem (None: all of
     them, 0: none; with `only`, the generated mutants it names, drawn or not). `screen`: wrong
     programs and generated mutants are first run on a cheap part of the cases, and those it
-    decides are not run in full (mutation/screen.py); without it every program runs in full."""
+    decides are not run in full (mutation/screen.py); without it every program runs in full.
+    `parallel`: problems run at once, each in a process of its own (_run_parallel)."""
     from hpcbench.problem import load_problems
     from hpcbench.site import load_site
 
@@ -339,6 +341,10 @@ def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
     bundles = {pid: b for pid, b in bundles.items() if pid in libs}
     if not bundles:
         raise ConfigError(out, "--problems", "none of these problems has a mutants/mutants.json library")
+    if parallel > 1 and len(bundles) > 1:
+        args = dict(only=only, site_name=site_name, retry_time_factor=retry_time_factor, generated=generated,
+                    seed=seed, library=library, screen=screen)
+        return _run_parallel(sorted(bundles), out, parallel, progress, args)
     site = _accuracy_site(load_site(site_name))
     subs = _submissions(libs, bundles, out, only)
     reports = {pid: ProblemReport(pid) for pid in bundles}
@@ -357,6 +363,49 @@ def run(problem_ids: list[str] | None, out: Path, only: set[str] | None = None,
                 reports[pid].generated = _run_generated(out, site, bundle, generated, seed, only, reports[pid],
                                                         progress, retry_time_factor, screen)
     return [reports[p] for p in sorted(reports)]
+
+
+def _run_parallel(pids: list[str], out: Path, parallel: int, progress, args: dict) -> list[ProblemReport]:
+    """Each problem's run() in a process of its own, `parallel` at once. One problem's campaigns
+    run one after another, and each ends with its slowest jobs alone (a time-out retried at 4x
+    its limit: minutes on one core), then a collect and a scoring on one core: run side by side,
+    another problem's jobs fill those gaps. The campaigns share one set of core slots
+    (HPCBENCH_SHARED_SLOTS, executors/local.py), so their runs never oversubscribe each other.
+    Processes, not threads: scoring may fork, and a fork beside a thread that holds h5py's lock
+    would deadlock. Progress is read from the campaigns' folders (specs and records)."""
+    import concurrent.futures as cf
+    import multiprocessing
+    import os
+
+    from hpcbench.executors.local import SHARED_SLOTS_ENV
+
+    os.environ[SHARED_SLOTS_ENV] = str(out / ".core-slots")  # the spawned workers inherit it
+    pool = cf.ProcessPoolExecutor(max_workers=parallel, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        futures = {pid: pool.submit(run, [pid], out, **args) for pid in pids}
+        while not all(f.done() for f in futures.values()):
+            if progress:
+                progress(_folder_progress(out))
+            cf.wait(list(futures.values()), timeout=1.0)
+        reports = [r for pid in pids for r in futures[pid].result()]
+    finally:
+        # Ctrl-C reached the workers too (one process group): each stops its own jobs
+        pool.shutdown(wait=True, cancel_futures=True)
+        os.environ.pop(SHARED_SLOTS_ENV, None)
+    if progress:
+        progress(_folder_progress(out))
+    return reports
+
+
+def _folder_progress(out: Path) -> Counter:
+    """Jobs planned (a spec) and finished (a record) in every campaign under `out`."""
+    specs = records = 0
+    for kind in ("library-screen", "campaigns", "generated-screen", "generated"):
+        for camp in (out / kind).glob("*"):
+            names = {p.name for p in (camp / "specs").glob("*.json")}
+            specs += len(names)
+            records += len(names & {p.name for p in (camp / "records").glob("*.json")})
+    return Counter(pending=specs - records, done=records)
 
 
 def _run_library(out: Path, site, pid: str, bundle: ProblemBundle, subs: list, report: ProblemReport, progress,

@@ -163,7 +163,8 @@ SUBSET = {
 @pytest.mark.petsc
 def test_validate_checks_runs_a_subset_through_the_real_pipeline(tmp_path):
     only = {n for names in SUBSET.values() for n in names}
-    reports = vc.run(sorted(SUBSET), tmp_path / "vc", only)
+    # two problems at once, each in a process of its own, their runs sharing one set of core slots
+    reports = vc.run(sorted(SUBSET), tmp_path / "vc", only, parallel=2)
     by = {r.problem: r for r in reports}
     assert set(by) == set(SUBSET)
     for pid, r in by.items():
@@ -184,6 +185,7 @@ def test_validate_checks_runs_a_subset_through_the_real_pipeline(tmp_path):
     assert not (full / "wrong__advection1d__wrong-direction.json").exists()
     assert (full / "wrong__advection1d__rank-local-moment.json").exists()
     assert "<= " in vc.markdown(reports) and all(o.killed for o in adv.values() if o.kind == "wrong")
+    assert (tmp_path / "vc/.core-slots").is_dir() and "HPCBENCH_SHARED_SLOTS" not in __import__("os").environ
     assert all(o.accuracy == 1.0 for o in by["rosenbrock"].outcomes if o.kind == "valid")
     # The CLI on the same folder for one of the problems (the others' programs stay there):
     # nothing reruns (records are reused), the same verdicts print, the markdown table has a

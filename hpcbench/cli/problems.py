@@ -79,8 +79,10 @@ def _contamination(bundles: dict, petsc_src: str | None) -> dict[str, str]:
 @click.option("--screen/--no-screen", default=True, show_default=True,
               help="run wrong programs and generated mutants on a cheap part of the cases first and not in full "
               "where that decides them (their accuracy is then an upper bound)")
+@click.option("--parallel", type=click.IntRange(1, 16), default=2, show_default=True,
+              help="problems run at once, each in a process of its own (their runs share the cores)")
 def validate_checks(problem_ids, only, out, md_file, json_file, retry_time_factor, generated, seed,
-                    library, screen) -> None:
+                    library, screen, parallel) -> None:
     """Measure the hidden checks by mutation testing: per problem the kill rate of wrong
     programs (accuracy < 0.5 or a gate stops them) and the acceptance rate of valid variants
     (every hidden check passed), then generated mutants of the reference (broken, equivalent,
@@ -99,7 +101,7 @@ def validate_checks(problem_ids, only, out, md_file, json_file, retry_time_facto
     with Display(JOBS) as progress:
         reports = vc.run(parse_ids(problem_ids), Path(out), names, progress=progress,
                          retry_time_factor=retry_time_factor, generated=count, seed=seed, library=library,
-                         screen=screen)
+                         screen=screen, parallel=parallel)
     click.echo(vc.summary(reports))
     if md_file:
         Path(md_file).write_text(vc.markdown(reports))

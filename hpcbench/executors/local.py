@@ -43,6 +43,10 @@ from hpcbench.jobs import diskfull, slots
 from hpcbench.jobs.interrupt import WALLTIME_ENV
 from hpcbench.jobs.records import JobResult, JobSpec, save_model
 
+# Core slots shared by every campaign a driver runs at once (validate-checks runs several problems'
+# campaigns side by side): without it each campaign's runs would take all the cores.
+SHARED_SLOTS_ENV = "HPCBENCH_SHARED_SLOTS"
+
 
 @register_executor("local")
 class LocalExecutor(Executor):
@@ -195,7 +199,8 @@ class LocalExecutor(Executor):
         return ls
 
     def _slots_dir(self) -> Path:
-        return Path(self.campaign.work_dir) / ".core-slots"
+        shared = os.environ.get(SHARED_SLOTS_ENV)
+        return Path(shared) if shared else Path(self.campaign.work_dir) / ".core-slots"
 
     def states(self, jobs: list[JobSpec]) -> dict[str, JobState]:
         out: dict[str, JobState] = {}
