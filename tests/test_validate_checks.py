@@ -249,7 +249,8 @@ def test_a_program_that_hangs_costs_one_case_not_every_case(tmp_path, monkeypatc
     run fails the execution gate whatever follows, and a wrong program that hangs cost every
     case's time limit, twice (the time-out retry): bratu-fold's picard-jacobian, 11 runs, about
     40 minutes. Here a rosenbrock that sleeps on every case (limits cut to 3 s) runs its first
-    case only, on the first try and on the retry with doubled limits, and is killed by the gate."""
+    case only and is killed by the gate; it never waited for a CPU, so load cannot explain its
+    time-out and it is not retried with longer limits."""
     import hpcbench.problem as problem_mod
 
     root = tmp_path / "problems"
@@ -277,10 +278,28 @@ def test_a_program_that_hangs_costs_one_case_not_every_case(tmp_path, monkeypatc
     assert [(r.case, r.timed_out) for r in rec.runs] == [("n6", True)]  # not n20
     assert "case n6 at 1 ranks failed" in rec.extra["stopped_at_failure"]
     spec = json.loads((out / "library-screen/rosenbrock/specs/wrong__rosenbrock__sleeps.json").read_text())
-    assert spec["stop_at_failure"] and {r["time_limit_s"] for r in spec["runs"]} == {6}  # the retry's
+    assert spec["stop_at_failure"] and {r["time_limit_s"] for r in spec["runs"]} == {3}  # not retried
+    assert not vc.starved_at_limit(rec.runs[0]) and rec.runs[0].affinity[0].source == "proc"
     # the reference is planned the same way and, right everywhere, runs every case
     ref = JobResult.model_validate_json((records / "reference__rosenbrock__1.json").read_text())
     assert {r.case for r in ref.runs} == {"n6", "n20"} and "stopped_at_failure" not in ref.extra
+
+
+def test_a_time_out_is_retried_only_where_the_run_waited_for_a_cpu():
+    """The 4x retry is for correct programs that load held back past a limit meant for an idle
+    machine; a run that had its CPU all along timed out on its own (a loop that never converges)."""
+    from hpcbench.jobs.records import RankAffinity
+
+    def run(ranks: int, waits: list[float], source: str = "proc") -> RunResult:
+        return RunResult(case="c", ranks=ranks, kind="instrumented", command=[], exit_code=-9, timed_out=True,
+                         wall_s=30.0, affinity=[RankAffinity(host="h", rank=i, cpus=str(i), cpu_wait_s=w,
+                                                             source=source) for i, w in enumerate(waits)])
+
+    assert not vc.starved_at_limit(run(1, [0.4]))  # 1% of its 30 s waiting: its own time-out
+    assert vc.starved_at_limit(run(1, [9.0]))  # 30%: held back
+    assert vc.starved_at_limit(run(2, [0.1, 6.0]))  # one rank held back holds the other (MPI)
+    assert vc.starved_at_limit(run(2, [0.1]))  # a rank not watched: unknown counts as held back
+    assert vc.starved_at_limit(run(1, [0.0], source="probe"))  # a batch site's probe measures no wait
 
 
 @pytest.mark.petsc
