@@ -233,8 +233,8 @@ def _run_problem(root: Path, site, pid: str, bundle: ProblemBundle, subs: list, 
                  retry_time_factor: float, confirm_same: bool = False) -> list:
     """One problem's campaign (a campaign per problem: --problems subsets never mix in one
     campaign.h5): planned, run, timed-out jobs retried once, collected and scored. With
-    `confirm_same`, a job that printed exactly the reference's numbers runs once more under
-    valgrind before it may be called equivalent (_valgrind_same)."""
+    `confirm_same`, a job that passed every check runs once more under valgrind before it may be
+    called equivalent or surviving (_valgrind_passing)."""
     from hpcbench import store
     from hpcbench.executors import executor_for
     from hpcbench.plan.campaign import create_campaign, pending
@@ -268,33 +268,34 @@ def _run_problem(root: Path, site, pid: str, bundle: ProblemBundle, subs: list, 
             (campaign.specs_dir / f"{spec.job_id}.json").write_text(spec.model_dump_json(indent=1))
             campaign.record_path(spec.job_id).unlink()
         executor_for(site, campaign).submit(retry, progress=progress)
-    if confirm_same:
-        _valgrind_same(campaign, site, plan.jobs, kept, progress)
     store.collect(campaign)
-    return scoring.score(campaign.h5_path)[1]
+    scores = scoring.score(campaign.h5_path)[1]
+    if confirm_same and _valgrind_passing(campaign, site, [j for j in plan.jobs if j.job_id not in kept], scores,
+                                          progress):
+        store.collect(campaign)
+        scores = scoring.score(campaign.h5_path)[1]
+    return scores
 
 
-def _valgrind_same(campaign, site, jobs: list, kept: set[str], progress) -> None:
-    """Jobs whose output equals the reference's, rerun with valgrind: without it (the rest of
-    validate-checks runs without, for time) an off-by-one read past an array that happens to
-    find a zero prints the right numbers, and would pass for an equivalent mutant."""
+def _valgrind_passing(campaign, site, jobs: list, scores: list, progress) -> bool:
+    """Jobs that passed every gate and every hidden check (an equivalent or a surviving mutant),
+    rerun with valgrind; whether any was (`jobs` leaves out records an earlier invocation kept:
+    _keep_retried restores their specs, valgrind included). Without it (the rest of validate-checks runs without,
+    for time) a read past an array that happens to find a zero or a plausible value prints
+    numbers the checks accept, and would pass for an equivalent or a survivor, where `hpcbench
+    run` (valgrind on by default) stops it at the memory gate."""
     from hpcbench.executors import executor_for
-    from hpcbench.jobs.records import JobResult
-    from hpcbench.mutation.verdict import same_outputs
+    from hpcbench.score.scoring import accuracy_passed
 
-    def record(spec) -> JobResult | None:
-        path = campaign.record_path(spec.job_id)
-        return JobResult.model_validate_json(path.read_text()) if path.is_file() else None
-
-    ref = next((record(s) for s in jobs if s.agent == "reference"), None)
-    again = [s for s in jobs if s.agent != "reference" and not s.valgrind and s.job_id not in kept
-             and same_outputs(record(s), ref)]
+    passed = {(sc.agent, sc.attempt) for sc in scores if not sc.failed_gate and accuracy_passed(sc.results)}
+    again = [s for s in jobs if s.agent != "reference" and not s.valgrind and (s.agent, s.attempt) in passed]
     for spec in again:
         spec.valgrind = True
         (campaign.specs_dir / f"{spec.job_id}.json").write_text(spec.model_dump_json(indent=1))
         campaign.record_path(spec.job_id).unlink()
     if again:
         executor_for(site, campaign).submit(again, progress=progress)
+    return bool(again)
 
 
 def _fill_reports(reports: dict[str, ProblemReport], libs: dict, scores: list,
@@ -599,7 +600,7 @@ def _keep_retried(campaign, jobs: list, before: dict[str, tuple[str, str]]) -> s
         only_longer = all(o.time_limit_s >= r.time_limit_s
                           and o.model_copy(update={"time_limit_s": r.time_limit_s}) == r
                           for o, r in zip(old.runs, spec.runs, strict=True))
-        # (or rerun with valgrind added, _valgrind_same: its record says more, not less)
+        # (or rerun with valgrind added, _valgrind_passing: its record says more, not less)
         if only_longer and old.model_copy(update={"runs": spec.runs, "valgrind": spec.valgrind or old.valgrind}
                                           ) == spec.model_copy(update={"valgrind": spec.valgrind or old.valgrind}):
             (campaign.specs_dir / f"{spec.job_id}.json").write_text(old_text)
