@@ -216,15 +216,13 @@ def _installs(site: SiteConfig, given: dict[str, PetscInstall | Exception] | Non
 
 
 def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemBundle],
-              submissions: list[LoadedSubmission],
-              installs: dict[str, PetscInstall | Exception] | None = None, keep_work: bool = False,
-              held_out: dict[str, list[TestCase]] | None = None, reference_against_itself: bool = False,
-              stop_at_failure: bool = False) -> Plan:
+              submissions: list[LoadedSubmission], installs: dict[str, PetscInstall | Exception] | None = None,
+              keep_work: bool = False, held_out: dict[str, list[TestCase]] | None = None,
+              reference_against_itself: bool = False, stop_at_failure: bool = False) -> Plan:
     """`installs` overrides looking PETSc up here (a dry run for a cluster's PETSc); `held_out`:
     each problem's cases drawn at planning (hpcbench/plan/held_out.py); `reference_against_itself`:
     time the reference's own performance case against a second copy of it (validate-performance's
-    control of the measurement's noise) instead of once (PerfPlan.same_program); `stop_at_failure`:
-    each job ends at its first failed run (JobSpec.stop_at_failure; validate-checks)."""
+    control of the measurement's noise) instead of once (PerfPlan.same_program); `stop_at_failure`: JobSpec's."""
     if site.isolation != "none" and (why := binds_refusal(site, campaign.root)):
         raise ConfigError(f"site {site.name}", "isolation_binds", why)
     installs = _installs(site, installs)
@@ -326,8 +324,7 @@ def create_campaign(root: Path, site: SiteConfig, problems: dict[str, ProblemBun
                     stop_at_failure: bool = False) -> tuple[Campaign, Plan]:
     """Create (or extend, resumably) a campaign folder and write its plan. `held_out_seed`:
     the seed of the held-out cases' draw (random when None; kept once drawn); `held_out`
-    False plans none (a sweep's cases are its sizes); `reference_against_itself`, `stop_at_failure`:
-    plan_jobs."""
+    False plans none (a sweep's cases are its sizes); the last two: plan_jobs."""
     campaign = Campaign(root)
     campaign.root.mkdir(parents=True, exist_ok=True)
     for d in (campaign.specs_dir, campaign.records_dir, campaign.work_dir, campaign.submissions_dir):
