@@ -74,11 +74,14 @@ def _exercise(page, n_rows: int) -> None:
     page.wait_for_function("location.hash.includes('agent=reference')")
     assert "sort=stage" in page.evaluate("location.hash")
     page.select_option("#f-agent", "")
-    page.wait_for_function("!location.hash.includes('agent=reference')")
+    page.wait_for_function(f"document.querySelector('#count').textContent.startsWith('{n_rows} of')")
 
     page.fill("#f-q", "wrong answer")
     page.press("#f-q", "Enter")
-    page.wait_for_function("document.querySelector('#f-q') && location.hash.includes('q=wrong')")
+    # the hash changes at once, the table when it is drawn again (served: after a fetch)
+    page.wait_for_function("location.hash.includes('q=wrong') && (r => r.length > 0 && r.every(t => "
+                           "t.includes('wrong answer')))([...document.querySelectorAll('#subs tbody tr')]"
+                           ".map(r => r.cells[6].textContent))")
     reasons = page.eval_on_selector_all("#subs tbody tr", "rows => rows.map(r => r.cells[6].textContent)")
     assert reasons and all("wrong answer" in r for r in reasons)
 
