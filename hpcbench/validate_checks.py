@@ -230,10 +230,10 @@ def _submissions(libs: dict, bundles: dict, out: Path, only: set[str] | None) ->
 
 
 def _run_problem(root: Path, site, pid: str, bundle: ProblemBundle, subs: list, report: ProblemReport, progress,
-                 retry_time_factor: float, confirm_same: bool = False) -> list:
+                 retry_time_factor: float, confirm_passing: bool = False) -> list:
     """One problem's campaign (a campaign per problem: --problems subsets never mix in one
     campaign.h5): planned, run, timed-out jobs retried once, collected and scored. With
-    `confirm_same`, a job that passed every check runs once more under valgrind before it may be
+    `confirm_passing`, a job that passed every check runs once more under valgrind before it may be
     called equivalent or surviving (_valgrind_passing)."""
     from hpcbench import store
     from hpcbench.executors import executor_for
@@ -270,7 +270,7 @@ def _run_problem(root: Path, site, pid: str, bundle: ProblemBundle, subs: list, 
         executor_for(site, campaign).submit(retry, progress=progress)
     store.collect(campaign)
     scores = scoring.score(campaign.h5_path)[1]
-    if confirm_same and _valgrind_passing(campaign, site, [j for j in plan.jobs if j.job_id not in kept], scores,
+    if confirm_passing and _valgrind_passing(campaign, site, [j for j in plan.jobs if j.job_id not in kept], scores,
                                           progress):
         store.collect(campaign)
         scores = scoring.score(campaign.h5_path)[1]
@@ -307,7 +307,7 @@ def _fill_reports(reports: dict[str, ProblemReport], libs: dict, scores: list,
     for sc in scores:
         if sc.problem not in reports:
             continue
-        acc = next((r for r in sc.results if r.evaluator == "numerical_accuracy"), None)
+        acc = _accuracy(sc)
         if sc.agent == "reference":
             if sc.failed_gate or acc is None or acc.score is None or acc.score < ACCEPT_AT:
                 reports[sc.problem].error = (f"the reference itself failed ({sc.failed_gate or 'accuracy'}: "
@@ -399,13 +399,13 @@ def _run_parallel(pids: list[str], out: Path, parallel: int, progress, args: dic
 
 
 def _folder_progress(out: Path) -> Counter:
-    """Jobs planned (a spec) and finished (a record) in every campaign under `out`."""
+    """Jobs planned (a spec) and finished (a record) in every campaign under `out`
+    (`<kind>/<problem>/specs`, whatever the kind)."""
     specs = records = 0
-    for kind in ("library-screen", "campaigns", "generated-screen", "generated"):
-        for camp in (out / kind).glob("*"):
-            names = {p.name for p in (camp / "specs").glob("*.json")}
-            specs += len(names)
-            records += len(names & {p.name for p in (camp / "records").glob("*.json")})
+    for folder in out.glob("*/*/specs"):
+        names = {p.name for p in folder.glob("*.json")}
+        specs += len(names)
+        records += len(names & {p.name for p in (folder.parent / "records").glob("*.json")})
     return Counter(pending=specs - records, done=records)
 
 
@@ -443,7 +443,7 @@ def _run_library(out: Path, site, pid: str, bundle: ProblemBundle, subs: list, r
 def _screened_out(sc) -> bool:
     """Decided by the screen: a gate stopped it (a build fails everywhere alike), or its accuracy,
     an upper bound of the full run's, is below the library's bar."""
-    acc = next((r for r in sc.results if r.evaluator == "numerical_accuracy"), None)
+    acc = _accuracy(sc)
     return bool(sc.failed_gate) or (acc is not None and acc.score is not None and acc.score < KILL_BELOW)
 
 
@@ -489,7 +489,7 @@ def _run_generated(out: Path, site, bundle: ProblemBundle, count: int | None, se
         screen = write_problem(screen, out / AS_RUN / "generated-screen")
         case = screening_case(full).name
         at = _generated_outcomes(out / "generated-screen" / bundle.id, site, screen, drawn, folder, report,
-                                 progress, retry_time_factor, confirm_same=False)
+                                 progress, retry_time_factor, confirm_passing=False)
         if at is None:
             return None
         for o in at:
@@ -500,7 +500,7 @@ def _run_generated(out: Path, site, bundle: ProblemBundle, count: int | None, se
                 decided[o.name] = o
     rest = [m for m in drawn if m.name not in decided]
     outcomes = _generated_outcomes(out / "generated" / bundle.id, site, full, rest, folder, report, progress,
-                                   retry_time_factor, confirm_same=True) if rest else []
+                                   retry_time_factor, confirm_passing=True) if rest else []
     if outcomes is None:
         return None
     by_name = {**decided, **{o.name: o for o in outcomes}}
@@ -510,7 +510,7 @@ def _run_generated(out: Path, site, bundle: ProblemBundle, count: int | None, se
 
 
 def _generated_outcomes(root: Path, site, bundle: ProblemBundle, drawn: list, folder: Path, report: ProblemReport,
-                        progress, retry_time_factor: float, confirm_same: bool) -> list[MutantOutcome] | None:
+                        progress, retry_time_factor: float, confirm_passing: bool) -> list[MutantOutcome] | None:
     """`drawn` mutants (their trees in `folder`) and the reference run in the campaign at `root`
     on `bundle`'s cases, each classified (None: the reference itself failed there, in `report`)."""
     from hpcbench.jobs.records import JobResult
@@ -521,7 +521,7 @@ def _generated_outcomes(root: Path, site, bundle: ProblemBundle, drawn: list, fo
 
     subs = _load_trees(folder, [m.name for m in drawn], gen.AGENT, bundle)
     scores = _run_problem(root, site, bundle.id, bundle, subs, report, progress, retry_time_factor,
-                          confirm_same=confirm_same)
+                          confirm_passing=confirm_passing)
 
     def record(agent: str, attempt: str) -> JobResult | None:
         path = root / "records" / f"{job_id(agent, bundle.id, attempt)}.json"
@@ -530,7 +530,7 @@ def _generated_outcomes(root: Path, site, bundle: ProblemBundle, drawn: list, fo
     ref = record("reference", "1")
     ref_score = next((sc for sc in scores if sc.agent == "reference"), None)
     if ref_score is None or ref_score.failed_gate or not accuracy_passed(ref_score.results):
-        acc = next((r for r in ref_score.results if r.evaluator == "numerical_accuracy"), None) if ref_score else None
+        acc = _accuracy(ref_score) if ref_score else None
         report.error = (f"the reference failed in the generated mutants' campaign ({root.parent.name}): "
                         f"{_why(ref_score, acc) if ref_score else 'not scored'}")
         return None
@@ -640,6 +640,11 @@ def starved_at_limit(run) -> bool:
     if len(watched) < run.ranks:
         return True
     return max(a.cpu_wait_s for a in watched) > STARVED_SHARE * run.wall_s
+
+
+def _accuracy(sc):
+    """A scored program's numerical-accuracy result (None where it was never evaluated)."""
+    return next((r for r in sc.results if r.evaluator == "numerical_accuracy"), None)
 
 
 def _why(sc, acc) -> str:
