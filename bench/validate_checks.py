@@ -8,8 +8,9 @@ variants that pass every check), each survivor and rejected variant by name; the
 generated mutants (a seeded sample per problem, each case at one rank count, probable
 equivalents confirmed under valgrind; each first screened at the problem's cheapest case, where
 most are killed): generated, broken, equivalent, killed, surviving.
-It prints the wall time of each part, the number of jobs and the load average, so the
-figure can be rerun on a quiet machine and compared. --markdown writes the per-program
+It prints the wall time, the number of jobs, the load average and where the time went
+(per part: runs and their core-seconds, valgrind's and time-outs' among them), so the figure
+can be rerun on a quiet machine and compared. --markdown writes the per-program
 tables docs/problems.md carries.
 
 The work folder is reused: a rerun after editing only checks.json rescoring the same
@@ -46,30 +47,48 @@ def main() -> int:
     count = None if a.generated == "all" else int(a.generated)
     load0 = os.getloadavg()
     t0 = time.perf_counter()
-    library = vc.run(ids, Path(a.out), generated=0, screen=not a.no_screen, parallel=a.parallel)
+    # one pass: each problem's worker runs its library, then its generated mutants, so a
+    # problem that finishes early is followed at once by the next (no barrier between parts)
+    reports = vc.run(ids, Path(a.out), generated=count, seed=a.seed, screen=not a.no_screen, parallel=a.parallel)
     t1 = time.perf_counter()
-    generated = (vc.run(ids, Path(a.out), generated=count, seed=a.seed, library=False, screen=not a.no_screen,
-                        parallel=a.parallel) if count != 0 else [])
-    t2 = time.perf_counter()
     load1 = os.getloadavg()
-    by = {r.problem: r for r in generated}
-    for r in library:  # one report per problem: the library's outcomes and the generated mutants
-        if r.problem in by:
-            r.generated = by[r.problem].generated
-            r.error = r.error or by[r.problem].error
-    print(vc.summary(library))
-    lib_jobs = sum(len(r.outcomes) for r in library) + len(library)
-    gen_jobs = sum(len(r.generated.outcomes) + 1 for r in library if r.generated is not None)
-    screened = sum(o.screened for r in library if r.generated is not None for o in r.generated.outcomes)
-    print(f"\nlibrary: {lib_jobs} jobs in {t1 - t0:.0f} s; generated mutants: {gen_jobs} jobs in {t2 - t1:.0f} s "
-          f"({screened} decided at the screening case, the rest run at every case); "
-          f"total {t2 - t0:.0f} s wall on this machine (load average {load0[0]:.1f} at the start, "
-          f"{load1[0]:.1f} at the end: timings under shared load are noisy)")
+    print(vc.summary(reports))
+    lib_jobs = sum(len(r.outcomes) for r in reports) + len(reports)
+    gen_jobs = sum(len(r.generated.outcomes) + 1 for r in reports if r.generated is not None)
+    screened = sum(o.screened for r in reports if r.generated is not None for o in r.generated.outcomes)
+    print(f"\nlibrary: {lib_jobs} jobs; generated mutants: {gen_jobs} jobs ({screened} decided at the screening "
+          f"case, the rest run at every case); total {t1 - t0:.0f} s wall on this machine (load average "
+          f"{load0[0]:.1f} at the start, {load1[0]:.1f} at the end: timings under shared load are noisy)")
+    print(run_time_table(Path(a.out)))
     if a.markdown:
-        Path(a.markdown).write_text(vc.markdown(library))
+        Path(a.markdown).write_text(vc.markdown(reports))
     if a.json:
-        Path(a.json).write_text(json.dumps(vc.as_json(library), indent=1))
-    return 0 if all(r.meets_targets for r in library) else 1
+        Path(a.json).write_text(json.dumps(vc.as_json(reports), indent=1))
+    return 0 if all(r.meets_targets for r in reports) else 1
+
+
+def run_time_table(out: Path) -> str:
+    """Where the time went, from the records in the work folder: per part (the campaign kinds
+    under `out`), jobs, runs, and the runs' core-seconds (wall x ranks) by kind, with the share
+    spent in runs killed at their time limit. Core-seconds, not wall time: the parts overlap."""
+    from hpcbench.jobs.records import JobResult
+
+    rows = ["| part | jobs | runs | core-s instrumented | core-s valgrind | core-s timed out |",
+            "|---|---|---|---|---|---|"]
+    for part in sorted({p.parent.parent.name for p in out.glob("*/*/records")}):
+        jobs = runs = 0
+        inst = vg = late = 0.0
+        for rec in out.glob(f"{part}/*/records/*.json"):
+            r = JobResult.model_validate_json(rec.read_text())
+            jobs += 1
+            for run in r.runs:
+                runs += 1
+                cs = (run.wall_s or 0.0) * run.ranks
+                vg += cs if run.kind == "valgrind" else 0.0
+                inst += cs if run.kind != "valgrind" else 0.0
+                late += cs if run.timed_out else 0.0
+        rows.append(f"| {part} | {jobs} | {runs} | {inst:.0f} | {vg:.0f} | {late:.0f} |")
+    return "\n".join(rows)
 
 
 if __name__ == "__main__":
