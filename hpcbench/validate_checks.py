@@ -279,20 +279,30 @@ def _run_problem(root: Path, site, pid: str, bundle: ProblemBundle, subs: list, 
 
 def _valgrind_passing(campaign, site, jobs: list, scores: list, progress) -> bool:
     """Jobs that passed every gate and every hidden check (an equivalent or a surviving mutant),
-    rerun with valgrind; whether any was (`jobs` leaves out records an earlier invocation kept:
+    run once more with valgrind; whether any was (`jobs` leaves out records an earlier invocation kept:
     _keep_retried restores their specs, valgrind included). Without it (the rest of validate-checks runs without,
     for time) a read past an array that happens to find a zero or a plausible value prints
     numbers the checks accept, and would pass for an equivalent or a survivor, where `hpcbench
-    run` (valgrind on by default) stops it at the memory gate."""
+    run` (valgrind on by default) stops it at the memory gate. The job keeps its finished runs
+    (handed to it as a stopped try's partial record, jobs/resume.py) and adds only the valgrind
+    run: the same sources rebuilt, not every case run again (on the first all-problem
+    measurement these reruns repeated about 600 instrumented runs)."""
     from hpcbench.executors import executor_for
+    from hpcbench.jobs import resume
+    from hpcbench.jobs.records import JobResult
     from hpcbench.score.scoring import accuracy_passed
 
     passed = {(sc.agent, sc.attempt) for sc in scores if not sc.failed_gate and accuracy_passed(sc.results)}
     again = [s for s in jobs if s.agent != "reference" and not s.valgrind and (s.agent, s.attempt) in passed]
     for spec in again:
+        record = campaign.record_path(spec.job_id)
+        done = JobResult.model_validate_json(record.read_text())
+        Path(spec.work_dir).mkdir(parents=True, exist_ok=True)
+        kept = done.model_copy(update={"status": "cancelled"})  # what previous_partial takes up
+        (Path(spec.work_dir) / resume.KEPT).write_text(kept.model_dump_json())
         spec.valgrind = True
         (campaign.specs_dir / f"{spec.job_id}.json").write_text(spec.model_dump_json(indent=1))
-        campaign.record_path(spec.job_id).unlink()
+        record.unlink()
     if again:
         executor_for(site, campaign).submit(again, progress=progress)
     return bool(again)

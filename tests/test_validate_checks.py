@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -233,6 +234,14 @@ def test_generated_mutants_through_the_real_pipeline(tmp_path):
     assert g.kill_rate == 1.0 and reports[0].meets_targets
     spec = json.loads((specs / f"generated__vec-scatter__{names['default-n']}.json").read_text())
     assert spec["valgrind"] is True  # the probable equivalent ran again under valgrind
+    rec = json.loads((tmp_path / f"vc/generated/vec-scatter/records/generated__vec-scatter__{names['default-n']}.json"
+                      ).read_text())
+    again = datetime.fromisoformat(rec["started"].replace("Z", "+00:00")).timestamp()
+    inst = [r for r in rec["runs"] if r["kind"] == "instrumented"]
+    # ... only valgrind: the cases' runs are the first try's, kept (jobs/resume.py), not run again
+    assert [r["kind"] for r in rec["runs"]].count("valgrind") == 1
+    assert len(inst) == len(spec["runs"]) and all(r["started_at"] < again for r in inst), (again, inst)
+    assert next(r for r in rec["runs"] if r["kind"] == "valgrind")["started_at"] >= again
     runs = {(r["case"], r["ranks"]) for r in spec["runs"]}
     # the published cases and the campaign's held-out draw, all at 3 ranks only
     assert {c for c in runs if not c[0].startswith("held-out-")} == {("default", 3), ("larger", 3)}
