@@ -9,7 +9,7 @@ One probe per instrument; a run kind is a list of probes (jobs/job.py Runner):
                   before any of those files, PetscOptionsProcessPrecedentFlags)
     LogView       -log_view :<logs>/log_view.xml:ascii_xml (timing, valgrind, instrumented)
     Malloc        -malloc_debug -malloc_dump true -malloc_view <logs>/malloc_view -options_left
-                  (instrumented)
+                  (instrumented; -malloc_debug unless the site turns it off, Site.malloc_debug)
     Valgrind      memcheck, one XML report per rank in <logs> (valgrind)
 
 Files the harness names in advance are created and held open by the driver (HeldFile): what is
@@ -105,9 +105,13 @@ class MallocProbe(Probe):
     name = "malloc_dump"
     VIEW = "malloc_view"
 
+    def __init__(self, debug: bool = True):
+        self.debug = debug  # -malloc_debug: the whole heap validated at every allocation (Site.malloc_debug)
+
     def options(self, logs: Path) -> list[str]:
         # -options_left: PETSc prints the options nobody used (a prefixed -x_malloc_dump shows there).
-        return ["-malloc_debug", "-malloc_dump", DUMP_VALUE, "-malloc_view", str(logs / self.VIEW), "-options_left"]
+        return [*(["-malloc_debug"] if self.debug else []), "-malloc_dump", DUMP_VALUE, "-malloc_view",
+                str(logs / self.VIEW), "-options_left"]
 
     def prepare(self, folders: RunFolders, ranks: int) -> None:
         self.ranks = ranks

@@ -197,7 +197,7 @@ class Runner:
         )
 
     def instrumented(self, binary: Path, case: CaseRun) -> RunResult:
-        return self.run(binary, case, "instrumented", 0, [LogViewProbe(), MallocProbe()])
+        return self.run(binary, case, "instrumented", 0, [LogViewProbe(), MallocProbe(self.spec.malloc_debug)])
 
     def timing(self, binary: Path, case: CaseRun, repeat: int) -> RunResult:
         # -log_view costs little (PETSc logs events anyway) and gives PETSc's own time.

@@ -189,6 +189,7 @@ class JobSpec(Model):
     # 0 only from hpcbench's own tools (validate-checks: accuracy only); site files need >= 1
     timing_repeats: int = Field(3, ge=0, le=100)
     valgrind: bool = True
+    malloc_debug: bool = True  # -malloc_debug in the instrumented run (Site.malloc_debug)
     build_timeout_s: float = Field(300.0, gt=0)
     work_dir: str
     record_path: str

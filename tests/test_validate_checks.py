@@ -21,6 +21,7 @@ from hpcbench.evaluators.base import EvalContext
 from hpcbench.evaluators.metrics.numerical_accuracy import NumericalAccuracy
 from hpcbench.jobs.records import JobResult, RunResult
 from hpcbench.problem import Checks, load_problem, load_problems
+from hpcbench.site import load_site
 from hpcbench.submission import Submission
 
 PROBLEMS = load_problems()
@@ -342,3 +343,41 @@ def test_a_rerun_measures_the_checks_and_programs_as_they_are_now(tmp_path, monk
     (root / "vec-scatter/mutants/mutants.json").write_text(json.dumps(lib))
     vc.run(["vec-scatter"], out, {"not-scaled"}, generated=0)
     assert json.loads(record.read_text())["started"] != started  # a changed program runs again
+
+
+@pytest.mark.petsc
+def test_without_malloc_debug_a_write_past_a_block_and_a_leak_are_still_caught(tmp_path):
+    """validate-checks turns PETSc's whole-heap check off (-malloc_debug: most of its run time,
+    _accuracy_site); the tracing allocator -malloc_dump turns on still stops a program that wrote
+    one past a PetscMalloc'd block when it frees it, and still dumps a leak. Through the real
+    pipeline, on a site file that says `malloc_debug: false`."""
+    from tests.conftest import ROOT, hpcbench
+
+    ref = ROOT / "problems" / "rosenbrock" / "reference"
+    meta = json.loads((ref / "submission.json").read_text())
+    extra = {"past-end": "{ PetscReal *w; PetscCall(PetscMalloc1(4, &w)); "
+                         "for (int i = 0; i <= 4; i++) w[i] = 1.0; PetscCall(PetscFree(w)); }",
+             "leak": "{ PetscReal *w; PetscCall(PetscMalloc1(4, &w)); w[0] = 1.0; }"}
+    for name, code in extra.items():
+        d = tmp_path / "tree" / "heap" / "rosenbrock" / name
+        d.mkdir(parents=True)
+        src = (ref / "main.c").read_text()
+        start = src.index("\n", src.index("PetscCall(PetscInitialize(")) + 1
+        (d / "main.c").write_text(src[:start] + "  " + code + "\n" + src[start:])
+        (d / "submission.json").write_text(json.dumps({**meta, "agent": "heap", "attempt": name}))
+    site = tmp_path / "no-malloc-debug.yaml"
+    text = (ROOT / "site-configs" / "local.yaml").read_text().replace("name: local", "name: no-malloc-debug")
+    site.write_text(text.replace("valgrind: true", "valgrind: false\nmalloc_debug: false"))
+    out = tmp_path / "c"
+    hpcbench("run", "--site", str(site), "--submissions", str(tmp_path / "tree"), "--problems", "rosenbrock",
+             "--out", str(out), "--held-out-seed", "1")
+    runs = {name: JobResult.model_validate_json((out / "records" / f"heap__rosenbrock__{name}.json").read_text()
+                                                ).runs for name in extra}
+    for name, rs in runs.items():
+        inst = [r for r in rs if r.kind == "instrumented"]
+        assert inst and all("-malloc_debug" not in r.command and "-malloc_dump" in r.command for r in inst), name
+    stopped = next(r for r in runs["past-end"] if r.kind == "instrumented")
+    assert stopped.exit_code != 0 and "corrupted" in stopped.stderr, stopped.stderr[-2000:]
+    assert all(r.exit_code == 0 for r in runs["leak"] if r.kind == "instrumented")
+    assert all(r.leaks for r in runs["leak"] if r.kind == "instrumented")
+    assert vc._accuracy_site(load_site("local")).malloc_debug is False and load_site("local").malloc_debug

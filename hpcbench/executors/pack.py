@@ -136,8 +136,9 @@ def launch_lines(job: JobSpec, site: SiteConfig, ctx: PackContext | None) -> lis
     seen_null = set()
     for c in job.runs:
         prog = ["<app>", *c.args, *opts]
-        line(f"{c.case} r{c.ranks} instrumented", c.ranks, [*prog, "-malloc_debug", "-malloc_dump",
-                                                           "-options_left", "-log_view", ":<log>:ascii_xml"])
+        line(f"{c.case} r{c.ranks} instrumented", c.ranks, [*prog, *(["-malloc_debug"] if job.malloc_debug else []),
+                                                           "-malloc_dump", "-options_left", "-log_view",
+                                                           ":<log>:ascii_xml"])
         if job.repeats_of(c):
             line(f"{c.case} r{c.ranks} timing x{job.repeats_of(c)}", c.ranks, [*prog, "-log_view", ":<log>:ascii_xml"])
         if job.null_program_dir and c.ranks not in seen_null and job.repeats_of(c):

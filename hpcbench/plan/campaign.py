@@ -266,7 +266,7 @@ def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemB
             job_id=jid, agent=m.agent, problem=m.problem, attempt=m.attempt, source_dir=str(staged),
             entry=m.entry, files=m.files, runs=runs, variant=variant, launcher=site.launcher_for(vcfg.name),
             limits=site.limits, isolation=site.sandbox(), keep_work=keep_work,
-            timing_repeats=site.timing_repeats, valgrind=site.valgrind,
+            timing_repeats=site.timing_repeats, valgrind=site.valgrind, malloc_debug=site.malloc_debug,
             work_dir=str(campaign.work_dir / jid), record_path=str(campaign.record_path(jid)),
             cores=min(width, cores), null_program_dir=str(campaign.work_dir / f"_null_{vcfg.name}"),
             gpus_per_rank=int("gpu" in vcfg.provides or bool({"cuda", "hip", "sycl"} & set(inst.features))),
