@@ -290,20 +290,14 @@ def _valgrind_passing(campaign, site, jobs: list, scores: list, progress) -> boo
     measurement these reruns repeated about 600 instrumented runs)."""
     from hpcbench.executors import executor_for
     from hpcbench.jobs import resume
-    from hpcbench.jobs.records import JobResult
     from hpcbench.score.scoring import accuracy_passed
 
     passed = {(sc.agent, sc.attempt) for sc in scores if not sc.failed_gate and accuracy_passed(sc.results)}
     again = [s for s in jobs if s.agent != "reference" and not s.valgrind and (s.agent, s.attempt) in passed]
     for spec in again:
-        record = campaign.record_path(spec.job_id)
-        done = JobResult.model_validate_json(record.read_text())
-        Path(spec.work_dir).mkdir(parents=True, exist_ok=True)
-        kept = done.model_copy(update={"status": "cancelled"})  # what previous_partial takes up
-        (Path(spec.work_dir) / resume.KEPT).write_text(kept.model_dump_json())
+        resume.hand_back(campaign.record_path(spec.job_id), Path(spec.work_dir))
         spec.valgrind = True
         (campaign.specs_dir / f"{spec.job_id}.json").write_text(spec.model_dump_json(indent=1))
-        record.unlink()
     if again:
         executor_for(site, campaign).submit(again, progress=progress)
     return bool(again)

@@ -23,6 +23,16 @@ def keep_for_resume(work_dir: Path) -> None:
         aside.replace(work_dir / KEPT)
 
 
+def hand_back(record_path: Path, work_dir: Path) -> None:
+    """A finished job's record becomes its next try's partial record (what previous_partial
+    takes up): rerun with more to do (validate-checks adds a valgrind run), the job keeps these
+    runs instead of running every case again. The record itself goes: the rerun writes it anew."""
+    done = JobResult.model_validate_json(record_path.read_text())
+    work_dir.mkdir(parents=True, exist_ok=True)
+    (work_dir / KEPT).write_text(done.model_copy(update={"status": "cancelled"}).model_dump_json())
+    record_path.unlink()
+
+
 def previous_partial(spec: JobSpec) -> JobResult | None:
     """What an earlier, stopped try of this job finished (None: nothing usable). Read once:
     the files are removed, and a new stop sets aside a new partial record with these runs in it."""
