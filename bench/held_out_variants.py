@@ -33,7 +33,7 @@ from hpcbench.petsc_env import find_petsc  # noqa: E402
 from hpcbench.plan.campaign import CaseRun, case_runs  # noqa: E402
 from hpcbench.plan.held_out import draw  # noqa: E402
 from hpcbench.problem import HELD_OUT_CASES, CompareCheck, ProblemBundle, load_problems  # noqa: E402
-from hpcbench.validate_checks import Program, apply_edits, load_library  # noqa: E402
+from hpcbench.validation.checks import Program, apply_edits, load_library  # noqa: E402
 
 PROBLEMS = ["vec-scatter", "rosenbrock", "robertson", "advection1d", "darcy-dmplex", "cavity-dmstag",
             "poisson3d-mg", "bratu-fold", "elasticity-gamg", "obstacle-vi", "allen-cahn-imex", "stokes-fieldsplit"]

@@ -2,7 +2,7 @@
 
 Runs every problem's library of wrong programs and valid variants
 (problems/<id>/mutants/mutants.json) through the real pipeline with
-`hpcbench.validate_checks.run` (plan, local executor, collect, score) and prints per
+`hpcbench.validation.checks.run` (plan, local executor, collect, score) and prints per
 problem the kill rate (wrong programs with accuracy < 0.5) and the acceptance rate (valid
 variants that pass every check), each survivor and rejected variant by name; then the
 generated mutants (a seeded sample per problem, each case at one rank count, probable
@@ -29,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from hpcbench import validate_checks as vc
+from hpcbench.validation import checks as vc
 
 
 def main() -> int:

@@ -12,13 +12,17 @@ from pathlib import Path
 from hpcbench.jobs.baseline import program, run_point, write
 
 
-def measure(site, ranks_list: list[int], out_path: Path, variant: str | None = None) -> dict:
+def measure(site, ranks_list: list[int], out_path: Path, variant: str | None = None,
+            env: dict[str, str] | None = None) -> dict:
     """Measure here with the site's launcher (no allocation around it) and write the file.
-    `variant`: whose launcher (default: the site's first variant)."""
+    `variant`: whose launcher (default: the site's first variant); `env`: added to its
+    environment (a sweep's runs yield while they wait: hpcbench/profile.py)."""
     from hpcbench.jobs.launch import launch_argv
 
     variant = variant or (site.variants[0].name if site.variants else "cpu")
     launcher = site.launcher_for(variant)
+    if env:
+        launcher = launcher.model_copy(update={"env": {**env, **launcher.env}})
     points = []
     for r in sorted(set(ranks_list)):
         argv, over = launch_argv(launcher, r, site.total_cores(), program(site.batch.python))

@@ -178,6 +178,10 @@ class SiteConfig(Strict):
     # allocator (on through -malloc_dump) still checks each block's guards when it is freed and
     # still dumps leaks; the run is several times faster (darcy-dmplex -n 16: 0.58 -> 0.11 s).
     malloc_debug: bool = True
+    # Built binaries reused when the sources, PETSc and flags are the same (jobs/build_cache.py):
+    # "" is $XDG_CACHE_HOME/hpcbench/builds (else ~/.cache/hpcbench/builds), "none" turns it off.
+    # On a cluster it must be a folder the compute nodes see (home, a project file system).
+    build_cache: str = ""
     # The scheduler's settings model (its view's `settings`, a BatchConfig subclass: fields of its own)
     batch: SerializeAsAny[BatchConfig] = Field(default_factory=BatchConfig, validate_default=True)
     # The sandbox around every build and run (docs/security.md): bwrap | apptainer | none.

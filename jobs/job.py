@@ -20,9 +20,9 @@ import sys
 import time
 from pathlib import Path
 
-from hpcbench.jobs import affinity, binding, diskfull, interrupt, perf, resume, slots
+from hpcbench.jobs import affinity, binding, build_cache, diskfull, interrupt, perf, resume, slots
 from hpcbench.jobs.api_snapshot import ensure_petsc_api
-from hpcbench.jobs.build import BINARY_NAME, build_submission
+from hpcbench.jobs.build import BINARY_NAME
 from hpcbench.jobs.capture import run_captured
 from hpcbench.jobs.instruments import EVERY_RUN, LogViewProbe, MallocProbe, Probe, ValgrindProbe
 from hpcbench.jobs.launch import run_env
@@ -69,7 +69,7 @@ def null_program(spec: JobSpec, petsc: PetscInstall) -> Path | None:
     tmp.mkdir(parents=True)
     (tmp / "null.c").write_text(NULL_PROGRAM)
     with slots.hold(1) as held:
-        res = build_submission(tmp, ["null.c"], "null.c", petsc, timeout_s=spec.build_timeout_s,
+        res = build_cache.build(spec.build_cache, tmp, ["null.c"], "null.c", petsc, timeout_s=spec.build_timeout_s,
                                isolation=spec.isolation, limits=spec.limits, cpus=binding.of_held(held).cpus)
     if res.exit_code != 0:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -261,8 +261,9 @@ def run_job(spec: JobSpec, previous: JobResult | None = None) -> JobResult:
     result.compilers = {"mpicc": first_line(["mpicc", "--version"])}
     stage_sources(spec, build_dir)
     with slots.hold(1, priority=slots.priority_for(planned_runs(spec))) as held:
-        result.build = build_submission(build_dir, spec.files, spec.entry, petsc, timeout_s=spec.build_timeout_s,
-                                        isolation=spec.isolation, limits=spec.limits, cpus=binding.of_held(held).cpus)
+        result.build = build_cache.build(spec.build_cache, build_dir, spec.files, spec.entry, petsc,
+                                         timeout_s=spec.build_timeout_s, isolation=spec.isolation, limits=spec.limits,
+                                         cpus=binding.of_held(held).cpus)
     result.build.started_at, result.build.slot_wait_s = held.started_at, held.waited_s
     if result.build.exit_code != 0:
         return _finish(result, t0)

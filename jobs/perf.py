@@ -27,8 +27,8 @@ import fcntl
 import shutil
 from pathlib import Path
 
-from hpcbench.jobs import slots
-from hpcbench.jobs.build import BINARY_NAME, build_submission
+from hpcbench.jobs import build_cache, slots
+from hpcbench.jobs.build import BINARY_NAME
 from hpcbench.jobs.instruments import LogViewProbe
 from hpcbench.jobs.records import SAME_PROGRAM, CaseRun, JobResult, JobSpec, RunResult
 from hpcbench.petsc_env import PetscInstall
@@ -57,9 +57,9 @@ def reference_binary(spec: JobSpec, petsc: PetscInstall) -> Path | str:
         for name in plan.reference_files:
             shutil.copyfile(home / "src" / name, tmp / name)
         with slots.hold(1) as held:
-            res = build_submission(tmp, plan.reference_files, plan.reference_entry, petsc,
-                                   timeout_s=spec.build_timeout_s, isolation=spec.isolation, limits=spec.limits,
-                                   cpus=[c for core in held.cores for c in core])
+            res = build_cache.build(spec.build_cache, tmp, plan.reference_files, plan.reference_entry, petsc,
+                                    timeout_s=spec.build_timeout_s, isolation=spec.isolation, limits=spec.limits,
+                                    cpus=[c for core in held.cores for c in core])
         if res.exit_code != 0:
             why = f"the reference did not build for the performance case: {res.stderr.strip()[-300:]}"
             failed.write_text(why)

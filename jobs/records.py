@@ -201,6 +201,7 @@ class JobSpec(Model):
     # run fails the execution gate whatever follows, so the rest would only cost time, and a
     # program that hangs would cost every case's time limit.
     stop_at_failure: bool = False
+    build_cache: str = ""  # the folder of built binaries this job reuses and adds to ("": none; jobs/build_cache.py)
 
     @property
     def width(self) -> int:
@@ -237,7 +238,8 @@ class BuildResult(Model):
     isolation: str = ""  # the sandbox it ran in: bwrap | apptainer | none
     started_at: float = 0.0  # Unix time it got its core (0: before this was recorded)
     slot_wait_s: float = 0.0  # how long it waited for that core beside the other jobs
-    cpus: str = ""  # the CPUs it was started on (its core slot; "": no slots here)
+    cpus: str = ""  # the CPUs it was started on (its core slot; "": no slots here, or taken from the cache)
+    cached: str = ""  # the build cache's key where this is an earlier build's binary and record (jobs/build_cache.py)
 
 
 class LogEvent(Model):

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from hpcbench.calibration.metrics import Judgement, summarise
-from hpcbench.calibration.probes import MIN_PER_DIMENSION, load_probes
+from hpcbench.validation.calibration.metrics import Judgement, summarise
+from hpcbench.validation.calibration.probes import MIN_PER_DIMENSION, load_probes
 from hpcbench.resources import data_path
 from hpcbench.store.scorings import read_scoring
 from tests.conftest import hpcbench
@@ -83,7 +83,7 @@ def test_probe_labels_are_validated_with_file_and_field(tmp_path, monkeypatch):
     bad["probes"][7]["untouched"] = bad["probes"][7]["lowers"]
     (tmp_path / "v1").mkdir()
     (tmp_path / "v1" / "probes.json").write_text(json.dumps({**bad, "version": "v1"}))
-    import hpcbench.calibration.probes as probes_mod
+    import hpcbench.validation.calibration.probes as probes_mod
 
     monkeypatch.setattr(probes_mod, "probes_root", lambda: tmp_path)
     with pytest.raises(Exception, match=r"probes.json.*both lowered and untouched"):
@@ -156,7 +156,7 @@ def test_trust_lowers_confidence_below_the_threshold_and_says_so():
 
 
 def test_unreadable_calibration_result_is_named(tmp_path):
-    from hpcbench.calibration.calibrate import lookup
+    from hpcbench.judge.calibrations import lookup
     from hpcbench.errors import HpcbenchError
 
     (tmp_path / "results").mkdir()
@@ -213,7 +213,7 @@ def probe_dir(tmp_path_factory) -> Path:
     """The probe campaign, built and run once (real builds and runs through the gates).
     $HPCBENCH_TEST_PROBE_CAMPAIGN may name one built earlier by this code (linked, not copied:
     its job specs hold its own paths): for iterating on the judge side only, never a full run."""
-    from hpcbench.calibration.calibrate import probe_campaign
+    from hpcbench.validation.calibration.calibrate import probe_campaign
 
     root = tmp_path_factory.mktemp("calibration")
     if os.environ.get("HPCBENCH_TEST_PROBE_CAMPAIGN"):

@@ -79,7 +79,7 @@ def _problems_with_our_programs(root: Path) -> Path:
 @pytest.fixture(scope="module")
 def campaigns(tmp_path_factory) -> dict[str, Path]:
     import hpcbench.problem as problem_mod
-    from hpcbench import validate_checks as vc
+    from hpcbench.validation import checks as vc
 
     tmp = tmp_path_factory.mktemp("generalize")
     root = _problems_with_our_programs(tmp / "problems")

@@ -349,7 +349,7 @@ FARTHEST = {"advection1d": [("crank-nicolson", 15), ("bdf2", 9)], "robertson": [
 def variant_at_draw(pid: str, name: str, seed: int, workdir) -> list[str]:
     """Build `pid`'s reference and its library's valid variant `name`, run both at the held-out
     cases of `seed` and score the variant with the held-out compare checks; the failures."""
-    from hpcbench.validate_checks import apply_edits, load_library
+    from hpcbench.validation.checks import apply_edits, load_library
     from tests.petsc_tools import build, quantities, run
 
     bundle = PROBLEMS[pid]

@@ -1,4 +1,4 @@
-"""Generated mutants (hpcbench.mutation): the operators over the C syntax tree, the PETSc
+"""Generated mutants (hpcbench.validation.mutation): the operators over the C syntax tree, the PETSc
 name families they swap, the seeded sample, and the verdicts. The end-to-end runs are in
 tests/test_validate_checks.py."""
 
@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from hpcbench.jobs.records import JobResult, RunResult
-from hpcbench.mutation import generate as gen
-from hpcbench.mutation.names import member_index, parse_header
-from hpcbench.mutation.operators import Mutation, mutations, perturbed
+from hpcbench.validation.mutation import generate as gen
+from hpcbench.validation.mutation.names import member_index, parse_header
+from hpcbench.validation.mutation.operators import Mutation, mutations, perturbed
 from hpcbench.problem import load_problems
 
 SRC = """\
@@ -164,7 +164,7 @@ def _rec(out: str, code: int = 0) -> JobResult:
 
 def test_verdicts_broken_equivalent_killed_surviving(tmp_path: Path):
     from hpcbench.evaluators.base import EvalResult
-    from hpcbench.mutation.verdict import classify
+    from hpcbench.validation.mutation.verdict import classify
     from hpcbench.score.scoring import SubmissionScore
 
     m = Mutation("crp", "main.c", 3, 0, 1, "1", "2")
@@ -194,8 +194,8 @@ def test_verdicts_broken_equivalent_killed_surviving(tmp_path: Path):
 
 
 def test_a_survivor_the_library_explains_is_harmless_and_not_counted():
-    from hpcbench import validate_checks as vc
-    from hpcbench.mutation.verdict import GeneratedReport, MutantOutcome
+    from hpcbench.validation import checks as vc
+    from hpcbench.validation.mutation.verdict import GeneratedReport, MutantOutcome
 
     b = load_problems()["robertson"]
     lib = vc.load_library(b)
@@ -218,7 +218,7 @@ def test_the_screens_keep_the_checks_that_judge_their_cases_as_the_full_run_does
     compare and sanity check that names them (or names no case) kept with its tolerance and
     weight, restricted to them; a refinement check only where all its cases are kept; checks of
     other cases or of the held-out cases only gone; no held-out draw or performance case."""
-    from hpcbench.mutation.screen import cheapest_case_screen, one_rank_screen, screening_case, write_problem
+    from hpcbench.validation.mutation.screen import cheapest_case_screen, one_rank_screen, screening_case, write_problem
     from hpcbench.problem import RefinementCheck
 
     problems = load_problems()

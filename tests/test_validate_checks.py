@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from hpcbench import validate_checks as vc
+from hpcbench.validation import checks as vc
 from hpcbench.errors import ConfigError
 from hpcbench.evaluators.base import EvalContext
 from hpcbench.evaluators.metrics.numerical_accuracy import NumericalAccuracy
@@ -209,7 +209,7 @@ def test_generated_mutants_through_the_real_pipeline(tmp_path):
     below 0.5), the weighted sum's loop running one past the gathered array (killed: by the
     checks if the extra entry is not zero, else by valgrind, which confirms each probable
     equivalent); the counts, the kill rate and the tables say so."""
-    from hpcbench.mutation import generate as gen
+    from hpcbench.validation.mutation import generate as gen
 
     every = gen.generate(PROBLEMS["vec-scatter"], None).every
 

@@ -33,6 +33,11 @@ common = [
     click.option("--problems", "problem_ids", help="comma-separated problem ids (default: all)"),
     click.option("--out", type=click.Path(file_okay=False), help="campaign folder"),
 ]
+profile_opt = click.option("--profile", default="full", show_default=True, metavar="NAME|FILE",
+                           help="what the campaign measures (hpcbench/profile.py): full (every instrument, the "
+                                "performance case), quick (gates and hidden checks only: no valgrind, no "
+                                "-malloc_debug, one timing run), or a YAML/JSON file of CampaignProfile's fields; "
+                                "recorded in campaign.json")
 seed_opt = click.option("--held-out-seed", type=click.IntRange(0, 2 ** 31 - 1),
                         help="seed of the held-out test cases drawn at planning (default: random; a campaign "
                              "keeps its first draw, recorded in snapshot/held_out.json)")
@@ -96,9 +101,9 @@ def run_campaign(opts, out: str | None, wait_lock: bool, dry_run: bool = False, 
         assert got.scripts is not None
         show_scripts(s, got.campaign, got.planned.plan.jobs, got.scripts)
         return
+    stages = pipeline.Stages(block=block, pack=pack, rerun_done=rerun_done, judge=judge_cfg, settings=settings)
     with stops_when_full(out):
-        outcome = pipeline.run_campaign(Path(out), s, opts, wait_lock, pack, block, rerun_done, judge_cfg, settings,
-                                        Shown(out))
+        outcome = pipeline.run_campaign(Path(out), s, opts, stages, Shown(out), wait_lock)
     if not outcome.scored:
         click.echo(f"campaign: {outcome.campaign.root}")
         exit_if_errors(outcome, out)
@@ -161,6 +166,7 @@ def exit_if_errors(outcome: pipeline.CampaignOutcome, out: str) -> None:
 @click.option("--dry-run", is_flag=True, help="plan and print what would run (no job, no LLM call)")
 @click.option("--resume", is_flag=True, help="continue the campaign at --out with the options it was started with")
 @seed_opt
+@profile_opt
 @wait_lock_opt
 @keep_work_opt
 @trust_opt
@@ -184,6 +190,7 @@ def run(ctx, dry_run, resume, out, wait_lock, **given) -> None:
 @click.option("--pack/--no-pack", default=None,
               help="run all jobs of a variant in one allocation (default: on where the site's nodes are exclusive)")
 @seed_opt
+@profile_opt
 @wait_lock_opt
 @keep_work_opt
 @trust_opt

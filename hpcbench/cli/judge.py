@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from hpcbench.calibration.probes import DEFAULT_VERSION
 from hpcbench.judge.config import API_KEY_ENV, JudgeConfig
+from hpcbench.validation.calibration.probes import DEFAULT_VERSION
 
 
 def judge_options(f):
@@ -45,7 +45,7 @@ def judge_config(judge_model: str | None, judge_base_url: str | None, judge_conc
         if judge_base_url:
             raise click.UsageError("--judge-base-url needs --judge MODEL")
         return None
-    from hpcbench.calibration.calibrate import lookup, trust_summary
+    from hpcbench.judge.calibrations import lookup, trust_summary
 
     found = lookup(judge_model)  # the judge's latest calibration, applied to its scorings (score/judge_trust.py)
     return JudgeConfig(model=judge_model, base_url=judge_base_url, concurrency=judge_concurrency,
@@ -118,7 +118,7 @@ def agreement(campaign_dir, scoring_a, scoring_b, fmt) -> None:
 def calibrate(repeats, root, min_accuracy, flag_below, version, site, fmt, **judge) -> None:
     """Measure a judge on programs with planted defects: per dimension detection and
     false-alarm rates, accuracy, bias, leakage and stability; stored for `score` and `report`."""
-    from hpcbench.calibration import calibrate as cal
+    from hpcbench.validation.calibration import calibrate as cal
 
     cfg = judge_config(**judge)
     if cfg is None:

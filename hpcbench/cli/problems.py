@@ -62,15 +62,49 @@ def _contamination(bundles: dict, petsc_src: str | None) -> dict[str, str]:
     return out
 
 
+def validation_options(default_out: str, library: str):
+    """The options both validators take: which problems and programs, the work folder, the reports."""
+    opts = [
+        click.option("--problems", "problem_ids",
+                     help=f"comma-separated problem ids (default: every problem with a {library} library)"),
+        click.option("--only", help="comma-separated program names: run just these"),
+        click.option("--out", type=click.Path(file_okay=False), default=default_out, show_default=True,
+                     help="work folder (reruns reuse finished jobs)"),
+        click.option("--markdown", "md_file", type=click.Path(dir_okay=False), help="also write a table per problem"),
+        click.option("--json", "json_file", type=click.Path(dir_okay=False),
+                     help="also write every outcome as JSON"),
+    ]
+
+    def wrap(f):
+        for opt in reversed(opts):
+            f = opt(f)
+        return f
+    return wrap
+
+
+def _names(only: str | None) -> frozenset[str] | None:
+    return frozenset(n.strip() for n in only.split(",") if n.strip()) if only else None
+
+
+def _report(reports: list, md_file: str | None, json_file: str | None) -> None:
+    """The summary printed, the markdown and JSON written; exit 1 when a problem misses its targets."""
+    import json
+
+    from hpcbench.validation import as_json, markdown, summary
+
+    click.echo(summary(reports))
+    if md_file:
+        Path(md_file).write_text(markdown(reports))
+    if json_file:
+        Path(json_file).write_text(json.dumps(as_json(reports), indent=1))
+    sys.exit(0 if all(r.meets_targets for r in reports) else 1)
+
+
 @click.command("validate-checks")
-@click.option("--problems", "problem_ids", help="comma-separated problem ids (default: every problem with mutants)")
-@click.option("--only", help="comma-separated program names: run just these mutants/variants")
-@click.option("--out", type=click.Path(file_okay=False), default="./validate-checks", show_default=True,
-              help="work folder (reruns reuse finished jobs)")
-@click.option("--markdown", "md_file", type=click.Path(dir_okay=False), help="also write a table per problem")
-@click.option("--json", "json_file", type=click.Path(dir_okay=False), help="also write every outcome as JSON")
+@validation_options("./validate-checks", "mutants/mutants.json")
 @click.option("--retry-time-factor", type=float, default=4.0, show_default=True,
-              help="rerun jobs with a timed-out run once with time limits this many times longer (1: never)")
+              help="rerun jobs with a run that timed out while it waited for a CPU once with time limits this "
+                   "many times longer (1: never)")
 @click.option("--generated", help="generated mutants per problem: a seeded sample of this many (default 40), "
               "'all' for every one, 0 for none")
 @click.option("--seed", type=int, default=0, show_default=True, help="which sample of generated mutants")
@@ -88,36 +122,22 @@ def validate_checks(problem_ids, only, out, md_file, json_file, retry_time_facto
     (every hidden check passed), then generated mutants of the reference (broken, equivalent,
     killed, surviving); exit 1 when a problem misses kill >= 95% (library and generated) or
     acceptance 100%."""
-    import json
-
-    from hpcbench import validate_checks as vc
     from hpcbench.cli.progress import JOBS, Display
     from hpcbench.problem import parse_ids
+    from hpcbench.validation import checks as vc
 
-    names = {n.strip() for n in only.split(",") if n.strip()} if only else None
     if generated is not None and generated != "all" and not generated.isdigit():
         raise click.BadParameter(f"{generated!r}: a count or 'all'", param_hint="--generated")
     count = vc.GENERATED_PER_PROBLEM if generated is None else None if generated == "all" else int(generated)
+    options = vc.Options(only=_names(only), generated=count, seed=seed, library=library, screen=screen,
+                         parallel=parallel, retry_starved=retry_time_factor)
     with Display(JOBS) as progress:
-        reports = vc.run(parse_ids(problem_ids), Path(out), names, progress=progress,
-                         retry_time_factor=retry_time_factor, generated=count, seed=seed, library=library,
-                         screen=screen, parallel=parallel)
-    click.echo(vc.summary(reports))
-    if md_file:
-        Path(md_file).write_text(vc.markdown(reports))
-    if json_file:
-        Path(json_file).write_text(json.dumps(vc.as_json(reports), indent=1))
-    sys.exit(0 if all(r.meets_targets for r in reports) else 1)
+        reports = vc.run(parse_ids(problem_ids), Path(out), options, progress)
+    _report(reports, md_file, json_file)
 
 
 @click.command("validate-performance")
-@click.option("--problems", "problem_ids", help="comma-separated problem ids (default: every problem with a "
-                                                "mutants/perf.json library)")
-@click.option("--only", help="comma-separated program names: run just these")
-@click.option("--out", type=click.Path(file_okay=False), default="./validate-performance", show_default=True,
-              help="work folder (reruns reuse finished jobs)")
-@click.option("--markdown", "md_file", type=click.Path(dir_okay=False), help="also write a table per problem")
-@click.option("--json", "json_file", type=click.Path(dir_okay=False), help="also write every outcome as JSON")
+@validation_options("./validate-performance", "mutants/perf.json")
 @click.option("--time-factor", type=float, default=4.0, show_default=True,
               help="the ordinary cases' time limits this many times longer (a loaded machine's two-rank runs); "
                    "the performance case keeps its own")
@@ -125,21 +145,13 @@ def validate_performance(problem_ids, only, out, md_file, json_file, time_factor
     """Measure the performance metric by mutation testing: per problem the kill rate of right
     but slower programs (execution_time < 0.95) and the acceptance rate of programs as fast as
     the reference (>= 0.95); exit 1 when a problem misses kill >= 95% or acceptance 100%."""
-    import json
-
-    from hpcbench import validate_perf as vp
     from hpcbench.cli.progress import JOBS, Display
     from hpcbench.problem import parse_ids
+    from hpcbench.validation import performance as vp
 
-    names = {n.strip() for n in only.split(",") if n.strip()} if only else None
     with Display(JOBS) as progress:
-        reports = vp.run(parse_ids(problem_ids), Path(out), names, progress=progress, time_factor=time_factor)
-    click.echo(vp.summary(reports))
-    if md_file:
-        Path(md_file).write_text(vp.markdown(reports))
-    if json_file:
-        Path(json_file).write_text(json.dumps(vp.as_json(reports), indent=1))
-    sys.exit(0 if all(r.meets_targets for r in reports) else 1)
+        reports = vp.run(parse_ids(problem_ids), Path(out), _names(only), progress=progress, time_factor=time_factor)
+    _report(reports, md_file, json_file)
 
 
 def register(main: click.Group) -> None:

@@ -1,4 +1,4 @@
-"""The pipelines (hpcbench/pipeline.py) as the verbs show them: the progress displays, the
+"""The pipelines (hpcbench/pipeline/) as the verbs show them: the progress displays, the
 messages on stderr, the dry run's scripts printed. Shared by cli/campaign.py and cli/sweep.py."""
 
 from __future__ import annotations
@@ -39,6 +39,9 @@ def show_planned(out: Path, planned) -> None:
         click.echo(f"rejected: {r}", err=True)
     for s in planned.plan.skipped:
         click.echo(f"skipped {s.problem}: {s.reason}", err=True)
+    profile = planned.campaign.profile()
+    if profile.name != "full":
+        click.echo(f"{profile.summary()} (campaign.json)", err=True)
     if planned.plan.held_out:
         from hpcbench.plan.held_out import held_out_path, read_draw
 
@@ -81,6 +84,23 @@ class Shown(pipeline.Reporter):
     def scoring(self) -> Iterator[pipeline.ScoringProgress]:
         with Display(EVALUATE) as ev, Display(JUDGE) as progress:
             yield pipeline.ScoringProgress(evaluated(ev), judge_calls(progress))
+
+
+class Jobs(pipeline.Reporter):
+    """A campaign's jobs shown on a display the verb already holds open (the sweep's), with
+    run_jobs' messages through `say`."""
+
+    outcomes = JobOutcomes
+
+    def __init__(self, display: Display, say_to) -> None:
+        self.display, self.say_to = display, say_to
+
+    def say(self, msg: str) -> None:
+        self.say_to(msg)
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[Display]:
+        yield self.display
 
 
 def print_scripts(site, campaign, jobs: list, account: str | None, pack: bool | None,

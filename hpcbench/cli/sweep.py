@@ -88,13 +88,17 @@ def _dry_run(plan, subs) -> None:
 def _dry_run_scripts(out: Path, site, problems: dict, plan, subs: list, account: str | None) -> None:
     """The sweep campaign planned with the PETSc the site declares, and the one packed
     allocation per variant it would submit, with every launch command."""
-    from hpcbench.cli.stages import print_scripts
-    from hpcbench.plan import declared_installs
-    from hpcbench.sweep.run import plan_sweep
+    from dataclasses import replace
 
-    ss, campaign, cplan = plan_sweep(out, site, problems, plan, subs, installs=declared_installs(site))
+    from hpcbench.cli.stages import print_scripts
+    from hpcbench.pipeline import Stages, execute
+    from hpcbench.plan import declared_installs
+    from hpcbench.sweep.run import sweep_request
+
+    profile, request = sweep_request(problems, plan, subs)
+    got = execute(profile, out, site, replace(request, installs=declared_installs(site)), Stages(run=False))
     try:
-        print_scripts(ss, campaign, cplan.jobs, account, pack=True, baseline_ranks=plan.rank_counts())
+        print_scripts(site, got.campaign, got.planned.plan.jobs, account, pack=True, baseline_ranks=plan.rank_counts())
     except HpcbenchError as e:  # e.g. no account yet: the plan above still stands
         _say(f"no batch script shown: {e}")
 
@@ -133,9 +137,9 @@ def sweep(site, agents, submissions, from_campaign, problem_ids, ranks, nodes, s
     """Strong and weak scaling of programs that passed every gate, beside each problem's reference."""
     import datetime as dt
 
-    from hpcbench.cli.progress import JOBS, Display, JobOutcomes
-    from hpcbench.cli.stages import lock, say
-    from hpcbench.pipeline import run_sweep
+    from hpcbench.cli.progress import JOBS, Display
+    from hpcbench.cli.stages import Jobs, lock, say
+    from hpcbench.pipeline import Stages, run_sweep
     from hpcbench.site import load_site
     from hpcbench.sweep.plan import Mode, make_plan
     from hpcbench.sweep.run import with_references
@@ -170,8 +174,8 @@ def sweep(site, agents, submissions, from_campaign, problem_ids, ranks, nodes, s
     with lock(str(outp), wait_lock):
         # a sweep always runs in one allocation per variant (batch sites), the machine baseline first
         with Display(JOBS) as display:
-            campaign, report = run_sweep(outp, s, problems, plan, subs, resume, account, block, say=_say,
-                                         progress=display, outcomes=JobOutcomes, jobs_say=say)
+            stages = Stages(rerun_done=not resume, account=account, block=block)
+            campaign, report = run_sweep(outp, s, problems, plan, subs, stages, _say, Jobs(display, say))
         click.echo("", err=True)
     if report is None:
         sys.exit(0)

@@ -43,10 +43,6 @@ from hpcbench.jobs import diskfull, slots
 from hpcbench.jobs.interrupt import WALLTIME_ENV
 from hpcbench.jobs.records import JobResult, JobSpec, save_model
 
-# Core slots shared by every campaign a driver runs at once (validate-checks runs several problems'
-# campaigns side by side): without it each campaign's runs would take all the cores.
-SHARED_SLOTS_ENV = "HPCBENCH_SHARED_SLOTS"
-
 
 @register_executor("local")
 class LocalExecutor(Executor):
@@ -54,6 +50,7 @@ class LocalExecutor(Executor):
     heartbeat_s = 5.0
     stop_grace_s = 10.0  # after SIGTERM a job writes what it has (jobs/interrupt.py), then SIGKILL
     walltime_s = staticmethod(job_walltime_s)  # a job's own limit, from its spec
+    _slots: Path | None = None  # _slots_dir, once read from the campaign's profile
 
     def submit(self, jobs: list[JobSpec], progress: Progress | None = None) -> None:
         # The cores (and GPUs) runs are given, one at a time each (jobs/cores.py): slot i is core i.
@@ -199,8 +196,17 @@ class LocalExecutor(Executor):
         return ls
 
     def _slots_dir(self) -> Path:
-        shared = os.environ.get(SHARED_SLOTS_ENV)
-        return Path(shared) if shared else Path(self.campaign.work_dir) / ".core-slots"
+        """The campaign's own core slots, or the folder its profile shares with other campaigns
+        that run at the same time (validate-checks' problems side by side, a test suite's
+        workers): without sharing, each campaign's runs would take every core."""
+        if self._slots is not None:
+            return self._slots
+        try:
+            shared = self.campaign.profile().core_slots
+        except HpcbenchError:  # no readable manifest: nothing else can name shared slots either
+            shared = "campaign"
+        self._slots = Path(self.campaign.work_dir) / ".core-slots" if shared == "campaign" else Path(shared)
+        return self._slots
 
     def states(self, jobs: list[JobSpec]) -> dict[str, JobState]:
         out: dict[str, JobState] = {}

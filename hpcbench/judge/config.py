@@ -27,7 +27,7 @@ class JudgeConfig:
     # Answers asked per judged task (`score --judge-samples K`): samples sample .. sample+K-1,
     # their mean scores and their spread goes into the report's intervals (hpcbench.score.judge_samples).
     samples: int = 1
-    # The judge's stored calibration (hpcbench.calibration.calibrate.trust_summary) that scorings apply
+    # The judge's stored calibration (hpcbench.validation.calibration.calibrate.trust_summary) that scorings apply
     # (hpcbench.score.judge_trust): recorded with the scoring's config, never applied silently.
     calibration: dict[str, Any] | None = None
     # The agent's text (sources and submission.json) a prompt may carry; past it the judged

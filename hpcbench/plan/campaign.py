@@ -22,7 +22,8 @@ import os
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -31,11 +32,13 @@ from hpcbench import __version__
 from hpcbench.errors import ConfigError, HpcbenchError
 from hpcbench.jobs.records import CaseRun, JobSpec, PerfPlan, Variant, write_atomic
 from hpcbench.petsc_env import PetscInstall, find_variant, parse_version
-from hpcbench.plan import staging
+from hpcbench.plan import escalations, staging
+from hpcbench.plan.cases import select_cases
 from hpcbench.plan.held_out import ensure_draw
 from hpcbench.problem import Problem, ProblemBundle, TestCase
+from hpcbench.profile import FULL, LOCAL_MPI_ENV, CampaignProfile
 from hpcbench.site import SiteConfig, VariantConfig
-from hpcbench.submission import LoadedSubmission, Rejected, request_rejected
+from hpcbench.submission import LoadedSubmission, Rejected, Submission, request_rejected
 
 
 class Skip(BaseModel):
@@ -57,6 +60,9 @@ class Manifest(BaseModel):
     rejected: list[dict] = []
     refused: list[dict] = []
     petsc: dict[str, dict] = {}  # variant -> version, configure options, dir
+    # The CampaignProfile it was planned with (hpcbench/profile.py); {} for campaigns planned
+    # before profiles existed, read as the full profile
+    profile: dict = {}
     # hpcbench.plan.staging.SCHEMA when submissions were staged with sha256s (collect then requires
     # them); 0 for campaigns planned before staging recorded hashes.
     staging: int = 0
@@ -106,6 +112,11 @@ class Campaign:
 
     def save_manifest(self, m: Manifest) -> None:
         write_atomic(self.manifest_path, m.model_dump_json(indent=1))
+
+    def profile(self) -> CampaignProfile:
+        """The profile this campaign was planned with (campaigns from before profiles: full)."""
+        p = self.manifest().profile
+        return CampaignProfile.model_validate(p) if p else FULL
 
     def specs(self) -> list[JobSpec]:
         out = []
@@ -172,12 +183,14 @@ def stage_submission(campaign: Campaign, sub: LoadedSubmission) -> tuple[Path, b
     return dest, staging.stage(sub, dest)
 
 
-def case_runs(prob: Problem, args: list[str], held_out: list[TestCase]) -> list[CaseRun]:
-    """Every run of a submission: its `args` before each case's own, at each case's rank counts;
-    the held-out cases checked but not timed."""
-    runs = [CaseRun(case=c.name, args=[*args, *c.args], ranks=r, time_limit_s=c.time_limit_s)
+def case_runs(prob: Problem, args: list[str], held_out: list[TestCase], time_limit_factor: float = 1.0
+              ) -> list[CaseRun]:
+    """Every run of a submission: its `args` before each case's own, at each case's rank counts
+    (limits `time_limit_factor` times the problem's); the held-out cases checked but not timed."""
+    runs = [CaseRun(case=c.name, args=[*args, *c.args], ranks=r, time_limit_s=c.time_limit_s * time_limit_factor)
             for c in prob.cases for r in c.ranks]
-    return runs + [CaseRun(case=c.name, args=[*args, *c.args], ranks=r, time_limit_s=c.time_limit_s, repeats=0)
+    return runs + [CaseRun(case=c.name, args=[*args, *c.args], ranks=r,
+                           time_limit_s=c.time_limit_s * time_limit_factor, repeats=0)
                    for c in held_out for r in c.ranks]
 
 
@@ -202,7 +215,7 @@ def binds_refusal(site: SiteConfig, root: Path) -> str | None:
     return None
 
 
-def _installs(site: SiteConfig, given: dict[str, PetscInstall | Exception] | None
+def _installs(site: SiteConfig, given: Mapping[str, PetscInstall | Exception] | None
               ) -> dict[str, PetscInstall | Exception]:
     """Each variant's PETSc: as given (a dry run's declared install), else found here, else why not."""
     installs = dict(given or {})
@@ -215,65 +228,110 @@ def _installs(site: SiteConfig, given: dict[str, PetscInstall | Exception] | Non
     return installs
 
 
-def plan_jobs(campaign: Campaign, site: SiteConfig, problems: dict[str, ProblemBundle],
-              submissions: list[LoadedSubmission], installs: dict[str, PetscInstall | Exception] | None = None,
-              keep_work: bool = False, held_out: dict[str, list[TestCase]] | None = None,
-              reference_against_itself: bool = False, stop_at_failure: bool = False) -> Plan:
-    """`installs` overrides looking PETSc up here (a dry run for a cluster's PETSc); `held_out`:
-    each problem's cases drawn at planning (hpcbench/plan/held_out.py); `reference_against_itself`:
-    time the reference's own performance case against a second copy of it (validate-performance's
-    control of the measurement's noise) instead of once (PerfPlan.same_program); `stop_at_failure`: JobSpec's."""
-    if site.isolation != "none" and (why := binds_refusal(site, campaign.root)):
-        raise ConfigError(f"site {site.name}", "isolation_binds", why)
-    installs = _installs(site, installs)
-    plan = Plan()
-    chosen: dict[str, tuple[VariantConfig, PetscInstall]] = {}
+@dataclass
+class PlanRequest:
+    """What a campaign runs: the problems, the loaded submissions (and those refused at loading),
+    generation errors to record, the site's PETSc where it is not found here (a dry run for a
+    cluster), and whether each job's work folder stays after its record."""
+
+    problems: dict[str, ProblemBundle]
+    submissions: list[LoadedSubmission]
+    rejected: list[Rejected] = field(default_factory=list)
+    errors: list[dict] = field(default_factory=list)
+    installs: Mapping[str, PetscInstall | Exception] | None = None
+    keep_work: bool = False
+
+
+def _job_spec(campaign: Campaign, site: SiteConfig, profile: CampaignProfile, m: Submission, staged: Path,
+              chosen: tuple[VariantConfig, PetscInstall], runs: list[CaseRun]) -> JobSpec:
+    """One job as the profile asks it of this site (the site says what the machine allows)."""
+    vcfg, inst = chosen
+    jid = job_id(m.agent, m.problem, m.attempt)
+    variant = Variant(name=vcfg.name, petsc_dir=str(inst.petsc_dir), petsc_arch=inst.petsc_arch,
+                      runtime_options=vcfg.runtime_options, features=sorted(inst.features))
+    launcher = site.launcher_for(vcfg.name)
+    if profile.yield_when_idle and site.scheduler == "local":
+        launcher = launcher.model_copy(update={"env": {**LOCAL_MPI_ENV, **launcher.env}})
+    repeats = site.timing_repeats if profile.timing_repeats is None else profile.timing_repeats
+    return JobSpec(
+        job_id=jid, agent=m.agent, problem=m.problem, attempt=m.attempt, source_dir=str(staged), entry=m.entry,
+        files=m.files, runs=runs, variant=variant, launcher=launcher, limits=site.limits, isolation=site.sandbox(),
+        timing_repeats=repeats, valgrind=site.valgrind and profile.valgrind == "every",
+        malloc_debug=site.malloc_debug and profile.malloc_debug, work_dir=str(campaign.work_dir / jid),
+        record_path=str(campaign.record_path(jid)), cores=min(max(r.ranks for r in runs), site.total_cores()),
+        null_program_dir=str(campaign.work_dir / f"_null_{vcfg.name}"),
+        gpus_per_rank=int("gpu" in vcfg.provides or bool({"cuda", "hip", "sycl"} & set(inst.features))),
+        stop_at_failure=profile.stop_at_failure, build_cache=build_cache_dir(site, profile))
+
+
+def build_cache_dir(site: SiteConfig, profile: CampaignProfile) -> str:
+    """Where this campaign's jobs reuse built binaries ("": they build everything). Never where
+    programs run unsandboxed: one could write into the cache what another job then runs."""
+    if not profile.build_cache or site.isolation == "none" or site.build_cache == "none":
+        return ""
+    if site.build_cache:
+        return os.path.expanduser(os.path.expandvars(site.build_cache))
+    cache_home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache_home, "hpcbench", "builds")
+
+
+def chosen_variants(site: SiteConfig, profile: CampaignProfile, problems: dict[str, ProblemBundle],
+                    installs: dict[str, PetscInstall | Exception]) -> tuple[dict, list[Skip]]:
+    """Each problem's variant (among those the profile allows), or why none will do."""
+    allowed = site if profile.variants is None else site.model_copy(
+        update={"variants": [site.variant(v) for v in profile.variants]})
+    chosen, skipped = {}, []
     for pid, bundle in problems.items():
-        got = choose_variant(bundle, site, installs)
+        got = choose_variant(bundle, allowed, installs)
         if isinstance(got, str):
-            plan.skipped.append(Skip(problem=pid, reason=got))
+            skipped.append(Skip(problem=pid, reason=got))
         else:
             chosen[pid] = got
-    cores = site.total_cores()
+    return chosen, skipped
+
+
+def plan_jobs(campaign: Campaign, site: SiteConfig, request: PlanRequest, profile: CampaignProfile = FULL,
+              held_out: dict[str, list[TestCase]] | None = None) -> Plan:
+    """Every job of `request` as `profile` asks it of `site` (`held_out`: each problem's cases
+    drawn at planning, hpcbench/plan/held_out.py), escalations the pipeline made applied."""
+    if site.isolation != "none" and (why := binds_refusal(site, campaign.root)):
+        raise ConfigError(f"site {site.name}", "isolation_binds", why)
+    installs = _installs(site, request.installs)
+    chosen, skipped = chosen_variants(site, profile, request.problems, installs)
+    plan = Plan(skipped=skipped)
     references: dict[str, Path] = {}
-    for sub in sorted(submissions, key=lambda s: s.meta.agent != "reference"):  # the references first
+    escalated = escalations.read(campaign.root)
+    for sub in sorted(request.submissions, key=lambda s: s.meta.agent != "reference"):  # the references first
         m = sub.meta
         if m.problem not in chosen:
             continue
         # Defence in depth: loading checked these already; only allowed args ever reach a spec.
-        bad = request_rejected(sub, problems[m.problem].problem)
+        bad = request_rejected(sub, request.problems[m.problem].problem)
         if bad is not None:
             plan.rejected.append(bad)
             continue
         staged, changed = stage_submission(campaign, sub)
         if m.agent == "reference" and not m.refused:
             references.setdefault(m.problem, staged)
+        jid = job_id(m.agent, m.problem, m.attempt)
         if changed:
-            plan.restaged.add(job_id(m.agent, m.problem, m.attempt))
+            plan.restaged.add(jid)
+            if escalated.pop(jid, None) is not None:  # asked of the program it replaces
+                escalations.drop(campaign.root, [jid])
         if m.refused:
             plan.refused.append(sub)
             continue
         if m.generation_error:  # nothing to build; collect stores it as a failed generation
             continue
-        vcfg, inst = chosen[m.problem]
-        prob = problems[m.problem].problem
-        runs = case_runs(prob, m.args, (held_out or {}).get(m.problem, []))
-        jid = job_id(m.agent, m.problem, m.attempt)
-        variant = Variant(name=vcfg.name, petsc_dir=str(inst.petsc_dir), petsc_arch=inst.petsc_arch,
-                          runtime_options=vcfg.runtime_options, features=sorted(inst.features))
-        width = max(r.ranks for r in runs)
-        plan.jobs.append(JobSpec(
-            job_id=jid, agent=m.agent, problem=m.problem, attempt=m.attempt, source_dir=str(staged),
-            entry=m.entry, files=m.files, runs=runs, variant=variant, launcher=site.launcher_for(vcfg.name),
-            limits=site.limits, isolation=site.sandbox(), keep_work=keep_work,
-            timing_repeats=site.timing_repeats, valgrind=site.valgrind, malloc_debug=site.malloc_debug,
-            work_dir=str(campaign.work_dir / jid), record_path=str(campaign.record_path(jid)),
-            cores=min(width, cores), null_program_dir=str(campaign.work_dir / f"_null_{vcfg.name}"),
-            gpus_per_rank=int("gpu" in vcfg.provides or bool({"cuda", "hip", "sycl"} & set(inst.features))),
-            perf=perf_plan(campaign, site, problems[m.problem], m.args, vcfg.name, references.get(m.problem),
-                           None if reference_against_itself else (staged, m.entry)),
-            stop_at_failure=stop_at_failure,
-        ))
+        prob = request.problems[m.problem]
+        runs = case_runs(prob.problem, m.args, (held_out or {}).get(m.problem, []), profile.time_limit_factor)
+        spec = _job_spec(campaign, site, profile, m, staged, chosen[m.problem], runs)
+        if profile.performance != "off" and spec.timing_repeats:  # 0: nothing is timed, the perf case neither
+            mine = None if profile.performance == "against-itself" else (staged, m.entry)
+            spec.perf = perf_plan(campaign, site, prob, m.args, chosen[m.problem][0].name, references.get(m.problem),
+                                  mine)
+        spec.keep_work = request.keep_work
+        plan.jobs.append(escalations.apply(spec, escalated.get(jid)))
     return plan
 
 
@@ -284,7 +342,7 @@ def perf_plan(campaign: Campaign, site: SiteConfig, bundle: ProblemBundle, args:
     `program` (its staged folder and entry): where it is the reference's files, entry and
     arguments byte for byte, the job times it once (`same_program`)."""
     perf = bundle.problem.performance
-    if perf is None or reference is None or site.timing_repeats == 0:  # 0: an accuracy-only tool (validate-checks)
+    if perf is None or reference is None:
         return None
     case_args = site.performance_args.get(bundle.id, perf.args)
     hashes = staging.staged_hashes(reference)
@@ -316,33 +374,72 @@ def perf_plan(campaign: Campaign, site: SiteConfig, bundle: ProblemBundle, args:
                     same_program=same)
 
 
-def create_campaign(root: Path, site: SiteConfig, problems: dict[str, ProblemBundle],
-                    submissions: list[LoadedSubmission], rejected: list[Rejected],
-                    installs: dict[str, PetscInstall | Exception] | None = None,
-                    keep_work: bool = False, errors: list[dict] | None = None, held_out_seed: int | None = None,
-                    held_out: bool = True, reference_against_itself: bool = False,
-                    stop_at_failure: bool = False) -> tuple[Campaign, Plan]:
-    """Create (or extend, resumably) a campaign folder and write its plan. `held_out_seed`:
-    the seed of the held-out cases' draw (random when None; kept once drawn); `held_out`
-    False plans none (a sweep's cases are its sizes); the last two: plan_jobs."""
+def create_campaign(root: Path, site: SiteConfig, request: PlanRequest, profile: CampaignProfile = FULL
+                    ) -> tuple[Campaign, Plan]:
+    """Create (or extend, resumably) a campaign folder and write its plan: `request` run as
+    `profile` asks (recorded in campaign.json) on `site`."""
     campaign = Campaign(root)
     campaign.root.mkdir(parents=True, exist_ok=True)
     for d in (campaign.specs_dir, campaign.records_dir, campaign.work_dir, campaign.submissions_dir):
         d.mkdir(exist_ok=True)
-    drawn = ensure_draw(campaign.root, problems, held_out_seed, held_out)
-    plan = plan_jobs(campaign, site, problems, submissions, installs, keep_work, drawn, reference_against_itself,
-                     stop_at_failure)
+    problems, none_left = as_run(request.problems, profile)
+    from hpcbench.plan.snapshot import clear_problems, write_snapshot  # here: hpcbench.store imports this module
+
+    if profile.resnapshot:  # validation measures the problems as they are now (the records stay valid)
+        clear_problems(campaign.root)
+    drawn = ensure_draw(campaign.root, problems, profile.held_out_seed, profile.held_out)
+    plan = plan_jobs(campaign, site, replace(request, problems=problems), profile, drawn)
     plan.held_out = drawn
-    rejected = [*rejected, *plan.rejected]
+    plan.skipped += none_left
+    write_specs(campaign, plan)
+    petsc = petsc_facts(site)
+    save_plan_manifest(campaign, site, request, profile, plan, petsc)
+    write_snapshot(campaign.root, problems, petsc, as_run=profile.cases != "all")
+    from hpcbench.plan.contamination import staged_programs, write_contamination
+
+    planned = {(j.agent, j.problem, j.attempt) for j in plan.jobs}
+    write_contamination(campaign.root, staged_programs(campaign.submissions_dir,
+                                                       [s for s in request.submissions if s.key in planned]), petsc)
+    return campaign, plan
+
+
+def as_run(problems: dict[str, ProblemBundle], profile: CampaignProfile) -> tuple[dict[str, ProblemBundle],
+                                                                                  list[Skip]]:
+    """The problems reduced to the profile's cases, and a skip for each with no check left there."""
+    out, skipped = {}, []
+    for pid, b in problems.items():
+        got = select_cases(b, profile.cases)
+        if got is None:
+            skipped.append(Skip(problem=pid, reason=f"no hidden check judges the cases of profile {profile.name} "
+                                                    f"({profile.cases})"))
+        else:
+            out[pid] = got
+    return out, skipped
+
+
+def replan(campaign: Campaign, site: SiteConfig, request: PlanRequest, profile: CampaignProfile, plan: Plan) -> Plan:
+    """The jobs planned again, as create_campaign did (its held-out draw kept), with the
+    escalations recorded since (hpcbench/plan/escalations.py); changed specs lose their records."""
+    problems, _ = as_run(request.problems, profile)
+    again = plan_jobs(campaign, site, replace(request, problems=problems), profile, plan.held_out)
+    again.held_out = plan.held_out
+    write_specs(campaign, again)
+    return again
+
+
+def write_specs(campaign: Campaign, plan: Plan) -> None:
+    """Each job's spec; a job whose sources or spec changed since its record was written loses it."""
     for spec in plan.jobs:
         path = campaign.specs_dir / f"{spec.job_id}.json"
-        text = spec.model_dump_json(indent=1)
         if campaign.finished(spec.job_id) and (
                 spec.job_id in plan.restaged or (path.is_file() and _spec_changed(path, spec))):
-            # The submission's sources or the site changed since it ran: its record is stale.
             campaign.record_path(spec.job_id).unlink()
-        write_atomic(path, text)
-    petsc = {}
+        write_atomic(path, spec.model_dump_json(indent=1))
+
+
+def petsc_facts(site: SiteConfig) -> dict[str, dict]:
+    """Each variant's PETSc as found here (version, configure options, features), or why not."""
+    petsc: dict[str, dict] = {}
     for v in site.variants:
         try:
             inst = resolve_variant(v)
@@ -351,31 +448,26 @@ def create_campaign(root: Path, site: SiteConfig, problems: dict[str, ProblemBun
                              "features": sorted(inst.features)}
         except FileNotFoundError as e:
             petsc[v.name] = {"error": str(e)}
+    return petsc
+
+
+def save_plan_manifest(campaign: Campaign, site: SiteConfig, request: PlanRequest, profile: CampaignProfile,
+                       plan: Plan, petsc: dict[str, dict]) -> None:
     try:
         old = campaign.manifest() if campaign.exists() else None
     except HpcbenchError:  # unreadable: this plan writes it again (its id is the folder's name)
         old = None
-    manifest = Manifest(
+    campaign.save_manifest(Manifest(
         campaign_id=old.campaign_id if old else campaign.root.name,
         created=old.created if old else dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         git_commit=git_commit(), site=site.name, site_config=site.model_dump(mode="json"),
-        problems=sorted(problems), agents=sorted({s.meta.agent for s in submissions}),
-        skipped=plan.skipped,
-        rejected=[r.as_dict() for r in rejected],
+        profile=profile.model_dump(mode="json"),
+        problems=sorted(request.problems), agents=sorted({s.meta.agent for s in request.submissions}),
+        skipped=plan.skipped, rejected=[r.as_dict() for r in [*request.rejected, *plan.rejected]],
         refused=[{"agent": s.meta.agent, "problem": s.meta.problem, "attempt": s.meta.attempt,
                   "reason": s.meta.refusal_reason} for s in plan.refused],
-        petsc=petsc, staging=staging.SCHEMA, errors=errors or [],
-    )
-    campaign.save_manifest(manifest)
-    from hpcbench.plan.snapshot import write_snapshot  # here: hpcbench.store imports this module
-
-    write_snapshot(campaign.root, problems, petsc)  # what collect and score read instead of the checkout
-    from hpcbench.plan.contamination import staged_programs, write_contamination
-
-    planned = {(j.agent, j.problem, j.attempt) for j in plan.jobs}
-    write_contamination(campaign.root, staged_programs(campaign.submissions_dir,
-                                                       [s for s in submissions if s.key in planned]), petsc)
-    return campaign, plan
+        petsc=petsc, staging=staging.SCHEMA, errors=request.errors,
+    ))
 
 
 def _spec_changed(path: Path, spec: JobSpec) -> bool:

@@ -17,9 +17,9 @@ from hpcbench.agents import AgentOptions, make_agent
 from hpcbench.agents.dir_agent import reserved_agent_names
 from hpcbench.agents.generate import GenerationError, Summary, generate_tree, read_errors
 from hpcbench.errors import ConfigError
-from hpcbench.plan.campaign import Campaign, Plan, create_campaign
+from hpcbench.plan.campaign import Campaign, Plan, PlanRequest
+from hpcbench.plan.options import RunOptions
 from hpcbench.problem import ProblemBundle, known_problem_ids, load_problems, parse_ids
-from hpcbench.site import SiteConfig
 from hpcbench.submission import LoadedSubmission, Rejected, load_tree, reference_submission
 
 Progress = Callable[[Counter], None]
@@ -123,19 +123,19 @@ def where_refusal(out: Path, submissions: str | Path | None, specs: list[str]) -
     return None
 
 
-def plan_campaign(out: Path, site: SiteConfig, specs: list[str], submissions: str | Path | None,
-                  problem_ids: str | None, installs: dict | None = None, keep_work: bool = False,
-                  progress: Progress | None = None, options: GatherOptions | None = None,
-                  held_out_seed: int | None = None) -> Planned:
-    """Gather the submissions and create (or extend) the campaign folder `out`."""
-    if submissions and not Path(submissions).is_dir():
-        raise ConfigError("--submissions", None, f"{submissions}: no such folder (a tree <agent>/<problem>/"
+def request_for(out: Path, opts: RunOptions, progress: Progress | None = None, dry_run: bool = False
+                ) -> tuple[Gathered, PlanRequest]:
+    """What a campaign of `opts` at `out` runs: the submissions gathered (generating agents
+    write <out>/generated first; a dry run only lists them) and the plan's request."""
+    if opts.submissions and not Path(opts.submissions).is_dir():
+        raise ConfigError("--submissions", None, f"{opts.submissions}: no such folder (a tree <agent>/<problem>/"
                                                  "<attempt>/ is expected)")
-    why = where_refusal(Path(out), submissions, specs)
+    why = where_refusal(Path(out), opts.submissions, opts.agents)
     if why:
         raise ConfigError("--out", None, why)
-    problems = load_problems(None, parse_ids(problem_ids))
-    got = gather(specs, submissions, problems, Path(out) / "generated", progress, options)
-    campaign, plan = create_campaign(Path(out), site, problems, got.submissions, got.rejected, installs, keep_work,
-                                     errors=[e.__dict__ for e in got.errors], held_out_seed=held_out_seed)
-    return Planned(campaign, plan, got)
+    problems = load_problems(None, parse_ids(opts.problems))
+    options = GatherOptions(attempts=opts.attempts, dry_run=dry_run,
+                            agents=agent_options(opts.base_url, opts.api_key_env))
+    got = gather(opts.agents, opts.submissions, problems, Path(out) / "generated", progress, options)
+    return got, PlanRequest(problems, got.submissions, got.rejected, [e.__dict__ for e in got.errors],
+                            keep_work=opts.keep_work)

@@ -45,6 +45,7 @@ class RunOptions(BaseModel):
     bootstrap_resamples: int = 10_000  # the leaderboard's intervals (hpcbench.stats), recorded in the scoring
     bootstrap_seed: int = 0
     held_out_seed: int | None = None  # the held-out cases' draw (plan/held_out.py); None: random
+    profile: str = "full"  # a named CampaignProfile or the path of one (hpcbench/profile.py)
     time_metric: str = "ratio"  # how execution_time scores: ratio (to the reference) | absolute (the paper's)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -34,9 +35,26 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def write_snapshot(root: Path, problems: dict[str, ProblemBundle], petsc: dict[str, dict]) -> None:
-    """Copy the problems' files (first plan wins) and scan each variant's PETSc
-    headers (`petsc`: the manifest's variant -> {petsc_dir, petsc_arch} or {error})."""
+def clear_problems(root: Path) -> None:
+    """Forget the problems as first planned: the next plan snapshots them as they are now."""
+    snap = snapshot_dir(root)
+    shutil.rmtree(snap / "problems", ignore_errors=True)
+    (snap / "problems.json").unlink(missing_ok=True)
+
+
+def problem_files(b: ProblemBundle, as_run: bool) -> dict[str, bytes]:
+    """problem.json and checks.json as the campaign runs the problem: the folder's bytes, or
+    (`as_run`: a profile ran a selection of its cases, plan/cases.py) the bundle in memory."""
+    if not as_run:
+        return {name: (b.folder / name).read_bytes() for name in ("problem.json", "checks.json")}
+    return {name: (model.model_dump_json(indent=1, exclude_none=True) + "\n").encode()
+            for name, model in (("problem.json", b.problem), ("checks.json", b.checks))}
+
+
+def write_snapshot(root: Path, problems: dict[str, ProblemBundle], petsc: dict[str, dict], as_run: bool = False
+                   ) -> None:
+    """Copy the problems' files (first plan wins; `as_run`: problem_files) and scan each variant's
+    PETSc headers (`petsc`: the manifest's variant -> {petsc_dir, petsc_arch} or {error})."""
     snap = snapshot_dir(root)
     index_path = snap / "problems.json"
     index = json.loads(index_path.read_text()) if index_path.is_file() else {}
@@ -44,8 +62,7 @@ def write_snapshot(root: Path, problems: dict[str, ProblemBundle], petsc: dict[s
         if pid in index:
             continue
         entry = {}
-        for name in ("problem.json", "checks.json"):
-            data = (b.folder / name).read_bytes()
+        for name, data in problem_files(b, as_run).items():
             write_atomic(snap / "problems" / pid / name, data.decode())
             entry[name.replace(".json", "_sha256")] = sha256(data)
         index[pid] = entry

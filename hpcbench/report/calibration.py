@@ -18,8 +18,8 @@ def section(rep: Report) -> dict[str, Any] | None:
         return None
     if judge.get("calibration"):
         return {"applied": True, "model": judge["model"], **judge["calibration"]}
-    from hpcbench.calibration.calibrate import lookup, trust_summary
     from hpcbench.errors import HpcbenchError
+    from hpcbench.judge.calibrations import lookup, trust_summary
 
     try:
         found = lookup(judge["model"])

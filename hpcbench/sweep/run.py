@@ -14,8 +14,9 @@ from pathlib import Path
 
 from hpcbench.errors import HpcbenchError
 from hpcbench.jobs.records import write_atomic
-from hpcbench.plan.campaign import Campaign, Plan, create_campaign
+from hpcbench.plan.campaign import Campaign, PlanRequest
 from hpcbench.problem import ProblemBundle
+from hpcbench.profile import LOCAL_MPI_ENV, CampaignProfile, sweep_profile
 from hpcbench.site import SiteConfig
 from hpcbench.submission import LoadedSubmission, load_tree, reference_submission
 from hpcbench.sweep.plan import SweepPlan, sweep_problem
@@ -55,38 +56,18 @@ def with_references(subs: list[LoadedSubmission], problems: dict[str, ProblemBun
     return out
 
 
-# On a machine without a scheduler other work shares the cores. Open MPI's ranks busy-poll
-# while they wait for a message; when the partner rank has been descheduled the waiter burns
-# the core the partner needs, and every message costs whole scheduler time slices: measured
-# under a load of 6 on 2 cores, the reference advection1d ran at 2 ranks at efficiency 0.35
-# busy-polling, 0.6 yielding. Yielding costs nothing when the machine is otherwise idle.
-LOCAL_MPI_ENV = {"OMPI_MCA_mpi_yield_when_idle": "1"}
-
-
-def sweep_site(site: SiteConfig, plan: SweepPlan) -> SiteConfig:
-    """The site as the sweep uses it: the chosen variant only, K repeats, no valgrind
-    (a sweep measures time; memory safety was a gate already); locally, waiting ranks yield."""
-    variant = site.variant(plan.variant)
-    launcher = site.launcher
-    if site.scheduler == "local":
-        launcher = launcher.model_copy(update={"env": {**LOCAL_MPI_ENV, **launcher.env}})
-        if variant.launcher is not None:
-            variant = variant.model_copy(update={"launcher": variant.launcher.model_copy(
-                update={"env": {**LOCAL_MPI_ENV, **variant.launcher.env}})})
-    return site.model_copy(update={"variants": [variant], "timing_repeats": plan.repeats, "valgrind": False,
-                                   "launcher": launcher})
-
-
-def plan_sweep(out: Path, site: SiteConfig, problems: dict[str, ProblemBundle], plan: SweepPlan,
-                  subs: list[LoadedSubmission], installs: dict | None = None) -> tuple[SiteConfig, Campaign, Plan]:
-    """The sweep campaign folder with sweep.json at its root and one job per program
-    (`installs`: the site's PETSc as declared, for a dry run away from the machine)."""
+def sweep_request(problems: dict[str, ProblemBundle], plan: SweepPlan, subs: list[LoadedSubmission]
+                  ) -> tuple[CampaignProfile, PlanRequest]:
+    """The sweep as a campaign: each problem's cases are its sweep points (sweep_problem), the
+    programs beside the references, under the sweep profile (its variant, K repeats, no
+    valgrind, ranks that yield locally: hpcbench/profile.py)."""
     swept = {ps.problem: sweep_problem(problems[ps.problem], ps) for ps in plan.problems}
-    s = sweep_site(site, plan)
-    campaign, cplan = create_campaign(Path(out), s, swept, with_references(subs, swept), [], installs,
-                                      held_out=False)  # a sweep's cases are its sizes
+    return sweep_profile(plan.variant, plan.repeats), PlanRequest(swept, with_references(subs, swept))
+
+
+def write_plan(campaign: Campaign, plan: SweepPlan) -> None:
+    campaign.root.mkdir(parents=True, exist_ok=True)
     write_atomic(campaign.root / PLAN_FILE, plan.model_dump_json(indent=1))
-    return s, campaign, cplan
 
 
 def read_plan(root: Path) -> SweepPlan | None:
@@ -98,7 +79,8 @@ def baseline_path(campaign: Campaign, variant: str) -> Path:
     return campaign.root / "machine" / f"baseline-{variant}.json"
 
 
-def measure_baseline(site: SiteConfig, campaign: Campaign, plan: SweepPlan, notify: Notify) -> Path | None:
+def measure_baseline(site: SiteConfig, profile: CampaignProfile, campaign: Campaign, plan: SweepPlan,
+                     notify: Notify) -> Path | None:
     """The machine's own latency, bandwidth and allreduce at the sweep's rank counts.
     On a batch site the allocation measures it before the jobs (the packing executor);
     here only where the launcher runs on this machine."""
@@ -112,7 +94,8 @@ def measure_baseline(site: SiteConfig, campaign: Campaign, plan: SweepPlan, noti
                "efficiencies are shown without it")
         return None
     try:
-        machine_baseline.measure(site, plan.rank_counts(), path)
+        env = LOCAL_MPI_ENV if profile.yield_when_idle and site.scheduler == "local" else {}
+        machine_baseline.measure(site, plan.rank_counts(), path, plan.variant, env)  # as the sweep's runs are launched
     except Exception as e:  # noqa: BLE001 - the sweep goes on without the baseline and says why
         notify(f"machine baseline: measurement failed ({type(e).__name__}: {e}); shown without it")
         return None

@@ -1,7 +1,7 @@
 """`hpcbench calibrate`: measure an LLM judge on programs with planted defects
 (negative probing, after LLM4VV) before its scores are trusted.
 
-The probe set (hpcbench.calibration.probes) is built and run once as a small local campaign
+The probe set (hpcbench.validation.calibration.probes) is built and run once as a small local campaign
 (`<dir>/campaign-<version>`, reused by every later calibration), so a judge sees
 the real build and run evidence. Each repeat is one ordinary scoring of that
 campaign (`scoring.score`: same prompts, evidence, retries and judge cache as
@@ -19,29 +19,18 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
 
 from hpcbench import __version__
-from hpcbench.calibration.metrics import FLAG_BELOW, Judgement, summarise
-from hpcbench.calibration.probes import DEFAULT_VERSION, ProbeSet, load_probes
 from hpcbench.errors import HpcbenchError
+from hpcbench.judge.calibrations import calibration_dir
 from hpcbench.judge.config import JudgeConfig
+from hpcbench.validation.calibration.metrics import FLAG_BELOW, Judgement, summarise
+from hpcbench.validation.calibration.probes import DEFAULT_VERSION, ProbeSet, load_probes
 
-DIR_ENV = "HPCBENCH_CALIBRATION_DIR"
 DEFAULT_MIN_ACCURACY = 0.75
-
-
-def calibration_dir(given: str | Path | None = None) -> Path:
-    """--dir, else $HPCBENCH_CALIBRATION_DIR, else $XDG_DATA_HOME/hpcbench/calibration."""
-    if given:
-        return Path(given)
-    if os.environ.get(DIR_ENV):
-        return Path(os.environ[DIR_ENV])
-    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(data) / "hpcbench" / "calibration"
 
 
 # ---------------------------------------------------------------- the probe campaign
@@ -49,39 +38,35 @@ def calibration_dir(given: str | Path | None = None) -> Path:
 
 def probe_campaign(root: Path, probes: ProbeSet, site_name: str = "local",
                    progress: Any = None) -> Path:
-    """Build, run and collect the probe campaign under `root` (resumable: jobs
-    with records are not run again); returns its campaign.h5."""
+    """Build, run and collect the probe campaign under `root` with the calibrate profile (what a
+    judge reads: a build, the runs, -log_view; nothing timed, no valgrind, no held-out cases).
+    Resumable: jobs with records are not run again. Returns its campaign.h5."""
     from hpcbench import store
-    from hpcbench.executors import executor_for
-    from hpcbench.plan.campaign import create_campaign, pending
+    from hpcbench.pipeline import Stages, execute
+    from hpcbench.plan import PlanRequest
     from hpcbench.problem import load_problems
+    from hpcbench.profile import CALIBRATION
     from hpcbench.site import load_site
     from hpcbench.submission import LoadedSubmission, load_tree, reference_submission
+    from hpcbench.validation.campaigns import Progressed
 
-    # A judge reads the build, the runs, -log_view and the deterministic results;
-    # repeated timing runs and valgrind add nothing it reads and would triple the cost.
-    site = load_site(site_name).model_copy(update={"timing_repeats": 1, "valgrind": False})
     problems = load_problems(None, probes.problems)
     subs, rejected = load_tree(probes.submissions_dir, set(problems))
     if rejected:
         raise HpcbenchError(f"{probes.submissions_dir}: probe submissions rejected: "
-                         + "; ".join(str(r) for r in rejected))
+                            + "; ".join(str(r) for r in rejected))
     for pid, bundle in problems.items():
         ref = reference_submission(bundle.folder, pid)
         if not isinstance(ref, LoadedSubmission):
             raise HpcbenchError(f"{bundle.folder}: the reference (a clean control) is unusable: {ref}")
         subs.append(ref)
-    campaign, plan = create_campaign(Path(root), site, problems, subs, [], held_out=False)  # judges only
-    if plan.skipped:
+    got = execute(CALIBRATION, Path(root), load_site(site_name), PlanRequest(problems, subs), Stages(score=False),
+                  Progressed(progress))
+    if got.planned.plan.skipped:
         raise HpcbenchError(f"{root}: probe problems this PETSc cannot run: "
-                         + "; ".join(f"{s.problem}: {s.reason}" for s in plan.skipped))
-    todo = pending(campaign, plan.jobs)
-    if todo:
-        ex = executor_for(site, campaign)
-        ex.submit(todo, progress=progress)
-    if todo or not campaign.h5_path.is_file():
-        store.collect(campaign)
-    return campaign.h5_path
+                            + "; ".join(f"{s.problem}: {s.reason}" for s in got.planned.plan.skipped))
+    store.collect(got.campaign)  # incremental: a resumed calibration's store is not rewritten
+    return got.campaign.h5_path
 
 
 # ---------------------------------------------------------------- one calibration
@@ -177,42 +162,8 @@ def run(judge: JudgeConfig, root: Path | None = None, repeats: int = 1, version:
     return result, out
 
 
-# ---------------------------------------------------------------- stored results
-
-
-def results(root: Path | None = None, model: str | None = None) -> list[tuple[Path, dict[str, Any]]]:
-    """Stored calibrations, oldest first; an unreadable file is named, never skipped silently."""
-    folder = calibration_dir(root) / "results"
-    out = []
-    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
-        try:
-            doc = json.loads(path.read_text())
-        except ValueError as e:
-            raise HpcbenchError(f"{path}: not a calibration result ({e}); remove or repair it") from None
-        if model is None or doc.get("model") == model:
-            out.append((path, doc))
-    return sorted(out, key=lambda pd: pd[1].get("created", ""))
-
-
-def lookup(model: str, root: Path | None = None) -> tuple[Path, dict[str, Any]] | None:
-    """The latest calibration of `model`, or None."""
-    found = results(root, model)
-    return found[-1] if found else None
-
-
-def trust_summary(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
-    """What a scoring by this judge records and applies (hpcbench.score.judge_trust)."""
-    return {"file": str(path), "created": doc["created"], "probe_set": doc["probe_set"]["version"],
-            "threshold": doc["min_accuracy"], "repeats": doc["repeats"],
-            "dimensions": {d: {"prompt_version": doc["prompt_versions"].get(d, ""),
-                               **{k: m.get(k) for k in ("accuracy", "detection_rate", "false_alarm_rate", "bias",
-                                                        "leakage_rate", "stability", "low_confidence")},
-                               "injection_unchanged_rate": (m.get("injection") or {}).get("unchanged_rate")}
-                           for d, m in doc["dimensions"].items()}}
-
-
 def markdown(doc: dict[str, Any], path: Path | None = None) -> str:
-    from hpcbench.calibration.metrics import table_lines
+    from hpcbench.validation.calibration.metrics import table_lines
 
     head = [f"# Judge calibration: {doc['model']}", "",
             f"Probe set {doc['probe_set']['version']} ({doc['probe_set']['probes']} probes, "

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from statistics import mean
 from typing import Any
 
-from hpcbench.calibration.probes import ProbeSet
+from hpcbench.validation.calibration.probes import ProbeSet
 
 # Halfway between the rubrics' 0.5 ("works, with effort") and 0.75 ("clear, a few lapses").
 FLAG_BELOW = 0.625

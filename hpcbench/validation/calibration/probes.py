@@ -10,7 +10,7 @@ nothing from this file reaches a judge's prompt.
 An injected probe (probe set v2 on) names its `twin`: the same program without the text
 addressed to the judge (`injection` says what and where). It carries the twin's labels,
 is left out of detection, false alarms, leakage and drops, and is measured by how far
-the judge's score moved from the twin's (hpcbench.calibration.metrics)."""
+the judge's score moved from the twin's (hpcbench.validation.calibration.metrics)."""
 
 from __future__ import annotations
 

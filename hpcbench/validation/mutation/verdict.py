@@ -22,8 +22,8 @@ from typing import Literal
 
 from hpcbench.evaluators.metrics.numerical_accuracy import outputs
 from hpcbench.jobs.records import JobResult
-from hpcbench.mutation.operators import Mutation
 from hpcbench.score.scoring import SubmissionScore, accuracy_passed
+from hpcbench.validation.mutation.operators import Mutation
 
 Verdict = Literal["broken", "equivalent", "killed", "surviving", "harmless", "not run"]
 

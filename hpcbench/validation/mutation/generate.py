@@ -1,5 +1,5 @@
 """Generated mutants of a problem's reference: every mutation the operators make
-(hpcbench.mutation.operators), a deterministic sample of them drawn for a run, and the
+(hpcbench.validation.mutation.operators), a deterministic sample of them drawn for a run, and the
 submission trees that run them through the pipeline.
 
 The sample takes one mutation of each operator in turn (each operator's list shuffled by
@@ -16,9 +16,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hpcbench.mutation.names import installed_families, member_index
-from hpcbench.mutation.operators import OPERATORS, Mutation, mutations
 from hpcbench.problem import ProblemBundle
+from hpcbench.validation.mutation.names import installed_families, member_index
+from hpcbench.validation.mutation.operators import OPERATORS, Mutation, mutations
 
 AGENT = "generated"  # the agent name of generated mutants in their campaigns
 

@@ -19,7 +19,7 @@ its replacement), so a mutant is the reference with one edit applied:
   one kind);
 - sdl: an expression statement removed;
 - enum: a PETSc enum member or type name replaced by another of its family
-  (hpcbench.mutation.names), a MPI reduction by another.
+  (hpcbench.validation.mutation.names), a MPI reduction by another.
 
 Code whose change cannot alter an answer, or which exists to stop a wrong run,
 is not mutated: error checks (PetscCheck, SETERRQ, ...), flop logging, string
@@ -274,7 +274,7 @@ def _swaps(m: _Maker, node: Node, types: dict[str, str]) -> None:
 def mutations(file: str, source: str, names: dict[str, tuple[str, tuple[str, ...]]] | None = None,
               enum_alternatives: int = 3) -> list[Mutation]:
     """Every mutation of one C source by the operators above; `names` is
-    hpcbench.mutation.names.member_index of the PETSc in use (None: no enum operator).
+    hpcbench.validation.mutation.names.member_index of the PETSc in use (None: no enum operator).
     At most `enum_alternatives` other members per name: the ones next to it in its family."""
     root = syntax_tree(source).root_node
     types = declared_types(root)

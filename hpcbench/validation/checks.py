@@ -1,0 +1,280 @@
+"""`hpcbench validate-checks`: measure the hidden checks by mutation testing.
+
+Every problem brings, in `problems/<id>/mutants/mutants.json` (hidden, like checks.json),
+wrong programs and valid variants (validation/library.py). They run through the same pipeline
+as `hpcbench run` (pipeline.execute) beside the reference, under the validation profiles
+(hpcbench/profile.py: accuracy reads only the instrumented run, so valgrind and the timed runs
+are off), and the numerical-accuracy score of each decides (validation/report.py).
+
+Generated mutants (validation/mutation) join them: edits of the reference made by operators
+over its syntax tree, a seeded sample per problem, each run once per case at the case's
+smallest rank count (one case also at its largest), and judged broken, equivalent (probable),
+killed or surviving (validation/mutation/verdict.py).
+
+Screens (validation/screening.py) decide most wrong programs from a cheap campaign first."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from hpcbench.errors import ConfigError
+from hpcbench.problem import ProblemBundle
+from hpcbench.profile import CHECKS_LIBRARY, CHECKS_SCREEN, GENERATED, GENERATED_SCREEN, CampaignProfile
+from hpcbench.site import SiteConfig
+from hpcbench.validation.campaigns import accuracy, load_programs, reference_of, score_programs, shared, why
+from hpcbench.validation.library import MutantLibrary, load_library, reasons, write_programs
+from hpcbench.validation.mutation.verdict import GeneratedReport, MutantOutcome
+from hpcbench.validation.report import ACCEPT_AT, KILL_BELOW, Outcome, ProblemReport
+
+GENERATED_PER_PROBLEM = 40  # the default sample of generated mutants (None: every one)
+
+
+@dataclass(frozen=True)
+class Options:
+    """What one validate-checks invocation runs: `only` (program names; with it the generated
+    mutants it names, drawn or not), the generated sample per problem (None: every one, 0:
+    none) and its seed, the library or not, screening (without it every program runs in full),
+    problems at once (each in a process of its own), the site."""
+
+    only: frozenset[str] | None = None
+    generated: int | None = GENERATED_PER_PROBLEM
+    seed: int = 0
+    library: bool = True
+    screen: bool = True
+    parallel: int = 1
+    site_name: str = "local"
+    retry_starved: float = 4.0  # a job whose run timed out while starved of a CPU reruns with limits this many times
+
+
+def run(problem_ids: list[str] | None, out: Path, options: Options | None = None, progress=None
+        ) -> list[ProblemReport]:
+    """Run every library (or the programs named in `options.only`) with the references and score
+    them, then the generated mutants; problems side by side in processes of their own when
+    `options.parallel` > 1 (_run_parallel)."""
+    from hpcbench.problem import load_problems
+    from hpcbench.site import load_site
+
+    o = options or Options()
+    bundles = load_problems(None, problem_ids)
+    out = Path(out)
+    libs = write_programs(bundles, "checks", out / "programs", o.only)
+    bundles = {pid: b for pid, b in bundles.items() if pid in libs}
+    if not bundles:
+        raise ConfigError(out, "--problems", "none of these problems has a mutants/mutants.json library")
+    if o.parallel > 1 and len(bundles) > 1:
+        return _run_parallel(sorted(bundles), out, o, progress)
+    here = _Here(out, load_site(o.site_name), o, progress)
+    reports = {pid: ProblemReport(pid) for pid in bundles}
+    for pid, bundle in bundles.items():
+        lib = libs[pid]
+        assert isinstance(lib, MutantLibrary)
+        if o.library:
+            _run_library(here, bundle, lib, reports[pid])
+        if o.generated != 0 and not reports[pid].error:
+            reports[pid].generated = _run_generated(here, bundle, reports[pid])
+    return [reports[p] for p in sorted(reports)]
+
+
+def _run_parallel(pids: list[str], out: Path, o: Options, progress) -> list[ProblemReport]:
+    """Each problem's run() in a process of its own, `parallel` at once. One problem's campaigns
+    run one after another, and each ends with its slowest jobs alone (a time-out retried at 4x
+    its limit: minutes on one core), then a collect and a scoring on one core: run side by side,
+    another problem's jobs fill those gaps. Every campaign of this validation shares one set of
+    core slots (campaigns.shared, recorded in each campaign.json), so their runs never
+    oversubscribe each other. Processes, not threads: scoring may fork, and a fork beside a
+    thread that holds h5py's lock would deadlock. Progress is read from the campaigns' folders."""
+    import concurrent.futures as cf
+    import multiprocessing
+
+    one = replace(o, parallel=1)
+    pool = cf.ProcessPoolExecutor(max_workers=o.parallel, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        futures = {pid: pool.submit(run, [pid], out, one) for pid in pids}
+        while not all(f.done() for f in futures.values()):
+            if progress:
+                progress(folder_progress(out))
+            cf.wait(list(futures.values()), timeout=1.0)
+        reports = [r for pid in pids for r in futures[pid].result()]
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)  # Ctrl-C reached the workers too: each stops its own jobs
+    if progress:
+        progress(folder_progress(out))
+    return reports
+
+
+def folder_progress(out: Path) -> Counter:
+    """Jobs planned (a spec) and finished (a record) in every campaign under `out`
+    (`<kind>/<problem>/specs`, whatever the kind)."""
+    specs = records = 0
+    for folder in Path(out).glob("*/*/specs"):
+        names = {p.name for p in folder.glob("*.json")}
+        specs += len(names)
+        records += len(names & {p.name for p in (folder.parent / "records").glob("*.json")})
+    return Counter(pending=specs - records, done=records)
+
+
+@dataclass
+class _Here:
+    """One invocation's work folder, site, options and progress callback."""
+
+    out: Path
+    site: SiteConfig
+    o: Options
+    progress: Any = None
+
+    def campaign(self, kind: str, profile: CampaignProfile, bundle: ProblemBundle, subs: list,
+                 report: ProblemReport) -> list:
+        """One of the problem's campaigns (`out/<kind>/<problem>`) under `profile` as this
+        invocation runs it (its retry factor, the shared core slots), scored; a skip is the
+        problem's error."""
+        mine = shared(profile.model_copy(update={"retry_starved": self.o.retry_starved}), self.out)
+        scores, skipped = score_programs(self.out / kind / bundle.id, self.site, mine, bundle, subs, self.progress)
+        if skipped:
+            report.error = skipped
+        return scores
+
+
+def _run_library(here: _Here, bundle: ProblemBundle, lib: MutantLibrary, report: ProblemReport) -> None:
+    """The library's programs and the reference. The wrong programs are first screened at every
+    published case at one rank count (screening.py: the full run's accuracy is at most the
+    screen's); one killed there (a gate, or accuracy below the bar) is not run again. The valid
+    variants and the others run every case at every rank count."""
+    from hpcbench.score.scoring import accuracy_passed
+
+    o = here.o
+    subs = []
+    for kind in ("wrong", "valid"):
+        names = [p.name for p in getattr(lib, kind) if not o.only or p.name in o.only]
+        subs += load_programs(here.out / "programs" / kind / bundle.id, names, kind, bundle, check_args=True)
+    ref = [reference_of(bundle)]
+    wrong = [s for s in subs if s.meta.agent == "wrong"]
+    if not subs:
+        return
+    decided = []
+    if wrong and o.screen:
+        at = here.campaign("library-screen", CHECKS_SCREEN, bundle, wrong + ref, report)
+        ref_score = next((sc for sc in at if sc.agent == "reference"), None)
+        if ref_score is not None and not ref_score.failed_gate and accuracy_passed(ref_score.results):
+            decided = [sc for sc in at if sc.agent == "wrong" and _screened_out(sc)]
+        # (else the full campaign below says what is wrong with the reference)
+    out_names = {sc.attempt for sc in decided}
+    rest = [s for s in subs if not (s.meta.agent == "wrong" and s.meta.attempt in out_names)]
+    full = here.campaign("campaigns", CHECKS_LIBRARY, bundle, rest + ref, report) if rest else []
+    # a reused folder may still hold a record of a program the screen now decides
+    full = [sc for sc in full if not (sc.agent == "wrong" and sc.attempt in out_names)]
+    _fill_report(report, lib, full + decided, {sc.attempt for sc in decided})
+
+
+def _screened_out(sc) -> bool:
+    """Decided by the screen: a gate stopped it (a build fails everywhere alike), or its accuracy,
+    an upper bound of the full run's, is below the library's bar."""
+    acc = accuracy(sc)
+    return bool(sc.failed_gate) or (acc is not None and acc.score is not None and acc.score < KILL_BELOW)
+
+
+def _fill_report(report: ProblemReport, lib: MutantLibrary, scores: list, screened: set[str]) -> None:
+    """Each scored program's outcome (`screened`: the wrong programs the screen decided); a
+    failing reference is the problem's error."""
+    known = reasons({report.problem: lib}, "checks")
+    for sc in scores:
+        acc = accuracy(sc)
+        if sc.agent == "reference":
+            if sc.failed_gate or acc is None or acc.score is None or acc.score < ACCEPT_AT:
+                report.error = f"the reference itself failed ({sc.failed_gate or 'accuracy'}: {why(sc, acc)})"
+            continue
+        reason = known.get((sc.agent, sc.problem, sc.attempt))
+        if reason is None:
+            continue  # a program since removed from the library, still in a reused work folder
+        report.outcomes.append(Outcome(
+            kind=sc.agent, name=sc.attempt, reason=reason,
+            score=None if sc.failed_gate or acc is None else acc.score, failed_gate=sc.failed_gate,
+            broken=why(sc, acc) if sc.failed_gate == "compilation" and sc.agent == "wrong" else "",
+            why=why(sc, acc), screened=sc.attempt in screened and sc.agent == "wrong"))
+    report.outcomes.sort(key=lambda x: (x.kind != "wrong", x.name))
+
+
+def _run_generated(here: _Here, bundle: ProblemBundle, report: ProblemReport) -> GeneratedReport | None:
+    """The problem's generated mutants, screened first at its cheapest case (a mutant killed
+    there is killed), the others then in a campaign of their own where every case runs at one
+    rank count but one case at two (plan/cases.one_rank_count; so does the reference they are
+    compared with). Those that pass every check get a valgrind run before their verdict."""
+    from hpcbench.plan.cases import screening_case
+    from hpcbench.validation.mutation import generate as gen
+
+    o = here.o
+    got = gen.generate(bundle, None if o.only else o.generated, o.seed)
+    drawn = [m for m in got.drawn if not o.only or m.name in o.only]
+    if not drawn:
+        return None
+    gen.write_trees(bundle, drawn, here.out / "programs" / gen.AGENT)
+    decided: dict[str, MutantOutcome] = {}
+    if o.screen:
+        at = _generated_outcomes(here, "generated-screen", GENERATED_SCREEN, bundle, drawn, report)
+        if at is None:
+            return None
+        case = screening_case(bundle).name
+        for x in at:
+            if x.verdict in ("broken", "killed"):
+                # its accuracy is the screening case's alone: whether the full run would have
+                # fallen below the library's bar is not measured, so only a gate counts as strong
+                x.screened, x.strong, x.why = True, bool(x.failed_gate), f"at the screening case {case}: {x.why}"
+                decided[x.name] = x
+    rest = [m for m in drawn if m.name not in decided]
+    outcomes = _generated_outcomes(here, "generated", GENERATED, bundle, rest, report) if rest else []
+    if outcomes is None:
+        return None
+    by_name = {**decided, **{x.name: x for x in outcomes}}
+    outcomes = [by_name[m.name] for m in drawn]
+    _mark_harmless(bundle, outcomes)
+    return GeneratedReport(len(got.every), got.by_operator, outcomes)
+
+
+def _generated_outcomes(here: _Here, kind: str, profile: CampaignProfile, bundle: ProblemBundle, drawn: list,
+                        report: ProblemReport) -> list[MutantOutcome] | None:
+    """`drawn` mutants and the reference run in the campaign `out/<kind>/<problem>`, each
+    classified (None: the reference itself failed there, in `report`)."""
+    from hpcbench.jobs.records import JobResult
+    from hpcbench.plan.campaign import job_id
+    from hpcbench.score.scoring import accuracy_passed
+    from hpcbench.validation.mutation import generate as gen
+    from hpcbench.validation.mutation.verdict import classify
+
+    subs = load_programs(here.out / "programs" / gen.AGENT / bundle.id, [m.name for m in drawn], gen.AGENT, bundle)
+    scores = here.campaign(kind, profile, bundle, [*subs, reference_of(bundle)], report)
+    root = here.out / kind / bundle.id
+
+    def record(agent: str, attempt: str) -> JobResult | None:
+        path = root / "records" / f"{job_id(agent, bundle.id, attempt)}.json"
+        return JobResult.model_validate_json(path.read_text()) if path.is_file() else None
+
+    ref_score = next((sc for sc in scores if sc.agent == "reference"), None)
+    if ref_score is None or ref_score.failed_gate or not accuracy_passed(ref_score.results):
+        acc = accuracy(ref_score) if ref_score else None
+        report.error = (f"the reference failed in the generated mutants' campaign ({kind}): "
+                        f"{why(ref_score, acc) if ref_score else 'not scored'}")
+        return None
+    by_name = {sc.attempt: sc for sc in scores if sc.agent == gen.AGENT}
+    ref = record("reference", "1")
+    return [classify(m, by_name.get(m.name), record(gen.AGENT, m.name), ref, KILL_BELOW) for m in drawn]
+
+
+def _mark_harmless(bundle: ProblemBundle, outcomes: list) -> None:
+    """Survivors the library's `harmless` list explains become "harmless", with its reason."""
+    from hpcbench.validation.mutation import generate as gen
+
+    lib = load_library(bundle, "checks")
+    if not isinstance(lib, MutantLibrary) or not lib.harmless:
+        return
+    lines = {f: text.splitlines() for f, text in gen.reference_files(bundle)[1].items()}
+    for x in outcomes:
+        m = x.mutation
+        if x.verdict != "surviving":
+            continue
+        line = lines[m.file][m.line - 1].strip() if m.line <= len(lines[m.file]) else ""
+        reason = next((h.reason for h in lib.harmless if (h.operator, h.line, h.original, h.replacement)
+                       == (m.operator, line, m.original, m.replacement)), None)
+        if reason is not None:
+            x.verdict, x.why = "harmless", reason

@@ -1,0 +1,156 @@
+"""The hidden program libraries validation runs, and their submission trees.
+
+Every problem may bring, hidden like checks.json:
+- `mutants/mutants.json` (validate-checks): wrong programs (small edits of the reference's C
+  source, each with a one-line reason) and valid variants (other solvers, tolerances, options
+  the task allows), and generated mutants judged harmless;
+- `mutants/perf.json` (validate-performance): right programs that do needless work in ways
+  agents do (`slower`) and right programs that are as fast (`as_fast`).
+
+A program is the reference with `edits` applied (each `find` must occur exactly once, so an
+edit reads as what it changes and survives unrelated edits of the reference) and `args`
+before each case's own; it is written as a submission tree `<root>/<agent>/<problem>/<name>/`
+(agent: wrong, valid, slower, as-fast) and loaded like any agent's."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from hpcbench.errors import ConfigError
+from hpcbench.problem import ProblemBundle, load_json_model
+from hpcbench.strict import FrozenStrict
+
+Name = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")]
+Measure = Literal["checks", "performance"]
+FILES: dict[Measure, str] = {"checks": "mutants/mutants.json", "performance": "mutants/perf.json"}
+# each library's two kinds: the programs the measure must punish, then those it must not
+KINDS: dict[Measure, tuple[str, str]] = {"checks": ("wrong", "valid"), "performance": ("slower", "as_fast")}
+
+
+class Edit(FrozenStrict):
+    """Replace the one occurrence of `find` in `file` by `replace`."""
+
+    file: str = "main.c"
+    find: Annotated[str, Field(min_length=1)]
+    replace: str
+
+
+class Program(FrozenStrict):
+    name: Name
+    reason: Annotated[str, Field(min_length=10)]
+    edits: list[Edit] = []
+    args: list[str] = []  # options added before each case's own (submission.json `args`)
+
+
+class Harmless(FrozenStrict):
+    """A generated mutant a person judged harmless: it passes every check though its numbers
+    differ, and is a correct program (a solver tolerance twice as tight, a Jacobian entry the
+    converged answer does not depend on). Matched by its edit on the reference's line, so it
+    survives unrelated edits elsewhere; reported with its reason, not counted in the kill rate."""
+
+    operator: str
+    line: Annotated[str, Field(min_length=1)]  # the reference's source line, stripped
+    original: str
+    replacement: str
+    reason: Annotated[str, Field(min_length=10)]
+
+
+class MutantLibrary(FrozenStrict):
+    wrong: Annotated[list[Program], Field(min_length=1)]
+    valid: Annotated[list[Program], Field(min_length=1)]
+    harmless: list[Harmless] = []
+
+
+class PerfLibrary(FrozenStrict):
+    slower: Annotated[list[Program], Field(min_length=1)]
+    as_fast: Annotated[list[Program], Field(min_length=1)]
+
+
+Library = MutantLibrary | PerfLibrary
+
+
+def agent_of(kind: str) -> str:
+    """The agent folder of a kind's programs (as_fast -> as-fast: agent names take no underscore)."""
+    return kind.replace("_", "-")
+
+
+def kind_of(agent: str) -> str:
+    return agent.replace("-", "_")
+
+
+def library_path(bundle: ProblemBundle, measure: Measure) -> Path:
+    return bundle.folder / FILES[measure]
+
+
+def load_library(bundle: ProblemBundle, measure: Measure) -> Library | None:
+    """The problem's library for `measure`; None where it has none. Names are unique across kinds."""
+    path = library_path(bundle, measure)
+    if not path.is_file():
+        return None
+    lib = load_json_model(path, MutantLibrary if measure == "checks" else PerfLibrary)
+    assert isinstance(lib, MutantLibrary | PerfLibrary)
+    seen: set[str] = set()
+    for kind in KINDS[measure]:
+        for i, prog in enumerate(getattr(lib, kind)):
+            if prog.name in seen:
+                raise ConfigError(path, f"{kind}[{i}].name", f"{prog.name!r} is used twice")
+            seen.add(prog.name)
+    if measure == "performance" and bundle.problem.performance is None:
+        raise ConfigError(path, None, "the problem declares no performance case (problem.json `performance`)")
+    return lib
+
+
+def apply_edits(bundle: ProblemBundle, measure: Measure, prog: Program, where: str) -> dict[str, str]:
+    """The reference's files with the program's edits applied (`where`: e.g. wrong[3], for errors)."""
+    meta = json.loads((bundle.reference_dir / "submission.json").read_text())
+    files = {name: (bundle.reference_dir / name).read_text() for name in meta["files"]}
+    for j, e in enumerate(prog.edits):
+        at = f"{where}.edits[{j}]"
+        if e.file not in files:
+            raise ConfigError(library_path(bundle, measure), f"{at}.file", f"{e.file!r} is not a file of the reference")
+        n = files[e.file].count(e.find)
+        if n != 1:
+            raise ConfigError(library_path(bundle, measure), f"{at}.find",
+                              f"occurs {n} times in reference/{e.file} (must be exactly once): {e.find[:60]!r}")
+        files[e.file] = files[e.file].replace(e.find, e.replace)
+    return files
+
+
+def write_tree(folder: Path, files: dict[str, str], meta: dict) -> None:
+    """One submission folder; unchanged files are not rewritten (their job records stay valid)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        if not (folder / name).is_file() or (folder / name).read_text() != text:
+            (folder / name).write_text(text)
+    (folder / "submission.json").write_text(json.dumps(meta, indent=1))
+
+
+def write_programs(bundles: dict[str, ProblemBundle], measure: Measure, root: Path,
+                   only: Collection[str] | None = None) -> dict[str, Library]:
+    """Submission trees `root/<agent>/<problem>/<name>/` for every library of `measure` (all
+    checked before any is written); `only`: these programs' names."""
+    libs = {pid: lib for pid, b in bundles.items() if (lib := load_library(b, measure)) is not None}
+    trees: list[tuple[Path, dict[str, str], dict]] = []
+    for pid, lib in libs.items():
+        ref_meta = json.loads((bundles[pid].reference_dir / "submission.json").read_text())
+        for kind in KINDS[measure]:
+            for i, prog in enumerate(getattr(lib, kind)):
+                if only and prog.name not in only:
+                    continue
+                files = apply_edits(bundles[pid], measure, prog, f"{kind}[{i}]")
+                meta = {**ref_meta, "agent": agent_of(kind), "attempt": prog.name, "args": prog.args}
+                trees.append((root / agent_of(kind) / pid / prog.name, files, meta))
+    for folder, files, meta in trees:
+        write_tree(folder, files, meta)
+    return libs
+
+
+def reasons(libs: dict[str, Library], measure: Measure) -> dict[tuple[str, str, str], str]:
+    """(kind, problem, name) -> the program's reason, for every program of the libraries."""
+    return {(kind, pid, p.name): p.reason for pid, lib in libs.items() for kind in KINDS[measure]
+            for p in getattr(lib, kind)}

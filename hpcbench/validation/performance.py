@@ -1,0 +1,78 @@
+"""`hpcbench validate-performance`: measure the performance metric as the checks are measured.
+
+Every problem with a performance case brings, in `problems/<id>/mutants/perf.json` (hidden,
+like checks.json), right programs that do needless work in ways agents do (`slower`: a much
+smaller time step, tolerances far tighter than asked, no preconditioner where one is needed,
+assembly without preallocation, values set one at a time ...) and right programs that are as
+fast (`as_fast`: another good solver or preconditioner); validation/library.py writes them.
+They run through the real pipeline (pipeline.execute, the validate-performance profile:
+valgrind off, the ordinary cases run once with 4x their limits, since on a loaded machine a
+gate failed at an idle machine's limit says nothing about performance; the reference timed
+against a second copy of itself as the measurement's control) beside the reference, each timed
+against it on its performance case (jobs/perf.py), and execution_time decides
+(validation/report.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hpcbench.errors import ConfigError
+from hpcbench.profile import PERFORMANCE
+from hpcbench.validation.campaigns import load_programs, reference_of, score_programs, shared
+from hpcbench.validation.library import KINDS, PerfLibrary, agent_of, kind_of, reasons, write_programs
+from hpcbench.validation.report import PERF_ACCEPT_AT, Outcome, ProblemReport
+
+
+def run(problem_ids: list[str] | None, out: Path, only: frozenset[str] | None = None, site_name: str = "local",
+        progress=None, time_factor: float = PERFORMANCE.time_limit_factor) -> list[ProblemReport]:
+    """Every problem's perf.json (or the programs named in `only`) beside the reference, timed;
+    the ordinary cases' limits `time_factor` times the problem's."""
+    from hpcbench.problem import load_problems
+    from hpcbench.site import load_site
+
+    bundles = load_problems(None, problem_ids)
+    out = Path(out)
+    libs = write_programs(bundles, "performance", out / "programs", only)
+    if not libs:
+        raise ConfigError(out, "--problems", "none of these problems has a mutants/perf.json library")
+    site = load_site(site_name)
+    profile = shared(PERFORMANCE.model_copy(update={"time_limit_factor": time_factor}), out)
+    reports = []
+    for pid in sorted(libs):
+        lib = libs[pid]
+        assert isinstance(lib, PerfLibrary)
+        subs = [s for kind in KINDS["performance"] for s in load_programs(
+            out / "programs" / agent_of(kind) / pid,
+            [p.name for p in getattr(lib, kind) if not only or p.name in only], agent_of(kind), bundles[pid])]
+        scores, skipped = score_programs(out / "campaigns" / pid, site, profile, bundles[pid],
+                                         [*subs, reference_of(bundles[pid])], progress)
+        report = ProblemReport(pid, "performance", error=skipped)
+        if not skipped:
+            _fill(report, reasons({pid: lib}, "performance"), scores)
+        reports.append(report)
+    return reports
+
+
+def _fill(report: ProblemReport, known: dict, scores: list) -> None:
+    for sc in scores:
+        if sc.agent == "reference":
+            et = next((r for r in sc.results if r.evaluator == "execution_time"), None)
+            report.reference = f"{et.score:.2f}: {et.rationale}" if et and et.score is not None else "not scored"
+            if sc.failed_gate:
+                report.error = f"the reference itself failed the {sc.failed_gate} gate"
+        elif (kind_of(sc.agent), sc.problem, sc.attempt) in known:  # else: since removed from the library
+            report.outcomes.append(_outcome(sc, known[(kind_of(sc.agent), sc.problem, sc.attempt)]))
+    report.outcomes.sort(key=lambda o: (o.kind != "slower", o.name))
+
+
+def _outcome(sc, reason: str) -> Outcome:
+    ev = {r.evaluator: r for r in sc.results}
+    acc, et = ev.get("numerical_accuracy"), ev.get("execution_time")
+    broken = ""
+    if sc.failed_gate:
+        gate = ev.get(sc.failed_gate)
+        broken = f"failed the {sc.failed_gate} gate: {gate.rationale if gate else ''}"[:300]
+    elif acc is None or acc.score is None or acc.score < PERF_ACCEPT_AT:
+        broken = f"not a right program: accuracy {acc.score if acc else None} ({acc.rationale if acc else ''})"[:300]
+    return Outcome(kind_of(sc.agent), sc.attempt, reason, None if et is None or et.status != "scored" else et.score,
+                   broken=broken, why=et.rationale if et else "")

@@ -1,0 +1,255 @@
+"""What validation found, one report type for both measures:
+
+- checks (validate-checks): a wrong program is *killed* when its numerical accuracy is below
+  KILL_BELOW or a gate stops it (it would score 0 on the leaderboard), else it *survives*; a
+  valid variant is *accepted* when it passes every hidden check (ACCEPT_AT: what earns a
+  tier), else it is *rejected* (a check that punishes correct work). A mutant that does not
+  compile tests nothing: *broken*, reported and counted as not killed (fix its edits).
+  Generated mutants add their own verdicts (mutation/verdict.py).
+- performance (validate-performance): a slower program is *killed* when its execution_time
+  is below PERF_ACCEPT_AT (it lost score); an as-fast one is *accepted* at or above it; a
+  program that fails a gate or the hidden checks is no right program: *broken*, reported,
+  left out of both rates.
+
+Targets: kill >= 95% and acceptance 100% (and the generated mutants' kill rate >= 95%)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hpcbench.score.scoring import CHECKS_PASSED_AT
+from hpcbench.validation.library import KINDS, Measure
+from hpcbench.validation.mutation.verdict import GeneratedReport, MutantOutcome
+
+KILL_BELOW = 0.5
+ACCEPT_AT = CHECKS_PASSED_AT
+PERF_ACCEPT_AT = 0.95
+KILL_TARGET = 0.95
+ACCEPT_TARGET = 1.0
+
+
+@dataclass
+class Outcome:
+    kind: str  # wrong | valid (checks), slower | as_fast (performance)
+    name: str
+    reason: str
+    score: float | None  # numerical_accuracy or execution_time; None: a gate stopped it, or not scored
+    failed_gate: str = ""
+    broken: str = ""  # why it tests nothing: does not compile, or (performance) is no right program
+    why: str = ""  # the deciding evaluator's rationale (or the gate's)
+    screened: bool = False  # decided by the screen (every case at one rank count): the score is an upper bound
+
+    @property
+    def killed(self) -> bool:
+        if self.broken:
+            return False
+        if self.kind == "wrong":
+            return bool(self.failed_gate) or (self.score is not None and self.score < KILL_BELOW)
+        return self.kind == "slower" and self.score is not None and self.score < PERF_ACCEPT_AT
+
+    @property
+    def accepted(self) -> bool:
+        if self.broken or self.failed_gate or self.score is None:
+            return False
+        return self.score >= (ACCEPT_AT if self.kind == "valid" else PERF_ACCEPT_AT) and self.kind in ("valid",
+                                                                                                        "as_fast")
+
+
+@dataclass
+class ProblemReport:
+    problem: str
+    measure: Measure = "checks"
+    outcomes: list[Outcome] = field(default_factory=list)
+    error: str = ""  # the reference itself did not run: nothing here can be judged
+    generated: GeneratedReport | None = None  # checks: the generated mutants
+    reference: str = ""  # performance: the reference's own execution_time against itself
+
+    def of(self, kind: str) -> list[Outcome]:
+        """A kind's programs as its rate counts them (performance leaves the broken out)."""
+        return [o for o in self.outcomes if o.kind == kind and (self.measure == "checks" or not o.broken)]
+
+    def _rate(self, kind: str, verdict: str) -> float | None:
+        got = self.of(kind)
+        return sum(getattr(o, verdict) for o in got) / len(got) if got else None
+
+    @property
+    def kill_rate(self) -> float | None:
+        return self._rate(KINDS[self.measure][0], "killed")
+
+    @property
+    def acceptance_rate(self) -> float | None:
+        return self._rate(KINDS[self.measure][1], "accepted")
+
+    @property
+    def meets_targets(self) -> bool:
+        """Kill >= 95% and acceptance 100%; checks: also the generated mutants' kill >= 95%, a part
+        that did not run (--no-library, --generated 0) not judged; performance: nothing broken."""
+        k, a = self.kill_rate, self.acceptance_rate
+        library_ok = k is not None and a is not None and k >= KILL_TARGET and a >= ACCEPT_TARGET
+        if self.measure == "performance":
+            return not self.error and not any(o.broken for o in self.outcomes) and library_ok
+        g = self.generated.kill_rate if self.generated is not None else None
+        library = (k is None and a is None) or library_ok
+        return not self.error and library and (g is None or g >= KILL_TARGET) and (k, a, g) != (None, None, None)
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.0f}%"
+
+
+def _score(o: Outcome) -> str:
+    if o.kind in ("slower", "as_fast"):
+        return "broken" if o.broken else ("unscored" if o.score is None else f"{o.score:.2f}")
+    if o.failed_gate:
+        return f"gate {o.failed_gate}"
+    if o.score is None:
+        return "unscored"
+    # decided by the screen: the full run's accuracy is at most this
+    return f"<= {o.score:.3f} (one rank count)" if o.screened else f"{o.score:.3f}"
+
+
+def _verdict(o: Outcome) -> str:
+    if o.kind in ("wrong", "slower"):
+        return "BROKEN" if o.broken and o.kind == "slower" else ("killed" if o.killed else "SURVIVES")
+    return "BROKEN" if o.broken and o.kind == "as_fast" else ("accepted" if o.accepted else "REJECTED")
+
+
+def _headline(r: ProblemReport) -> str:
+    bad, good = KINDS[r.measure]
+    w, v = r.of(bad), r.of(good)
+    line = (f"{r.problem}: kill rate {_pct(r.kill_rate)} ({sum(o.killed for o in w)}/{len(w)}), "
+            f"acceptance {_pct(r.acceptance_rate)} ({sum(o.accepted for o in v)}/{len(v)}): "
+            f"{'ok' if r.meets_targets else 'BELOW TARGET'}")
+    if r.measure == "performance":
+        return f"{line}; the reference against itself {r.reference}"
+    return line if r.outcomes else f"{r.problem}: (library not run): {'ok' if r.meets_targets else 'BELOW TARGET'}"
+
+
+def _program_lines(r: ProblemReport) -> list[str]:
+    lines = []
+    for o in r.outcomes:
+        if o.broken and r.measure == "performance":
+            lines.append(f"  BROKEN {o.kind} {o.name}: {o.broken}")
+        elif o.broken:
+            lines.append(f"  BROKEN mutant {o.name} (does not compile: fix its edits): {o.why}")
+        elif o.kind in ("wrong", "slower") and not o.killed:
+            metric = "accuracy" if o.kind == "wrong" else "execution_time"
+            lines.append(f"  survivor {o.name} ({metric} {_score(o)}): {o.reason}"
+                         + (f"; {o.why}" if o.kind == "slower" else ""))
+        elif o.kind in ("valid", "as_fast") and not o.accepted:
+            label = "rejected variant" if o.kind == "valid" else "rejected"
+            metric = "accuracy" if o.kind == "valid" else "execution_time"
+            lines.append(f"  {label} {o.name} ({metric} {_score(o)}): {o.reason}; {o.why}")
+    return lines
+
+
+def summary(reports: list[ProblemReport]) -> str:
+    """Per problem: kill and acceptance rates, each survivor and each rejected program by name."""
+    lines = []
+    for r in reports:
+        if r.error:
+            lines.append(f"{r.problem}: NOT MEASURED: {r.error}")
+            continue
+        lines.append(_headline(r))
+        lines += _program_lines(r)
+        if r.generated is not None:
+            lines += _generated_lines(r.generated)
+    return "\n".join(lines)
+
+
+def markdown(reports: list[ProblemReport]) -> str:
+    """A table per problem with a line per program (docs/problems.md)."""
+    parts = []
+    for r in reports:
+        parts.append(f"### {r.problem}\n")
+        if r.error:
+            parts.append(f"Not measured: {r.error}\n")
+            continue
+        rates = f"Kill rate {_pct(r.kill_rate)}, acceptance {_pct(r.acceptance_rate)}"
+        if r.measure == "performance":
+            parts.append(f"{rates}; the reference against itself {r.reference.split(':')[0]}.\n")
+            parts.append("| program | kind | execution_time | verdict | why |\n|---|---|---|---|---|")
+        else:
+            parts.append(f"{rates}.\n")
+            parts.append("| program | kind | accuracy | verdict | reason |\n|---|---|---|---|---|")
+        for o in r.outcomes:
+            text = o.reason if r.measure == "checks" else f"{o.reason}: {(o.broken or o.why).replace('|', '/')[:160]}"
+            parts.append(f"| {o.name} | {o.kind} | {_score(o)} | {_verdict(o)} | {text} |")
+        parts.append("")
+        if r.generated is not None:
+            parts.append(_generated_markdown(r.generated))
+    return "\n".join(parts)
+
+
+def as_json(reports: list[ProblemReport]) -> list[dict]:
+    out = []
+    for r in reports:
+        doc: dict[str, Any] = {"problem": r.problem, "measure": r.measure, "error": r.error, "kill_rate": r.kill_rate,
+               "acceptance_rate": r.acceptance_rate, "meets_targets": r.meets_targets,
+               "outcomes": [_outcome_json(o, r.measure) for o in r.outcomes]}
+        if r.measure == "performance":
+            doc["reference"] = r.reference
+        else:
+            doc["generated"] = _generated_json(r.generated) if r.generated is not None else None
+        out.append(doc)
+    return out
+
+
+def _outcome_json(o: Outcome, measure: Measure) -> dict:
+    common = {"kind": o.kind, "name": o.name, "reason": o.reason, "killed": o.killed, "accepted": o.accepted,
+              "why": o.why}
+    if measure == "performance":
+        return {**common, "score": o.score, "broken": o.broken}
+    return {**common, "accuracy": o.score, "failed_gate": o.failed_gate, "screened": o.screened}
+
+
+# ----------------------------------------------------------------------------- generated mutants
+
+
+def _acc(o: MutantOutcome) -> str:
+    return f"gate {o.failed_gate}" if o.failed_gate else ("unscored" if o.accuracy is None else f"{o.accuracy:.3f}")
+
+
+def generated_counts(g: GeneratedReport) -> str:
+    """Generated, run, broken, equivalent, killed, surviving, harmless: one line."""
+    ops = ", ".join(f"{op} {n}" for op, n in g.by_operator.items())
+    strong = sum(o.strong for o in g.outcomes)
+    screened = sum(o.screened and o.verdict == "killed" for o in g.outcomes)
+    return (f"generated {g.total} ({ops}), run {len(g.outcomes)}: broken {g.count('broken')}, "
+            f"equivalent (probable) {g.count('equivalent')}, killed {g.count('killed')} "
+            f"({screened} at the screening case alone; {strong} by a gate or below accuracy 0.5 at every case), "
+            f"surviving {g.count('surviving')}, "
+            f"harmless (explained) {g.count('harmless')}"
+            + (f", not run {g.count('not run')}" if g.count("not run") else ""))
+
+
+def _generated_lines(g: GeneratedReport) -> list[str]:
+    lines = [f"  generated mutants: kill rate {_pct(g.kill_rate)}; {generated_counts(g)}"]
+    for o in g.survivors:
+        lines.append(f"    survivor {o.name} (accuracy {_acc(o)}, passes every check): {o.mutation.edit}")
+    for o in g.outcomes:
+        if o.verdict == "harmless":
+            lines.append(f"    harmless {o.name}: {o.mutation.edit}: {o.why}")
+    return lines
+
+
+def _generated_markdown(g: GeneratedReport) -> str:
+    parts = [f"Generated mutants: kill rate {_pct(g.kill_rate)}; {generated_counts(g)}.\n"]
+    shown = [o for o in g.outcomes if o.verdict in ("surviving", "harmless", "equivalent", "not run")]
+    order = {"surviving": 0, "harmless": 1, "not run": 2, "equivalent": 3}
+    if shown:
+        parts.append("| mutant | verdict | accuracy | edit | why harmless |\n|---|---|---|---|---|")
+        for o in sorted(shown, key=lambda o: (order[o.verdict], o.name)):
+            edit = o.mutation.edit.replace("|", "\\|")
+            why = o.why.replace("|", "\\|") if o.verdict == "harmless" else ""
+            parts.append(f"| {o.name} | {o.verdict} | {_acc(o)} | {edit} | {why} |")
+        parts.append("")
+    return "\n".join(parts)
+
+
+def _generated_json(g: GeneratedReport) -> dict:
+    return {"total": g.total, "by_operator": g.by_operator, "kill_rate": g.kill_rate,
+            "outcomes": [{"name": o.name, "operator": o.mutation.operator, "edit": o.mutation.edit,
+                          "verdict": o.verdict, "accuracy": o.accuracy, "failed_gate": o.failed_gate,
+                          "strong": o.strong, "screened": o.screened, "why": o.why} for o in g.outcomes]}
