@@ -33,7 +33,7 @@ from hpcbench.petsc_env import find_petsc  # noqa: E402
 from hpcbench.plan.campaign import CaseRun, case_runs  # noqa: E402
 from hpcbench.plan.held_out import draw  # noqa: E402
 from hpcbench.problem import HELD_OUT_CASES, CompareCheck, ProblemBundle, load_problems  # noqa: E402
-from hpcbench.validation.checks import Program, apply_edits, load_library  # noqa: E402
+from hpcbench.validation.library import Program, apply_edits, load_library  # noqa: E402
 
 PROBLEMS = ["vec-scatter", "rosenbrock", "robertson", "advection1d", "darcy-dmplex", "cavity-dmstag",
             "poisson3d-mg", "bratu-fold", "elasticity-gamg", "obstacle-vi", "allen-cahn-imex", "stokes-fieldsplit"]
@@ -57,14 +57,14 @@ def deviation(got: list[float], ref: list[float], chk: CompareCheck) -> float:
 
 def build_programs(b: ProblemBundle, root: Path, kinds: tuple[str, ...]) -> dict[tuple[str, str], tuple[Path, Program]]:
     """(kind, name) -> (binary, program) for the library's programs of `kinds` that compile."""
-    lib = load_library(b)
+    lib = load_library(b, "checks")
     assert lib is not None, b.problem.id
     petsc, out = find_petsc(), {}
     for kind in kinds:
         for i, prog in enumerate(getattr(lib, kind)):
             d = root / kind / prog.name
             d.mkdir(parents=True)
-            files = apply_edits(b, prog, kind, i)
+            files = apply_edits(b, "checks", prog, f"{kind}[{i}]")
             for name, text in files.items():
                 (d / name).write_text(text)
             res = build_submission(d, sorted(n for n in files if n.endswith(".c")), "main.c", petsc, timeout_s=300)

@@ -156,11 +156,12 @@ def sweep_shaped(out: Path, problems: str) -> tuple[float, float]:
     """Plan the references like a campaign, turn each job into a sweep's (first case at 1, 2, 4
     ranks, one timed repeat), and submit them packed through the executor API; wait."""
     from hpcbench.executors import executor_for
-    from hpcbench.plan import plan_campaign
+    from hpcbench.pipeline import plan_campaign
+    from hpcbench.plan.options import RunOptions
     from hpcbench.site import load_site
 
     site = load_site("ci-slurm")
-    planned = plan_campaign(out, site, ["reference"], None, problems)
+    planned = plan_campaign(out, site, RunOptions(agents=["reference"], problems=problems))
     campaign, plan = planned.campaign, planned.plan
     jobs = []
     for j in plan.jobs:

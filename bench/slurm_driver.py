@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from hpcbench.executors import executor_for  # noqa: E402
-from hpcbench.plan.campaign import create_campaign  # noqa: E402
+from hpcbench.plan.campaign import PlanRequest, create_campaign  # noqa: E402
 from hpcbench.problem import load_problems  # noqa: E402
 from hpcbench.resources import data_path  # noqa: E402
 from hpcbench.site import load_site  # noqa: E402
@@ -62,7 +62,7 @@ def main() -> int:
         subs, rejected = load_tree(tree, set(PROBLEMS))
         assert not rejected, rejected
         t0 = time.perf_counter()
-        campaign, plan = create_campaign(Path(tmp) / "c", site, problems, subs, [])
+        campaign, plan = create_campaign(Path(tmp) / "c", site, PlanRequest(problems, subs))
         t_plan = time.perf_counter() - t0
         ex = executor_for(site, campaign)
         t0 = time.perf_counter()

@@ -29,6 +29,7 @@ import sys
 import time
 from pathlib import Path
 
+from hpcbench.validation import as_json, markdown, summary
 from hpcbench.validation import checks as vc
 
 
@@ -49,10 +50,11 @@ def main() -> int:
     t0 = time.perf_counter()
     # one pass: each problem's worker runs its library, then its generated mutants, so a
     # problem that finishes early is followed at once by the next (no barrier between parts)
-    reports = vc.run(ids, Path(a.out), generated=count, seed=a.seed, screen=not a.no_screen, parallel=a.parallel)
+    options = vc.Options(generated=count, seed=a.seed, screen=not a.no_screen, parallel=a.parallel)
+    reports = vc.run(ids, Path(a.out), options)
     t1 = time.perf_counter()
     load1 = os.getloadavg()
-    print(vc.summary(reports))
+    print(summary(reports))
     lib_jobs = sum(len(r.outcomes) for r in reports) + len(reports)
     gen_jobs = sum(len(r.generated.outcomes) + 1 for r in reports if r.generated is not None)
     screened = sum(o.screened for r in reports if r.generated is not None for o in r.generated.outcomes)
@@ -61,9 +63,9 @@ def main() -> int:
           f"{load0[0]:.1f} at the start, {load1[0]:.1f} at the end: timings under shared load are noisy)")
     print(run_time_table(Path(a.out)))
     if a.markdown:
-        Path(a.markdown).write_text(vc.markdown(reports))
+        Path(a.markdown).write_text(markdown(reports))
     if a.json:
-        Path(a.json).write_text(json.dumps(vc.as_json(reports), indent=1))
+        Path(a.json).write_text(json.dumps(as_json(reports), indent=1))
     return 0 if all(r.meets_targets for r in reports) else 1
 
 

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from hpcbench.agent_options import args_refusal, is_option_name
-from hpcbench.plan.campaign import Campaign, plan_jobs
+from hpcbench.plan.campaign import Campaign, PlanRequest, plan_jobs
 from hpcbench.problem import load_problems
 from hpcbench.site import load_site
 from hpcbench.submission import LoadedSubmission, Submission, load_submission, load_tree
@@ -122,7 +122,8 @@ def test_planning_refuses_args_that_loading_did_not_check(tmp_path):
     meta = Submission(problem="rosenbrock", agent="me", entry="main.c", files=["main.c"], args=["-malloc_dump", "0"])
     folder = _attempt(tmp_path / "tree")
     sub = LoadedSubmission(meta, folder)
-    plan = plan_jobs(Campaign(tmp_path / "c"), load_site("local"), {"rosenbrock": PROBLEMS["rosenbrock"]}, [sub])
+    plan = plan_jobs(Campaign(tmp_path / "c"), load_site("local"), PlanRequest({"rosenbrock": PROBLEMS["rosenbrock"]},
+                                                                              [sub]))
     assert not plan.jobs and plan.rejected and plan.rejected[0].field == "args"
 
 

@@ -23,10 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from hpcbench.validation.calibration.metrics import Judgement, summarise
-from hpcbench.validation.calibration.probes import MIN_PER_DIMENSION, load_probes
 from hpcbench.resources import data_path
 from hpcbench.store.scorings import read_scoring
+from hpcbench.validation.calibration.metrics import Judgement, summarise
+from hpcbench.validation.calibration.probes import MIN_PER_DIMENSION, load_probes
 from tests.conftest import hpcbench
 from tests.openai_server import Reply
 
@@ -156,8 +156,8 @@ def test_trust_lowers_confidence_below_the_threshold_and_says_so():
 
 
 def test_unreadable_calibration_result_is_named(tmp_path):
-    from hpcbench.judge.calibrations import lookup
     from hpcbench.errors import HpcbenchError
+    from hpcbench.judge.calibrations import lookup
 
     (tmp_path / "results").mkdir()
     (tmp_path / "results" / "judge--x.json").write_text("{not json")

@@ -97,7 +97,8 @@ def test_planning_measures_every_program_and_the_report_flags_the_copy(index, tm
     reference is not; collect keeps it in campaign.h5 and the report names the copy."""
     import json
 
-    from hpcbench.plan.gather import plan_campaign
+    from hpcbench.pipeline import plan_campaign
+    from hpcbench.plan.options import RunOptions
     from hpcbench.report.data import load, near_copies
     from hpcbench.site import load_site
     from hpcbench.store import collect
@@ -108,7 +109,8 @@ def test_planning_measures_every_program_and_the_report_flags_the_copy(index, tm
     (tree / "submission.json").write_text(json.dumps({"problem": "bratu-fold", "agent": "copier", "attempt": "1",
                                                       "entry": "main.c", "files": ["main.c"]}))
     out = tmp_path / "c"
-    planned = plan_campaign(out, load_site("local"), ["reference"], str(tmp_path / "tree"), "bratu-fold")
+    opts = RunOptions(agents=["reference"], submissions=str(tmp_path / "tree"), problems="bratu-fold")
+    planned = plan_campaign(out, load_site("local"), opts)
     assert planned.plan.jobs
     snap = json.loads((out / "snapshot" / "contamination.json").read_text())
     progs = snap["programs"]

@@ -16,7 +16,7 @@ from hpcbench.agents import reserved_agent_names
 from hpcbench.errors import ConfigError
 from hpcbench.jobs.records import BuildResult, JobResult, RunResult
 from hpcbench.plan import staging
-from hpcbench.plan.campaign import Campaign, create_campaign
+from hpcbench.plan.campaign import Campaign, PlanRequest, create_campaign
 from hpcbench.problem import load_problem, load_problems
 from hpcbench.score.reference_status import NOT_SCORED, reference_problem
 from hpcbench.score.scoring import score_campaign
@@ -66,8 +66,8 @@ def test_a_non_utf8_folder_name_is_rejected_by_name_and_the_valid_submission_is_
     assert [s.meta.agent for s in ok] == ["good"]
     assert any("ag\\xffent" in str(r) for r in rejected), [str(r) for r in rejected]
     site = load_site("local")
-    campaign, plan = create_campaign(tmp_path / "c", site, {"vec-scatter": load_problems()["vec-scatter"]},
-                                     ok, rejected)
+    campaign, plan = create_campaign(tmp_path / "c", site,
+                                     PlanRequest({"vec-scatter": load_problems()["vec-scatter"]}, ok, rejected))
     manifest = json.loads(campaign.manifest_path.read_text())
     assert [j.agent for j in plan.jobs] == ["good"]
     assert any("ag\\xffent" in r["path"] and "agent folder name" in r["reason"] for r in manifest["rejected"])
@@ -203,9 +203,10 @@ def test_the_cli_refuses_a_user_reference_and_keeps_the_bundled_one(tmp_path):
     proc = hpcbench("submit", "--submissions", str(tree), "--problems", "vec-scatter", "--out", str(out),
                     "--dry-run", check=False)
     assert "reserved agent name" in proc.stderr, proc.stderr
-    from hpcbench.plan import plan_campaign
+    from hpcbench.pipeline import plan_campaign
+    from hpcbench.plan.options import RunOptions
 
-    planned = plan_campaign(out, load_site("local"), [], str(tree), "vec-scatter")
+    planned = plan_campaign(out, load_site("local"), RunOptions(submissions=str(tree), problems="vec-scatter"))
     campaign, plan = planned.campaign, planned.plan
     assert [j.agent for j in plan.jobs] == ["reference"]
     bundled = (load_problems()["vec-scatter"].reference_dir / "main.c").read_bytes()
@@ -245,7 +246,7 @@ def _campaign_with(tmp_path, files=None) -> Campaign:
     assert ok and not bad
     ok.append(reference_submission(load_problems()["vec-scatter"].folder, "vec-scatter"))
     campaign, _ = create_campaign(tmp_path / "c", load_site("local"),
-                                  {"vec-scatter": load_problems()["vec-scatter"]}, ok, bad)
+                                  PlanRequest({"vec-scatter": load_problems()["vec-scatter"]}, ok, bad))
     return campaign
 
 
@@ -301,7 +302,8 @@ def test_restaging_a_changed_submission_drops_its_stale_record(tmp_path):
     (tmp_path / "tree" / "me" / "vec-scatter" / "1" / "main.c").write_bytes(GOOD_C + b"/* v2 */\n")
     ok, bad = load_tree(tmp_path / "tree", PROBLEMS)
     ok.append(reference_submission(load_problems()["vec-scatter"].folder, "vec-scatter"))
-    create_campaign(campaign.root, load_site("local"), {"vec-scatter": load_problems()["vec-scatter"]}, ok, bad)
+    create_campaign(campaign.root, load_site("local"), PlanRequest({"vec-scatter": load_problems()["vec-scatter"]}, ok,
+                                                                   bad))
     assert not campaign.finished("me__vec-scatter__1")  # ran on the old source: rerun
     assert campaign.finished("reference__vec-scatter__1")  # unchanged: kept, its staged copy untouched
 

@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 
 from hpcbench.jobs.records import JobResult, RunResult
+from hpcbench.plan.cases import one_rank_count
+from hpcbench.plan.snapshot import problem_files
+from hpcbench.problem import load_problems
 from hpcbench.validation.mutation import generate as gen
 from hpcbench.validation.mutation.names import member_index, parse_header
 from hpcbench.validation.mutation.operators import Mutation, mutations, perturbed
-from hpcbench.problem import load_problems
 
 SRC = """\
 #include <petscvec.h>
@@ -149,7 +151,7 @@ def test_every_reference_yields_mutants_of_every_operator_that_applies(pid):
     got = gen.generate(b, 20, names=NAMES)
     assert len(got.drawn) == 20 and len(got.every) > 60
     assert {"aor", "crp", "sdl"} <= set(got.by_operator)
-    one = gen.one_rank_count(b)
+    one = one_rank_count(b)
     pairs = list(zip(one.problem.cases, b.problem.cases, strict=True))
     several = [o.name for _, o in pairs if len(o.ranks) > 1]
     for c, o in pairs:  # the smallest count, and the largest too in the first case with several
@@ -164,8 +166,8 @@ def _rec(out: str, code: int = 0) -> JobResult:
 
 def test_verdicts_broken_equivalent_killed_surviving(tmp_path: Path):
     from hpcbench.evaluators.base import EvalResult
-    from hpcbench.validation.mutation.verdict import classify
     from hpcbench.score.scoring import SubmissionScore
+    from hpcbench.validation.mutation.verdict import classify
 
     m = Mutation("crp", "main.c", 3, 0, 1, "1", "2")
 
@@ -195,10 +197,11 @@ def test_verdicts_broken_equivalent_killed_surviving(tmp_path: Path):
 
 def test_a_survivor_the_library_explains_is_harmless_and_not_counted():
     from hpcbench.validation import checks as vc
+    from hpcbench.validation.library import load_library
     from hpcbench.validation.mutation.verdict import GeneratedReport, MutantOutcome
 
     b = load_problems()["robertson"]
-    lib = vc.load_library(b)
+    lib = load_library(b, "checks")
     assert lib is not None and lib.harmless
     every = {(m.operator, m.original, m.replacement): m for m in gen.generate(b, None).every}
     h = lib.harmless[0]
@@ -214,12 +217,18 @@ def test_a_survivor_the_library_explains_is_harmless_and_not_counted():
 
 
 def test_the_screens_keep_the_checks_that_judge_their_cases_as_the_full_run_does(tmp_path):
-    """Screening (mutation/screen.py) must judge its cases exactly as the full run does: every
-    compare and sanity check that names them (or names no case) kept with its tolerance and
-    weight, restricted to them; a refinement check only where all its cases are kept; checks of
-    other cases or of the held-out cases only gone; no held-out draw or performance case."""
-    from hpcbench.validation.mutation.screen import cheapest_case_screen, one_rank_screen, screening_case, write_problem
-    from hpcbench.problem import RefinementCheck
+    """Screening (validation/screening.py, the selections of plan/cases.py) must judge its cases
+    exactly as the full run does: every compare and sanity check that names them (or names no
+    case) kept with its tolerance and weight, restricted to them; a refinement check only where
+    all its cases are kept; checks of other cases or of the held-out cases only gone; no held-out
+    draw or performance case. The campaign snapshots the problem as it ran (plan/snapshot.py
+    problem_files), and scoring reads it back from those bytes."""
+    from hpcbench.plan.cases import cheapest_case, one_rank, screening_case, select_cases
+    from hpcbench.problem import Checks, Problem, RefinementCheck
+
+    def written(b):  # the problem as a campaign's snapshot holds it, read back as scoring does
+        files = problem_files(b, as_run=True)
+        return (Problem.model_validate_json(files["problem.json"]), Checks.model_validate_json(files["checks.json"]))
 
     problems = load_problems()
     # allen-cahn-imex: n16 is the only 1-rank case with the 30 s limit; stokes: n8 (1 rank, 30 s)
@@ -228,9 +237,10 @@ def test_the_screens_keep_the_checks_that_judge_their_cases_as_the_full_run_does
     assert screening_case(problems["stokes-fieldsplit"]).name == "n8"
     assert screening_case(problems["poisson3d-mg"]).name == "n8"
     for pid in ("bratu-fold", "darcy-dmplex", "advection1d", "vec-scatter"):
-        full = gen.one_rank_count(problems[pid])
+        full = one_rank_count(problems[pid])
         case = screening_case(full)
-        screen = cheapest_case_screen(full)
+        screen = cheapest_case(full)
+        assert screen == select_cases(problems[pid], "cheapest")  # the same selection from the problem as published
         assert screen is not None
         assert [(c.name, c.ranks) for c in screen.problem.cases] == [(case.name, [min(case.ranks)])]
         assert screen.problem.held_out is None and screen.problem.performance is None
@@ -240,15 +250,11 @@ def test_the_screens_keep_the_checks_that_judge_their_cases_as_the_full_run_does
         for mine, theirs in zip(screen.checks.checks, judging, strict=True):
             assert mine.cases == ([case.name] if theirs.cases else [])
             assert mine.model_dump(exclude={"cases"}) == theirs.model_dump(exclude={"cases"})
-        # written out and loaded again (a campaign snapshots the files, and scoring reads them)
-        written = write_problem(screen, tmp_path / "cheapest")
-        assert written.folder == tmp_path / "cheapest" / pid
-        assert written.problem == screen.problem and written.checks == screen.checks
-        assert (written.reference_dir / "main.c").read_text() == (full.reference_dir / "main.c").read_text()
+        assert written(screen) == (screen.problem, screen.checks)
 
         # every published case at its smallest rank count: every published check kept (refinement
         # included, so the weights sum as in the full run), the held-out-only ones gone
-        lib = one_rank_screen(problems[pid])
+        lib = one_rank(problems[pid])
         assert lib is not None
         assert [(c.name, c.ranks) for c in lib.problem.cases] == [(c.name, [min(c.ranks)])
                                                                    for c in problems[pid].problem.cases]
@@ -256,15 +262,14 @@ def test_the_screens_keep_the_checks_that_judge_their_cases_as_the_full_run_does
         assert len(lib.checks.checks) == len(published)
         assert sum(c.weight for c in lib.checks.checks) == sum(c.weight for c in published)
         assert not any(is_held(x) for c in lib.checks.checks for x in c.cases)
-        assert write_problem(lib, tmp_path / "library").checks == lib.checks
+        assert written(lib) == (lib.problem, lib.checks)
     # the full bundle is left as it was
     assert problems["darcy-dmplex"].problem.held_out is not None
     # and every problem as the generated mutants' campaign runs it (held-out draw and performance
     # case included) survives the round trip through its files
     for pid, b in problems.items():
-        one = gen.one_rank_count(b)
-        again = write_problem(one, tmp_path / "as-run")
-        assert (again.problem, again.checks) == (one.problem, one.checks), pid
+        one = one_rank_count(b)
+        assert written(one) == (one.problem, one.checks), pid
 
 
 def is_held(case: str) -> bool:

@@ -1,9 +1,11 @@
-"""The verbs' pipelines called as functions (hpcbench/pipeline.py), as a script or notebook
+"""The verbs' pipelines called as functions (hpcbench/pipeline/), as a script or notebook
 would: no CLI, nothing printed, messages through `say`, progress through the callbacks."""
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
+from collections.abc import Iterator
 
 import pytest
 
@@ -12,25 +14,46 @@ from hpcbench.plan.options import RunOptions
 from hpcbench.site import load_site
 
 
+class Watched(pipeline.Reporter):
+    """A reporter that keeps what it is told and every progress count it is shown."""
+
+    def __init__(self) -> None:
+        self.said: list[str] = []
+        self.seen: list[Counter] = []
+
+    def say(self, msg: str) -> None:
+        self.said.append(msg)
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator:
+        yield self.seen.append
+
+
 @pytest.mark.petsc
-def test_run_pipeline_as_functions_prints_nothing(tmp_path, capfd):
+def test_execute_as_a_function_prints_nothing_and_resumes(tmp_path, capfd):
+    """pipeline.execute, the one way every driver runs a campaign, called from a script: nothing
+    printed, its messages and progress to the reporter, the profile recorded in campaign.json,
+    and a second call runs nothing again."""
+    from hpcbench.plan import PlanRequest
+    from hpcbench.problem import load_problems
+    from hpcbench.profile import QUICK
+    from hpcbench.submission import reference_submission
+
     site = load_site("local")
-    opts = RunOptions(agents=["reference"], problems="vec-scatter", site="local")
-    said: list[str] = []
-    seen: list[Counter] = []
-    planned = pipeline.plan_run(tmp_path / "c", site, opts)
-    pipeline.run_jobs(site, planned.campaign, planned.plan, say=said.append, progress=seen.append)
-    md, scores = pipeline.collect_score_report(planned.campaign, say=said.append)
+    b = load_problems(None, ["vec-scatter"])
+    request = PlanRequest(b, [reference_submission(b["vec-scatter"].folder, "vec-scatter")])
+    heard = Watched()
+    got = pipeline.execute(QUICK, tmp_path / "c", site, request, pipeline.Stages(report=True), heard)
     out, err = capfd.readouterr()
     assert out == "" and err == "", (out, err)
-    assert said[0].startswith(f"campaign {planned.campaign.root}: 1 jobs, 0 already done")
-    assert seen and seen[-1].get("done") == 1
-    assert [(s.agent, s.problem, s.gates_passed) for s in scores] == [("reference", "vec-scatter", True)]
-    assert (planned.campaign.report_dir / "report.md").read_text() == md
-    # a second call resumes: nothing runs again
-    said.clear()
-    pipeline.run_jobs(site, planned.campaign, planned.plan, say=said.append)
-    assert said == [f"campaign {planned.campaign.root}: 1 jobs, 1 already done"]
+    assert heard.said[0].startswith(f"campaign {got.campaign.root}: 1 jobs, 0 already done")
+    assert heard.seen and heard.seen[-1].get("done") == 1
+    assert [(s.agent, s.problem, s.gates_passed) for s in got.scores] == [("reference", "vec-scatter", True)]
+    assert (got.campaign.report_dir / "report.md").read_text() == got.report_md
+    assert got.campaign.profile() == QUICK
+    again = Watched()
+    pipeline.execute(QUICK, tmp_path / "c", site, request, pipeline.Stages(score=False), again)
+    assert again.said == [f"campaign {got.campaign.root}: 1 jobs, 1 already done"]
 
 
 @pytest.mark.petsc

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from hpcbench import store
-from hpcbench.plan import plan_campaign
+from hpcbench.pipeline import plan_campaign
+from hpcbench.plan.options import RunOptions
 from hpcbench.score import scoring
 from hpcbench.site import load_site
 from hpcbench.submission import load_submission
@@ -73,7 +74,8 @@ def test_hostile_submissions_are_planned_collected_and_scored_beside_the_good_on
     """Before: the 200 kB nested file raised RecursionError and no campaign was planned; a NUL in a
     short field stopped collect (HDF5 strings end at NUL)."""
     tree = hostile_tree(tmp_path / "tree")
-    planned = plan_campaign(tmp_path / "c", load_site("local"), [], tree, "vec-scatter")
+    opts = RunOptions(submissions=str(tree), problems="vec-scatter")
+    planned = plan_campaign(tmp_path / "c", load_site("local"), opts)
     rejected = {Path(r.path).parent.name for r in planned.gathered.rejected}
     assert rejected == {n for n, (_, w) in HOSTILE.items() if w is not None}
     jobs = {j.attempt for j in planned.plan.jobs if j.agent == "fz"}
@@ -148,7 +150,7 @@ def test_a_full_disk_stops_the_run_naming_the_file_system_and_run_resumes(tmp_pa
 
 def _sealed_campaign(root: Path) -> tuple[Path, str]:
     """A planned, collected and scored campaign (no job run: the store is what matters here)."""
-    planned = plan_campaign(root, load_site("local"), [], None, "vec-scatter,rosenbrock")
+    planned = plan_campaign(root, load_site("local"), RunOptions(problems="vec-scatter,rosenbrock"))
     store.collect(planned.campaign)
     sid, _ = scoring.score(planned.campaign.h5_path)
     return planned.campaign.root, sid

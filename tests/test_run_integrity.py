@@ -234,7 +234,8 @@ def test_a_local_job_past_its_wall_time_limit_is_stopped_and_recorded_as_a_timeo
 
     from hpcbench.executors.local import LocalExecutor
     from hpcbench.jobs.records import JobResult
-    from hpcbench.plan.gather import plan_campaign
+    from hpcbench.pipeline import plan_campaign
+    from hpcbench.plan.options import RunOptions
     from hpcbench.site import load_site
 
     d = tmp_path / "tree" / "sleeper" / "rosenbrock" / "1"
@@ -245,7 +246,8 @@ def test_a_local_job_past_its_wall_time_limit_is_stopped_and_recorded_as_a_timeo
     (d / "submission.json").write_text(json.dumps({"problem": "rosenbrock", "agent": "sleeper", "attempt": "1",
                                                    "entry": "main.c", "files": ["main.c"]}))
     site = load_site("local")
-    planned = plan_campaign(tmp_path / "out", site, [], tmp_path / "tree", "rosenbrock")
+    opts = RunOptions(submissions=str(tmp_path / "tree"), problems="rosenbrock")
+    planned = plan_campaign(tmp_path / "out", site, opts)
     job = next(s for s in planned.campaign.specs() if s.agent == "sleeper")
 
     class Limited(LocalExecutor):

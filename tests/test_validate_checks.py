@@ -15,14 +15,18 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from hpcbench.validation import checks as vc
 from hpcbench.errors import ConfigError
 from hpcbench.evaluators.base import EvalContext
 from hpcbench.evaluators.metrics.numerical_accuracy import NumericalAccuracy
 from hpcbench.jobs.records import JobResult, RunResult
+from hpcbench.pipeline.starved import starved_at_limit
 from hpcbench.problem import Checks, load_problem, load_problems
 from hpcbench.site import load_site
 from hpcbench.submission import Submission
+from hpcbench.validation import checks as vc
+from hpcbench.validation import markdown, summary
+from hpcbench.validation.library import apply_edits, load_library
+from hpcbench.validation.report import Outcome, ProblemReport
 
 PROBLEMS = load_problems()
 CPU = ["advection1d", "allen-cahn-imex", "bratu-fold", "cavity-dmstag", "darcy-dmplex", "elasticity-gamg",
@@ -34,13 +38,13 @@ CPU = ["advection1d", "allen-cahn-imex", "bratu-fold", "cavity-dmstag", "darcy-d
 
 @pytest.mark.parametrize("pid", CPU)
 def test_every_cpu_problem_brings_mutants_and_variants_that_apply(pid):
-    lib = vc.load_library(PROBLEMS[pid])
+    lib = load_library(PROBLEMS[pid], "checks")
     assert lib is not None, f"{pid} has no mutants/mutants.json"
     assert len(lib.wrong) >= 5 and len(lib.valid) >= 3
     ref = (PROBLEMS[pid].reference_dir / "main.c").read_text()
     for kind in ("wrong", "valid"):
         for i, prog in enumerate(getattr(lib, kind)):
-            files = vc.apply_edits(PROBLEMS[pid], prog, kind, i)  # every find occurs exactly once
+            files = apply_edits(PROBLEMS[pid], "checks", prog, f"{kind}[{i}]")  # every find occurs exactly once
             if kind == "wrong":
                 assert files["main.c"] != ref or prog.args, f"{pid}/{prog.name} changes nothing"
 
@@ -57,9 +61,9 @@ def test_an_edit_that_no_longer_applies_names_file_field_and_reason(tmp_path):
                       "edits": [{"find": "no such line in the reference", "replace": ""}]}],
            "valid": [{"name": "reference", "reason": "the reference as it is"}]}
     b = load_problem(_copy_problem(tmp_path, "vec-scatter", bad))
-    lib = vc.load_library(b)
+    lib = load_library(b, "checks")
     with pytest.raises(ConfigError) as e:
-        vc.apply_edits(b, lib.wrong[0], "wrong", 0)
+        apply_edits(b, "checks", lib.wrong[0], "wrong[0]")
     assert "mutants.json" in str(e.value) and "wrong[0].edits[0].find" in str(e.value)
     assert "occurs 0 times" in str(e.value)
     twice = {"wrong": [{"name": "twice", "reason": "ambiguous edit of a repeated line",
@@ -67,43 +71,43 @@ def test_an_edit_that_no_longer_applies_names_file_field_and_reason(tmp_path):
              "valid": [{"name": "reference", "reason": "the reference as it is"}]}
     b = load_problem(_copy_problem(tmp_path / "2", "vec-scatter", twice))
     with pytest.raises(ConfigError, match="must be exactly once"):
-        vc.apply_edits(b, vc.load_library(b).wrong[0], "wrong", 0)
+        apply_edits(b, "checks", load_library(b, "checks").wrong[0], "wrong[0]")
 
 
 def test_a_library_without_reasons_or_with_a_repeated_name_is_refused(tmp_path):
     no_reason = {"wrong": [{"name": "x", "reason": ""}], "valid": [{"name": "y", "reason": "the reference"}]}
     with pytest.raises(ConfigError, match=r"wrong\.0\.reason"):
-        vc.load_library(load_problem(_copy_problem(tmp_path, "vec-scatter", no_reason)))
+        load_library(load_problem(_copy_problem(tmp_path, "vec-scatter", no_reason)), "checks")
     dup = {"wrong": [{"name": "x", "reason": "one wrong program"}],
            "valid": [{"name": "x", "reason": "the same name again"}]}
     with pytest.raises(ConfigError, match=r"valid\[0\]\.name.*used twice"):
-        vc.load_library(load_problem(_copy_problem(tmp_path / "2", "vec-scatter", dup)))
+        load_library(load_problem(_copy_problem(tmp_path / "2", "vec-scatter", dup)), "checks")
 
 
 def test_rates_verdicts_and_the_summary_name_each_survivor_and_rejected_variant():
-    r = vc.ProblemReport("p", [
-        vc.Outcome("wrong", "killed-by-score", "wrong coefficient", 0.2),
-        vc.Outcome("wrong", "killed-by-gate", "crashes", None, failed_gate="execution"),
-        vc.Outcome("wrong", "survivor", "an option ignored", 0.7),
-        vc.Outcome("wrong", "broken", "does not compile", None, failed_gate="compilation", why="syntax error"),
-        vc.Outcome("valid", "fine", "another solver", 1.0),
+    r = ProblemReport("p", "checks", [
+        Outcome("wrong", "killed-by-score", "wrong coefficient", 0.2),
+        Outcome("wrong", "killed-by-gate", "crashes", None, failed_gate="execution"),
+        Outcome("wrong", "survivor", "an option ignored", 0.7),
+        Outcome("wrong", "broken", "does not compile", None, failed_gate="compilation", why="syntax error"),
+        Outcome("valid", "fine", "another solver", 1.0),
         # a valid variant must pass every check (it must be able to earn a tier): 0.99 is rejected
-        vc.Outcome("valid", "punished", "a correct program", 0.99, why="entry 3 off"),
+        Outcome("valid", "punished", "a correct program", 0.99, why="entry 3 off"),
     ])
     assert r.kill_rate == pytest.approx(2 / 4) and r.acceptance_rate == pytest.approx(1 / 2)
     assert not r.meets_targets
-    text = vc.summary([r])
+    text = summary([r])
     assert "kill rate 50% (2/4)" in text and "acceptance 50% (1/2)" in text and "BELOW TARGET" in text
     assert "survivor survivor (accuracy 0.700): an option ignored" in text
     assert "rejected variant punished (accuracy 0.990)" in text and "entry 3 off" in text
     assert "BROKEN mutant broken" in text
-    md = vc.markdown([r])
+    md = markdown([r])
     assert md.count("\n| ") == 7  # header + one line per program
     assert "| survivor | wrong | 0.700 | SURVIVES | an option ignored |" in md
-    ok = vc.ProblemReport("q", [vc.Outcome("wrong", f"w{i}", "wrong program", 0.1) for i in range(20)]
-                          + [vc.Outcome("valid", "v", "valid program", 1.0)])
+    ok = ProblemReport("q", "checks", [Outcome("wrong", f"w{i}", "wrong program", 0.1) for i in range(20)]
+                          + [Outcome("valid", "v", "valid program", 1.0)])
     assert ok.meets_targets
-    ok.outcomes.append(vc.Outcome("wrong", "w20", "one survivor in 21", 0.6))
+    ok.outcomes.append(Outcome("wrong", "w20", "one survivor in 21", 0.6))
     assert ok.kill_rate == pytest.approx(20 / 21) and ok.meets_targets  # 95.2% >= 95%
 
 
@@ -166,7 +170,7 @@ SUBSET = {
 def test_validate_checks_runs_a_subset_through_the_real_pipeline(tmp_path):
     only = {n for names in SUBSET.values() for n in names}
     # two problems at once, each in a process of its own, their runs sharing one set of core slots
-    reports = vc.run(sorted(SUBSET), tmp_path / "vc", only, parallel=2)
+    reports = vc.run(sorted(SUBSET), tmp_path / "vc", vc.Options(only=frozenset(only), parallel=2))
     by = {r.problem: r for r in reports}
     assert set(by) == set(SUBSET)
     for pid, r in by.items():
@@ -174,11 +178,11 @@ def test_validate_checks_runs_a_subset_through_the_real_pipeline(tmp_path):
         assert {o.name for o in r.outcomes} == set(SUBSET[pid])
         for o in r.outcomes:
             if o.kind == "wrong":
-                assert o.killed, f"{pid}/{o.name} survives ({o.accuracy}): {o.reason}"
+                assert o.killed, f"{pid}/{o.name} survives ({o.score}): {o.reason}"
             else:
-                assert o.accepted, f"{pid}/{o.name} rejected ({o.accuracy}): {o.why}"
+                assert o.accepted, f"{pid}/{o.name} rejected ({o.score}): {o.why}"
     adv = {o.name: o for o in by["advection1d"].outcomes}
-    assert adv["wrong-direction"].accuracy is not None and adv["wrong-direction"].accuracy < 0.5
+    assert adv["wrong-direction"].score is not None and adv["wrong-direction"].score < 0.5
     # the library's screen (every case at one rank count) decides the wrong direction, which is
     # then not run in full; the moment summed on each rank alone is right on one rank, so the
     # screen leaves it to the full run, whose two-rank cases kill it
@@ -186,9 +190,15 @@ def test_validate_checks_runs_a_subset_through_the_real_pipeline(tmp_path):
     full = tmp_path / "vc/campaigns/advection1d/records"
     assert not (full / "wrong__advection1d__wrong-direction.json").exists()
     assert (full / "wrong__advection1d__rank-local-moment.json").exists()
-    assert "<= " in vc.markdown(reports) and all(o.killed for o in adv.values() if o.kind == "wrong")
-    assert (tmp_path / "vc/.core-slots").is_dir() and "HPCBENCH_SHARED_SLOTS" not in __import__("os").environ
-    assert all(o.accuracy == 1.0 for o in by["rosenbrock"].outcomes if o.kind == "valid")
+    assert "<= " in markdown(reports) and all(o.killed for o in adv.values() if o.kind == "wrong")
+    # every campaign of the validation shares one set of core slots, recorded in its profile
+    slots = tmp_path / "vc/.core-slots"
+    assert slots.is_dir() and "HPCBENCH_SHARED_SLOTS" not in __import__("os").environ
+    for pid in SUBSET:
+        for kind in ("campaigns", "library-screen"):
+            m = json.loads((tmp_path / "vc" / kind / pid / "campaign.json").read_text())
+            assert m["profile"]["core_slots"] == str(slots.resolve()), (kind, pid)
+    assert all(o.score == 1.0 for o in by["rosenbrock"].outcomes if o.kind == "valid")
     # The CLI on the same folder for one of the problems (the others' programs stay there):
     # nothing reruns (records are reused), the same verdicts print, the markdown table has a
     # line per program, and the exit code says the targets were met.
@@ -218,7 +228,7 @@ def test_generated_mutants_through_the_real_pipeline(tmp_path):
 
     names = {"default-n": pick("crp", "30", "31"), "frequency": pick("crp", "0.3", "0.6"),
              "past-the-end": pick("ror", "i < n", "(i <= n)")}
-    reports = vc.run(["vec-scatter"], tmp_path / "vc", set(names.values()), library=False)
+    reports = vc.run(["vec-scatter"], tmp_path / "vc", vc.Options(only=frozenset(names.values()), library=False))
     g = reports[0].generated
     assert not reports[0].error and g is not None and g.total == len(every)
     verdicts = {o.name: o for o in g.outcomes}
@@ -247,9 +257,9 @@ def test_generated_mutants_through_the_real_pipeline(tmp_path):
     # the published cases and the campaign's held-out draw, all at 3 ranks only
     assert {c for c in runs if not c[0].startswith("held-out-")} == {("default", 3), ("larger", 3)}
     assert ("held-out-1", 3) in runs and {r for _, r in runs} == {3}
-    text = vc.summary(reports)
+    text = summary(reports)
     assert "generated mutants: kill rate 100%" in text and "equivalent (probable) 1" in text
-    md = vc.markdown(reports)
+    md = markdown(reports)
     assert f"| {names['default-n']} | equivalent |" in md and "`30` -> `31`" in md
 
 
@@ -278,7 +288,7 @@ def test_a_program_that_hangs_costs_one_case_not_every_case(tmp_path, monkeypatc
     monkeypatch.setattr(problem_mod, "default_problems_dir", lambda: root)
 
     out = tmp_path / "vc"
-    got = vc.run(["rosenbrock"], out, {"sleeps"}, generated=0, retry_time_factor=2)
+    got = vc.run(["rosenbrock"], out, vc.Options(only=frozenset({"sleeps"}), generated=0, retry_starved=2))
     o = got[0].outcomes[0]
     assert o.killed and o.failed_gate == "execution" and o.screened, o.why
     # decided by the library's screen (every case at one rank count), never run in the full campaign
@@ -289,7 +299,7 @@ def test_a_program_that_hangs_costs_one_case_not_every_case(tmp_path, monkeypatc
     assert "case n6 at 1 ranks failed" in rec.extra["stopped_at_failure"]
     spec = json.loads((out / "library-screen/rosenbrock/specs/wrong__rosenbrock__sleeps.json").read_text())
     assert spec["stop_at_failure"] and {r["time_limit_s"] for r in spec["runs"]} == {3}  # not retried
-    assert not vc.starved_at_limit(rec.runs[0]) and rec.runs[0].affinity[0].source == "proc"
+    assert not starved_at_limit(rec.runs[0]) and rec.runs[0].affinity[0].source == "proc"
     # the reference is planned the same way and, right everywhere, runs every case
     ref = JobResult.model_validate_json((records / "reference__rosenbrock__1.json").read_text())
     assert {r.case for r in ref.runs} == {"n6", "n20"} and "stopped_at_failure" not in ref.extra
@@ -305,11 +315,11 @@ def test_a_time_out_is_retried_only_where_the_run_waited_for_a_cpu():
                          wall_s=30.0, affinity=[RankAffinity(host="h", rank=i, cpus=str(i), cpu_wait_s=w,
                                                              source=source) for i, w in enumerate(waits)])
 
-    assert not vc.starved_at_limit(run(1, [0.4]))  # 1% of its 30 s waiting: its own time-out
-    assert vc.starved_at_limit(run(1, [9.0]))  # 30%: held back
-    assert vc.starved_at_limit(run(2, [0.1, 6.0]))  # one rank held back holds the other (MPI)
-    assert vc.starved_at_limit(run(2, [0.1]))  # a rank not watched: unknown counts as held back
-    assert vc.starved_at_limit(run(1, [0.0], source="probe"))  # a batch site's probe measures no wait
+    assert not starved_at_limit(run(1, [0.4]))  # 1% of its 30 s waiting: its own time-out
+    assert starved_at_limit(run(1, [9.0]))  # 30%: held back
+    assert starved_at_limit(run(2, [0.1, 6.0]))  # one rank held back holds the other (MPI)
+    assert starved_at_limit(run(2, [0.1]))  # a rank not watched: unknown counts as held back
+    assert starved_at_limit(run(1, [0.0], source="probe"))  # a batch site's probe measures no wait
 
 
 @pytest.mark.petsc
@@ -323,8 +333,9 @@ def test_a_rerun_measures_the_checks_and_programs_as_they_are_now(tmp_path, monk
     shutil.copytree(PROBLEMS["vec-scatter"].folder, root / "vec-scatter")
     monkeypatch.setattr(problem_mod, "default_problems_dir", lambda: root)
     out = tmp_path / "vc"
-    first = vc.run(["vec-scatter"], out, {"not-scaled"}, generated=0)
-    assert first[0].outcomes[0].killed and first[0].outcomes[0].accuracy == 0.0 and first[0].outcomes[0].screened
+    only = vc.Options(only=frozenset({"not-scaled"}), generated=0)
+    first = vc.run(["vec-scatter"], out, only)
+    assert first[0].outcomes[0].killed and first[0].outcomes[0].score == 0.0 and first[0].outcomes[0].screened
     record = out / "library-screen/vec-scatter/records/wrong__vec-scatter__not-scaled.json"
     started = json.loads(record.read_text())["started"]
 
@@ -332,16 +343,16 @@ def test_a_rerun_measures_the_checks_and_programs_as_they_are_now(tmp_path, monk
     for c in checks["checks"]:  # tolerances so wide that leaving out the scaling passes
         c.update(rtol=10.0, atol=1e6)
     (root / "vec-scatter/checks.json").write_text(json.dumps(checks))
-    second = vc.run(["vec-scatter"], out, {"not-scaled"}, generated=0)
+    second = vc.run(["vec-scatter"], out, only)
     # rescored with the checks as they are now: the screen no longer decides it, so it ran in full
-    assert second[0].outcomes[0].accuracy == 1.0 and not second[0].outcomes[0].screened
+    assert second[0].outcomes[0].score == 1.0 and not second[0].outcomes[0].screened
     assert json.loads(record.read_text())["started"] == started  # and its screening job was not run again
 
     lib = json.loads((root / "vec-scatter/mutants/mutants.json").read_text())
     prog = next(p for p in lib["wrong"] if p["name"] == "not-scaled")
     prog["edits"] = [{"find": "PetscCall(VecScale(x, alpha));", "replace": "PetscCall(VecScale(x, 2.0 * alpha));"}]
     (root / "vec-scatter/mutants/mutants.json").write_text(json.dumps(lib))
-    vc.run(["vec-scatter"], out, {"not-scaled"}, generated=0)
+    vc.run(["vec-scatter"], out, only)
     assert json.loads(record.read_text())["started"] != started  # a changed program runs again
 
 
@@ -350,7 +361,7 @@ def test_without_malloc_debug_a_write_past_a_block_and_a_leak_are_still_caught(t
     """validate-checks turns PETSc's whole-heap check off (-malloc_debug: most of its run time,
     _accuracy_site); the tracing allocator -malloc_dump turns on still stops a program that wrote
     one past a PetscMalloc'd block when it frees it, and still dumps a leak. Through the real
-    pipeline, on a site file that says `malloc_debug: false`."""
+    pipeline, on a site file that says `malloc_debug: false`; the validation profiles plan it off."""
     from tests.conftest import ROOT, hpcbench
 
     ref = ROOT / "problems" / "rosenbrock" / "reference"
@@ -380,4 +391,6 @@ def test_without_malloc_debug_a_write_past_a_block_and_a_leak_are_still_caught(t
     assert stopped.exit_code != 0 and "corrupted" in stopped.stderr, stopped.stderr[-2000:]
     assert all(r.exit_code == 0 for r in runs["leak"] if r.kind == "instrumented")
     assert all(r.leaks for r in runs["leak"] if r.kind == "instrumented")
-    assert vc._accuracy_site(load_site("local")).malloc_debug is False and load_site("local").malloc_debug
+    from hpcbench.profile import CHECKS_LIBRARY, GENERATED
+
+    assert not CHECKS_LIBRARY.malloc_debug and not GENERATED.malloc_debug and load_site("local").malloc_debug

@@ -93,10 +93,11 @@ def _dry_run_scripts(out: Path, site, problems: dict, plan, subs: list, account:
     from hpcbench.cli.stages import print_scripts
     from hpcbench.pipeline import Stages, execute
     from hpcbench.plan import declared_installs
-    from hpcbench.sweep.run import sweep_request
+    from hpcbench.sweep.run import sweep_request, write_plan
 
     profile, request = sweep_request(problems, plan, subs)
     got = execute(profile, out, site, replace(request, installs=declared_installs(site)), Stages(run=False))
+    write_plan(got.campaign, plan)
     try:
         print_scripts(site, got.campaign, got.planned.plan.jobs, account, pack=True, baseline_ranks=plan.rank_counts())
     except HpcbenchError as e:  # e.g. no account yet: the plan above still stands

@@ -17,6 +17,7 @@ from hpcbench.pipeline.verbs import (
     batch_scripts,
     dry_run_campaign,
     gate_campaign,
+    plan_campaign,
     profile_of,
     run_campaign,
     run_sweep,
@@ -25,4 +26,4 @@ from hpcbench.pipeline.verbs import (
 
 __all__ = ["BatchScripts", "CampaignOutcome", "Reporter", "ScoringProgress", "Stages", "ask_accounting",
            "batch_scripts", "collect_and_score", "dry_run_campaign", "execute", "gate_campaign", "judge_errors",
-           "not_scored", "profile_of", "run_campaign", "run_jobs", "run_sweep", "sweep_again"]
+           "not_scored", "plan_campaign", "profile_of", "run_campaign", "run_jobs", "run_sweep", "sweep_again"]

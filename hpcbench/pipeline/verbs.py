@@ -12,7 +12,7 @@ from pathlib import Path
 from hpcbench.errors import HpcbenchError
 from hpcbench.pipeline.execute import Stages, execute
 from hpcbench.pipeline.outcome import BatchScripts, CampaignOutcome, Reporter, Say, quiet
-from hpcbench.plan import Campaign
+from hpcbench.plan import Campaign, Planned
 from hpcbench.plan.options import RunOptions
 from hpcbench.profile import CampaignProfile, load_profile
 from hpcbench.site import SiteConfig, planned_site
@@ -84,6 +84,17 @@ def run_sweep(out: Path, site: SiteConfig, problems: dict, plan: SweepPlan, subs
     if not finish(campaign, plan, say):
         return campaign, None
     return campaign, write_scaling_report(campaign.root, campaign.report_dir)
+
+
+def plan_campaign(out: Path, site: SiteConfig, opts: RunOptions, reporter: Reporter | None = None) -> Planned:
+    """A campaign of `opts` gathered and planned at `out` under its profile, nothing run (a
+    script that inspects or hands on the plan; `run` and `submit` go on from here)."""
+    from hpcbench.plan import request_for
+
+    rep = reporter or Reporter()
+    with rep.generating() as progress:
+        gathered, request = request_for(out, opts, progress)
+    return execute(profile_of(opts), out, site, request, Stages(run=False), rep, gathered).planned
 
 
 def dry_run_campaign(out: Path, site: SiteConfig, opts: RunOptions, pack: bool | None = None,

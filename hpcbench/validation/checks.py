@@ -191,7 +191,6 @@ def _fill_report(report: ProblemReport, lib: MutantLibrary, scores: list, screen
         report.outcomes.append(Outcome(
             kind=sc.agent, name=sc.attempt, reason=reason,
             score=None if sc.failed_gate or acc is None else acc.score, failed_gate=sc.failed_gate,
-            broken=why(sc, acc) if sc.failed_gate == "compilation" and sc.agent == "wrong" else "",
             why=why(sc, acc), screened=sc.attempt in screened and sc.agent == "wrong"))
     report.outcomes.sort(key=lambda x: (x.kind != "wrong", x.name))
 

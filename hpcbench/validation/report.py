@@ -40,6 +40,10 @@ class Outcome:
     why: str = ""  # the deciding evaluator's rationale (or the gate's)
     screened: bool = False  # decided by the screen (every case at one rank count): the score is an upper bound
 
+    def __post_init__(self) -> None:
+        if self.kind in ("wrong", "valid") and self.failed_gate == "compilation" and not self.broken:
+            self.broken = self.why or "does not compile"  # a mutant that does not build tests nothing
+
     @property
     def killed(self) -> bool:
         if self.broken:
@@ -131,7 +135,7 @@ def _program_lines(r: ProblemReport) -> list[str]:
     for o in r.outcomes:
         if o.broken and r.measure == "performance":
             lines.append(f"  BROKEN {o.kind} {o.name}: {o.broken}")
-        elif o.broken:
+        elif o.broken and o.kind == "wrong":
             lines.append(f"  BROKEN mutant {o.name} (does not compile: fix its edits): {o.why}")
         elif o.kind in ("wrong", "slower") and not o.killed:
             metric = "accuracy" if o.kind == "wrong" else "execution_time"
