@@ -1,16 +1,57 @@
+import contextlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from hpcbench.profile import FULL as _FULL  # noqa: E402
+from hpcbench.profile import QUICK as _QUICK  # noqa: E402
 from tests.openai_server import openai_server  # noqa: E402,F401  (fixture: local stand-in LLM endpoint)
+
+# ----------------------------------------------------------------------------- one test session's shared state
+# pytest-xdist runs the suite in several worker processes. What they share lives in one folder
+# per test run (xdist gives every worker the run's id): the build cache (XDG_CACHE_HOME: each
+# reference is built once per session, not once per campaign, and a session starts cold), the
+# core slots every campaign and every direct MPI run of the session takes (two workers' runs
+# never oversubscribe the machine's cores: timings stay clean and time limits meaningful), the
+# profiles that name those slots, and campaigns built once for every worker (`shared_campaign`).
+SESSION = Path(tempfile.gettempdir()) / f"hpcbench-tests-{os.environ.get('PYTEST_XDIST_TESTRUNUID') or os.getpid()}"
+SLOTS = SESSION / "core-slots"
+QUICK = SESSION / "quick.json"  # the quick profile (gates and checks only) on the session's slots
+FULL = SESSION / "full.json"  # the full profile (valgrind, timing repeats, the performance case) on them
+SESSION.mkdir(parents=True, exist_ok=True)
+for _path, _profile in ((QUICK, _QUICK), (FULL, _FULL)):
+    if not _path.is_file():  # every worker writes the same bytes; the first one's stay
+        _tmp = _path.with_suffix(f".{os.getpid()}")
+        _tmp.write_text(_profile.model_copy(update={"core_slots": str(SLOTS)}).model_dump_json())
+        _tmp.replace(_path)
+os.environ["XDG_CACHE_HOME"] = str(SESSION / "cache")
+
+
+def pytest_unconfigure(config) -> None:
+    if not hasattr(config, "workerinput"):  # the controller (or a run without workers) cleans up
+        shutil.rmtree(SESSION, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def cores(n: int) -> Iterator[None]:
+    """`n` of the session's core slots, for a test that starts MPI ranks itself (not through a
+    campaign, whose jobs take them on their own)."""
+    from hpcbench.jobs.slots import CoreSlots
+
+    with CoreSlots(SLOTS, os.cpu_count() or 1).hold(n):
+        yield
 
 
 def hpcbench(*args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -21,13 +62,34 @@ def hpcbench(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return proc
 
 
+def shared_campaign(name: str, *run_args: str, check: bool = True) -> tuple[Path, subprocess.CompletedProcess]:
+    """`hpcbench run RUN_ARGS --out <session>/<name>` once per test session, whichever worker
+    asks first (the others wait for it), and what it printed: read-only for the tests that take
+    it; a test that writes into a campaign takes a copy (`copy_campaign`)."""
+    out = SESSION / name
+    said = SESSION / f"{name}.printed.json"
+    with FileLock(str(SESSION / f"{name}.lock")):
+        if not said.is_file():
+            shutil.rmtree(out, ignore_errors=True)
+            p = hpcbench("run", *run_args, "--out", str(out), check=check)
+            said.write_text(json.dumps({"args": p.args, "returncode": p.returncode, "stdout": p.stdout,
+                                        "stderr": p.stderr}))
+    d = json.loads(said.read_text())
+    return out, subprocess.CompletedProcess(d["args"], d["returncode"], d["stdout"], d["stderr"])
+
+
+def copy_campaign(src: Path, dest: Path) -> Path:
+    """A campaign of its own for a test that writes into it (a rescoring, a resumed submit)."""
+    shutil.copytree(src, dest, symlinks=True)
+    return dest
+
+
 @pytest.fixture(scope="session")
-def sample_campaign(tmp_path_factory) -> Path:
-    """One real campaign, built and run through the CLI: the references and the
-    bundled sample agents on this machine's PETSc and MPI."""
-    out = tmp_path_factory.mktemp("campaign") / "c"
-    hpcbench("run", "--agent", "reference", "--agent", "samples", "--out", str(out))
-    return out
+def sample_campaign() -> Path:
+    """One real campaign, built and run through the CLI: the references and the bundled sample
+    agents on this machine's PETSc and MPI, with the quick profile (the samples' flaws are
+    gates and checks; what the full profile adds has tests of its own)."""
+    return shared_campaign("samples", "--profile", str(QUICK), "--agent", "reference", "--agent", "samples")[0]
 
 
 @pytest.fixture(scope="session")
@@ -85,12 +147,14 @@ def adversarial_tree(tree: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def adversarial_campaign(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+def adversarial_campaign() -> tuple[Path, subprocess.CompletedProcess]:
     """The adversarial tree run through `hpcbench run` (the rosenbrock reference with it), and
     what `run` printed."""
-    base = tmp_path_factory.mktemp("adversarial")
-    tree = adversarial_tree(base / "tree")
-    out = base / "c"
-    proc = hpcbench("run", "--submissions", str(tree), "--problems", "rosenbrock", "--out", str(out), check=False)
+    tree = SESSION / "adversarial-tree"
+    with FileLock(str(SESSION / "adversarial-tree.lock")):
+        if not tree.is_dir():
+            adversarial_tree(tree)
+    out, proc = shared_campaign("adversarial", "--profile", str(QUICK), "--submissions", str(tree), "--problems",
+                                "rosenbrock", check=False)
     assert (out / "campaign.h5").is_file(), proc.stdout + proc.stderr
     return out, proc

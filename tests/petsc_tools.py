@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from hpcbench.jobs.build import build_submission
+from hpcbench.jobs import build_cache
 from hpcbench.jobs.launch import mpi_env
 from hpcbench.petsc_env import find_petsc, parse_version
+from tests.conftest import SESSION, cores
 
 
 def build(src: Path, dest: Path, entry: str = "main.c") -> Path:
@@ -26,7 +27,8 @@ def build(src: Path, dest: Path, entry: str = "main.c") -> Path:
             pytest.skip(f"{problem_json.parent.name} needs PETSc >= {need}, this is {petsc.version}")
     shutil.copytree(src, dest, dirs_exist_ok=True)
     sources = sorted(p.name for p in dest.iterdir() if p.suffix in (".c", ".cu", ".cxx"))
-    res = build_submission(dest, sources, entry, petsc, timeout_s=300)
+    # through the session's build cache (tests/conftest.py): each reference is built once a session
+    res = build_cache.build(str(SESSION / "cache" / "builds"), dest, sources, entry, petsc, timeout_s=300)
     assert res.exit_code == 0, f"build failed:\n{res.stdout}\n{res.stderr}"
     return dest / "app"
 
@@ -34,8 +36,9 @@ def build(src: Path, dest: Path, entry: str = "main.c") -> Path:
 def run(binary: Path, args: list[str], ranks: int = 1, timeout: float = 120) -> str:
     """Run with mpiexec and return stdout; fails the test on a non-zero exit."""
     cmd = ["mpiexec", "-n", str(ranks), "--oversubscribe", str(binary), *args]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=binary.parent,
-                          env={**os.environ, **mpi_env()})
+    with cores(ranks):  # the session's core slots: never on cores another worker's runs hold
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=binary.parent,
+                              env={**os.environ, **mpi_env()})
     assert proc.returncode == 0, f"{cmd} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
     return proc.stdout
 

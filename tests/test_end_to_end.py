@@ -10,7 +10,7 @@ from hpcbench.plan.held_out import read_draw
 from hpcbench.problem import load_problems
 from hpcbench.store import tables
 from hpcbench.store.scorings import list_scorings, read_scoring
-from tests.conftest import hpcbench
+from tests.conftest import QUICK, copy_campaign, hpcbench
 
 pytestmark = pytest.mark.slow
 
@@ -121,8 +121,12 @@ def test_campaign_provenance_and_reports(sample_campaign):
         assert key in rows[0]
 
 
-def test_rerun_is_resumable_and_rescoring_keeps_old_scores(sample_campaign):
-    out = hpcbench("submit", "--agent", "reference", "--agent", "samples", "--out", str(sample_campaign))
+def test_rerun_is_resumable_and_rescoring_keeps_old_scores(sample_campaign, tmp_path):
+    """A copy of the campaign (a campaign folder moved or copied keeps its records: its specs'
+    own paths are compared relative to it) resumed: nothing runs again."""
+    sample_campaign = copy_campaign(sample_campaign, tmp_path / "c")
+    out = hpcbench("submit", "--profile", str(QUICK), "--agent", "reference", "--agent", "samples", "--out",
+                   str(sample_campaign))
     m = re.search(r"(\d+) jobs, (\d+) already done", out.stderr)
     assert m and int(m.group(1)) > 0 and m.group(1) == m.group(2), out.stderr
     hpcbench("collect", str(sample_campaign))

@@ -471,11 +471,17 @@ def save_plan_manifest(campaign: Campaign, site: SiteConfig, request: PlanReques
 
 
 def _spec_changed(path: Path, spec: JobSpec) -> bool:
-    """Whether what the job computes changed (keeping its work folder or not does not)."""
+    """Whether what the job computes changed (keeping its work folder or not does not, nor the
+    campaign folder having been moved or copied: its own paths are compared relative to it)."""
     try:
-        old = json.loads(path.read_text())
-    except (OSError, ValueError):
+        text = path.read_text()
+        old_root = Path(json.loads(text)["record_path"]).parent.parent
+    except (OSError, ValueError, KeyError, TypeError):
         return True
+    new_root = Path(spec.record_path).parent.parent
+    if old_root != new_root:
+        text = text.replace(json.dumps(f"{old_root}/")[1:-1], json.dumps(f"{new_root}/")[1:-1])
+    old = json.loads(text)
     old.pop("keep_work", None)
     return old != json.loads(spec.model_dump_json(exclude={"keep_work"}))
 
