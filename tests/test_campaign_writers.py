@@ -17,6 +17,7 @@ import pytest
 
 from hpcbench.jobs.records import JobResult
 from hpcbench.plan.locking import campaign_lock
+from tests.conftest import QUICK
 
 pytestmark = pytest.mark.petsc
 
@@ -47,13 +48,6 @@ int main(int argc, char **argv)
 }
 """.replace("SLOW_S", str(SLOW_S))
 
-FAST_SITE = """name: fast-local
-scheduler: local
-launcher: {template: "mpiexec -n {ranks}", oversubscribe_flag: "--oversubscribe"}
-variants: [{name: cpu, petsc_dir: auto}]
-timing_repeats: 1
-valgrind: false
-"""
 
 
 @pytest.fixture
@@ -62,10 +56,8 @@ def setup(tmp_path):
     tree.mkdir(parents=True)
     (tree / "main.c").write_text(SLOW_C)
     (tree / "submission.json").write_text(json.dumps({"entry": "main.c", "files": ["main.c"]}))
-    site = tmp_path / "fast.yaml"
-    site.write_text(FAST_SITE)
     out = tmp_path / "c"
-    args = ["run", "--site", str(site), "--agent", f"dir:{tmp_path / 'tree'}", "--problems", "vec-scatter",
+    args = ["run", "--profile", str(QUICK), "--agent", f"dir:{tmp_path / 'tree'}", "--problems", "vec-scatter",
             "--out", str(out)]
     started: list[subprocess.Popen] = []
 

@@ -12,7 +12,7 @@ import pytest
 from hpcbench.resources import data_path
 from hpcbench.store import tables
 from tests.a2a_servers import PurpleServer, purple_message, purple_success
-from tests.conftest import hpcbench
+from tests.conftest import QUICK, hpcbench
 
 pytestmark = [pytest.mark.slow, pytest.mark.petsc]
 
@@ -56,7 +56,7 @@ def test_generate_submit_collect_score_report_from_an_a2a_agent(tmp_path):
         again = hpcbench("generate", "--agent", f"a2a:{srv.url}", "--problems", problems, "--attempts", "2",
                          "--out", str(subs)).stdout
         assert "4 already there" in again
-    hpcbench("submit", "--submissions", str(subs), "--problems", problems, "--out", str(camp))
+    hpcbench("submit", "--profile", str(QUICK), "--submissions", str(subs), "--problems", problems, "--out", str(camp))
     hpcbench("collect", str(camp))
     hpcbench("score", str(camp))
     rows = json.loads(hpcbench("report", str(camp), "--format", "json").stdout)["submissions"]

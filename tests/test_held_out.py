@@ -14,7 +14,7 @@ from hpcbench.evaluators.metrics.numerical_accuracy import compare_score
 from hpcbench.plan.campaign import case_runs
 from hpcbench.plan.held_out import draw, ensure_draw, read_draw
 from hpcbench.problem import HELD_OUT_CASES, CompareCheck, load_problem, load_problems
-from tests.conftest import hpcbench
+from tests.conftest import QUICK, hpcbench
 
 PROBLEMS = load_problems()
 WITH_HELD_OUT = sorted(pid for pid, b in PROBLEMS.items() if b.problem.held_out is not None)
@@ -301,7 +301,8 @@ def hardcoded_tree(root):
 def test_a_program_printing_the_published_answers_fails_the_held_out_cases(tmp_path):
     tree = hardcoded_tree(tmp_path / "tree")
     out = tmp_path / "c"
-    proc = hpcbench("run", "--submissions", str(tree), "--problems", "vec-scatter,robertson", "--out", str(out),
+    proc = hpcbench("run", "--profile", str(QUICK), "--submissions", str(tree), "--problems", "vec-scatter,robertson",
+                    "--out", str(out),
                     "--held-out-seed", "5", check=False)
     assert proc.returncode == 0, proc.stderr
     assert "held-out cases: 2 drawn with seed 5" in proc.stderr

@@ -22,7 +22,7 @@ from hpcbench.llm import litellm_module
 from hpcbench.problem import load_problems
 from hpcbench.resources import data_path
 from hpcbench.submission import load_submission
-from tests.conftest import hpcbench
+from tests.conftest import QUICK, hpcbench
 from tests.openai_server import Reply
 
 MODEL = "openai/gpt-4o-mini"
@@ -146,8 +146,8 @@ def test_outage_mid_campaign_then_retry_completes_it(openai_server, tmp_path):
 
     openai_server.default = answer
     env = _env(HPCBENCH_API_KEY="sk-test")
-    p = _hpcbench("run", "--agent", f"litellm:{MODEL}", "--problems", "rosenbrock", "--out", str(camp),
-                  "--base-url", openai_server.base_url, env=env)
+    p = _hpcbench("run", "--profile", str(QUICK), "--agent", f"litellm:{MODEL}", "--problems", "rosenbrock",
+                  "--out", str(camp), "--base-url", openai_server.base_url, env=env)
     assert p.returncode == 1, p.stderr
     assert "provider_error" in p.stderr and "upstream unavailable (test server)" in p.stderr
     assert f"hpcbench retry {camp}" in p.stderr

@@ -23,7 +23,7 @@ from hpcbench.score.scoring import score_campaign
 from hpcbench.site import load_site
 from hpcbench.store import StoredCampaign, StoredSubmission
 from hpcbench.submission import Submission, load_submission, load_tree, reference_submission
-from tests.conftest import hpcbench
+from tests.conftest import QUICK, hpcbench
 
 PROBLEMS = {"vec-scatter", "robertson"}
 GOOD_C = b"#include <petscsys.h>\nint main(int argc, char **argv)\n{\n  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));\n  PetscCall(PetscFinalize());\n  return 0;\n}\n"  # noqa: E501
@@ -224,7 +224,7 @@ def test_run_with_submissions_runs_the_users_tree_without_the_bundled_samples(tm
     reference = load_problems()["vec-scatter"].reference_dir
     _attempt(tree, "me", files={"main.c": (reference / "main.c").read_bytes()})
     out = tmp_path / "c"
-    hpcbench("run", "--submissions", str(tree), "--problems", "vec-scatter", "--out", str(out))
+    hpcbench("run", "--profile", str(QUICK), "--submissions", str(tree), "--problems", "vec-scatter", "--out", str(out))
     rows = json.loads(hpcbench("report", str(out), "--format", "json").stdout)["submissions"]
     assert {r["agent"] for r in rows} == {"me", "reference"}
     assert {s.agent for s in Campaign(out).specs()} == {"me", "reference"}

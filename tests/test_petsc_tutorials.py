@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from hpcbench.petsc_env import find_petsc
-from tests.conftest import hpcbench
+from tests.conftest import QUICK, hpcbench
 
 pytestmark = [pytest.mark.petsc, pytest.mark.slow]
 AGENT = "petsc-tutorials"
@@ -44,13 +44,6 @@ TUTORIALS: dict[str, list[str]] = {
 }
 GATES = ("generation", "compilation", "execution", "memory_safety", "api_usage")
 
-FAST_SITE = """name: tutorials-local
-scheduler: local
-launcher: {template: "mpiexec -n {ranks}", oversubscribe_flag: "--oversubscribe"}
-variants: [{name: cpu, petsc_dir: auto}]
-timing_repeats: 1
-valgrind: false
-"""
 
 
 def _attempt(path: str) -> str:
@@ -102,10 +95,8 @@ def campaign(tmp_path_factory) -> Path:
                 (folder / "submission.json").write_text(json.dumps(
                     {"problem": pid, "agent": AGENT, "attempt": _attempt(path), "entry": Path(path).name,
                      "files": files}))
-    site = tmp / "site.yaml"
-    site.write_text(FAST_SITE)
     out = tmp / "c"
-    hpcbench("run", "--site", str(site), "--submissions", str(tree), "--problems", ",".join(TUTORIALS),
+    hpcbench("run", "--profile", str(QUICK), "--submissions", str(tree), "--problems", ",".join(TUTORIALS),
              "--out", str(out), check=False)  # exit 1 when accuracy fails: the tutorials print other things
     return out
 

@@ -21,6 +21,7 @@ import yaml
 
 from hpcbench.resources import data_path
 from hpcbench.store.scorings import read_scoring
+from tests.conftest import QUICK
 
 pytestmark = pytest.mark.petsc
 
@@ -169,8 +170,8 @@ def test_an_installed_plugin_adds_an_evaluator_a_scheduler_and_an_agent_kind(tmp
     assert str(site) in p.stderr and "scheduler" in p.stderr and "'demo' is not a known scheduler" in p.stderr
     assert "local, pbs, slurm" in p.stderr
 
-    p = _hpcbench(["run", "--site", str(site), "--agent", f"demo:{ref}", "--problems", "rosenbrock",
-                   "--out", str(out)], tmp_path, plugin)
+    p = _hpcbench(["run", "--profile", str(QUICK), "--site", str(site), "--agent", f"demo:{ref}", "--problems",
+                   "rosenbrock", "--out", str(out)], tmp_path, plugin)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
 
     # The agent kind: dispatched to the plugin's factory, its answer written as agent demo-copier.
@@ -474,8 +475,8 @@ def test_a_plugin_scheduler_with_its_own_settings_view_and_launcher_runs_a_packe
     site = _toyq_site(tmp_path, {"account_required": False, "poll_s": 0.3, "spool": str(spool)})
 
     out = tmp_path / "campaign"
-    p = _toyq(["run", "--site", str(site), "--agent", "reference", "--problems", "vec-scatter,rosenbrock",
-               "--out", str(out)], tmp_path, plugin)
+    p = _toyq(["run", "--profile", str(QUICK), "--site", str(site), "--agent", "reference", "--problems",
+               "vec-scatter,rosenbrock", "--out", str(out)], tmp_path, plugin)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     ledger = json.loads((out / "scheduler" / "ledger.json").read_text())
     assert ledger["scheduler"] == "toyq" and ledger["submit_calls"] == 1  # packed: one allocation

@@ -56,7 +56,7 @@ def test_refusing_a_solvable_problem_counts_as_zero_on_the_leaderboard(tmp_path)
     """An agent that declines everything must not look better than one that tries."""
     import json
 
-    from tests.conftest import hpcbench
+    from tests.conftest import QUICK, hpcbench
 
     sub = tmp_path / "subs" / "shy-agent" / "rosenbrock" / "1"
     sub.mkdir(parents=True)
@@ -64,7 +64,8 @@ def test_refusing_a_solvable_problem_counts_as_zero_on_the_leaderboard(tmp_path)
         "problem": "rosenbrock", "agent": "shy-agent", "attempt": "1", "refused": True,
         "refusal_reason": "optimisation is out of scope for me"}))
     out = tmp_path / "camp"
-    hpcbench("run", "--submissions", str(tmp_path / "subs"), "--problems", "rosenbrock", "--out", str(out))
+    hpcbench("run", "--profile", str(QUICK), "--submissions", str(tmp_path / "subs"), "--problems", "rosenbrock",
+             "--out", str(out))
     rep = json.loads(hpcbench("report", str(out), "--format", "json").stdout)
     row = next(r for r in rep["submissions"] if r["agent"] == "shy-agent")
     assert row["refused"] and row["composite"] == 0.0 and row["failed_gate"] == "refused"

@@ -20,18 +20,11 @@ from pathlib import Path
 import pytest
 
 from hpcbench.store.scorings import read_scoring
-from tests.conftest import ROOT, hpcbench
+from tests.conftest import QUICK, ROOT, hpcbench
 from tests.openai_server import Reply
 
 pytestmark = pytest.mark.slow
 
-FAST_SITE = """name: fast-local
-scheduler: local
-launcher: {template: "mpiexec -n {ranks}", oversubscribe_flag: "--oversubscribe"}
-variants: [{name: cpu, petsc_dir: auto}]
-timing_repeats: 1
-valgrind: false
-"""
 AGENTS = {"six-of-six": 6, "four-of-six": 4, "three-of-six": 3}
 
 
@@ -62,10 +55,8 @@ def write_tree(root: Path) -> Path:
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("stats")
-    site = tmp / "fast.yaml"
-    site.write_text(FAST_SITE)
     out = tmp / "c"
-    hpcbench("run", "--site", str(site), "--submissions", str(write_tree(tmp / "tree")), "--problems", "rosenbrock",
+    hpcbench("run", "--profile", str(QUICK), "--submissions", str(write_tree(tmp / "tree")), "--problems", "rosenbrock",
              "--out", str(out), "--bootstrap-seed", "11")
     return out
 

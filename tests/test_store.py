@@ -23,7 +23,7 @@ from filelock import FileLock
 from bench.store_scale import _merge_held, build
 from hpcbench.store import layout, tables
 from hpcbench.store.scorings import list_scorings, read_scoring
-from tests.conftest import hpcbench
+from tests.conftest import QUICK, hpcbench
 
 pytestmark = pytest.mark.petsc
 
@@ -31,7 +31,8 @@ pytestmark = pytest.mark.petsc
 @pytest.fixture(scope="module")
 def small(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("store") / "c"
-    hpcbench("run", "--agent", "reference", "--agent", "samples", "--problems", "vec-scatter", "--out", str(out))
+    hpcbench("run", "--profile", str(QUICK), "--agent", "reference", "--agent", "samples", "--problems", "vec-scatter",
+             "--out", str(out))
     return out
 
 
