@@ -158,3 +158,43 @@ def adversarial_campaign() -> tuple[Path, subprocess.CompletedProcess]:
                                 "rosenbrock", check=False)
     assert (out / "campaign.h5").is_file(), proc.stdout + proc.stderr
     return out, proc
+
+
+# ----------------------------------------------------------------------------- the clusters (tests/clusters.py)
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster() -> Iterator[str]:
+    """The real single-node Slurm test cluster, started once a session (installed when missing),
+    idle before the first test uses it; its SLURM_CONF. Tests that take it are in the xdist
+    group "slurm" (pytest_collection_modifyitems), so one worker runs them all."""
+    from tests.clusters import drained, running_cluster
+
+    with running_cluster({}) as conf:
+        os.environ["SLURM_CONF"] = conf
+        drained(timeout=600)
+        yield conf
+
+
+@pytest.fixture(scope="session")
+def slow_tree(tmp_path_factory) -> Path:
+    """A rosenbrock program that sleeps 25 s in each run (past a 1-minute walltime)."""
+    from tests.clusters import SLOW_C, rosenbrock_tree
+
+    return rosenbrock_tree(tmp_path_factory.mktemp("slow"), "slow-coder", SLOW_C)
+
+
+@pytest.fixture
+def fake_pbs(tmp_path, monkeypatch) -> Path:
+    """The PBS Pro stand-in on PATH (PBS Pro cannot be installed here); its state folder."""
+    from tests.clusters import install_fake_pbs
+
+    return install_fake_pbs(tmp_path, monkeypatch)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    # One worker runs every test of the Slurm cluster (it starts once, and their jobs queue on
+    # its two CPUs in order); the others share the cores through the session's core slots.
+    for item in items:
+        if item.get_closest_marker("slurm"):
+            item.add_marker(pytest.mark.xdist_group("slurm"))

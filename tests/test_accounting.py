@@ -12,9 +12,8 @@ import pytest
 from hpcbench.executors.accounting import Usage, parse_qstat_usage, parse_sacct_usage, size_bytes, split
 from hpcbench.jobs.records import CaseRun, JobSpec, Variant
 from hpcbench.store.accounting import read_accounting
-from tests.conftest import hpcbench
-from tests.test_pbs import _site, fake_pbs, serve  # noqa: F401 (fixture)
-from tests.test_slurm_cluster import _site_variant, slurm_cluster  # noqa: F401 (fixture)
+from tests.clusters import polaris_here, serve
+from tests.conftest import QUICK, hpcbench
 
 
 def test_sacct_lines_give_elapsed_nodes_and_the_largest_steps_memory():
@@ -49,12 +48,10 @@ def test_an_allocations_node_hours_are_shared_by_wall_time_and_cores(tmp_path):
 
 @pytest.mark.slurm
 @pytest.mark.petsc
-def test_report_shows_node_hours_from_sacct_on_the_slurm_cluster(slurm_cluster, tmp_path):  # noqa: F811
-    site = _site_variant(tmp_path, "ci-slurm-acct", **{"timing_repeats: 3": "timing_repeats: 1",
-                                                       "valgrind: true": "valgrind: false"})
+def test_report_shows_node_hours_from_sacct_on_the_slurm_cluster(slurm_cluster, tmp_path):
     out = tmp_path / "c"
-    hpcbench("submit", "--site", str(site), "--pack", "--wait", "--agent", "reference", "--problems",
-             "rosenbrock,vec-scatter", "--out", str(out))
+    hpcbench("submit", "--site", "ci-slurm", "--profile", str(QUICK), "--pack", "--wait", "--agent", "reference",
+             "--problems", "rosenbrock,vec-scatter", "--out", str(out))
     said = hpcbench("collect", str(out)).stdout
     assert "scheduler accounting of 1 allocation(s)" in said, said
     alloc = json.loads((out / "scheduler" / "ledger.json").read_text())["arrays"][0]["array_id"]
@@ -76,9 +73,9 @@ def test_report_shows_node_hours_from_sacct_on_the_slurm_cluster(slurm_cluster, 
 
 
 @pytest.mark.petsc
-def test_qstat_accounting_through_the_pbs_standin_reaches_the_store(fake_pbs, tmp_path, monkeypatch):  # noqa: F811
+def test_qstat_accounting_through_the_pbs_standin_reaches_the_store(fake_pbs, tmp_path, monkeypatch):
     out = tmp_path / "c"
-    site = _site(tmp_path)
+    site = polaris_here(tmp_path)
     site.write_text(site.read_text().replace('template: "mpiexec -n {ranks}"',
                                              'template: "mpiexec --np {ranks} --npernode {ppn}"'))
     hpcbench("submit", "--site", str(site), "--account", "P", "--problems", "rosenbrock", "--out", str(out))

@@ -17,8 +17,8 @@ import pytest
 
 from hpcbench.jobs.placement import PackContext, placed_launcher
 from hpcbench.jobs.records import Launcher
+from tests.clusters import polaris_here, serve
 from tests.conftest import ROOT, hpcbench
-from tests.test_pbs import _site, fake_pbs, serve  # noqa: F401 (fixture)
 
 PALS = Launcher(template="mpiexec --np {ranks} --ppn {ppn} --depth {depth} --cpu-bind depth", oversubscribe_flag="")
 
@@ -96,9 +96,9 @@ def test_dry_run_of_a_job_wider_than_a_node_spans_a_host_subset(tmp_path, monkey
 
 
 @pytest.mark.petsc
-def test_pbs_packed_campaign_is_one_qsub_and_places_runs_with_hostfiles(fake_pbs, tmp_path, monkeypatch):  # noqa: F811
+def test_pbs_packed_campaign_is_one_qsub_and_places_runs_with_hostfiles(fake_pbs, tmp_path, monkeypatch):
     out = tmp_path / "c"
-    site = _site(tmp_path)  # Polaris (exclusive nodes: packed by default) with this machine's PETSc
+    site = polaris_here(tmp_path)  # Polaris (exclusive nodes: packed by default) with this machine's PETSc
     # Open MPI spells PALS's --ppn --npernode; the hostfile is added by the packer.
     site.write_text(site.read_text().replace('template: "mpiexec -n {ranks}"',
                                              'template: "mpiexec --np {ranks} --npernode {ppn}"'))

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import hpcbench
-from tests.test_slurm_cluster import _site_variant, rosenbrock_tree, slurm_cluster  # noqa: F401 (fixture)
+from tests.clusters import rosenbrock_tree
+from tests.conftest import QUICK, hpcbench
 
 pytestmark = [pytest.mark.slurm, pytest.mark.petsc]
 
@@ -50,12 +50,10 @@ def _exact_step(cmd: list[str]) -> bool:
     return cmd[0] == "srun" and "--exact" in cmd[:cmd.index("-n")]
 
 
-def test_packed_campaign_is_one_sbatch_of_steps_and_resume_reruns_only_the_rest(slurm_cluster, tmp_path):  # noqa: F811
-    site = _site_variant(tmp_path, "ci-slurm-pack", **{"timing_repeats: 3": "timing_repeats: 1",
-                                                       "valgrind: true": "valgrind: false"})
+def test_packed_campaign_is_one_sbatch_of_steps_and_resume_reruns_only_the_rest(slurm_cluster, tmp_path):
     out = tmp_path / "c"
-    args = ["--site", str(site), "--pack", "--agent", "reference", "--submissions", str(_tree(tmp_path / "t")),
-            "--problems", "rosenbrock", "--out", str(out)]
+    args = ["--site", "ci-slurm", "--profile", str(QUICK), "--pack", "--agent", "reference", "--submissions",
+            str(_tree(tmp_path / "t")), "--problems", "rosenbrock", "--out", str(out)]
     hpcbench("submit", *args)
     ledger = json.loads((out / "scheduler" / "ledger.json").read_text())
     assert ledger["submit_calls"] == 1 and len(ledger["jobs"]) == 2  # one sbatch for both jobs
@@ -100,7 +98,7 @@ def test_packed_campaign_is_one_sbatch_of_steps_and_resume_reruns_only_the_rest(
     assert (out / "records" / f"{ref}.json").read_text() == ref_text  # nothing finished is redone
 
 
-def test_sweep_is_one_sbatch_and_the_same_command_after_scancel_runs_only_the_rest(slurm_cluster, tmp_path):  # noqa: F811
+def test_sweep_is_one_sbatch_and_the_same_command_after_scancel_runs_only_the_rest(slurm_cluster, tmp_path):
     out = tmp_path / "sweep"
     args = ["--site", "ci-slurm", "--agent", "reference", "--problems", "advection1d", "--ranks", "1,2",
             "--sizes", "400000,800000", "--repeats", "2", "--out", str(out)]

@@ -6,98 +6,12 @@ PBS Pro's documented formats; the test plays the server, running each subjob's g
 from __future__ import annotations
 
 import json
-import os
-import re
-import resource
-import signal
 import subprocess
-import time
 from pathlib import Path
 
-import pytest
-
 from hpcbench.executors.pbs import parse_qstat_json, parse_qsub, state_of, subjob_ids
-from tests.conftest import ROOT, hpcbench
-
-STANDIN = ROOT / "tests" / "fake_pbs" / "pbs_standin.py"
-
-
-@pytest.fixture
-def fake_pbs(tmp_path, monkeypatch) -> Path:
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    for name in ("qsub", "qstat", "qdel"):
-        (bindir / name).symlink_to(STANDIN)
-    state = tmp_path / "pbs"
-    state.mkdir()
-    monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
-    monkeypatch.setenv("FAKE_PBS_DIR", str(state))
-    monkeypatch.delenv("HPCBENCH_ACCOUNT", raising=False)
-    return state
-
-
-def _state(d: Path) -> dict:
-    return json.loads((d / "state.json").read_text())
-
-
-def _calls(d: Path) -> list[list[str]]:
-    p = d / "calls.log"
-    return [json.loads(x) for x in p.read_text().splitlines()] if p.is_file() else []
-
-
-def serve(d: Path, jid: str, sigterm_after: float | None = None, walltime_kill: bool = False,
-          sigterm_when: Path | None = None) -> None:
-    """Run one queued (sub)job's script as the MoM would, then record how it ended.
-    SIGTERM `sigterm_after` seconds after `sigterm_when` exists (within 300 s), or after the start."""
-    s = _state(d)
-    job = s["jobs"][jid]
-    job["job_state"] = "R"
-    (d / "state.json").write_text(json.dumps(s))
-    env = {**os.environ, "PBS_JOBID": jid, "PBS_O_WORKDIR": str(ROOT)}
-    if "array_index" in job:
-        env["PBS_ARRAY_INDEX"] = str(job["array_index"])
-    started = time.time()
-    proc = subprocess.Popen(["bash", job["script"]], env=env, start_new_session=True)
-    if sigterm_after is not None:
-        # a fixed delay from the start lands before the build ends on a loaded machine
-        deadline = time.monotonic() + 300
-        while sigterm_when is not None and not sigterm_when.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(sigterm_after)
-        os.killpg(proc.pid, signal.SIGTERM)  # PBS at the walltime, or qdel of a running job
-    rc = proc.wait(timeout=600)
-    s = _state(d)
-    job = s["jobs"][jid]
-    job["job_state"] = "X" if "array_index" in job else "F"
-    # The MoM reports a walltime kill as JOB_EXEC_KILL_WALLTIME (-29) whatever the script returned.
-    job["Exit_status"] = -29 if walltime_kill else rc
-    # What the MoM accounts (qstat -xf resources_used): the job's real wall time and peak memory here.
-    wall = int(round(time.time() - started))
-    job["resources_used"] = {"walltime": f"{wall // 3600:02d}:{wall // 60 % 60:02d}:{wall % 60:02d}",
-                             "mem": f"{resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}kb"}
-    job["stime"], job["obittime"] = time.ctime(started), time.ctime()
-    if walltime_kill:
-        job["comment"] = "job killed: walltime 65 exceeded limit 60"
-    (d / "state.json").write_text(json.dumps(s))
-
-
-def _site(tmp: Path) -> Path:
-    """Polaris's config with this machine's PETSc and MPI (its own paths do not exist here)."""
-    text = (ROOT / "site-configs" / "polaris.yaml").read_text()
-    text = text.replace("name: polaris", "name: polaris-here")
-    text = text.replace('template: "mpiexec --np {ranks} --ppn {ppn} --depth {depth} --cpu-bind depth"',
-                        'template: "mpiexec -n {ranks}"')
-    text = text.replace('oversubscribe_flag: ""\nvariants', 'oversubscribe_flag: "--oversubscribe"\nvariants')
-    text = re.sub(r"\n *binding: pals[^\n]*", "", text)  # Open MPI here: its binding is found by itself
-    text = text.replace("petsc_dir: /eagle/YOUR_PROJECT/hpcbench/spack-env/views/polaris-cpu", "petsc_dir: auto")
-    text = re.sub(r"^ *modules: .*\n", "", text, flags=re.M)  # no `module` command on this machine
-    # Arrays of several tasks: without debug's one-job-per-user limit (its refusal has its own test).
-    text = text.replace("_per_user: 1", "_per_user: 0")
-    text = text.replace("storage_root: /eagle/YOUR_PROJECT/hpcbench/campaigns", f"storage_root: {tmp}")
-    text += "timing_repeats: 1\nvalgrind: false\nsetup: []\n"
-    p = tmp / "polaris-here.yaml"
-    p.write_text(text)
-    return p
+from tests.clusters import pbs_calls, pbs_state, polaris_here, serve
+from tests.conftest import hpcbench
 
 
 def test_qstat_json_and_ids_in_pbs_pro_formats():
@@ -119,15 +33,15 @@ def test_qstat_json_and_ids_in_pbs_pro_formats():
 
 
 def test_missing_account_is_refused_before_qsub(fake_pbs, tmp_path):
-    p = hpcbench("submit", "--site", str(_site(tmp_path)), "--problems", "rosenbrock", "--out",
+    p = hpcbench("submit", "--site", str(polaris_here(tmp_path)), "--problems", "rosenbrock", "--out",
                  str(tmp_path / "c"), check=False)
     assert p.returncode != 0 and "--account" in p.stderr and "HPCBENCH_ACCOUNT" in p.stderr
-    assert not [c for c in _calls(fake_pbs) if c[0] == "qsub"]
+    assert not [c for c in pbs_calls(fake_pbs) if c[0] == "qsub"]
 
 
 def test_polaris_campaign_array_timeout_unknown_id_and_qdel(fake_pbs, tmp_path):
     out = tmp_path / "c"
-    site = _site(tmp_path)
+    site = polaris_here(tmp_path)
     hpcbench("submit", "--site", str(site), "--no-pack", "--account", "MyProj", "--problems", "rosenbrock,robertson",
              "--out", str(out))
     ledger = json.loads((out / "scheduler" / "ledger.json").read_text())
@@ -145,10 +59,10 @@ def test_polaris_campaign_array_timeout_unknown_id_and_qdel(fake_pbs, tmp_path):
     serve(fake_pbs, ids["reference__rosenbrock__1"])
     serve(fake_pbs, ids["reference__robertson__1"], sigterm_after=0.5, walltime_kill=True,
           sigterm_when=out / "work" / "reference__robertson__1" / "build" / "app")
-    polls_before = sum(1 for c in _calls(fake_pbs) if c[0] == "qstat")
+    polls_before = sum(1 for c in pbs_calls(fake_pbs) if c[0] == "qstat")
     waited = hpcbench("wait", str(out), "--poll", "0.1", "--timeout", "60").stdout
     assert "done: 1" in waited and "timeout: 1" in waited, waited
-    qstats = [c for c in _calls(fake_pbs) if c[0] == "qstat"][polls_before:]
+    qstats = [c for c in pbs_calls(fake_pbs) if c[0] == "qstat"][polls_before:]
     assert qstats and qstats[0][1:5] == ["-xf", "-F", "json", "-t"] and array_id in qstats[0]
     rec = json.loads((out / "records" / "reference__robertson__1.json").read_text())
     assert rec["status"] == "timeout" and rec["scheduler"] == "pbs"
@@ -163,18 +77,18 @@ def test_polaris_campaign_array_timeout_unknown_id_and_qdel(fake_pbs, tmp_path):
              "--out", str(out2))
     jid2 = json.loads((out2 / "scheduler" / "ledger.json").read_text())["jobs"]["reference__rosenbrock__1"]
     assert jid2["sched_id"] == "1002.pbs-test"  # a single job: no -J, a plain id
-    s = _state(fake_pbs)
+    s = pbs_state(fake_pbs)
     s["jobs"]["1002.pbs-test"]["job_state"] = "R"
     (fake_pbs / "state.json").write_text(json.dumps(s))
     assert "cancelled 1 job" in hpcbench("cancel", str(out2)).stdout
-    assert ["qdel", "1002.pbs-test"] in _calls(fake_pbs)
+    assert ["qdel", "1002.pbs-test"] in pbs_calls(fake_pbs)
     serve(fake_pbs, "1002.pbs-test", sigterm_after=1.5)  # the job catches qdel's SIGTERM and exits 0
     assert "cancelled: 1" in hpcbench("wait", str(out2), "--poll", "0.1", "--timeout", "60").stdout
     assert not (out2 / "records" / "reference__rosenbrock__1.json").exists()
     assert json.loads((out2 / "work" / "reference__rosenbrock__1" / "cancelled.json").read_text())[
         "status"] == "cancelled"
     # Purged from the server's history: qstat answers 153 for it and the others are still read.
-    s = _state(fake_pbs)
+    s = pbs_state(fake_pbs)
     del s["jobs"]["1002.pbs-test"]
     (fake_pbs / "state.json").write_text(json.dumps(s))
     from hpcbench.executors.pbs import PbsBackend

@@ -6,114 +6,18 @@ Kept small (2 problems) because the test machine has 2 cores."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, hpcbench
+from tests.clusters import read_ledger, sacct_states, site_variant
+from tests.conftest import QUICK, hpcbench
 
 pytestmark = [pytest.mark.slurm, pytest.mark.petsc]
-SCRIPT = ROOT / "scripts" / "slurm-test-cluster.sh"
-
-SLOW_C = r"""/* Too slow on purpose: each run sleeps 25 s, past a 1-minute walltime. */
-#include <petscsys.h>
-int main(int argc, char **argv)
-{
-  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
-  PetscCall(PetscSleep(25));
-  PetscCall(PetscFinalize());
-  return 0;
-}
-"""
-
-
-@contextlib.contextmanager
-def running_cluster(settings: dict[str, str]) -> Iterator[str]:
-    """A cluster of scripts/slurm-test-cluster.sh with `settings` (HPCBENCH_SLURM_*; none: the
-    default one), started (installed when missing) unless it is up, stopped after if we
-    started it; yields its SLURM_CONF."""
-    if os.geteuid() != 0:
-        pytest.fail("the Slurm test cluster runs its daemons as root (SlurmUser=root): run the tests as root")
-    env = {**os.environ, **settings}
-    conf = subprocess.run([str(SCRIPT), "env"], capture_output=True, text=True, check=True,
-                          env=env).stdout.strip().split("=", 1)[1]
-    was_up = subprocess.run([str(SCRIPT), "status"], capture_output=True, env=env).returncode == 0
-    if not was_up:
-        p = subprocess.run([str(SCRIPT), "start"], capture_output=True, text=True, timeout=900, env=env)
-        assert p.returncode == 0, f"slurm-test-cluster.sh start {settings} failed:\n{p.stdout}\n{p.stderr}"
-    try:
-        yield conf
-    finally:
-        if not was_up:
-            subprocess.run([str(SCRIPT), "stop"], capture_output=True, timeout=120, env=env)
-
-
-@pytest.fixture(scope="session")
-def slurm_cluster(tmp_path_factory):
-    with running_cluster({}) as conf:
-        os.environ["SLURM_CONF"] = conf
-        _drained(timeout=600)
-        yield conf
-
-
-def _drained(timeout: float) -> None:
-    """The tests time their jobs from sbatch on: someone else's job on the node's two CPUs
-    would make them wait their whole patience (CI once found a job left from a work session
-    queued ahead of its own). Wait for such jobs to end; name them if they do not."""
-    end = time.monotonic() + timeout
-    while True:
-        left = subprocess.run(["squeue", "-h", "-o", "%i %j %T %u"], capture_output=True, text=True,
-                              check=True).stdout.strip()
-        if not left:
-            return
-        if time.monotonic() > end:
-            pytest.fail(f"the Slurm test cluster is still busy after {timeout:.0f} s with jobs the tests "
-                        f"did not submit:\n{left}\n(scancel them, or wait for them to end)")
-        time.sleep(2)
-
-
-def rosenbrock_tree(root: Path, agent: str, source: str) -> Path:
-    """A submission tree of one hand-written rosenbrock program by `agent`."""
-    d = root / agent / "rosenbrock" / "1"
-    d.mkdir(parents=True)
-    (d / "main.c").write_text(source)
-    (d / "submission.json").write_text(json.dumps({
-        "problem": "rosenbrock", "agent": agent, "model": "hand-written sample", "attempt": "1",
-        "entry": "main.c", "files": ["main.c"], "ranks": [], "args": [], "refused": False, "generation": {}}))
-    return root
-
-
-@pytest.fixture(scope="session")
-def slow_tree(tmp_path_factory) -> Path:
-    return rosenbrock_tree(tmp_path_factory.mktemp("slow"), "slow-coder", SLOW_C)
-
-
-def _site_variant(tmp: Path, name: str, **edits: str) -> Path:
-    text = (ROOT / "site-configs" / "ci-slurm.yaml").read_text().replace("name: ci-slurm", f"name: {name}")
-    for old, new in edits.items():
-        assert old in text
-        text = text.replace(old, new)
-    path = tmp / f"{name}.yaml"
-    path.write_text(text)
-    return path
-
-
-def _ledger(out: Path) -> dict:
-    return json.loads((out / "scheduler" / "ledger.json").read_text())
-
-
-def _sacct(ids: list[str]) -> dict[str, str]:
-    roots = ",".join(sorted({i.split("_")[0] for i in ids}))
-    p = subprocess.run(["sacct", "-n", "-P", "-X", "-o", "JobID,State", "-j", roots], capture_output=True,
-                       text=True, check=True)
-    rows = (line.split("|")[:2] for line in p.stdout.splitlines() if line)
-    return {jid: state.split()[0] for jid, state in rows}  # "CANCELLED by 0" -> CANCELLED
 
 
 def _report(out: Path) -> dict:
@@ -135,21 +39,23 @@ def test_reference_campaign_through_sbatch_arrays_and_sacct(slurm_cluster, sampl
     env_leak = {"SLURM_JOB_ID": "999999", "SLURM_NTASKS": "64", "SBATCH_PARTITION": "nope"}
     os.environ.update(env_leak)
     try:
-        hpcbench("submit", "--site", "ci-slurm", "--problems", "vec-scatter,rosenbrock", "--out", str(out))
+        # the quick profile, as the local sample campaign its scores are compared with
+        hpcbench("submit", "--site", "ci-slurm", "--profile", str(QUICK), "--problems", "vec-scatter,rosenbrock",
+                 "--out", str(out))
     finally:
         for k in env_leak:
             os.environ.pop(k)
-    ledger = _ledger(out)
+    ledger = read_ledger(out)
     assert set(ledger["jobs"]) == {"reference__vec-scatter__1", "reference__rosenbrock__1"}
     # One sbatch per resource shape (1 core for rosenbrock, 2 for the 3-rank vec-scatter).
     assert ledger["submit_calls"] == len(ledger["arrays"]) == 2
     script = Path(ledger["arrays"][0]["script"]).read_text()
     assert "#SBATCH --signal=B:USR2@45" in script and "\nexec " in script
     hpcbench("wait", str(out), "--timeout", "400")
-    ids = [e["sched_id"] for e in _ledger(out)["jobs"].values()]
-    acct = _sacct(ids)
+    ids = [e["sched_id"] for e in read_ledger(out)["jobs"].values()]
+    acct = sacct_states(ids)
     assert all(acct.get(i) == "COMPLETED" for i in ids), acct
-    for jid, e in _ledger(out)["jobs"].items():
+    for jid, e in read_ledger(out)["jobs"].items():
         rec = json.loads((out / "records" / f"{jid}.json").read_text())
         assert rec["status"] == "done" and rec["scheduler_job_id"] == e["sched_id"].split("_")[0]
         assert rec["runs"][0]["command"][:2] == ["srun", "--mpi=pmix"]
@@ -169,7 +75,8 @@ def test_reference_campaign_through_sbatch_arrays_and_sacct(slurm_cluster, sampl
 
 def test_cancel_mid_campaign_then_resume_reruns_only_it(slurm_cluster, slow_tree, tmp_path):
     out = tmp_path / "c"
-    args = ["--site", "ci-slurm", "--submissions", str(slow_tree), "--problems", "rosenbrock", "--out", str(out)]
+    args = ["--site", "ci-slurm", "--profile", str(QUICK), "--submissions", str(slow_tree), "--problems", "rosenbrock",
+            "--out", str(out)]
     hpcbench("submit", *args)
     slow = "slow-coder__rosenbrock__1"
     # until the slow job runs, past its start-up: its first run has made its folders under runs/
@@ -183,8 +90,8 @@ def test_cancel_mid_campaign_then_resume_reruns_only_it(slurm_cluster, slow_tree
     assert "cancelled 1 job" in hpcbench("cancel", str(out), "--job", slow).stdout
     waited = hpcbench("wait", str(out), "--timeout", "300").stdout
     assert "cancelled: 1" in waited and "done: 1" in waited
-    first = _ledger(out)
-    assert _sacct([first["jobs"][slow]["sched_id"]])[first["jobs"][slow]["sched_id"]] == "CANCELLED"
+    first = read_ledger(out)
+    assert sacct_states([first["jobs"][slow]["sched_id"]])[first["jobs"][slow]["sched_id"]] == "CANCELLED"
     assert not (out / "records" / f"{slow}.json").exists()  # no result: resume must rerun it
     partial = json.loads((out / "work" / slow / "cancelled.json").read_text())
     assert partial["status"] == "cancelled" and "cancelled" in partial["reason"]
@@ -192,7 +99,7 @@ def test_cancel_mid_campaign_then_resume_reruns_only_it(slurm_cluster, slow_tree
 
     resumed = hpcbench("submit", *args).stderr
     assert "1 already done" in resumed and "submitted 1 jobs" in resumed
-    second = _ledger(out)
+    second = read_ledger(out)
     assert second["submit_calls"] == first["submit_calls"] + 1
     assert second["jobs"]["reference__rosenbrock__1"] == first["jobs"]["reference__rosenbrock__1"]
     assert second["jobs"][slow]["sched_id"] != first["jobs"][slow]["sched_id"]
@@ -202,20 +109,20 @@ def test_cancel_mid_campaign_then_resume_reruns_only_it(slurm_cluster, slow_tree
     # A submission to a partition that does not exist: a clear error, and what was submitted stays.
     hpcbench("cancel", str(out))
     hpcbench("wait", str(out), "--timeout", "120")
-    before = _ledger(out)
-    bad = _site_variant(tmp_path, "ci-slurm-bad", **{"    partition: debug": "    partition: nope",
+    before = read_ledger(out)
+    bad = site_variant(tmp_path, "ci-slurm-bad", **{"    partition: debug": "    partition: nope",
                                                      "  - name: short": "  - name: nope\n  - name: short"})
     p = hpcbench("submit", "--site", str(bad), *args[2:], check=False)
     assert p.returncode != 0 and "sbatch refused" in p.stderr and "partition nope" in p.stderr, p.stderr
     assert "nvalid partition" in p.stderr, p.stderr  # Slurm's own words
-    after = _ledger(out)
+    after = read_ledger(out)
     assert after["jobs"] == before["jobs"] and after["submit_calls"] == before["submit_calls"] + 1
     assert (out / "records" / "reference__rosenbrock__1.json").read_text() == ref_record
 
 
 def test_job_over_its_walltime_records_timeout(slurm_cluster, slow_tree, tmp_path):
     out = tmp_path / "c"
-    site = _site_variant(tmp_path, "ci-slurm-short", **{
+    site = site_variant(tmp_path, "ci-slurm-short", **{
         "    partition: debug": "    partition: short",
         "  signal_margin_s: 45": "  signal_margin_s: 10\n  walltime_min: 1",
         "timing_repeats: 3": "timing_repeats: 2", "valgrind: true": "valgrind: false"})

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.clusters import read_ledger, site_variant
 from tests.conftest import ROOT
-from tests.test_slurm_cluster import _ledger, _site_variant, slow_tree, slurm_cluster  # noqa: F401, F811
 
 pytestmark = [pytest.mark.slurm, pytest.mark.petsc]
 
@@ -55,8 +55,8 @@ def hanging(tmp: Path, *names: str) -> str:
 
 
 def test_an_unreachable_scheduler_is_said_so_and_never_loses_a_running_job(
-        slurm_cluster, slow_tree, tmp_path):  # noqa: F811 (the imported fixtures)
-    site = _site_variant(tmp_path, "ci-slurm-impatient", **{
+        slurm_cluster, slow_tree, tmp_path):
+    site = site_variant(tmp_path, "ci-slurm-impatient", **{
         "  poll_s: 2": "  poll_s: 2\n  command_timeout_s: 4\n  submit_timeout_s: 4\n  command_tries: 2"})
     out = tmp_path / "c"
     args = ["--site", str(site), "--submissions", str(slow_tree), "--problems", "rosenbrock"]
@@ -68,7 +68,7 @@ def test_an_unreachable_scheduler_is_said_so_and_never_loses_a_running_job(
             if f"running   {slow}" in cli("status", str(out)).stdout:
                 break
             time.sleep(0.5)
-        ledger = _ledger(out)
+        ledger = read_ledger(out)
         for e in ledger["jobs"].values():  # long after submission: the old rule said "lost" at 600 s
             e["submitted_ts"] -= 7200
         (out / "scheduler" / "ledger.json").write_text(json.dumps(ledger))
@@ -91,11 +91,11 @@ def test_an_unreachable_scheduler_is_said_so_and_never_loses_a_running_job(
         assert "gave up waiting" in w.stderr and took < 90, (took, w.stderr)
 
         assert not (out / "records" / f"{slow}.json").exists()  # not "lost": it is still running
-        assert not _ledger(out)["jobs"][slow]["outcome"]
+        assert not read_ledger(out)["jobs"][slow]["outcome"]
         assert f"running   {slow}" in cli("status", str(out)).stdout  # back: the truth again
 
         # submitting while the controller is down: a bounded failure naming Slurm's words
-        patient = _site_variant(tmp_path, "ci-slurm-retrying", **{"  poll_s: 2": "  poll_s: 2\n  command_tries: 2"})
+        patient = site_variant(tmp_path, "ci-slurm-retrying", **{"  poll_s: 2": "  poll_s: 2\n  command_tries: 2"})
         t0 = time.monotonic()
         s = cli("submit", "--site", str(patient), *args[2:], "--out", str(tmp_path / "c2"), env=dead)
         assert s.returncode == 2 and "Traceback" not in s.stderr, s.stderr
@@ -103,7 +103,7 @@ def test_an_unreachable_scheduler_is_said_so_and_never_loses_a_running_job(
         # a hung sbatch: never sent twice, the user told the submission may have arrived
         s = cli("submit", *args, "--out", str(tmp_path / "c3"), env={"PATH": hanging(tmp_path, "sbatch")})
         assert s.returncode == 2 and "may or may not have reached the scheduler" in s.stderr, s.stderr
-        assert not _ledger(tmp_path / "c3")["jobs"]
+        assert not read_ledger(tmp_path / "c3")["jobs"]
     finally:
         cli("cancel", str(out))
         cli("wait", str(out), "--timeout", "120")

@@ -12,8 +12,8 @@ import subprocess
 
 import pytest
 
+from tests.clusters import running_cluster, site_variant
 from tests.conftest import hpcbench
-from tests.test_slurm_cluster import _site_variant, running_cluster
 
 pytestmark = [pytest.mark.slurm, pytest.mark.petsc]
 
@@ -36,7 +36,7 @@ def _steps(alloc: str, conf: str) -> dict[str, str]:
 
 def test_packed_campaign_places_runs_on_node_subsets_and_spans_both_nodes(two_node_cluster, tmp_path, monkeypatch):
     monkeypatch.setenv("SLURM_CONF", two_node_cluster)
-    site = _site_variant(tmp_path, "ci-slurm-2n", **{
+    site = site_variant(tmp_path, "ci-slurm-2n", **{
         "  - name: debug\n    max_walltime_min: 60": "  - name: debug\n    max_walltime_min: 60\n"
                                                     "    cores_per_node: 1\n    max_nodes: 2",
         "timing_repeats: 3": "timing_repeats: 1", "valgrind: true": "valgrind: false"})

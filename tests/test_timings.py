@@ -17,9 +17,8 @@ from pathlib import Path
 import pytest
 
 from hpcbench.jobs.cores import parse_cpu_list
+from tests.clusters import polaris_here, serve
 from tests.conftest import ROOT, hpcbench
-from tests.test_pbs import _site, fake_pbs, serve  # noqa: F401 (the fixture)
-from tests.test_slurm_cluster import slurm_cluster  # noqa: F401 (the fixture)
 
 pytestmark = pytest.mark.petsc
 
@@ -120,7 +119,7 @@ def _pals_site(tmp: Path, gpus: bool) -> Path:
     bindir.mkdir(exist_ok=True)
     if not (bindir / "mpiexec").exists():
         (bindir / "mpiexec").symlink_to(ROOT / "tests" / "fake_pbs" / "pals_mpiexec.py")
-    site = _site(tmp)
+    site = polaris_here(tmp)
     text = site.read_text().replace('template: "mpiexec -n {ranks}"',
                                     f'template: "{bindir}/mpiexec --np {{ranks}} --ppn {{ppn}} --depth {{depth}}"\n'
                                     "  binding: pals")
@@ -134,7 +133,7 @@ def _pals_site(tmp: Path, gpus: bool) -> Path:
 
 
 @pytest.mark.parametrize("gpus", [False, True], ids=["cpus", "gpus"])
-def test_pbs_packed_runs_get_disjoint_cpu_bind_lists_and_gpus(fake_pbs, tmp_path, monkeypatch, gpus):  # noqa: F811
+def test_pbs_packed_runs_get_disjoint_cpu_bind_lists_and_gpus(fake_pbs, tmp_path, monkeypatch, gpus):
     """Packed on one PBS host: concurrent runs get disjoint `--cpu-bind list:` sets (the ranks'
     affinity, recorded by the probe outside the sandbox, is that list), and GPU runs distinct
     CUDA_VISIBLE_DEVICES. Before: every run `--cpu-bind depth` from core 0, all GPUs 0,1,2,3."""
@@ -183,7 +182,7 @@ def test_a_ten_times_slower_right_program_loses_performance_and_the_reference_ke
 
 
 @pytest.mark.slurm
-def test_concurrent_slurm_steps_of_one_allocation_run_on_cores_of_their_own(slurm_cluster, tmp_path):  # noqa: F811
+def test_concurrent_slurm_steps_of_one_allocation_run_on_cores_of_their_own(slurm_cluster, tmp_path):
     """A packed campaign on the Slurm test cluster: each run an `srun --exact --cpu-bind=cores`
     step; the steps that overlapped in time ran on different CPUs (the ranks' own
     Cpus_allowed_list, recorded by the probe each rank ran first)."""
@@ -210,9 +209,9 @@ def test_concurrent_slurm_steps_of_one_allocation_run_on_cores_of_their_own(slur
 
 
 def _site_variant_ci(tmp: Path) -> Path:
-    from tests.test_slurm_cluster import _site_variant
+    from tests.clusters import site_variant
 
-    return _site_variant(tmp, "ci-slurm-bind", **{"timing_repeats: 3": "timing_repeats: 1",
+    return site_variant(tmp, "ci-slurm-bind", **{"timing_repeats: 3": "timing_repeats: 1",
                                                    "valgrind: true": "valgrind: false"})
 
 
