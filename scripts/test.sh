@@ -14,8 +14,10 @@ done
 cd "$ROOT"
 .venv/bin/ruff check .
 .venv/bin/python scripts/typecheck.py  # mypy over the installed module names (see the script)
+# On every core (pytest-xdist, a dev dependency), each module's tests on one worker and the
+# Slurm cluster's on one (tests/conftest.py): campaigns and direct MPI runs of all workers take
+# the same core slots, so they never oversubscribe the machine.
 if (( fast )); then
-  # on every core (pytest-xdist, a dev dependency): these tests share no cluster, cores or clock
-  exec .venv/bin/python -m pytest -q -n auto -m "not slow and not slurm and not petsc" "${args[@]}"
+  exec .venv/bin/python -m pytest -q -n auto --dist loadgroup -m "not slow and not slurm and not petsc" "${args[@]}"
 fi
-exec .venv/bin/python -m pytest -q "${args[@]}"
+exec .venv/bin/python -m pytest -q -n auto --dist loadgroup "${args[@]}"

@@ -26,7 +26,10 @@ from tests.openai_server import openai_server  # noqa: E402,F401  (fixture: loca
 # core slots every campaign and every direct MPI run of the session takes (two workers' runs
 # never oversubscribe the machine's cores: timings stay clean and time limits meaningful), the
 # profiles that name those slots, and campaigns built once for every worker (`shared_campaign`).
-SESSION = Path(tempfile.gettempdir()) / f"hpcbench-tests-{os.environ.get('PYTEST_XDIST_TESTRUNUID') or os.getpid()}"
+# (the controller names it before it starts the workers, which inherit its environment)
+if not os.environ.get("HPCBENCH_TEST_SESSION"):
+    os.environ["HPCBENCH_TEST_SESSION"] = tempfile.mkdtemp(prefix="hpcbench-tests-")
+SESSION = Path(os.environ["HPCBENCH_TEST_SESSION"])
 SLOTS = SESSION / "core-slots"
 QUICK = SESSION / "quick.json"  # the quick profile (gates and checks only) on the session's slots
 FULL = SESSION / "full.json"  # the full profile (valgrind, timing repeats, the performance case) on them
@@ -42,6 +45,7 @@ os.environ["XDG_CACHE_HOME"] = str(SESSION / "cache")
 def pytest_unconfigure(config) -> None:
     if not hasattr(config, "workerinput"):  # the controller (or a run without workers) cleans up
         shutil.rmtree(SESSION, ignore_errors=True)
+        os.environ.pop("HPCBENCH_TEST_SESSION", None)
 
 
 @contextlib.contextmanager
@@ -193,8 +197,10 @@ def fake_pbs(tmp_path, monkeypatch) -> Path:
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    # One worker runs every test of the Slurm cluster (it starts once, and their jobs queue on
-    # its two CPUs in order); the others share the cores through the session's core slots.
+    # pytest-xdist (--dist loadgroup, scripts/test.sh) keeps each module's tests on one worker,
+    # so a module's fixtures (a campaign it runs once) are built once, and every test of the
+    # Slurm cluster on one worker (it starts once, and their jobs queue on its two CPUs in
+    # order); the workers share the cores through the session's core slots.
     for item in items:
-        if item.get_closest_marker("slurm"):
-            item.add_marker(pytest.mark.xdist_group("slurm"))
+        group = "slurm" if item.get_closest_marker("slurm") else item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
