@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from hpcbench.evaluators.injection_scan import scan_source, scan_text  # noqa: E402
+from hpcbench.evaluators.injection_scan import injections_in_source, injections_in_text  # noqa: E402
 from tests.injection_corpus import HELD_OUT, NEGATIVES, POSITIVES, as_source  # noqa: E402
 
 C_SUFFIXES = (".c", ".h", ".cxx", ".cu")
@@ -33,8 +33,8 @@ C_SUFFIXES = (".c", ".h", ".cxx", ".cu")
 
 def scan_corpus_item(where: str, text: str) -> list:
     if where in ("output", "args", "model"):
-        return scan_text(text, where, where)
-    return scan_source("main.c", as_source(where, text))
+        return injections_in_text(text, where, where)
+    return injections_in_source("main.c", as_source(where, text))
 
 
 def bundled() -> dict[str, list[Path]]:
@@ -63,10 +63,10 @@ def petsc(sdist: Path) -> tuple[dict[str, int], list]:
                 continue
             if m.name.endswith(C_SUFFIXES):
                 counts["tutorial/test sources"] += 1
-                found += scan_source(m.name, f.read().decode("utf-8", "replace"))
+                found += injections_in_source(m.name, f.read().decode("utf-8", "replace"))
             elif m.name.endswith(".out") and "/output/" in m.name:
                 counts["expected outputs"] += 1
-                found += scan_text(f.read().decode("utf-8", "replace"), m.name, "output")
+                found += injections_in_text(f.read().decode("utf-8", "replace"), m.name, "output")
     return counts, found
 
 
@@ -77,7 +77,7 @@ def main() -> None:
     t0 = time.monotonic()
     print("precision (files with a finding; every one is a false positive except the injected twins):")
     for group, files in bundled().items():
-        hits = [(f, scan_source(f.name, f.read_text())) for f in files]
+        hits = [(f, injections_in_source(f.name, f.read_text())) for f in files]
         flagged = [(f, h) for f, h in hits if h]
         print(f"  {group:28s} {len(flagged):4d} of {len(files):4d} files")
         if "injected" not in group:

@@ -12,7 +12,7 @@ configured: the LLM evaluators return unscored at once) and prints:
 - time per evaluator per submission, slowest first.
 
 Each replica's C sources get a distinct trailing comment so the parser cache
-(csource.analyse is lru-cached on the source text) does not turn replicas into
+(csource.analyse_source is lru-cached on the source text) does not turn replicas into
 free hits: every replica is really parsed.
 
 Usage: python bench/score_throughput.py [CAMPAIGN_DIR] [--min-submissions 200]

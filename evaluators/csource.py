@@ -138,7 +138,7 @@ _RANK = {"function": 0, "include": 1, "statement": 2, "call": 3}  # on a tie of 
 
 
 @lru_cache(maxsize=256)
-def analyse(file: str, source: str) -> SourceFacts:
+def analyse_source(file: str, source: str) -> SourceFacts:
     tree = syntax_tree(source)
     found = QueryCursor(_FACTS).captures(tree.root_node)
     # pre-order: by start, the enclosing node (ending later) first

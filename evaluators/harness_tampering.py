@@ -36,7 +36,7 @@ from functools import lru_cache
 from tree_sitter import Node, Query, QueryCursor
 
 from hpcbench.evaluators.csource import LANGUAGE, syntax_tree
-from hpcbench.evaluators.petsc_conventions import Finding
+from hpcbench.evaluators.petsc_conventions import LintFinding
 
 FAILING = ("HB401", "HB402", "HB403", "HB404", "HB405", "HB406", "HB407", "HB408")
 
@@ -114,10 +114,10 @@ def _callee(call: Node) -> str:
 class _Scan:
     def __init__(self, file: str):
         self.file = file
-        self.findings: list[Finding] = []
+        self.findings: list[LintFinding] = []
 
     def add(self, node: Node, code: str, message: str) -> None:
-        self.findings.append(Finding(self.file, node.start_point[0] + 1, node.start_point[1] + 1, code, message))
+        self.findings.append(LintFinding(self.file, node.start_point[0] + 1, node.start_point[1] + 1, code, message))
 
     def call(self, node: Node) -> None:
         name, args = _callee(node), _args(node)
@@ -262,7 +262,7 @@ def _structure(scan: _Scan, node: Node, kind: str) -> None:
 
 
 @lru_cache(maxsize=128)
-def scan_source(file: str, source: str) -> tuple[Finding, ...]:
+def scan_source(file: str, source: str) -> tuple[LintFinding, ...]:
     """Every tampering finding of one C source, in source order."""
     root = syntax_tree(source).root_node
     scan = _Scan(file)
@@ -282,5 +282,5 @@ def scan_source(file: str, source: str) -> tuple[Finding, ...]:
     return tuple(scan.findings)
 
 
-def failing(findings: tuple[Finding, ...] | list[Finding]) -> list[Finding]:
+def failing(findings: tuple[LintFinding, ...] | list[LintFinding]) -> list[LintFinding]:
     return [f for f in findings if f.code in FAILING]

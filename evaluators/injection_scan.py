@@ -47,7 +47,7 @@ EXCERPT = 160
 
 
 @dataclass(frozen=True)
-class Finding:
+class InjectionFinding:
     where: str  # file:line, or the output / metadata field
     kind: str  # comment, string, directive, identifier, file name, output, metadata, log_view
     rule: str  # which family of patterns matched
@@ -278,14 +278,14 @@ def variants(raw: str) -> list[tuple[str, str]]:
     return out
 
 
-def scan_text(text: str, where: str, kind: str, line: int = 0) -> list[Finding]:
+def injections_in_text(text: str, where: str, kind: str, line: int = 0) -> list[InjectionFinding]:
     """At most one finding per segment: the first rule that matches any form of it."""
     found = []
     for start in range(0, max(len(text), 1), MAX_SEGMENT):
         part = text[start:start + MAX_SEGMENT]
         hit = _first(part)
         if hit is not None:
-            found.append(Finding(where, kind, *hit, line=line))
+            found.append(InjectionFinding(where, kind, *hit, line=line))
     return found
 
 
@@ -373,8 +373,8 @@ def segments(src: str) -> list[tuple[int, str, str]]:
     return out
 
 
-def scan_source(name: str, src: str) -> list[Finding]:
-    found = scan_text(_words(name), f"{name}", "file name")
+def injections_in_source(name: str, src: str) -> list[InjectionFinding]:
+    found = injections_in_text(_words(name), f"{name}", "file name")
     for line, kind, text in segments(src):
-        found += scan_text(text, f"{name}:{line}", kind, line)
+        found += injections_in_text(text, f"{name}:{line}", kind, line)
     return found

@@ -28,7 +28,7 @@ LOADED_WAIT_SHARE = 0.25  # ranks runnable but waiting for a CPU this share of t
 
 
 @dataclass
-class Side:
+class TimedSide:
     runs: list[RunResult]
     times: list[float] = field(default_factory=list)
 
@@ -46,8 +46,8 @@ class Side:
 @dataclass
 class RankCount:
     ranks: int
-    sub: Side
-    ref: Side
+    sub: TimedSide
+    ref: TimedSide
     nulls: list[RunResult]
     source: str = "log_view"
     left_out: list[str] = field(default_factory=list)  # repeats not used, and why
@@ -101,7 +101,7 @@ def rank_counts(record: JobResult | None, contended: dict[int, str] | None = Non
         sub = [(i, record.runs[i]) for i in idx if record.runs[i].kind == "perf"]
         ref = [(i, record.runs[i]) for i in idx if record.runs[i].kind == "perf_ref"]
         nulls = [record.runs[i] for i in idx if record.runs[i].kind == "null" and _clean(record.runs[i])]
-        rc = RankCount(ranks, Side([]), Side([]), nulls)
+        rc = RankCount(ranks, TimedSide([]), TimedSide([]), nulls)
         bad = [r for _, r in sub if not _clean(r)]
         if bad:
             rc.failed = (f"the submission's run {bad[0].repeat} of the performance case "

@@ -54,7 +54,7 @@ FALLBACK_NOT = re.compile(r"^Petsc(Real|Imaginary|Abs|Sqrt|Sin|Cos|Tan|Exp|Log|P
 
 
 @dataclass(frozen=True)
-class Finding:
+class LintFinding:
     file: str
     line: int  # 1-based
     col: int  # 1-based
@@ -86,7 +86,7 @@ class ErrCall:
 @dataclass
 class ErrorHandlingReport:
     calls: list[ErrCall] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[LintFinding] = field(default_factory=list)
     deprecated: list[dict] = field(default_factory=list)  # name, file, line, note
     functions_missing_begin: list[str] = field(default_factory=list)
     user_functions: list[str] = field(default_factory=list)
@@ -375,7 +375,7 @@ def _deprecated_use(rep: ErrorHandlingReport, file: str, n: Node, deprecated: di
         seen.add((name, n.start_point[0]))
         line, col = _pos(n)
         rep.deprecated.append({"name": name, "file": file, "line": line, "note": deprecated[name]})
-        rep.findings.append(Finding(file, line, col, "HB301", f"{name} is {deprecated[name]}"))
+        rep.findings.append(LintFinding(file, line, col, "HB301", f"{name} is {deprecated[name]}"))
 
 
 def _error_call(rep: ErrorHandlingReport, file: str, n: Node, name: str, kind: str) -> None:
@@ -391,17 +391,17 @@ def _error_call(rep: ErrorHandlingReport, file: str, n: Node, name: str, kind: s
     if form == "unchecked" or (form == "discarded" and returns_code):
         what = "MPI error code" if kind == "mpi" else "PetscErrorCode"
         detail = "explicitly discarded" if form == "discarded" else (how or "not checked")
-        rep.findings.append(Finding(file, line, col, "HB101",
+        rep.findings.append(LintFinding(file, line, col, "HB101",
                                     f"{name} returns a {what} that is {detail}; wrap it in {fix}()"))
     elif form == "legacy":
-        rep.findings.append(Finding(file, line, col, "HB102",
+        rep.findings.append(LintFinding(file, line, col, "HB102",
                                     f"legacy error check ({how}) of {name}; use {fix}({name}(...))"))
     elif form == "wrapped":
         if kind == "mpi" and not how.startswith("PetscCallMPI") and how not in ("PetscCallExternal",):
-            rep.findings.append(Finding(file, line, col, "HB103",
+            rep.findings.append(LintFinding(file, line, col, "HB103",
                                         f"{how} around MPI function {name}: use PetscCallMPI"))
         elif kind != "mpi" and how.startswith("PetscCallMPI"):
-            rep.findings.append(Finding(file, line, col, "HB103",
+            rep.findings.append(LintFinding(file, line, col, "HB103",
                                         f"{how} around PETSc function {name}: use PetscCall"))
 
 
@@ -413,7 +413,7 @@ def _missing_begin(rep: ErrorHandlingReport, file: str, user: dict[str, Node | N
         if "PetscCall" in body and not re.search(r"\bPetscFunctionBegin(User|Hot)?\b", body):
             rep.functions_missing_begin.append(fname)
             line, col = _pos(defn)
-            rep.findings.append(Finding(file, line, col, "HB302",
+            rep.findings.append(LintFinding(file, line, col, "HB302",
                                         f"{fname} returns PetscErrorCode and uses PetscCall but has no "
                                         "PetscFunctionBeginUser: error tracebacks skip it"))
 
@@ -474,7 +474,7 @@ class ParallelReport:
     rank_guards: int = 0
     sequential_vars: list[str] = field(default_factory=list)
     distributed_vars: list[str] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[LintFinding] = field(default_factory=list)
     parse_error: bool = False
 
 
@@ -575,13 +575,13 @@ def _comm_use(rep: ParallelReport, file: str, c: Node, name: str, first: str, gu
     verdict = "ok"
     if first == "MPI_COMM_WORLD":
         verdict = "mpi_comm_world"
-        rep.findings.append(Finding(file, line, col, "HB201",
+        rep.findings.append(LintFinding(file, line, col, "HB201",
                                     f"{name} on MPI_COMM_WORLD: use PETSC_COMM_WORLD, which PETSc may "
                                     "set to a sub-communicator"))
     elif (first in ("PETSC_COMM_SELF", "MPI_COMM_SELF") and DISTRIBUTED_CREATOR.match(name)
           and "Seq" not in name and multi_rank and not guarded):
         verdict = "self_in_parallel"
-        rep.findings.append(Finding(file, line, col, "HB202",
+        rep.findings.append(LintFinding(file, line, col, "HB202",
                                     f"{name} on {first} in a program run on several ranks: every rank "
                                     "builds and solves the whole problem redundantly"))
     if DISTRIBUTED_CREATOR.match(name):
@@ -594,7 +594,7 @@ def _guarded_collective(rep: ParallelReport, file: str, c: Node, name: str, firs
     if on:
         line, col = _pos(c)
         rep.guarded_collectives.append({"call": name, "line": line, "object": on})
-        rep.findings.append(Finding(file, line, col, "HB205",
+        rep.findings.append(LintFinding(file, line, col, "HB205",
                                     f"{name}({on}, ...) communicates on a distributed object but runs "
                                     "inside a branch on the rank: the other ranks never reach it "
                                     "(hang or error at N ranks)"))
@@ -606,11 +606,11 @@ def _ownership_findings(rep: ParallelReport, file: str, multi_rank: bool | None)
     if rep.setters and multi_rank and not rep.ownership_queries:
         s = rep.setters[0]
         if all(x["guarded"] for x in rep.setters):
-            rep.findings.append(Finding(file, s["line"], 1, "HB204",
+            rep.findings.append(LintFinding(file, s["line"], 1, "HB204",
                                         f"{s['call']}: one rank sets every value of a distributed object "
                                         "(assembly does not scale; use the ownership range on every rank)"))
         else:
-            rep.findings.append(Finding(file, s["line"], 1, "HB203",
+            rep.findings.append(LintFinding(file, s["line"], 1, "HB203",
                                         f"{s['call']} sets values but the program never asks which rows this "
                                         "rank owns (VecGetOwnershipRange, DMDAGetCorners ...)"))
 
@@ -658,7 +658,7 @@ def is_private_header(path: str) -> bool:
     return path.startswith(PRIVATE_HEADERS) or (path.startswith("petsc") and path.endswith("impl.h"))
 
 
-def check_public_api(file: str, source: str) -> list[Finding]:
+def check_public_api(file: str, source: str) -> list[LintFinding]:
     """HB303 for each private PETSc header the source includes."""
     root = syntax_tree(source).root_node
     out = []
@@ -666,7 +666,7 @@ def check_public_api(file: str, source: str) -> list[Finding]:
         path = _text(node).strip('<>"')
         if is_private_header(path):
             line, col = _pos(node)
-            out.append(Finding(file, line, col, "HB303",
+            out.append(LintFinding(file, line, col, "HB303",
                                f"includes the private PETSc header {path}: PETSc's implementation, which "
                                "changes between releases without deprecation (use the public headers)"))
     return sorted(out, key=lambda f: (f.line, f.col))

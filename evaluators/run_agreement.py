@@ -19,7 +19,7 @@ DEFAULT_RTOL = 1e-6
 COMPARED_KINDS = ("timing", "valgrind")
 
 
-def tolerance(checks: Checks, quantity: str) -> tuple[float, float]:
+def agreement_tolerance(checks: Checks, quantity: str) -> tuple[float, float]:
     """(rtol, atol) two runs of one program may differ by on `quantity`."""
     found = [c for c in checks.checks if isinstance(c, CompareCheck) and c.quantity == quantity]
     if not found:
@@ -51,7 +51,7 @@ def disagreements(record: JobResult | None, checks: Checks) -> list[str]:
             continue
         got = parse_quantities(r.stdout)
         for q in sorted(quantities & ref.keys()):
-            why = f"'{q}' not printed" if q not in got else _differ(got[q], ref[q], *tolerance(checks, q))
+            why = f"'{q}' not printed" if q not in got else _differ(got[q], ref[q], *agreement_tolerance(checks, q))
             if why:
                 out.append(f"{r.kind} run {r.repeat} of case {r.case} at {r.ranks} ranks: {q}: {why}")
                 break

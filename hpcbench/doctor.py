@@ -23,7 +23,7 @@ OK_STATES = ("ok", "not run", "n/a")
 
 
 @dataclass
-class Report:
+class DoctorReport:
     """Rows (what, status, detail); `failed` counts the required rows that are not ok."""
 
     rows: list[tuple[str, str, str]] = field(default_factory=list)
@@ -126,7 +126,7 @@ def isolation_candidates() -> list[tuple[str, str, str]]:
     return rows
 
 
-def scheduler_rows(rep: Report, site: SiteConfig, account: str | None) -> str:
+def scheduler_rows(rep: DoctorReport, site: SiteConfig, account: str | None) -> str:
     """The scheduler's commands and the account to charge; returns the account."""
     rep.row("site", "ok", f"{site.name} ({site.scheduler}): {site.description}")
     from hpcbench.executors import executor_class
@@ -145,7 +145,7 @@ def scheduler_rows(rep: Report, site: SiteConfig, account: str | None) -> str:
         return ""
 
 
-def petsc_rows(rep: Report, site: SiteConfig) -> dict:
+def petsc_rows(rep: DoctorReport, site: SiteConfig) -> dict:
     """Each variant: found, its configure options against the site's claims, its features."""
     installs = resolve_installs(site)
     for v in site.variants:
@@ -163,16 +163,16 @@ def petsc_rows(rep: Report, site: SiteConfig) -> dict:
     return installs
 
 
-def tool_rows(rep: Report) -> None:
+def tool_rows(rep: DoctorReport) -> None:
     for tool in ("mpicc", "mpiexec", "make", "valgrind"):
         path = shutil.which(tool)
         rep.row(tool, "ok" if path else "MISSING", _first_line([path, "--version"]) if path else "not on PATH",
                 required=tool != "valgrind")  # valgrind only lowers the memory gate's confidence
 
 
-def doctor(site: SiteConfig, account: str | None, run_launcher: bool = True) -> Report:
+def doctor(site: SiteConfig, account: str | None, run_launcher: bool = True) -> DoctorReport:
     """What is present and missing for a site and which problems that rules out."""
-    rep = Report()
+    rep = DoctorReport()
     acct = scheduler_rows(rep, site, account)
     installs = petsc_rows(rep, site)
     tool_rows(rep)

@@ -1,18 +1,18 @@
 """The machine's own baseline from where hpcbench runs (jobs/baseline.py measures it; inside a
 packed allocation its driver calls it there):
 
-    measure(site, ranks_list, out_path)     here, with the site's launcher (local sweeps)
-    doctor_points(site, account)            `doctor --site`: through the scheduler's login launch
+    measure_locally(site, ranks_list, out_path)  here, with the site's launcher (local sweeps)
+    doctor_points(site, account)                 `doctor --site`: through the scheduler's login launch
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from hpcbench.jobs.baseline import program, run_point, write
+from hpcbench.jobs.baseline import program, run_point, write_baseline
 
 
-def measure(site, ranks_list: list[int], out_path: Path, variant: str | None = None,
+def measure_locally(site, ranks_list: list[int], out_path: Path, variant: str | None = None,
             env: dict[str, str] | None = None) -> dict:
     """Measure here with the site's launcher (no allocation around it) and write the file.
     `variant`: whose launcher (default: the site's first variant); `env`: added to its
@@ -27,7 +27,7 @@ def measure(site, ranks_list: list[int], out_path: Path, variant: str | None = N
     for r in sorted(set(ranks_list)):
         argv, over = launch_argv(launcher, r, site.total_cores(), program(site.batch.python))
         points.append(run_point(argv, r, over))
-    return write(out_path, variant, launcher, points)
+    return write_baseline(out_path, variant, launcher, points)
 
 
 def doctor_points(site, account: str, ranks_list: tuple[int, ...] = (1, 2)) -> tuple[str, list[str]]:

@@ -161,7 +161,7 @@ def run_point(argv: list[str], ranks: int, over: bool) -> dict:
     return got
 
 
-def write(out_path: Path, variant: str, launcher: Launcher, points: list[dict]) -> dict:
+def write_baseline(out_path: Path, variant: str, launcher: Launcher, points: list[dict]) -> dict:
     hosts = sorted({h for pt in points for h in pt.pop("hosts", [])})
     libs = [pt.pop("mpi_library") for pt in points if "mpi_library" in pt]
     doc = {"schema": SCHEMA, "variant": variant, "launcher": launcher.template, "hosts": hosts,
@@ -186,7 +186,7 @@ def in_allocation(manifest, hosts: list[str], cores_per_node: int) -> dict:
         if over and req.launcher.oversubscribe_flag:
             argv.append(req.launcher.oversubscribe_flag)
         points.append(run_point(argv + program(req.python), r, over))
-    return write(Path(req.out), manifest.variant, req.launcher, points)
+    return write_baseline(Path(req.out), manifest.variant, req.launcher, points)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -31,7 +31,7 @@ launcher's documentation:
   so a program choosing device rank % count picks one of its own.
 
 A launcher started locally (the whole launch in one sandbox) is itself started on the run's
-CPUs (capture.run_captured `cpus`), so its helpers (orted) run there too, and a launcher of
+CPUs (capture.Confinement `cpus`), so its helpers (orted) run there too, and a launcher of
 kind `none` hands them to its ranks by inheritance. A template that already binds (Open
 MPI --map-by/--cpu-set/--rankfile, Hydra -bind-to, PALS or srun --cpu-bind) is left as the
 site wrote it: the recorded affinity (jobs/affinity.py) shows what it did."""
@@ -100,7 +100,7 @@ def _site_binds(argv: list[str]) -> bool:
     return any(a == f or a.startswith(f + "=") or a.startswith(f + ":") for a in argv for f in SITE_BINDS)
 
 
-def apply(kind: str, argv: list[str], ranks: int, b: Binding, files: Path | None,
+def apply_binding(kind: str, argv: list[str], ranks: int, b: Binding, files: Path | None,
           hosts: list[str] | None = None) -> tuple[list[str], dict[str, str]]:
     """The launcher argv with the run's binding added, and the variables to add to the run's
     environment. `files`: where a rankfile may be written (read by the launcher); `hosts`:

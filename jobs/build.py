@@ -6,7 +6,7 @@ import os
 import time
 from pathlib import Path
 
-from hpcbench.jobs.capture import run_captured
+from hpcbench.jobs.capture import Confinement, run_captured
 from hpcbench.jobs.cores import cpu_list
 from hpcbench.jobs.records import BuildResult, Isolation, Limits
 from hpcbench.jobs.sandbox import Step, step_env
@@ -50,13 +50,15 @@ def build_submission(
     output_cap: int = 256 * 1024,
     extra_env: dict[str, str] | None = None,
     isolation: Isolation | None = None,
-    limits: Limits | None = None,
-    cpus: list[int] | None = None,
+    confinement: Confinement | None = None,
 ) -> BuildResult:
     """Run `make` in `folder` (which holds only the submission's files), sandboxed
-    (`isolation`, default bwrap) with the step's limits (memory, processes, disk), on `cpus`
-    (the build's core slots: as many make jobs as it holds, never on another run's cores)."""
+    (`isolation`, default bwrap) with the confinement's limits (memory, processes, disk; default
+    Limits()), on its `cpus` (the build's core slots: as many make jobs as it holds, never on
+    another run's cores)."""
     folder = Path(folder)
+    given = confinement or Confinement()
+    cpus = given.cpus
     if entry not in sources:
         sources = [entry, *sources]
     (folder / MAKEFILE_NAME).write_text(render_makefile(sources))
@@ -69,7 +71,7 @@ def build_submission(
     step = Step(iso, petsc, cwd=folder, writable=[folder])
     t0 = time.perf_counter()
     out = run_captured(cmd, cwd=folder, env=env, timeout_s=timeout_s, output_cap=output_cap,
-                       limits=limits or Limits(), step=step, cpus=cpus)
+                       step=step, confinement=Confinement(given.limits or Limits(), cpus))
     wall = time.perf_counter() - t0
     ok = out.exit_code == 0 and (folder / BINARY_NAME).is_file()
     return BuildResult(

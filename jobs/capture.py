@@ -39,6 +39,14 @@ class Captured:
     observed: object = None  # what `observe` returned when stopped (jobs/affinity.Watcher.stop)
 
 
+@dataclass(frozen=True)
+class Confinement:
+    """The limits a step runs under (None: no cgroup, no rlimits, no disk watch) and the cores
+    it starts on (None: wherever the caller runs)."""
+    limits: Limits | None = None
+    cpus: list[int] | None = None
+
+
 class _Reader(threading.Thread):
     """Keeps the first `cap` bytes of a stream and counts the rest."""
 
@@ -215,24 +223,23 @@ def run_captured(
     env: dict[str, str],
     timeout_s: float,
     output_cap: int = 1 << 20,
-    limits: Limits | None = None,
-    stdin_data: bytes | None = None,
     step: Step | None = None,
-    cpus: list[int] | None = None,
+    confinement: Confinement | None = None,
     observe=None,
 ) -> Captured:
-    """Run `cmd` inside `step`'s sandbox where given (per rank: `cmd` already wraps
-    each rank, see launch.launch_argv), its folders under the disk limit, started on `cpus`.
+    """Run `cmd` inside `step`'s sandbox where given (per rank: `cmd` already wraps each rank,
+    see launch.launch_argv), its folders under the disk limit, started on the confinement's `cpus`.
     `observe(pid, cgroup_pids)` is called once the process exists and returns an object whose
     `stop()` is called when it ends (its result is `Captured.observed`)."""
-    flood_at = limits.flood_bytes if limits else 1 << 30
+    where = confinement or Confinement()
+    limits = where.limits
     if step is not None and not step.isolation.per_rank:
         cmd, cwd = step.wrap(cmd), step.host_cwd
         if step.level == "apptainer":
             env = apptainer_env(env)
     cgroup = StepCgroup.create(limits.processes, limits.memory_mb) if limits else None
     try:
-        return _run(cmd, cwd, env, timeout_s, output_cap, limits, flood_at, cgroup, step, cpus, observe)
+        return _run(cmd, cwd, env, timeout_s, output_cap, step, where, cgroup, observe)
     finally:
         if cgroup is not None:
             cgroup.remove()
@@ -303,14 +310,15 @@ def _readers(proc: subprocess.Popen, output_cap: int, flood_at: int, flooded: th
 
 
 def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, output_cap: int,
-         limits: Limits | None, flood_at: int, cgroup: StepCgroup | None, step: Step | None,
-         cpus: list[int] | None = None, observe=None) -> Captured:
+         step: Step | None, where: Confinement, cgroup: StepCgroup | None, observe=None) -> Captured:
+    limits = where.limits
+    flood_at = limits.flood_bytes if limits else 1 << 30
     t0 = time.perf_counter()
     try:
         proc = subprocess.Popen(
             cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            preexec_fn=_limit_preexec(limits, cgroup, step is not None and step.isolation.per_rank, cpus),
+            preexec_fn=_limit_preexec(limits, cgroup, step is not None and step.isolation.per_rank, where.cpus),
         )
     except OSError as e:
         return Captured(127, None, False, f"could not start: {e}", 0.0, "", str(e), False, False, 0, 0)

@@ -23,7 +23,7 @@ from pathlib import Path
 from hpcbench.jobs import affinity, binding, build_cache, diskfull, interrupt, perf, resume, slots
 from hpcbench.jobs.api_snapshot import ensure_petsc_api
 from hpcbench.jobs.build import BINARY_NAME
-from hpcbench.jobs.capture import run_captured
+from hpcbench.jobs.capture import Confinement, run_captured
 from hpcbench.jobs.instruments import EVERY_RUN, LogViewProbe, MallocProbe, Probe, ValgrindProbe
 from hpcbench.jobs.launch import run_env
 from hpcbench.jobs.launchers import launcher_of, rank_variables
@@ -70,7 +70,8 @@ def null_program(spec: JobSpec, petsc: PetscInstall) -> Path | None:
     (tmp / "null.c").write_text(NULL_PROGRAM)
     with slots.hold(1) as held:
         res = build_cache.build(spec.build_cache, tmp, ["null.c"], "null.c", petsc, timeout_s=spec.build_timeout_s,
-                               isolation=spec.isolation, limits=spec.limits, cpus=binding.of_held(held).cpus)
+                                isolation=spec.isolation,
+                                confinement=Confinement(spec.limits, binding.of_held(held).cpus))
     if res.exit_code != 0:
         shutil.rmtree(tmp, ignore_errors=True)
         return None
@@ -177,9 +178,9 @@ class Runner:
                        self.bind_dir)
             began = time.time()
             cap = run_captured(go.argv, cwd=folders.run, env={**self.env, **(env or {}), **go.env}, timeout_s=limit,
-                               output_cap=self.spec.limits.output_bytes, limits=self.spec.limits, step=folders.step,
-                               cpus=go.cpus, observe=affinity.observer(binary, kind, self.spec.isolation.per_rank,
-                                                               self.rank_vars))
+                               output_cap=self.spec.limits.output_bytes, step=folders.step,
+                               confinement=Confinement(self.spec.limits, go.cpus),
+                               observe=affinity.observer(binary, kind, self.spec.isolation.per_rank, self.rank_vars))
         self.runs_left = max(0.0, self.runs_left - width * (VALGRIND_RUNS if kind == "valgrind" else 1))
         if cap.exit_code == 0 and not cap.timed_out and kind != "valgrind":
             self.took.setdefault((kind == "null", case.case, ranks), []).append(cap.wall_s)
@@ -262,8 +263,8 @@ def run_job(spec: JobSpec, previous: JobResult | None = None) -> JobResult:
     stage_sources(spec, build_dir)
     with slots.hold(1, priority=slots.priority_for(planned_runs(spec))) as held:
         result.build = build_cache.build(spec.build_cache, build_dir, spec.files, spec.entry, petsc,
-                                         timeout_s=spec.build_timeout_s, isolation=spec.isolation, limits=spec.limits,
-                                         cpus=binding.of_held(held).cpus)
+                                         timeout_s=spec.build_timeout_s, isolation=spec.isolation,
+                                         confinement=Confinement(spec.limits, binding.of_held(held).cpus))
     result.build.started_at, result.build.slot_wait_s = held.started_at, held.waited_s
     if result.build.exit_code != 0:
         return _finish(result, t0)
@@ -280,7 +281,7 @@ def run_job(spec: JobSpec, previous: JobResult | None = None) -> JobResult:
             return _finish(result, t0)
     if spec.valgrind and spec.runs:
         _valgrind_run(spec, runner, binary, result)
-    perf.measure(spec, petsc, runner, binary, null_bin, result, Runner)
+    perf.measure_performance(spec, petsc, runner, binary, null_bin, result, Runner)
     return _finish(result, t0)
 
 

@@ -49,7 +49,7 @@ class LauncherPart:
     def bind(self, argv: list[str], ranks: int, held: Binding, files: Path | None,
              hosts: list[str]) -> tuple[list[str], dict[str, str]]:
         """The launch bound to the cores and GPUs the run holds, and variables for its environment."""
-        return binding.apply(self.name, argv, ranks, held, files, hosts)
+        return binding.apply_binding(self.name, argv, ranks, held, files, hosts)
 
 
 L = TypeVar("L", bound=type[LauncherPart])

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from hpcbench.jobs import build_cache, slots
 from hpcbench.jobs.build import BINARY_NAME
+from hpcbench.jobs.capture import Confinement
 from hpcbench.jobs.instruments import LogViewProbe
 from hpcbench.jobs.records import SAME_PROGRAM, CaseRun, JobResult, JobSpec, RunResult
 from hpcbench.petsc_env import PetscInstall
@@ -58,8 +59,8 @@ def reference_binary(spec: JobSpec, petsc: PetscInstall) -> Path | str:
             shutil.copyfile(home / "src" / name, tmp / name)
         with slots.hold(1) as held:
             res = build_cache.build(spec.build_cache, tmp, plan.reference_files, plan.reference_entry, petsc,
-                                    timeout_s=spec.build_timeout_s, isolation=spec.isolation, limits=spec.limits,
-                                    cpus=[c for core in held.cores for c in core])
+                                    timeout_s=spec.build_timeout_s, isolation=spec.isolation,
+                                    confinement=Confinement(spec.limits, [c for core in held.cores for c in core]))
         if res.exit_code != 0:
             why = f"the reference did not build for the performance case: {res.stderr.strip()[-300:]}"
             failed.write_text(why)
@@ -96,7 +97,7 @@ def interleaved(sub, sub_bin: Path, ref: tuple[object, Path, CaseRun] | None, nu
     return out
 
 
-def measure(spec: JobSpec, petsc: PetscInstall, sub, binary: Path, null_bin: Path | None, result: JobResult,
+def measure_performance(spec: JobSpec, petsc: PetscInstall, sub, binary: Path, null_bin: Path | None, result: JobResult,
             runner_class) -> None:
     """The performance case of this job (nothing where the problem has none); its runs join
     the record. Not measured when a case failed: the program does not work."""

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -225,10 +224,6 @@ def apptainer_env(env: Mapping[str, str]) -> dict[str, str]:
     out = {k: v for k, v in env.items() if k in ("PATH",)}
     out.update({f"APPTAINERENV_{k}": v for k, v in env.items()})
     return out
-
-
-def describe(argv: list[str]) -> str:
-    return shlex.join(argv)
 
 
 def bwrap_works() -> tuple[bool, str]:

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from hpcbench.executors.accounting import Usage, parse_qstat_usage, parse_sacct_usage, size_bytes, split
+from hpcbench.executors.accounting import Usage, parse_qstat_usage, parse_sacct_usage, size_bytes, split_node_hours
 from hpcbench.jobs.records import CaseRun, JobSpec, Variant
 from hpcbench.store.accounting import read_accounting
 from tests.clusters import polaris_here, serve
@@ -41,7 +41,7 @@ def test_an_allocations_node_hours_are_shared_by_wall_time_and_cores(tmp_path):
         return JobSpec(job_id=jid, agent="a", problem="p", attempt="1", source_dir=".", entry="m.c", files=["m.c"],
                        runs=[CaseRun(case="c", args=[], ranks=cores, time_limit_s=1)],
                        variant=Variant(petsc_dir="/x"), work_dir=".", record_path=str(rec), cores=cores)
-    got = split({"9": Usage("9", "COMPLETED", nodes=1, elapsed_s=3600)},
+    got = split_node_hours({"9": Usage("9", "COMPLETED", nodes=1, elapsed_s=3600)},
                 {"9": [job("a__p__1", 10, 1), job("b__p__1", 10, 3)], "10": [job("c__p__1", 1, 1)]})
     assert len(got) == 1 and got[0].jobs == pytest.approx({"a__p__1": 0.25, "b__p__1": 0.75})  # 10 unknown: left out
 

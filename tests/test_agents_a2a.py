@@ -11,7 +11,7 @@ import pytest
 from starlette.responses import Response
 
 from hpcbench.agents import AgentOptions, make_agent
-from hpcbench.agents.generate import generate
+from hpcbench.agents.generate import generate_submissions
 from hpcbench.problem import load_problems
 from hpcbench.resources import data_path
 from hpcbench.submission import Submission, load_tree
@@ -33,7 +33,8 @@ KNOWN = {p.name for p in data_path("problems").iterdir() if (p / "problem.json")
 def _gen(url, out, problems=("vec-scatter",), timeout_s=30.0, attempts=1, concurrency=2):
     agent = make_agent(f"a2a:{url}", BUNDLES, KNOWN, AgentOptions(timeout_s=timeout_s))
     bundles = {p: BUNDLES[p] for p in problems}
-    return asyncio.run(generate([agent], bundles, attempts, out, concurrency=concurrency, timeout_s=timeout_s))
+    return asyncio.run(generate_submissions([agent], bundles, attempts, out, concurrency=concurrency,
+                                            timeout_s=timeout_s))
 
 
 def _meta(out, agent, problem="vec-scatter", attempt="1") -> Submission:
@@ -194,7 +195,7 @@ def test_unreachable_agent_is_an_error_for_every_attempt_and_the_campaign_goes_o
     with PurpleServer(lambda p: purple_success({"main.c": SRC})) as good:
         agents = [make_agent(f"a2a:{url}", BUNDLES, KNOWN, AgentOptions(timeout_s=5)),
                   make_agent(f"a2a:{good.url}", BUNDLES, KNOWN, AgentOptions(timeout_s=5))]
-        summary = asyncio.run(generate(agents, BUNDLES, 2, tmp_path, concurrency=3, timeout_s=5))
+        summary = asyncio.run(generate_submissions(agents, BUNDLES, 2, tmp_path, concurrency=3, timeout_s=5))
     assert summary.written["failed"] == 0 and summary.written["ok"] == 4 and len(summary.errors) == 4
     assert {e.kind for e in summary.errors} == {"unreachable"} and all("agent card" in e.cause for e in summary.errors)
     assert not (tmp_path / agents[0].name / "scatter-cuda" / "2" / "submission.json").exists()
@@ -326,7 +327,8 @@ def test_repair_over_a2a_keeps_the_context(tmp_path):
     with PurpleServer(script, name="fixer") as srv:
         inner = make_agent(f"a2a:{srv.url}", BUNDLES, KNOWN, AgentOptions(timeout_s=30))
         agent = RepairAgent(inner, 2, Sandbox.for_site(load_site("local"), tmp_path / "sb"))
-        asyncio.run(generate([agent], {"vec-scatter": BUNDLES["vec-scatter"]}, 1, tmp_path / "out", timeout_s=120))
+        asyncio.run(generate_submissions([agent], {"vec-scatter": BUNDLES["vec-scatter"]}, 1, tmp_path / "out",
+                                         timeout_s=120))
         feedback = json.loads(srv.bodies[-1].split(b"\n", 1)[1])["params"]["message"]
     meta = _meta(tmp_path / "out", "fixer+repair2")
     assert contexts == ["", "ctx-1"]  # the follow-up went to the conversation the agent opened

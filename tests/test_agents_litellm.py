@@ -9,7 +9,7 @@ import json
 import pytest
 
 from hpcbench.agents.contract import SYSTEM_PROMPT
-from hpcbench.agents.generate import RAW_NAME, generate
+from hpcbench.agents.generate import RAW_NAME, generate_submissions
 from hpcbench.agents.litellm_agent import LitellmAgent
 from hpcbench.problem import load_problems
 from hpcbench.submission import Submission
@@ -39,7 +39,7 @@ def test_an_answer_asking_for_what_the_problem_does_not_allow_is_the_agents_fail
 
 def _run(srv, out, agent=None, **kw):
     agent = agent or LitellmAgent(MODEL, base_url=srv.base_url, num_retries=0, **kw)
-    summary = asyncio.run(generate([agent], BUNDLES, 1, out, concurrency=2, timeout_s=60))
+    summary = asyncio.run(generate_submissions([agent], BUNDLES, 1, out, concurrency=2, timeout_s=60))
     meta = Submission.model_validate_json((out / agent.name / "vec-scatter" / "1" / "submission.json").read_text())
     return summary, meta
 

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from hpcbench.jobs.binding import Binding, apply
+from hpcbench.jobs.binding import Binding, apply_binding
 from hpcbench.jobs.cores import NodeLayout
 from hpcbench.jobs.launchers import launcher_for
 from hpcbench.jobs.records import Launcher
@@ -21,48 +21,48 @@ TWO = Binding(cores=((2, 34), (3, 35)))  # two cores of two hardware threads eac
 
 
 def test_open_mpi_gets_a_physical_rankfile_of_exactly_the_held_cores(tmp_path: Path):
-    argv, env = apply("openmpi", ["mpiexec", "-n", "3"], 3, TWO, tmp_path, ["nodeA"])
+    argv, env = apply_binding("openmpi", ["mpiexec", "-n", "3"], 3, TWO, tmp_path, ["nodeA"])
     i = argv.index("--rankfile")
     assert argv[i - 3:i] == ["--mca", "rmaps_rank_file_physical", "1"] and env == {}
     # one rank per core, round-robin when the run has more ranks than cores (oversubscribed)
     assert Path(argv[i + 1]).read_text() == "rank 0=nodeA slot=2\nrank 1=nodeA slot=3\nrank 2=nodeA slot=2\n"
-    argv, _ = apply("openmpi", ["mpiexec", "-n", "1"], 1, TWO, tmp_path)  # locally: this host's name
+    argv, _ = apply_binding("openmpi", ["mpiexec", "-n", "1"], 1, TWO, tmp_path)  # locally: this host's name
     assert Path(argv[argv.index("--rankfile") + 1]).read_text().startswith(f"rank 0={socket.gethostname()} slot=2")
 
 
 def test_open_mpi_that_maps_by_itself_gets_an_ordered_cpu_list(tmp_path: Path):
-    argv, _ = apply("openmpi", ["mpiexec", "--np", "2", "--npernode", "2"], 2, TWO, tmp_path, ["a"])
+    argv, _ = apply_binding("openmpi", ["mpiexec", "--np", "2", "--npernode", "2"], 2, TWO, tmp_path, ["a"])
     assert argv[-4:] == ["--cpu-list", "2,3", "--bind-to", "cpu-list:ordered"] and "--rankfile" not in argv
 
 
 def test_hydra_pals_and_srun_options():
-    argv, _ = apply("mpich", ["mpiexec", "-n", "2"], 2, TWO, None)
+    argv, _ = apply_binding("mpich", ["mpiexec", "-n", "2"], 2, TWO, None)
     assert argv == ["mpiexec", "-n", "2", "-bind-to", "user:2+34,3+35"]
     # PALS: one list per rank, ':' between ranks, placed before Aurora's wrapper script
-    argv, _ = apply("pals", ["mpiexec", "--np", "2", "--ppn", "2", "gpu_tile_compact.sh"], 2, TWO, None)
+    argv, _ = apply_binding("pals", ["mpiexec", "--np", "2", "--ppn", "2", "gpu_tile_compact.sh"], 2, TWO, None)
     assert argv == ["mpiexec", "--np", "2", "--ppn", "2", "--cpu-bind", "list:2,34:3,35", "gpu_tile_compact.sh"]
     gpu = Binding(cores=((5, 37),), gpus=("1",), gpu_env="CUDA_VISIBLE_DEVICES", mem_per_cpu_mb=1900)
-    argv, env = apply("srun", ["srun", "-n", "1"], 1, gpu, None)
+    argv, env = apply_binding("srun", ["srun", "-n", "1"], 1, gpu, None)
     assert argv == ["srun", "--cpu-bind=cores", "--cpus-per-task=2", "--mem-per-cpu=1900M", "--gpus-per-task=1",
                     "-n", "1"]
     assert env == {}  # Slurm sets the step's CUDA_VISIBLE_DEVICES itself
-    argv, env = apply("pals", ["mpiexec", "--np", "1"], 1, gpu, None)
+    argv, env = apply_binding("pals", ["mpiexec", "--np", "1"], 1, gpu, None)
     assert env == {"CUDA_VISIBLE_DEVICES": "1"} and "list:5,37" in argv
 
 
 def test_a_template_that_binds_by_itself_is_left_as_written():
     b = Binding(cores=((0,),))
-    argv, _ = apply("openmpi", ["mpiexec", "-n", "1", "--bind-to", "socket"], 1, b, None)
+    argv, _ = apply_binding("openmpi", ["mpiexec", "-n", "1", "--bind-to", "socket"], 1, b, None)
     assert argv == ["mpiexec", "-n", "1", "--bind-to", "socket"] and "binds by itself" in b.notes[0]
-    assert apply("openmpi", ["mpiexec", "-n", "1"], 1, Binding(), None)[0] == ["mpiexec", "-n", "1"]
+    assert apply_binding("openmpi", ["mpiexec", "-n", "1"], 1, Binding(), None)[0] == ["mpiexec", "-n", "1"]
     # PALS: a policy (Polaris's --cpu-bind depth binds every run from core 0) gives way to the
     # run's own list; a list the site wrote stays
-    argv, _ = apply("pals", ["mpiexec", "--np", "1", "--depth", "1", "--cpu-bind", "depth"], 1, b, None)
+    argv, _ = apply_binding("pals", ["mpiexec", "--np", "1", "--depth", "1", "--cpu-bind", "depth"], 1, b, None)
     assert argv == ["mpiexec", "--np", "1", "--depth", "1", "--cpu-bind", "list:0"]
-    argv, _ = apply("pals", ["mpiexec", "--np", "1", "--cpu-bind", "list:7"], 1, b, None)
+    argv, _ = apply_binding("pals", ["mpiexec", "--np", "1", "--cpu-bind", "list:7"], 1, b, None)
     assert argv == ["mpiexec", "--np", "1", "--cpu-bind", "list:7"]
     # srun: the template's --cpu-bind stays, memory and GPUs are still added
-    argv, _ = apply("srun", ["srun", "--cpu-bind=verbose,cores", "-n", "1"], 1,
+    argv, _ = apply_binding("srun", ["srun", "--cpu-bind=verbose,cores", "-n", "1"], 1,
                     Binding(cores=((0,),), gpus=("0",), mem_per_cpu_mb=100), None)
     assert argv == ["srun", "--mem-per-cpu=100M", "--gpus-per-task=1", "--cpu-bind=verbose,cores", "-n", "1"]
 

@@ -141,18 +141,18 @@ def test_trust_lowers_confidence_below_the_threshold_and_says_so():
                      rationale="clear", method="llm_judge", prompt_version="readability.v1")
     cal = {"file": "f.json", "probe_set": "v1", "created": "t", "threshold": 0.8,
            "dimensions": {"readability": {"prompt_version": "readability.v1", "accuracy": 0.65}}}
-    low = trust.apply(res, cal)
+    low = trust.apply_calibration(res, cal)
     assert low.score == 0.8 and low.confidence == pytest.approx(0.9 * 0.5)
     assert low.rationale.startswith("[low-confidence judge: accuracy 0.65 < 0.80 on probe set v1")
     assert low.evidence["calibration"]["confidence_before"] == 0.9
-    chance = trust.apply(res, {**cal, "dimensions": {"readability": {"prompt_version": "readability.v1",
+    chance = trust.apply_calibration(res, {**cal, "dimensions": {"readability": {"prompt_version": "readability.v1",
                                                                       "accuracy": 0.4}}})
     assert chance.confidence == 0.0
-    ok = trust.apply(res, {**cal, "threshold": 0.6})
+    ok = trust.apply_calibration(res, {**cal, "threshold": 0.6})
     assert ok.confidence == 0.9 and ok.rationale == "clear" and ok.evidence["calibration"]["low_confidence"] is False
-    other = trust.apply(res.model_copy(update={"prompt_version": "readability.v2"}), cal)
+    other = trust.apply_calibration(res.model_copy(update={"prompt_version": "readability.v2"}), cal)
     assert other.confidence == 0.9 and other.evidence["calibration"]["applies"] is False
-    assert trust.apply(res, None) is res
+    assert trust.apply_calibration(res, None) is res
 
 
 def test_unreadable_calibration_result_is_named(tmp_path):

@@ -99,7 +99,7 @@ def test_planning_measures_every_program_and_the_report_flags_the_copy(index, tm
 
     from hpcbench.pipeline import plan_campaign
     from hpcbench.plan.options import RunOptions
-    from hpcbench.report.data import load, near_copies
+    from hpcbench.report.data import load_report, near_copies
     from hpcbench.site import load_site
     from hpcbench.store import collect
 
@@ -124,7 +124,7 @@ def test_planning_measures_every_program_and_the_report_flags_the_copy(index, tm
     collect(Campaign(out))
     exe = str(Path(sys.executable).parent / "hpcbench")
     subprocess.run([exe, "score", str(out)], capture_output=True, text=True, timeout=600)
-    rep = load(out / "campaign.h5")
+    rep = load_report(out / "campaign.h5")
     assert [(r["agent"], r["contamination"]["file"]) for r in near_copies(rep)] == \
         [("copier", "src/snes/tutorials/ex5.c")]
     md = subprocess.run([exe, "report", str(out), "--format", "md"], capture_output=True, text=True, timeout=600)

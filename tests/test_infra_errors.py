@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from hpcbench.agents.contract import GenerationFailure
-from hpcbench.agents.generate import ERRORS_DIR, generate, read_errors
+from hpcbench.agents.generate import ERRORS_DIR, generate_submissions, read_errors
 from hpcbench.agents.litellm_agent import LitellmAgent
 from hpcbench.agents.llm_errors import failure_from_exception, infrastructure_kind
 from hpcbench.llm import litellm_module
@@ -77,7 +77,7 @@ def test_outage_is_kept_apart_and_asked_again(openai_server, tmp_path):
     bundles = load_problems(None, ["rosenbrock"])
     agent = LitellmAgent(MODEL, base_url=openai_server.base_url, num_retries=0)
     openai_server.default = Reply.server_error(503)
-    summary = asyncio.run(generate([agent], bundles, 2, tmp_path, concurrency=2, timeout_s=60))
+    summary = asyncio.run(generate_submissions([agent], bundles, 2, tmp_path, concurrency=2, timeout_s=60))
     assert [e.kind for e in summary.errors] == ["provider_error", "provider_error"]
     assert summary.written["failed"] == 0 and not summary.failures  # an outage is not a failed generation
     assert not (tmp_path / agent.name / "rosenbrock" / "1" / "submission.json").exists()
@@ -85,7 +85,7 @@ def test_outage_is_kept_apart_and_asked_again(openai_server, tmp_path):
 
     openai_server.reset()
     openai_server.default = _ok_answer
-    again = asyncio.run(generate([agent], bundles, 2, tmp_path, concurrency=2, timeout_s=60))
+    again = asyncio.run(generate_submissions([agent], bundles, 2, tmp_path, concurrency=2, timeout_s=60))
     assert again.written["ok"] == 2 and not again.errors and openai_server.count == 2
     assert read_errors(tmp_path) == []  # answered: no longer an error
 

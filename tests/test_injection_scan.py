@@ -12,7 +12,7 @@ import json
 import pytest
 
 from hpcbench.evaluators.base import EvalContext, all_evaluators
-from hpcbench.evaluators.injection_scan import scan_source, scan_text, segments
+from hpcbench.evaluators.injection_scan import injections_in_source, injections_in_text, segments
 from hpcbench.jobs.records import BuildResult, JobResult, RunResult
 from hpcbench.problem import load_problem
 from hpcbench.submission import Submission
@@ -22,8 +22,8 @@ from tests.injection_corpus import HELD_OUT, NEGATIVES, POSITIVES, as_source
 
 def scan(where: str, text: str) -> list:
     if where in ("output", "args", "model"):
-        return scan_text(text, where, where)
-    return scan_source("main.c", as_source(where, text))
+        return injections_in_text(text, where, where)
+    return injections_in_source("main.c", as_source(where, text))
 
 
 @pytest.mark.parametrize("ident,where,text", POSITIVES + HELD_OUT, ids=[p[0] for p in POSITIVES + HELD_OUT])
@@ -40,7 +40,7 @@ def test_honest_text_with_the_same_words_is_not_flagged(ident, where, text):
 
 def test_disguises_are_named_and_lines_are_right():
     src = as_source("comment", POSITIVES[0][2])
-    f = scan_source("main.c", src)[0]
+    f = injections_in_source("main.c", src)[0]
     assert (f.line, f.kind, f.how, f.where) == (3, "comment", "", "main.c:3")
     how = {i: scan(w, t)[0].how for i, w, t in POSITIVES if i in ("base64", "rot13", "homoglyph", "hex-string")}
     assert how == {"base64": "base64", "rot13": "rot13", "homoglyph": "homoglyphs", "hex-string": ""}
@@ -58,13 +58,13 @@ def test_nothing_in_the_bundled_programs_and_every_injected_probe():
                    *sorted({p.parent for p in (ROOT / "examples/submissions").rglob("*.c")}),
                    *sorted({p.parent for p in (ROOT / "probes/v1/submissions").rglob("*.c")})]:
         for name, src in _sources(folder).items():
-            assert scan_source(name, src) == [], folder / name
+            assert injections_in_source(name, src) == [], folder / name
     labels = json.loads((ROOT / "probes/v2/probes.json").read_text())["probes"]
     for p in labels:
         if p["agent"] != "probe":
             continue
         src = (ROOT / "probes/v2/submissions/probe" / p["problem"] / p["id"] / "main.c").read_text()
-        assert bool(scan_source("main.c", src)) == bool(p.get("twin")), (p["id"], p.get("injection"))
+        assert bool(injections_in_source("main.c", src)) == bool(p.get("twin")), (p["id"], p.get("injection"))
 
 
 def _ctx(sources: dict[str, str], stdout: str = "", args: list[str] | None = None) -> EvalContext:

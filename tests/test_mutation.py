@@ -138,11 +138,11 @@ PETSC_EXTERN PetscErrorCode TSCreate(MPI_Comm, TS *);
 def test_the_sample_is_stratified_by_operator_deterministic_and_in_source_order():
     every = [Mutation(op, "main.c", i, i, i + 1, "x", f"y{i}") for i in range(60)
              for op in (["aor"] * 5 + ["swap"])[i % 6: i % 6 + 1]]
-    a = gen.draw(every, 12, "0:p")
-    assert a == gen.draw(every, 12, "0:p") and a != gen.draw(every, 12, "1:p")
+    a = gen.draw_mutations(every, 12, "0:p")
+    assert a == gen.draw_mutations(every, 12, "0:p") and a != gen.draw_mutations(every, 12, "1:p")
     assert sum(m.operator == "swap" for m in a) == 6  # the rare operator gets its turn every round
     assert [m.start for m in a] == sorted(m.start for m in a)
-    assert gen.draw(every, None, "0:p") == every
+    assert gen.draw_mutations(every, None, "0:p") == every
 
 
 @pytest.mark.parametrize("pid", ["advection1d", "vec-scatter", "robertson"])

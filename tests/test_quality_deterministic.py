@@ -54,16 +54,16 @@ def test_header_scan_knows_errorcode_functions_macros_and_deprecations(api):
 
 
 def test_planning_snapshots_the_header_facts_for_offline_scoring(tmp_path, api):
-    from hpcbench.plan.snapshot import read_petsc_api, write_snapshot
+    from hpcbench.plan.snapshot import read_snapshot_petsc_api, write_snapshot
 
     inst = find_petsc()
     write_snapshot(tmp_path, {}, {"cpu": {"petsc_dir": str(inst.petsc_dir), "petsc_arch": inst.petsc_arch},
                                   "cuda": {"error": "not installed"}})
-    back, error = read_petsc_api(tmp_path)
+    back, error = read_snapshot_petsc_api(tmp_path)
     assert back.version == inst.version and "not installed" in error
     assert back.errorcode_functions == api.errorcode_functions and back.deprecated == api.deprecated
     write_snapshot(tmp_path / "d", {}, {"cpu": {"petsc_dir": str(tmp_path / "nowhere")}})
-    none, error = read_petsc_api(tmp_path / "d")
+    none, error = read_snapshot_petsc_api(tmp_path / "d")
     assert none is None and "nowhere" in error
 
 
@@ -318,13 +318,13 @@ def test_query_index_is_the_preorder_walk_outside_if0():
 
 
 def test_source_facts_name_enclosing_function_call_and_statement():
-    from hpcbench.evaluators.csource import analyse
+    from hpcbench.evaluators.csource import analyse_source
 
     src = ('#include <petscvec.h>\n#include "petsc/private/vecimpl.h"\n'
            "static PetscErrorCode Fill(Vec x) {\n  PetscFunctionBeginUser;\n"
            "  PetscCall(VecSet(x, norm(a, b)));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n"
            "int main(int argc, char **argv) {\n  if (f(g(1))) return h(2);\n  int n = k(3);\n}\n")
-    facts = analyse("m.c", src)
+    facts = analyse_source("m.c", src)
     by = {c.name: c for c in facts.calls}
     assert facts.functions == ("Fill", "main") and facts.includes == ("petscvec.h", "petsc/private/vecimpl.h")
     assert (by["VecSet"].function, by["VecSet"].parent_call, by["VecSet"].args) == ("Fill", "PetscCall",
@@ -339,7 +339,7 @@ def test_petsc_attribute_macros_and_split_conditionals_parse_at_their_own_lines(
     """PETSc's attribute macros (PETSC_UNUSED, PETSC_EXTERN ...), libCEED point functions
     (PLEXFE_QFUNCTION) and #if branches that split an if-else chain made the parse fail
     (24 of PETSc 3.26.1's 408 tutorials); they are blanked in place, so lines and bytes hold."""
-    from hpcbench.evaluators.csource import analyse
+    from hpcbench.evaluators.csource import analyse_source
 
     src = ("#include <petscts.h>\n"
            "PETSC_UNUSED static inline PetscReal MinAbs(PetscReal a, PetscReal b) { return a < b ? a : b; }\n"
@@ -350,7 +350,7 @@ def test_petsc_attribute_macros_and_split_conditionals_parse_at_their_own_lines(
            "  if (x == 1) {\n    x = 2;\n#if defined(PETSC_HAVE_HDF5)\n  } else if (x == 3) {\n    x = 4;\n#endif\n"
            "  } else {\n    x = 5;\n  }\n  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));\n"
            "  PetscCall(PetscFinalize());\n  return 0;\n}\n")
-    facts = analyse("t.c", src)
+    facts = analyse_source("t.c", src)
     assert not facts.has_errors
     assert {"MinAbs", "Check", "main"} <= set(facts.functions)
     assert next(c.line for c in facts.calls if c.name == "PetscInitialize") == 18
@@ -359,7 +359,7 @@ def test_petsc_attribute_macros_and_split_conditionals_parse_at_their_own_lines(
 def test_every_petsc_tutorial_but_two_parses(tutorials):
     """Over all of the sdist's C tutorials: only two need what no single reading gives
     (ex75's braces under #if, ex21's Fortran-interface macros)."""
-    from hpcbench.evaluators.csource import analyse
+    from hpcbench.evaluators.csource import analyse_source
 
     sdist = next(Path(sys.prefix, "hpcbench-cache").glob(f"petsc-{find_petsc().version}.tar.gz"))
     bad = []
@@ -368,7 +368,7 @@ def test_every_petsc_tutorial_but_two_parses(tutorials):
             if "/tutorials/" in m.name and m.name.endswith(".c") and m.isfile():
                 f = tar.extractfile(m)
                 assert f is not None
-                if analyse(m.name, f.read().decode("utf-8", errors="replace")).has_errors:
+                if analyse_source(m.name, f.read().decode("utf-8", errors="replace")).has_errors:
                     bad.append(m.name.split("/src/", 1)[1])
     assert len(bad) <= 2, bad
 

@@ -284,7 +284,7 @@ def _as_nobody(out: Path, agent: str, sandboxed: bool = True, build: bool = Fals
     namespaces without any privilege. Build: `make` in the job's build folder; run: the
     built program under mpiexec in its run folder."""
     from hpcbench.jobs.build import MAKEFILE_NAME
-    from hpcbench.jobs.capture import run_captured
+    from hpcbench.jobs.capture import Confinement, run_captured
     from hpcbench.jobs.launch import launch_argv, run_env
     from hpcbench.jobs.records import Isolation, Launcher, Limits
     from hpcbench.jobs.sandbox import Step
@@ -309,7 +309,8 @@ def _as_nobody(out: Path, agent: str, sandboxed: bool = True, build: bool = Fals
         argv, _ = launch_argv(Launcher(), 3, 2, [str(work / "build" / "app")])
     cmd = NOBODY + (step.wrap(argv) if sandboxed else argv)
     # What a job does: the allow-listed environment built from ours, canaries included in ours.
-    return run_captured(cmd, cwd=step.cwd, env=run_env(petsc.env(), Launcher()), timeout_s=120, limits=Limits())
+    return run_captured(cmd, cwd=step.cwd, env=run_env(petsc.env(), Launcher()), timeout_s=120,
+                        confinement=Confinement(Limits()))
 
 
 def _snoop_output(out: Path) -> str:

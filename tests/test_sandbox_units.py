@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hpcbench.errors import ConfigError
-from hpcbench.jobs.capture import run_captured
+from hpcbench.jobs.capture import Confinement, run_captured
 from hpcbench.jobs.cgroup import StepCgroup
 from hpcbench.jobs.launch import launch_argv, run_env
 from hpcbench.jobs.records import Isolation, Launcher, Limits
@@ -137,7 +137,8 @@ def test_a_step_sees_its_folder_and_not_its_parent(tmp_path):
     step = _step(tmp_path)
     (step.cwd / "mine").write_text("y\n")
     cap = run_captured(["sh", "-c", f"cat mine; cat {tmp_path}/secret; ls {tmp_path}"], cwd=step.cwd,
-                       env=step_env({}), timeout_s=30, limits=Limits(), step=step)
+                       env=step_env({}), timeout_s=30, step=step,
+                       confinement=Confinement(Limits()))
     assert cap.stdout.startswith("y") and "secret" in cap.stderr and "No such file" in cap.stderr
     assert cap.stdout.split()[1:] == ["run"]  # only the mount point of its own folder
 
@@ -147,7 +148,7 @@ def test_disk_limit_stops_a_writer_and_says_so(tmp_path):
     step = _step(tmp_path)
     script = "import os\nfor i in range(200):\n    open(f'f{i}', 'wb').write(os.urandom(1 << 20))\nprint('all')"
     cap = run_captured(["/usr/bin/python3", "-c", script], cwd=step.cwd, env=step_env({}), timeout_s=60,
-                       limits=Limits(disk_mb=20), step=step)
+                       step=step, confinement=Confinement(Limits(disk_mb=20)))
     assert cap.stopped_reason == "disk limit 20 MB" and "all" not in cap.stdout
 
 
@@ -161,7 +162,7 @@ def test_step_cgroup_limits_memory_of_all_processes_together(tmp_path):
     hog = ("import os, time\nos.fork()\nb = bytearray(200 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\n"
            "time.sleep(2)\nprint('survived')")
     cap = run_captured([sys.executable, "-c", hog], cwd=tmp_path, env=dict(os.environ), timeout_s=60,
-                       limits=Limits(memory_mb=256))
+                       confinement=Confinement(Limits(memory_mb=256)))
     assert cap.stopped_reason == "memory limit 256 MB", (cap.stopped_reason, cap.stdout, cap.stderr[-500:])
 
 

@@ -1,7 +1,8 @@
 """The shape of the code, measured from its source (ast), not by eye: no import
 cycle among hpcbench's modules, packages importing only down ARCHITECTURE.md's layer
 table, no module reaching into another's private names, no function over 60 lines
-outside report rendering."""
+outside report rendering, none taking ten or more parameters, and no public name
+defined in two modules (click commands, named by their verb, excepted from both)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,13 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCES = {"hpcbench": ROOT / "hpcbench", "hpcbench.jobs": ROOT / "jobs", "hpcbench.evaluators": ROOT / "evaluators"}
 MAX_LINES = 60
 # Report rendering: one long function lays out one page, top to bottom, as it reads.
-LONG_ALLOWED = {("hpcbench/report/html.py", "to_html"), ("hpcbench/report/markdown.py", "markdown")}
+LONG_ALLOWED = {("hpcbench/report/html.py", "to_html"), ("hpcbench/report/markdown.py", "report_markdown")}
+# Past this many a function's options belong in a typed object (jobs/capture.Confinement); click
+# commands take one parameter per option of their verb.
+MAX_PARAMETERS = 9
+# Defined twice until their modules are free to change (someone else is editing them): each is
+# the entry point of its verb, validate-checks and validate-performance.
+SHARED_FOR_NOW = {"run": {"hpcbench.validation.checks", "hpcbench.validation.performance"}}
 
 
 def modules() -> dict[str, Path]:
@@ -247,3 +254,111 @@ def test_no_module_uses_another_modules_private_names():
 def test_no_function_over_60_lines_outside_report_rendering():
     bad = long_functions()
     assert not bad, f"functions over {MAX_LINES} lines:\n" + "\n".join(bad)
+
+
+def is_click_command(fn: ast.AST) -> bool:
+    """@click.command(...), @click.group(...) or @<group>.command(...): named by its verb, and
+    taking one parameter per option of it."""
+    for d in getattr(fn, "decorator_list", []):
+        f = d.func if isinstance(d, ast.Call) else d
+        if isinstance(f, ast.Attribute) and f.attr in ("command", "group"):
+            return True
+    return False
+
+
+def wide_functions(tree: ast.Module) -> list[tuple[int, str, int]]:
+    """(line, name, parameters) of every function past MAX_PARAMETERS; a method's self or cls
+    does not count, *args and **kwargs do."""
+    methods = {id(f) for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for f in c.body}
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not is_click_command(node):
+            a = node.args
+            named = a.posonlyargs + a.args + a.kwonlyargs
+            n = len(named) + (a.vararg is not None) + (a.kwarg is not None)
+            if id(node) in methods and named and named[0].arg in ("self", "cls"):
+                n -= 1
+            if n > MAX_PARAMETERS:
+                out.append((node.lineno, node.name, n))
+    return out
+
+
+def runs_as_program(tree: ast.Module) -> bool:
+    return any(isinstance(n, ast.If) and "__main__" in ast.unparse(n.test) and "__name__" in ast.unparse(n.test)
+               for n in tree.body)
+
+
+def by_convention(name: str, module: str, tree: ast.Module) -> bool:
+    """A name other code looks up in every module that has one, so the same in each: `main`, the
+    entry point of a module run as a program (python -m, submitit), and `register`, the hook
+    hpcbench/cli/__init__.py calls to hang each command module's verbs on the group."""
+    if name == "main":
+        return runs_as_program(tree)
+    return name == "register" and module.startswith("hpcbench.cli.")
+
+
+def names_defined_twice(trees: dict[str, ast.Module]) -> dict[str, list[str]]:
+    """Public module-level function and class names -> the modules that define each, where
+    more than one does: `from x import load` then says nothing of which load."""
+    where: dict[str, list[str]] = {}
+    for module, tree in trees.items():
+        for node in tree.body:
+            if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                    and not node.name.startswith("_") and not is_click_command(node)
+                    and not by_convention(node.name, module, tree)):
+                where.setdefault(node.name, []).append(module)
+    return {name: sorted(modules) for name, modules in sorted(where.items())
+            if len(modules) > 1 and not set(modules) <= SHARED_FOR_NOW.get(name, set())}
+
+
+PLANTED_WIDE = """
+import click
+
+def ten(a, b, c, d, e, f, g, h, i, j): ...
+
+def nine_and_kwargs(a, b, c, d, e, f, g, h, i, **rest): ...
+
+class Holder:
+    def method(self, a, b, c, d, e, f, g, h, i): ...
+
+@click.command()
+def verb(a, b, c, d, e, f, g, h, i, j, k): ...
+"""
+
+
+def test_no_function_takes_ten_or_more_parameters_outside_click_commands():
+    # the check sees a planted function of ten parameters (and of nine and **kwargs), and lets
+    # a method of self and nine, and a click command, through
+    assert [name for _, name, _ in wide_functions(ast.parse(PLANTED_WIDE))] == ["ten", "nine_and_kwargs"]
+    bad = [f"{MODULES[m].relative_to(ROOT)}:{line}: {name} takes {n} parameters"
+           for m, tree in TREES.items() for line, name, n in wide_functions(tree)]
+    assert not bad, f"functions of more than {MAX_PARAMETERS} parameters (group them in a typed object):\n" + \
+        "\n".join(bad)
+
+
+PLANTED_TWICE = """
+import click
+
+def load_report(): ...
+
+def _load(): ...
+
+def main(): ...
+
+@click.command()
+def report(): ...
+"""
+
+
+def test_no_public_name_is_defined_in_two_modules():
+    # the check sees a planted second load_report, and two mains in modules that are no programs
+    # (the programs' own mains aside); a private name and a click command named like a module's
+    # function are not flagged
+    planted = names_defined_twice({**TREES, "hpcbench.jobs.planted": ast.parse(PLANTED_TWICE),
+                                   "hpcbench.jobs.planted_too": ast.parse("def main(): ...\n")})
+    assert planted.keys() - names_defined_twice(TREES).keys() == {"load_report", "main"}
+    assert planted["load_report"] == ["hpcbench.jobs.planted", "hpcbench.report.data"]
+    assert planted["main"] == ["hpcbench.jobs.planted", "hpcbench.jobs.planted_too"]
+    twice = names_defined_twice(TREES)
+    assert not twice, "public names defined in more than one module (give each a specific name, or import " \
+        "the one definition):\n" + "\n".join(f"{name}: {', '.join(ms)}" for name, ms in twice.items())

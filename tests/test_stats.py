@@ -15,7 +15,7 @@ from hpcbench.evaluators.base import EvalResult
 from hpcbench.score.judge_samples import combine, composites
 from hpcbench.score.verdict import passed_every_check
 from hpcbench.stats import judge_noise, passk, power
-from hpcbench.stats.analysis import Attempt, analyse
+from hpcbench.stats.analysis import Attempt, analyse_uncertainty
 from hpcbench.stats.intervals import PROBLEMS, THESE, TOO_FEW, Settings, mean_interval, paired_interval
 from hpcbench.stats.ranks import label, rank_ranges
 
@@ -87,8 +87,8 @@ def test_same_seed_same_interval_and_each_item_draws_its_own_stream():
     # an agent's interval does not depend on which other agents the campaign holds
     att = [Attempt("x", p, str(j), v, True) for p, vs in vals.items() for j, v in enumerate(vs)]
     more = att + [Attempt("y", "p0", "1", 3.0, False)]
-    assert analyse(att, FAST, "s", [])["agents"]["x"]["composite"] == analyse(more, FAST, "s", [])["agents"]["x"][
-        "composite"]
+    assert (analyse_uncertainty(att, FAST, "s", [])["agents"]["x"]["composite"]
+            == analyse_uncertainty(more, FAST, "s", [])["agents"]["x"]["composite"])
 
 
 def test_paired_difference_uses_shared_problems_and_cancels_problem_difficulty():
@@ -120,7 +120,7 @@ def rosenbrock_like(right: int) -> list[Attempt]:
 
 
 def test_three_agents_on_one_problem_are_ranked_only_where_the_data_say_so():
-    doc = analyse(rosenbrock_like(6) + rosenbrock_like(4) + rosenbrock_like(3), Settings(), "s", [])
+    doc = analyse_uncertainty(rosenbrock_like(6) + rosenbrock_like(4) + rosenbrock_like(3), Settings(), "s", [])
     pairs = {(p["a"], p["b"]): p for p in doc["pairs"]}
     assert pairs[("3of6", "6of6")]["established"] == -1  # 6/6 above 3/6
     assert pairs[("3of6", "4of6")]["established"] == 0

@@ -23,7 +23,7 @@ import pytest
 from hpcbench.jobs.records import JobResult, LogView, RunResult, TimingSummary
 from hpcbench.problem import Checks, load_problems
 from hpcbench.site import load_site
-from hpcbench.sweep.analysis import analyse
+from hpcbench.sweep.analysis import analyse_sweep
 from hpcbench.sweep.plan import SweepRefused, make_plan, weak_size
 from tests.conftest import hpcbench
 
@@ -144,7 +144,7 @@ def test_analysis_formulas_and_wrong_answers_excluded():
             ("crash1", "advection1d", "1"): _record("crash1", {1: 8.0, 2: 5.0, 4: 2.0}, {1: 1, 2: 1, 4: 1},
                                                     exit_codes={1: 139}),
             ("never-ran", "advection1d", "1"): None}
-    an = analyse(plan, recs, {"advection1d": NO_CHECKS})
+    an = analyse_sweep(plan, recs, {"advection1d": NO_CHECKS})
     pt = {(p.agent, p.ranks): p for p in an.points}
     ref4, slow2, slow4 = pt[("reference", 4)], pt[("slow", 2)], pt[("slow", 4)]
     # the median is the timings row's exec_s (1.1 x); min and max come from the repeats
@@ -175,7 +175,7 @@ def test_weak_scaling_efficiency_grows_the_size_with_the_ranks():
     assert sizes == {1: 400000, 2: 565684, 4: 800000}  # 400000 * sqrt(ranks), a multiple of 4
     times = {(f"n{sizes[r]}", r): t for r, t in ((1, 2.0), (2, 2.5), (4, 4.0))}
     rec = _record("reference", times, {k: 1 for k in times})
-    an = analyse(plan, {("reference", "advection1d", "1"): rec}, {"advection1d": NO_CHECKS})
+    an = analyse_sweep(plan, {("reference", "advection1d", "1"): rec}, {"advection1d": NO_CHECKS})
     eff = {p.ranks: p.efficiency for p in an.points}
     assert eff[1] == pytest.approx(1.0) and eff[2] == pytest.approx(0.8) and eff[4] == pytest.approx(0.5)
     assert all(math.isnan(p.speedup) for p in an.points)  # weak scaling has no speedup

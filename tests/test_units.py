@@ -15,7 +15,7 @@ from hpcbench.evaluators.metrics.execution_time import time_score
 from hpcbench.evaluators.metrics.numerical_accuracy import compare_score, sanity_score
 from hpcbench.evaluators.output_contract import parse_quantities
 from hpcbench.evaluators.quality.public_api import PublicApi
-from hpcbench.jobs.capture import run_captured
+from hpcbench.jobs.capture import Confinement, run_captured
 from hpcbench.jobs.logview import parse_options_left
 from hpcbench.jobs.malloc_dump import parse_malloc_dump
 from hpcbench.jobs.records import Limits
@@ -163,7 +163,7 @@ def test_timeout_kills_the_whole_process_group(tmp_path):
     marker = tmp_path / "late"
     t0 = time.perf_counter()
     cap = run_captured(["sh", "-c", f"(sleep 3; touch {marker}) & sleep 30"], cwd=tmp_path, env=dict(os.environ),
-                       timeout_s=1.0, limits=Limits())
+                       timeout_s=1.0, confinement=Confinement(Limits()))
     assert cap.timed_out and "timeout" in cap.stopped_reason and time.perf_counter() - t0 < 10
     time.sleep(3.5)
     assert not marker.exists(), "a background child outlived the run"
@@ -172,7 +172,8 @@ def test_timeout_kills_the_whole_process_group(tmp_path):
 def test_output_flood_is_capped_and_stopped(tmp_path):
     lim = Limits(output_bytes=1000, flood_bytes=200_000)
     cap = run_captured([sys.executable, "-c", "import sys\nwhile True: sys.stdout.write('x'*4096)"],
-                       cwd=tmp_path, env=dict(os.environ), timeout_s=30, output_cap=1000, limits=lim)
+                       cwd=tmp_path, env=dict(os.environ), timeout_s=30, output_cap=1000,
+                       confinement=Confinement(lim))
     assert "flood" in cap.stopped_reason and len(cap.stdout) == 1000 and cap.stdout_truncated
 
 
@@ -249,7 +250,7 @@ def test_a_fork_bomb_is_held_to_the_process_limit_and_leaves_nothing_behind(tmp_
         "print('forked', made, flush=True)\n")
     lim = Limits(processes=40)
     cap = run_captured([sys.executable, str(bomb)], cwd=tmp_path, env=dict(os.environ), timeout_s=60,
-                       limits=lim)
+                       confinement=Confinement(lim))
     forked = int(cap.stdout.split()[-1])
     assert forked < 40, cap.stdout
     if os.geteuid() == 0:

@@ -12,7 +12,7 @@ scores them."""
 from __future__ import annotations
 
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, register
-from hpcbench.evaluators.csource import Call, SourceFacts, analyse, is_petsc_call
+from hpcbench.evaluators.csource import Call, SourceFacts, analyse_source, is_petsc_call
 from hpcbench.evaluators.harness_tampering import failing, scan_source
 from hpcbench.evaluators.petsc_conventions import is_private_header
 
@@ -61,12 +61,12 @@ class ApiUsage(Evaluator):
         srcs = ctx.c_sources()
         if not srcs:
             return self.unscored("no C sources to parse")
-        facts = [analyse(n, s) for n, s in sorted(srcs.items())]
+        facts = [analyse_source(n, s) for n, s in sorted(srcs.items())]
         problems = _bracketing(facts)
         private = [f"{f.file}: {inc}" for f in facts for inc in f.includes if is_private_header(inc)]
         # Device code (.cu, .kokkos.cxx) is not C, but tree-sitter recovers the calls in it,
         # which is all the module check needs.
-        device = [analyse(n, s) for n, s in sorted(ctx.sources.items()) if n.endswith((".cu", ".cxx"))]
+        device = [analyse_source(n, s) for n, s in sorted(ctx.sources.items()) if n.endswith((".cu", ".cxx"))]
         missing = _missing_modules(ctx, [c for f in facts + device for c in f.calls])
         if missing:
             problems.append(f"does not use the module the problem calls for: {'; '.join(missing)}")

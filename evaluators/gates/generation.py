@@ -11,7 +11,7 @@ from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, registe
 
 
 @register
-class Generation(Evaluator):
+class GenerationGate(Evaluator):
     name = "generation"
     stage = "gate"
     category = "correctness"

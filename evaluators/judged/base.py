@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator
 from hpcbench.evaluators.judged.evidence import collect_evidence
-from hpcbench.judge.prompt import agent_data, render
+from hpcbench.judge.prompt import agent_data, render_messages
 from hpcbench.judge.task import JudgeOutcome, JudgeTask
 
 NO_JUDGE = "no judge configured (hpcbench score --judge MODEL)"
@@ -54,7 +54,7 @@ class JudgedEvaluator(Evaluator):
             return self.unscored(NO_JUDGE, evidence={"prompt_version": self.prompt_version})
         evidence = collect_evidence(ctx, ctx.results)
         data = agent_data(ctx.sources, ctx.submission, evidence)
-        messages = render(PROMPTS, self.prompt_version, ctx.problem, data, evidence, ctx.judge.boundary_key)
+        messages = render_messages(PROMPTS, self.prompt_version, ctx.problem, data, evidence, ctx.judge.boundary_key)
         oversize = ""
         if data.source_chars > ctx.judge.max_source_chars:
             oversize = (f"too large to judge: {data.source_chars:,} characters of source and submission.json, the "

@@ -40,7 +40,7 @@ class Scalability(Evaluator):
     def evaluate(self, ctx: EvalContext) -> EvalResult:
         pts = ctx.scaling
         if not pts:
-            # optional: without a sweep nothing is missing from the composite (scoring.finish)
+            # optional: without a sweep nothing is missing from the composite (scoring.finish_score)
             return self.unscored("no scaling sweep of this program (hpcbench sweep --from CAMPAIGN, then score)",
                                  evidence={"optional": True})
         best = largest_clean(pts)

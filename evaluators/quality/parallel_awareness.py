@@ -24,7 +24,7 @@ DEFAULT_RTOL, DEFAULT_ATOL = 1e-6, 1e-12
 RUN_WEIGHT = 2.0
 
 
-def tolerance(checks: Checks, quantity: str, case: str) -> tuple[float, float, str]:
+def loosest_tolerance(checks: Checks, quantity: str, case: str) -> tuple[float, float, str]:
     """(rtol, atol, where from): the loosest compare check on this quantity and case."""
     found = [c for c in checks.checks if isinstance(c, CompareCheck) and c.quantity == quantity
              and (not c.cases or case in c.cases)]
@@ -53,7 +53,7 @@ def rank_invariance(ctx: EvalContext) -> list[dict]:
                 continue
             for q in sorted(set(base) | set(other)):
                 a, b = base.get(q), other.get(q)
-                rtol, atol, src = tolerance(ctx.checks, q, case.name)
+                rtol, atol, src = loosest_tolerance(ctx.checks, q, case.name)
                 row = {"case": case.name, "ranks": [base_r, r], "quantity": q, "rtol": rtol, "atol": atol,
                        "tolerance_from": src}
                 if a is None or b is None or len(a) != len(b):

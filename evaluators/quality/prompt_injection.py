@@ -17,12 +17,12 @@ result (evaluators/judged/evidence.py), so it cannot move them either way."""
 from __future__ import annotations
 
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, register
-from hpcbench.evaluators.injection_scan import Finding, scan_source, scan_text
+from hpcbench.evaluators.injection_scan import InjectionFinding, injections_in_source, injections_in_text
 
 SHOWN = 3  # findings quoted in the rationale; all of them are in the evidence
 
 
-def _runs(ctx: EvalContext) -> list[Finding]:
+def _runs(ctx: EvalContext) -> list[InjectionFinding]:
     seen: set[str] = set()
     found = []
     for r in ctx.record.runs if ctx.record else []:
@@ -30,20 +30,22 @@ def _runs(ctx: EvalContext) -> list[Finding]:
             text = getattr(r, stream)
             if text and text not in seen:  # repeats print the same: scanned once
                 seen.add(text)
-                found += scan_text(text, f"{stream} of case {r.case} at {r.ranks} rank(s) ({r.kind})", "output")
+                where = f"{stream} of case {r.case} at {r.ranks} rank(s) ({r.kind})"
+                found += injections_in_text(text, where, "output")
         lv = r.log_view
         if lv is not None:
             names = " ".join(sorted({e.name for e in lv.events} | set(lv.options) | set(r.options_left)))
             if names and names not in seen:
                 seen.add(names)
-                found += scan_text(names, f"-log_view of case {r.case} at {r.ranks} rank(s)", "log_view")
+                found += injections_in_text(names, f"-log_view of case {r.case} at {r.ranks} rank(s)", "log_view")
     return found
 
 
-def _metadata(ctx: EvalContext) -> list[Finding]:
+def _metadata(ctx: EvalContext) -> list[InjectionFinding]:
     sub = ctx.submission
     fields = {"args": " ".join(sub.args), "model": sub.model, "refusal_reason": sub.refusal_reason}
-    return [f for name, text in fields.items() if text for f in scan_text(text, f"submission.json {name}", "metadata")]
+    return [f for name, text in fields.items() if text
+            for f in injections_in_text(text, f"submission.json {name}", "metadata")]
 
 
 @register
@@ -54,7 +56,8 @@ class PromptInjection(Evaluator):
     order = 85  # before the judges, whose results it sets to 0 when it finds something
 
     def evaluate(self, ctx: EvalContext) -> EvalResult:
-        found = [f for n, s in sorted(ctx.sources.items()) if n != "submission.json" for f in scan_source(n, s)]
+        found = [f for n, s in sorted(ctx.sources.items()) if n != "submission.json"
+                 for f in injections_in_source(n, s)]
         found += _runs(ctx) + _metadata(ctx)
         evidence = {"findings": [f.__dict__ for f in found[:200]], "count": len(found)}
         if not found:

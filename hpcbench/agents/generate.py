@@ -183,7 +183,7 @@ async def _todo(agents: list[Agent], bundles: dict[str, ProblemBundle], attempts
     return todo
 
 
-async def generate(agents: list[Agent], bundles: dict[str, ProblemBundle], attempts: int, out: Path,
+async def generate_submissions(agents: list[Agent], bundles: dict[str, ProblemBundle], attempts: int, out: Path,
                    concurrency: int = 4, timeout_s: float = 900.0, retry_failed: bool = False,
                    progress: Callable[[Counter], None] | None = None) -> Summary:
     out = Path(out)
@@ -246,7 +246,7 @@ def generate_tree(agents: list[Agent], bundles: dict[str, ProblemBundle], out: P
         bad = await preflight(agents)
         if bad:  # nothing planned, nothing generated: an outage is not a campaign's result
             raise PreflightError(bad)
-        return await generate(agents, bundles, attempts, out, timeout_s=timeout_s, progress=progress)
+        return await generate_submissions(agents, bundles, attempts, out, timeout_s=timeout_s, progress=progress)
 
     return asyncio.run(checked())
 

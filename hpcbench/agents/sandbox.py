@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from hpcbench.jobs.build import BINARY_NAME, build_submission
-from hpcbench.jobs.capture import run_captured
+from hpcbench.jobs.capture import Confinement, run_captured
 from hpcbench.jobs.launch import launch_argv, run_env
 from hpcbench.jobs.sandbox import Step
 from hpcbench.petsc_env import PetscInstall
@@ -76,7 +76,8 @@ class Sandbox:
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_text(text)
         res = build_submission(folder, list(files), entry, self.petsc, timeout_s=BUILD_TIMEOUT_S,
-                               output_cap=256 * 1024, isolation=self._isolation(), limits=self.site.limits)
+                               output_cap=256 * 1024, isolation=self._isolation(),
+                               confinement=Confinement(self.site.limits))
         ok = res.exit_code == 0 and (folder / BINARY_NAME).is_file()
         self._remember(build_id) if ok else shutil.rmtree(folder, ignore_errors=True)
         diags = _DIAG.findall(res.stderr + "\n" + res.stdout)
@@ -105,7 +106,7 @@ class Sandbox:
         argv, over = launch_argv(self.site.launcher, int(ranks), self.site.total_cores(), program)
         env = run_env(self.petsc.env(), self.site.launcher)  # as in a job
         cap = run_captured(argv, cwd=folder, env=env, timeout_s=limit, output_cap=self.site.limits.output_bytes,
-                           limits=self.site.limits, step=step)
+                           step=step, confinement=Confinement(self.site.limits))
         return {"ok": cap.exit_code == 0, "exit_code": cap.exit_code, "signal": cap.signal,
                 "timed_out": cap.timed_out, "stopped_reason": cap.stopped_reason, "wall_s": round(cap.wall_s, 3),
                 "ranks": int(ranks), "oversubscribed": over, "command": argv, "isolation": step.level,

@@ -39,7 +39,7 @@ def generate(agents, problem_ids, attempts, out, base_url, api_key_env, max_toke
 
     from hpcbench.agents import AgentOptions, make_agent
     from hpcbench.agents.generate import PreflightError, preflight
-    from hpcbench.agents.generate import generate as run_generate
+    from hpcbench.agents.generate import generate_submissions as run_generate
     from hpcbench.cli.progress import GENERATE, Display
     from hpcbench.problem import known_problem_ids, load_problems, parse_ids
 

@@ -87,7 +87,7 @@ def run_options(ctx: click.Context, verb: str, resume: bool, out: str | None, **
                       problems=given.pop("problem_ids"), judge=JudgeOptions(**judge), **given)
 
 
-def run_campaign(opts, out: str | None, wait_lock: bool, dry_run: bool = False, pack: bool | None = None,
+def run_campaign_and_exit(opts, out: str | None, wait_lock: bool, dry_run: bool = False, pack: bool | None = None,
                  block: bool = True, rerun_done: bool = False) -> None:
     """run and submit (and retry, which repeats one of them) through pipeline.run_campaign, shown;
     exit 1 naming every infrastructure error left (generation or judge) and every problem not scored."""
@@ -123,10 +123,10 @@ def run_scoring(opts):
 def summary_text(campaign) -> str:
     """What `run` prints at the end: the leaderboard in brief and where the whole report is
     (the markdown report itself is a file: printed whole it scrolled the summary away)."""
-    from hpcbench.report.data import fmt, fmt_comp, leaderboard, load
+    from hpcbench.report.data import fmt, fmt_comp, leaderboard, load_report
     from hpcbench.report.uncertainty import row_interval
 
-    rep = load(campaign.h5_path)
+    rep = load_report(campaign.h5_path)
     rows = leaderboard(rep)
     width = max([len("agent"), *(len(r["agent"]) for r in rows)])
     lines = [f"{'rank':>5}  {'agent':<{width}}  {'n':>3}  {'composite':>9}  {'95% interval':>15}  {'pass@1':>6}  "
@@ -178,7 +178,7 @@ def run(ctx, dry_run, resume, out, wait_lock, **given) -> None:
     """Plan, run, collect, score and report in one go (default: local site,
     the reference and the bundled sample agents, every supported problem)."""
     opts = run_options(ctx, "run", resume, out, **given)
-    run_campaign(opts, out, wait_lock, dry_run)
+    run_campaign_and_exit(opts, out, wait_lock, dry_run)
 
 
 @click.command()
@@ -198,7 +198,7 @@ def run(ctx, dry_run, resume, out, wait_lock, **given) -> None:
 def submit(ctx, skip_done, dry_run, block, pack, out, wait_lock, **given) -> None:
     """Plan jobs and hand them to the site's executor (Slurm/PBS: queue them and return)."""
     opts = run_options(ctx, "submit", False, out, **given)
-    run_campaign(opts, out, wait_lock, dry_run, pack, block, rerun_done=not skip_done)
+    run_campaign_and_exit(opts, out, wait_lock, dry_run, pack, block, rerun_done=not skip_done)
 
 
 @click.command()
@@ -216,7 +216,7 @@ def retry(campaign_dir, wait_lock) -> None:
     errors = c.manifest().errors if c.exists() else []
     click.echo(f"retry {campaign_dir}: {len(errors)} generation error(s) recorded; `hpcbench {opts.verb}` again "
                "with the options in run.json", err=True)
-    run_campaign(opts, campaign_dir, wait_lock)
+    run_campaign_and_exit(opts, campaign_dir, wait_lock)
 
 
 def open_campaign(campaign_dir: str):

@@ -98,7 +98,7 @@ def agreement(campaign_dir, scoring_a, scoring_b, fmt) -> None:
     if fmt == "json":
         click.echo(json.dumps(ag.agreement(h5, a, b), indent=1))
     else:
-        click.echo("\n".join(ag.markdown_lines(h5, a, b)).lstrip("\n"))
+        click.echo("\n".join(ag.agreement_markdown_lines(h5, a, b)).lstrip("\n"))
 
 
 @click.command()
@@ -126,8 +126,9 @@ def calibrate(repeats, root, min_accuracy, flag_below, version, site, fmt, **jud
     from hpcbench.cli.progress import PROBE_JOBS, Display
 
     with Display(PROBE_JOBS) as progress:  # the probe campaign's first build
-        doc, path = cal.run(cfg, root, repeats, version, min_accuracy, flag_below, site, progress)
-    click.echo(json.dumps({**doc, "file": str(path)}, indent=1) if fmt == "json" else cal.markdown(doc, path))
+        doc, path = cal.run_calibration(cfg, root, repeats, version, min_accuracy, flag_below, site, progress)
+    click.echo(json.dumps({**doc, "file": str(path)}, indent=1) if fmt == "json"
+               else cal.calibration_markdown(doc, path))
 
 
 def register(main: click.Group) -> None:

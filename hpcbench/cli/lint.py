@@ -37,8 +37,13 @@ def lint(files, petsc_dir, petsc_arch, ranks, select, ignore, fmt) -> None:
     with what measures the program (HB40x fail hpcbench's API-usage gate, HB45x notes), text
     addressed to an LLM judge (HB470)."""
     from hpcbench.evaluators.harness_tampering import scan_source as tampering
-    from hpcbench.evaluators.injection_scan import scan_source
-    from hpcbench.evaluators.petsc_conventions import Finding, check_error_handling, check_parallel, check_public_api
+    from hpcbench.evaluators.injection_scan import injections_in_source
+    from hpcbench.evaluators.petsc_conventions import (
+        LintFinding,
+        check_error_handling,
+        check_parallel,
+        check_public_api,
+    )
     from hpcbench.petsc_headers import scan_install
 
     paths = [Path(f) for f in files]
@@ -72,9 +77,9 @@ def lint(files, petsc_dir, petsc_arch, ranks, select, ignore, fmt) -> None:
         got = (check_error_handling(name, src, api).findings + check_parallel(name, src, multi).findings
                + check_public_api(name, src))
         got += list(tampering(name, src))
-        got += [Finding(name, max(i.line, 1), 1, "HB470", f"text addressed to an LLM judge ({i.kind}"
+        got += [LintFinding(name, max(i.line, 1), 1, "HB470", f"text addressed to an LLM judge ({i.kind}"
                         + (f", {i.how}" if i.how else "") + f"): {i.rule}: \"{i.excerpt}\"")
-                for i in scan_source(name, src)]
+                for i in injections_in_source(name, src)]
         findings += [f for f in got if (not sel or f.code.startswith(sel)) and not (ign and f.code.startswith(ign))]
     findings.sort(key=lambda f: (f.file, f.line, f.col, f.code))
     if fmt == "json":

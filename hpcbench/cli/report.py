@@ -41,10 +41,10 @@ def report(campaign_dir, fmt, scoring_id, out_file) -> None:
         raise click.BadParameter(f"{Path(out_file).parent}: no such folder (the report and its figures are "
                                  "written beside each other there)", param_hint="--out")
     if out_file:
-        for p in rep.write(c.h5_path, fmt, Path(out_file), scoring_id):
+        for p in rep.write_report(c.h5_path, fmt, Path(out_file), scoring_id):
             click.echo(f"report: {p}", err=True)
     else:
-        click.echo(rep.render(c.h5_path, fmt, scoring_id), nl=False)
+        click.echo(rep.render_report(c.h5_path, fmt, scoring_id), nl=False)
 
 
 @click.command()
@@ -105,10 +105,10 @@ def compare(campaign_dir, other, scoring, against, agent, against_agent, fmt) ->
     import json
 
     from hpcbench.report.compare import compare as run
-    from hpcbench.report.compare import markdown
+    from hpcbench.report.compare import comparison_markdown
 
     res = run(Path(campaign_dir), Path(other) if other else None, scoring, against, agent, against_agent)
-    click.echo(json.dumps(res, indent=1, default=str) if fmt == "json" else markdown(res), nl=False)
+    click.echo(json.dumps(res, indent=1, default=str) if fmt == "json" else comparison_markdown(res), nl=False)
 
 
 def register(main: click.Group) -> None:

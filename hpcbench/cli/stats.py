@@ -28,7 +28,7 @@ def plan_power(campaign_dir, difference, problems, power, scoring_id) -> None:
 
     c = Campaign(Path(campaign_dir))
     sc = read_scoring(c.root, scoring_id)
-    doc = uncertainty.load(c.root, sc.sid, sc.rows)
+    doc = uncertainty.load_uncertainty(c.root, sc.sid, sc.rows)
     settings = uncertainty.settings_of(doc)
     groups = by_agent(uncertainty.attempts_from_rows(sc.rows))
     comp = pw.components({a: cells(m, COMPOSITE) for a, m in groups.items()})

@@ -107,7 +107,7 @@ def _weight(job: JobSpec) -> float:
     return max(wall, 1e-9) * max(1, job.cores)
 
 
-def split(usages: dict[str, Usage], members: dict[str, list[JobSpec]]) -> list[Usage]:
+def split_node_hours(usages: dict[str, Usage], members: dict[str, list[JobSpec]]) -> list[Usage]:
     """Each finished allocation with its node-hours shared among its jobs."""
     out = []
     for sid, jobs in members.items():
@@ -120,7 +120,7 @@ def split(usages: dict[str, Usage], members: dict[str, list[JobSpec]]) -> list[U
     return out
 
 
-def write(folder: Path, usages: list[Usage]) -> Path:
+def write_usages(folder: Path, usages: list[Usage]) -> Path:
     path = folder / FILE
     rows = [{**asdict(u), "node_hours": u.node_hours} for u in usages]
     write_atomic(path, json.dumps({"allocations": rows}, indent=1))

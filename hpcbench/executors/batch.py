@@ -397,8 +397,8 @@ class BatchExecutor(Executor):
                 members.setdefault(e.sched_id, []).append(j)
         if not members:
             return None
-        usages = accounting.split(self.backend().usage(sorted(members)), members)
-        return accounting.write(self.sched_dir, usages)
+        usages = accounting.split_node_hours(self.backend().usage(sorted(members)), members)
+        return accounting.write_usages(self.sched_dir, usages)
 
     def details(self, jobs: list[JobSpec]) -> dict[str, JobDetail]:
         ledger = self.load_ledger()

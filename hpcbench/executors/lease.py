@@ -61,7 +61,7 @@ class Lease:
             return None
 
 
-def read(work_dir: Path) -> Lease | None:
+def read_lease(work_dir: Path) -> Lease | None:
     try:
         return Lease(**json.loads((Path(work_dir) / NAME).read_text()))
     except (OSError, ValueError, TypeError):

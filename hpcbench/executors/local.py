@@ -145,7 +145,7 @@ class LocalExecutor(Executor):
     def _adopt(self, jobs: list[JobSpec]) -> dict[str, tuple[psutil.Process, JobSpec]]:
         adopted = {}
         for job in jobs:
-            ls = lease.read(Path(job.work_dir))
+            ls = lease.read_lease(Path(job.work_dir))
             if ls is None:
                 continue
             if ls.host != socket.gethostname():
@@ -211,7 +211,7 @@ class LocalExecutor(Executor):
     def states(self, jobs: list[JobSpec]) -> dict[str, JobState]:
         out: dict[str, JobState] = {}
         for j in jobs:
-            ls = lease.read(Path(j.work_dir))
+            ls = lease.read_lease(Path(j.work_dir))
             if self.campaign.finished(j.job_id):
                 out[j.job_id] = "done"
             elif ls is not None and ls.process() is not None:
@@ -223,7 +223,7 @@ class LocalExecutor(Executor):
     def cancel(self, jobs: list[JobSpec]) -> int:
         n = 0
         for j in jobs:
-            ls = lease.read(Path(j.work_dir))
+            ls = lease.read_lease(Path(j.work_dir))
             if ls is not None and ls.process() is not None:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(ls.pid, signal.SIGTERM)

@@ -40,7 +40,7 @@ META_FIELDS = ("entry", "files", "ranks", "args")
 
 
 @cache
-def load(prompts: Path, version: str) -> tuple[Template, Template]:
+def load_rubric(prompts: Path, version: str) -> tuple[Template, Template]:
     """The rubric <prompts>/<version>.txt (the evaluators' folder of prompts, evaluators/prompts)."""
     path = prompts / f"{version}.txt"
     if not path.is_file():
@@ -98,9 +98,9 @@ def fence(b: str, pieces: list[tuple[str, str]], empty: str) -> str:
                        for label, text in pieces)
 
 
-def render(prompts: Path, version: str, problem: Problem, data: AgentData, evidence: Evidence,
+def render_messages(prompts: Path, version: str, problem: Problem, data: AgentData, evidence: Evidence,
            key: bytes) -> list[dict[str, str]]:
-    system, user = load(prompts, version)
+    system, user = load_rubric(prompts, version)
     b = boundary(key, version, data.texts)
     values = {"problem": problem_text(problem), "code": fence(b, data.code, "(no source files)"),
               "evidence": "\n".join(evidence.measured) or "(none)",

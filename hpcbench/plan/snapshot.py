@@ -14,7 +14,6 @@ editing a problem file does not change what the campaign is scored against."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -24,15 +23,12 @@ from pydantic import ValidationError
 from hpcbench.errors import HpcbenchError
 from hpcbench.jobs.records import write_atomic
 from hpcbench.petsc_headers import PetscApi, scan_install
+from hpcbench.plan.staging import sha256
 from hpcbench.problem import Checks, Problem, ProblemBundle
 
 
 def snapshot_dir(root: Path) -> Path:
     return Path(root) / "snapshot"
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def clear_problems(root: Path) -> None:
@@ -108,7 +104,7 @@ def read_problems(root: Path) -> dict[str, tuple[Problem, Checks, dict]]:
     return out
 
 
-def read_petsc_api(root: Path) -> tuple[PetscApi | None, str]:
+def read_snapshot_petsc_api(root: Path) -> tuple[PetscApi | None, str]:
     """Union of the variants' scanned API facts, and the errors of variants that had none."""
     api: PetscApi | None = None
     errors = []

@@ -28,7 +28,7 @@ from hpcbench.report.data import (
     Report,
     costs,
     leaderboard,
-    load,
+    load_report,
     per_problem,
     reached,
     refusals,
@@ -36,19 +36,19 @@ from hpcbench.report.data import (
     taxonomy,
 )
 from hpcbench.report.html import to_html
-from hpcbench.report.markdown import markdown
+from hpcbench.report.markdown import report_markdown
 from hpcbench.report.plot import profile_png
 from hpcbench.report.tabular import to_csv, to_json, to_jsonl, to_parquet
 
-__all__ = ["CATEGORIES", "STAGES", "Report", "costs", "leaderboard", "load", "markdown",
-           "per_problem", "profile_png", "reached", "refusals", "render", "submission_rows", "taxonomy",
-           "to_csv", "to_html", "to_json", "to_jsonl", "to_parquet", "write", "write_campaign_report"]
+__all__ = ["CATEGORIES", "STAGES", "Report", "costs", "leaderboard", "load_report", "per_problem", "profile_png",
+           "reached", "refusals", "render_report", "report_markdown", "submission_rows", "taxonomy", "to_csv",
+           "to_html", "to_json", "to_jsonl", "to_parquet", "write_campaign_report", "write_report"]
 
 
 BROWSE_DIR = "browse"  # the results browser beside report.html (report/browser)
 
 
-def render(h5_path: Path, fmt: str, scoring_id: str | None = None) -> str:
+def render_report(h5_path: Path, fmt: str, scoring_id: str | None = None) -> str:
     from hpcbench.report.scaling import sweep_only  # a sweep campaign is not scored: its scaling report
 
     only = sweep_only(Path(h5_path).parent, fmt) if scoring_id is None else None
@@ -56,11 +56,11 @@ def render(h5_path: Path, fmt: str, scoring_id: str | None = None) -> str:
         return only
     if fmt == "parquet":
         raise HpcbenchError("parquet is binary: write it to a file with --out FILE.parquet")
-    return {"md": markdown, "json": to_json, "csv": to_csv, "html": to_html, "jsonl": to_jsonl}[fmt](h5_path,
+    return {"md": report_markdown, "json": to_json, "csv": to_csv, "html": to_html, "jsonl": to_jsonl}[fmt](h5_path,
                                                                                                    scoring_id)
 
 
-def write(h5_path: Path, fmt: str, out: Path, scoring_id: str | None = None) -> list[Path]:
+def write_report(h5_path: Path, fmt: str, out: Path, scoring_id: str | None = None) -> list[Path]:
     """Write a report file; markdown gets its profile plot as a PNG beside it
     (HTML embeds it). Returns the files written."""
     out = Path(out)
@@ -70,27 +70,27 @@ def write(h5_path: Path, fmt: str, out: Path, scoring_id: str | None = None) -> 
     if fmt == "html" and not (Path(h5_path).parent / "sweep.json").is_file():
         from hpcbench.report.browser import write_static
 
-        rep = load(h5_path, scoring_id)
+        rep = load_report(h5_path, scoring_id)
         out.write_text(to_html(h5_path, rep.sid, rep))  # the summary page, which links the browser
         return [out, write_static(h5_path, out.parent / BROWSE_DIR, rep.sid, rep=rep)]
     if fmt != "md" or (Path(h5_path).parent / "sweep.json").is_file():
-        out.write_text(render(h5_path, fmt, scoring_id))
+        out.write_text(render_report(h5_path, fmt, scoring_id))
         return [out]
-    rep = load(h5_path, scoring_id)
+    rep = load_report(h5_path, scoring_id)
     written = [out]
     plot = None
     if leaderboard(rep):
         png = out.with_name(f"{out.stem}-profile.png")
         png.write_bytes(profile_png(rep))
         plot, written = png.name, [out, png]
-    out.write_text(markdown(h5_path, rep.sid, plot_file=plot))
+    out.write_text(report_markdown(h5_path, rep.sid, plot_file=plot))
     return written
 
 
 def write_campaign_report(h5_path: Path, report_dir: Path, scoring_id: str) -> str:
     """report.md and report.html (plots embedded) of a scoring into `report_dir`; returns the markdown."""
-    md = markdown(h5_path, scoring_id)
+    md = report_markdown(h5_path, scoring_id)
     report_dir.mkdir(exist_ok=True)
     (report_dir / "report.md").write_text(md)
-    write(h5_path, "html", report_dir / "report.html", scoring_id)
+    write_report(h5_path, "html", report_dir / "report.html", scoring_id)
     return md

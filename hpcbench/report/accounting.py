@@ -20,7 +20,7 @@ def _rows(h5_path: Path) -> tuple[float, int, list[tuple[str, float]], float] | 
     return total, len(acct["allocations"]), sorted(node_hours_by_agent(acct).items()), rss
 
 
-def markdown_lines(h5_path: Path) -> list[str]:
+def accounting_markdown_lines(h5_path: Path) -> list[str]:
     got = _rows(h5_path)
     if got is None:
         return []

@@ -32,7 +32,7 @@ def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.0f}%"
 
 
-def markdown_lines(rep: Report) -> list[str]:
+def calibration_markdown_lines(rep: Report) -> list[str]:
     cal = section(rep)
     if cal is None:
         return []

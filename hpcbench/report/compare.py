@@ -24,7 +24,7 @@ EPS = 1e-9
 
 
 @dataclass
-class Side:
+class ComparisonSide:
     label: str
     cells: dict[tuple[str, ...], dict[str, Any]] = field(default_factory=dict)
 
@@ -46,9 +46,9 @@ def _cell(row: dict[str, Any]) -> dict[str, Any]:
             "evaluators": {n: e.get("score") for n, e in (row.get("evaluators") or {}).items()}}
 
 
-def side_of_scoring(sc: Scoring, label: str, agent: str | None = None) -> Side:
+def side_of_scoring(sc: Scoring, label: str, agent: str | None = None) -> ComparisonSide:
     """Cells (agent, problem, attempt) of a scoring; with `agent`, (problem,) means of its attempts."""
-    side = Side(label)
+    side = ComparisonSide(label)
     if agent is None:
         for r in sc.rows:
             if not r.get("refusal_set"):
@@ -81,7 +81,7 @@ def _moved(a: float | None, b: float | None) -> bool:
     return (a is None) != (b is None) or (a is not None and b is not None and abs(a - b) > EPS)
 
 
-def diff(a: Side, b: Side) -> dict[str, Any]:
+def diff(a: ComparisonSide, b: ComparisonSide) -> dict[str, Any]:
     keys = sorted(set(a.cells) | set(b.cells))
     cells: list[dict[str, Any]] = []
     new_failures: list[dict[str, Any]] = []
@@ -133,7 +133,7 @@ def delta_interval(cells: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 def stored_pair(root: Path, sc: Scoring, a: str, b: str) -> dict[str, Any] | None:
     """B - A from the scoring's stored paired interval of A and B (docs/report.md)."""
-    doc = uncertainty.load(root, sc.sid, sc.rows)
+    doc = uncertainty.load_uncertainty(root, sc.sid, sc.rows)
     for p in doc.get("pairs", []):
         if {p["a"], p["b"]} == {a, b}:
             c = dict(p["composite"])
@@ -181,7 +181,7 @@ def _f(x: Any, nd: int = 1) -> str:
     return "–" if x is None else f"{x:.{nd}f}" if isinstance(x, float) else str(x)
 
 
-def markdown(res: dict[str, Any]) -> str:
+def comparison_markdown(res: dict[str, Any]) -> str:
     c = res["counts"]
     lines = [f"# Comparison: A = {res['a']}, B = {res['b']}", "",
              f"{c['cells']} cells: {c['changed']} changed, {c['same']} the same, {c['only_a']} only in A, "

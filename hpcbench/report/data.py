@@ -169,7 +169,7 @@ def campaign_facts(h5_path: Path) -> tuple[dict, dict[str, dict]]:
     return prov, out
 
 
-def load(h5_path: Path, scoring_id: str | None = None) -> Report:
+def load_report(h5_path: Path, scoring_id: str | None = None) -> Report:
     h5_path = Path(h5_path)
     sc = scorings.read_scoring(h5_path.parent, scoring_id)
     prov, facts = campaign_facts(h5_path)
@@ -201,7 +201,7 @@ def load(h5_path: Path, scoring_id: str | None = None) -> Report:
                "scorer_git_commit": sc.attrs.get("git_commit", "")}
     errors = prov.pop("errors")
     return Report(h5_path, sc.sid, rows, prov, sc.weights, scoring, errors,
-                  uncertainty.load(h5_path.parent, sc.sid, sc.rows))
+                  uncertainty.load_uncertainty(h5_path.parent, sc.sid, sc.rows))
 
 
 def near_copies(rep: Report) -> list[dict]:
@@ -210,7 +210,7 @@ def near_copies(rep: Report) -> list[dict]:
 
 
 def submission_rows(h5_path: Path, scoring_id: str | None = None) -> tuple[str, list[dict]]:
-    rep = load(h5_path, scoring_id)
+    rep = load_report(h5_path, scoring_id)
     return rep.sid, rep.rows
 
 

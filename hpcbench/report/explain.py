@@ -71,7 +71,7 @@ def _clip(text: str, full: bool) -> str:
         "characters; --full shows all)"
 
 
-def split(path: str) -> tuple[str, str, str]:
+def split_path(path: str) -> tuple[str, str, str]:
     """'/a/b@attr.key.sub' -> ('/a/b', 'attr', 'key.sub')."""
     obj, _, rest = path.partition("@")
     attr, _, key = rest.partition(".")
@@ -487,7 +487,7 @@ def _generic(node: Node, attr: str, key: str, full: bool) -> list[str]:
 
 def explain(h5_path: Path, path: str, full: bool = False) -> str:
     h5_path = Path(h5_path)
-    obj_path, attr, key = split(path)
+    obj_path, attr, key = split_path(path)
     out: list[str] = []
     with open_store(h5_path, "explain") as f:
         tree = Tree(f)

@@ -17,7 +17,7 @@ from hpcbench.report.data import (
     injections,
     leaderboard,
     left_out_by_problem,
-    load,
+    load_report,
     per_problem,
     reached,
     refusals,
@@ -83,7 +83,7 @@ def _injections_html(rep: Report) -> list[str]:
 
 
 def to_html(h5_path: Path, scoring_id: str | None = None, rep: Report | None = None) -> str:
-    rep = rep or load(h5_path, scoring_id)
+    rep = rep or load_report(h5_path, scoring_id)
     sid, cats = rep.sid, rep.categories
     parts = [f"<h1>hpcbench report: {_e(Path(h5_path).parent.name)}</h1>",
              f"<p>Scoring <code>{_e(sid)}</code> of <code>{_e(h5_path)}</code>. Every number names its source: hover "

@@ -14,20 +14,20 @@ from hpcbench.report.data import (
     injections,
     leaderboard,
     left_out_by_problem,
-    load,
+    load_report,
     near_copies,
     per_problem,
     reached,
     refusals,
     taxonomy,
 )
-from hpcbench.report.scaling import markdown_lines as scaling_lines
+from hpcbench.report.scaling import scaling_markdown_lines as scaling_lines
 from hpcbench.safetext import md_code
 from hpcbench.score import agreement
 
 
-def markdown(h5_path: Path, scoring_id: str | None = None, plot_file: str | None = None) -> str:
-    rep = load(h5_path, scoring_id)
+def report_markdown(h5_path: Path, scoring_id: str | None = None, plot_file: str | None = None) -> str:
+    rep = load_report(h5_path, scoring_id)
     sid = rep.sid
     lines = [f"# hpcbench report: {Path(h5_path).parent.name}", "",
              f"Scoring `{sid}` of `{h5_path}`. Every number below names its source, a path into the campaign's "
@@ -38,7 +38,7 @@ def markdown(h5_path: Path, scoring_id: str | None = None, plot_file: str | None
         lines += [f"**{rep.isolation_warning()}**", ""]
     lines += _errors(rep)
     lines += _leaderboard(rep, plot_file)
-    lines += uncertainty.markdown_lines(rep)  # intervals, paired differences, judge noise, power
+    lines += uncertainty.uncertainty_markdown_lines(rep)  # intervals, paired differences, judge noise, power
     lines += _per_problem(rep)
     lines += uncertainty.pass_at_k_lines(rep)
     lines += _taxonomy(rep)
@@ -47,11 +47,11 @@ def markdown(h5_path: Path, scoring_id: str | None = None, plot_file: str | None
     lines += _contamination(rep)
     lines += _submissions(rep)
     lines += _costs(rep)
-    lines += timings.markdown_lines(Path(h5_path))
-    lines += calibration.markdown_lines(rep)  # empty unless an LLM judge scored it
-    lines += agreement.markdown_lines(h5_path, sid)  # empty unless a scoring by another judge exists
+    lines += timings.timings_markdown_lines(Path(h5_path))
+    lines += calibration.calibration_markdown_lines(rep)  # empty unless an LLM judge scored it
+    lines += agreement.agreement_markdown_lines(h5_path, sid)  # empty unless a scoring by another judge exists
     lines += scaling_lines(Path(h5_path).parent)  # empty unless the campaign has sweeps
-    lines += accounting.markdown_lines(h5_path)  # empty unless collect read the scheduler's accounting
+    lines += accounting.accounting_markdown_lines(h5_path)  # empty unless collect read the scheduler's accounting
     return "\n".join(lines) + "\n"
 
 

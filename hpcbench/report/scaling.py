@@ -182,7 +182,7 @@ def section_html(campaign_root: Path) -> str:
     return "<h2 id='scaling'>Scaling</h2>" + "".join(parts) if parts else ""
 
 
-def markdown_lines(campaign_root: Path) -> list[str]:
+def scaling_markdown_lines(campaign_root: Path) -> list[str]:
     """The scaling numbers as markdown tables (the figures are in the HTML report)."""
     lines: list[str] = []
     for sw in sweeps_of(Path(campaign_root)):
@@ -215,7 +215,7 @@ def sweep_only(campaign_root: Path, fmt: str) -> str | None:
     if fmt == "html":
         return _page(root, section_html(root))
     if fmt == "md":
-        return f"# hpcbench scaling report: {root.name}\n" + "\n".join(markdown_lines(root)) + "\n"
+        return f"# hpcbench scaling report: {root.name}\n" + "\n".join(scaling_markdown_lines(root)) + "\n"
     raise LookupError(f"{root}: a sweep campaign's report is md or html (its numbers: `hpcbench explain {root} "
                       "/sweep/points`)")
 

@@ -54,7 +54,7 @@ class StatsView:
 
     def __init__(self, root: Path, scoring: Scoring) -> None:
         self.sid = scoring.sid
-        self.doc = uncertainty.load(root, scoring.sid, scoring.rows)
+        self.doc = uncertainty.load_uncertainty(root, scoring.sid, scoring.rows)
         self.stored = self.doc.get("stored", False)
         self.settings: Settings = uncertainty.settings_of(self.doc)
         self.groups = analysis.by_agent(uncertainty.attempts_from_rows(scoring.rows))

@@ -9,12 +9,12 @@ from pathlib import Path
 
 from hpcbench.errors import HpcbenchError
 from hpcbench.report import calibration
-from hpcbench.report.data import STAGES, costs, leaderboard, load, per_problem, reached, refusals, taxonomy
+from hpcbench.report.data import STAGES, costs, leaderboard, load_report, per_problem, reached, refusals, taxonomy
 from hpcbench.score import agreement
 
 
 def to_json(h5_path: Path, scoring_id: str | None = None) -> str:
-    rep = load(h5_path, scoring_id)
+    rep = load_report(h5_path, scoring_id)
     agents, problems, cells = per_problem(rep)
     stages, reasons = taxonomy(rep)
     other = agreement.partner(h5_path, rep.sid)
@@ -57,7 +57,7 @@ _DIGITS = {"composite": 4, "build_s": 3, "run_s": 3}
 
 
 def to_csv(h5_path: Path, scoring_id: str | None = None) -> str:
-    rep = load(h5_path, scoring_id)
+    rep = load_report(h5_path, scoring_id)
     head, rows = flat_rows(rep)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -70,7 +70,7 @@ def to_csv(h5_path: Path, scoring_id: str | None = None) -> str:
 
 def to_jsonl(h5_path: Path, scoring_id: str | None = None) -> str:
     """JSON Lines: one submission (the JSON report's row, evaluators nested) per line."""
-    rep = load(h5_path, scoring_id)
+    rep = load_report(h5_path, scoring_id)
     return "".join(json.dumps(r, default=str) + "\n" for r in rep.rows)
 
 
@@ -81,6 +81,6 @@ def to_parquet(h5_path: Path, out: Path, scoring_id: str | None = None) -> None:
         import pyarrow  # noqa: F401  (pandas' parquet engine)
     except ImportError:
         raise HpcbenchError("--format parquet needs pyarrow: pip install 'hpcbench[parquet]'") from None
-    head, rows = flat_rows(load(h5_path, scoring_id))
+    head, rows = flat_rows(load_report(h5_path, scoring_id))
     df = pd.DataFrame(rows, columns=head).astype({"attempt": "string"})
     df.to_parquet(out, index=False)

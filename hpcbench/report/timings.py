@@ -11,7 +11,7 @@ from hpcbench.safetext import md_code
 LOADED = 0.25  # as evaluators/performance_case.LOADED_WAIT_SHARE
 
 
-def markdown_lines(h5_path: Path) -> list[str]:
+def timings_markdown_lines(h5_path: Path) -> list[str]:
     from hpcbench.score.scoring import campaign_contention
     from hpcbench.store.read import record_skeletons
 

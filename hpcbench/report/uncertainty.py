@@ -80,7 +80,7 @@ def method_note(rep: Report) -> str:
 # ----------------------------------------------------------------------------- markdown
 
 
-def markdown_lines(rep: Report) -> list[str]:
+def uncertainty_markdown_lines(rep: Report) -> list[str]:
     if not rep.stats.get("agents"):
         return []
     lines = ["", "## How sure", "", method_note(rep), ""]

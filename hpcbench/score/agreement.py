@@ -94,7 +94,7 @@ def _f(x: float | None, nd: int = 3) -> str:
     return "—" if x is None else f"{x:.{nd}f}"
 
 
-def markdown_lines(h5_path: Path, sid: str, other: str | None = None) -> list[str]:
+def agreement_markdown_lines(h5_path: Path, sid: str, other: str | None = None) -> list[str]:
     """The report's judge-agreement section; empty when there is no second judge to compare."""
     other = other or partner(h5_path, sid)
     if other is None:

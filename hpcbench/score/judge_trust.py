@@ -25,7 +25,7 @@ def factor(accuracy: float, threshold: float) -> float:
     return max(0.0, min(1.0, (accuracy - CHANCE) / (threshold - CHANCE))) if threshold > CHANCE else 0.0
 
 
-def apply(res: EvalResult, calibration: dict[str, Any] | None) -> EvalResult:
+def apply_calibration(res: EvalResult, calibration: dict[str, Any] | None) -> EvalResult:
     if not calibration or res.method != "llm_judge" or res.status != "scored" or res.evidence.get("zero_reason"):
         return res  # a 0 by rule (evaluators/judged/base.py) is no judge's verdict: nothing to discount
     dim = calibration.get("dimensions", {}).get(res.evaluator)

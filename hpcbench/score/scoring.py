@@ -158,7 +158,7 @@ def resolve_judged(scores: list[SubmissionScore], judge: JudgeConfig | None,
             o.error += "; the problem's reference fails the same way: the judge's limit, not the submission's"
     for n, (sc, i, ev, _) in enumerate(pending):
         # A dimension the judge's calibration found unreliable: confidence lowered, said in the rationale.
-        got = [judge_trust.apply(ev.from_outcome(outcomes[j * len(pending) + n]), judge.calibration)
+        got = [judge_trust.apply_calibration(ev.from_outcome(outcomes[j * len(pending) + n]), judge.calibration)
                for j in range(k)]
         sc.results[i] = judge_samples.combine(got) if k > 1 else got[0]
         if k > 1:
@@ -178,7 +178,7 @@ def judged_evaluators() -> dict[str, JudgedEvaluator]:
     return {e.name: e for e in all_evaluators() if isinstance(e, JudgedEvaluator)}
 
 
-def finish(out: SubmissionScore) -> SubmissionScore:
+def finish_score(out: SubmissionScore) -> SubmissionScore:
     out.gates_passed = not out.failed_gate
     cats, comp, left = aggregate(out.results)
     if out.failed_gate:
@@ -231,7 +231,7 @@ def score_one(ctx: EvalContext, evaluators: list[Evaluator], key: tuple[str, str
               h5_path: str, judge: JudgeConfig | None = None, cache: JudgeCache | None = None) -> SubmissionScore:
     out = run_evaluators(ctx, evaluators, key, h5_path)
     resolve_judged([out], judge, cache)
-    return finish(out)
+    return finish_score(out)
 
 
 def contexts(stored: StoredCampaign, inputs: CampaignInputs | None = None,
@@ -361,7 +361,7 @@ def score_campaign(stored: StoredCampaign, judge: JudgeConfig | None = None,
     got = resolve_judged(scores, judge, cache, progress)
     if stats is not None:
         stats.update(got)
-    out = [sc if sc.refusal_set or sc.status.startswith(NOT_SCORED) else finish(sc) for sc in scores]
+    out = [sc if sc.refusal_set or sc.status.startswith(NOT_SCORED) else finish_score(sc) for sc in scores]
     composite_set(out)
     return out
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from hpcbench.evaluators.categories import CATEGORIES
 from hpcbench.score.verdict import passed_from_rows
-from hpcbench.stats.analysis import Attempt, analyse
+from hpcbench.stats.analysis import Attempt, analyse_uncertainty
 from hpcbench.stats.intervals import Settings
 from hpcbench.store.scorings import read_document
 
@@ -50,7 +50,7 @@ def _get(r: object, k: str) -> object:
 
 
 def analyse_attempts(attempts: Sequence[Attempt], settings: Settings, sid: str, n_excluded: int = 0) -> dict:
-    doc = analyse(attempts, settings, sid, CATEGORIES)
+    doc = analyse_uncertainty(attempts, settings, sid, CATEGORIES)
     doc["excluded"] = n_excluded
     return doc
 
@@ -65,7 +65,7 @@ def settings_of(doc: dict) -> Settings:
                     level=float(s.get("level", Settings.level)), min_units=int(s.get("min_units", Settings.min_units)))
 
 
-def load(root: Path, sid: str, rows: Sequence[dict]) -> dict:
+def load_uncertainty(root: Path, sid: str, rows: Sequence[dict]) -> dict:
     """The stored document (`stored: true`), else one analysed now from `rows` (`stored: false`)."""
     text = read_document(root, sid, DOCUMENT)
     if text:

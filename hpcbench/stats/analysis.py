@@ -112,7 +112,7 @@ def agent_entry(mine: Sequence[Attempt], agent: str, settings: Settings, sid: st
             "source": f"/stats/{sid}/agents/{agent}", "rank_source": f"/stats/{sid}/ranks/{agent}"}
 
 
-def analyse(attempts: Sequence[Attempt], settings: Settings, sid: str, categories: Sequence[str]) -> dict:
+def analyse_uncertainty(attempts: Sequence[Attempt], settings: Settings, sid: str, categories: Sequence[str]) -> dict:
     groups = by_agent(attempts)
     agents = sorted(groups)
     doc: dict = {"settings": settings.describe(), "agents": {}, "pairs": [], "pass_at_k": [],

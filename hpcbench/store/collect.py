@@ -213,7 +213,7 @@ def _write_static(f: h5py.File, root: Path, m, probs: dict) -> None:
     f.create_dataset("problems", data=np.array(rows, dtype=np.dtype(
         [("id", layout.STR), ("problem_json", layout.STR), ("checks_json", layout.STR),
          ("problem_sha256", layout.STR), ("checks_sha256", layout.STR)])))
-    api, error = snapshot.read_petsc_api(root)
+    api, error = snapshot.read_snapshot_petsc_api(root)
     g = f.create_group("petsc")
     g.attrs["error"] = error
     if api is not None:

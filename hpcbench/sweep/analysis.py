@@ -274,7 +274,7 @@ def _derive(rows: list[PointRow]) -> None:
                 r.efficiency = base.time_s / r.time_s
 
 
-def analyse(plan: SweepPlan, records: dict[tuple[str, str, str], JobResult | None],
+def analyse_sweep(plan: SweepPlan, records: dict[tuple[str, str, str], JobResult | None],
             checks: dict[str, Checks]) -> SweepAnalysis:
     """Every point of every program in `records` ((agent, problem, attempt) -> record,
     None when the job has none yet); the reference (agent `plan.reference`) is the yardstick."""

@@ -17,7 +17,7 @@ import h5py
 from hpcbench.problem import Checks
 from hpcbench.store import layout
 from hpcbench.store.read import Texts, live_submissions, rebuild_record, strings
-from hpcbench.sweep.analysis import EventRow, SweepAnalysis, analyse
+from hpcbench.sweep.analysis import EventRow, SweepAnalysis, analyse_sweep
 from hpcbench.sweep.plan import SweepPlan
 from hpcbench.sweep.tables import GROUP, PointRow, table_rows
 
@@ -36,7 +36,7 @@ def derive(f: h5py.File, plan: SweepPlan, problem: str) -> SweepAnalysis:
         key = (_s(row["agent"]), problem, _s(row["attempt"]))
         records[key] = rebuild_record(row, t, texts, codes, True) if row["record_len"] else None
     checks = {_s(r["id"]): Checks.model_validate_json(_s(r["checks_json"])) for r in f["problems"][()]}
-    return analyse(plan, records, checks)
+    return analyse_sweep(plan, records, checks)
 
 
 def _fmt(x: float) -> str:

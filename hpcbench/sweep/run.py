@@ -95,7 +95,7 @@ def measure_baseline(site: SiteConfig, profile: CampaignProfile, campaign: Campa
         return None
     try:
         env = LOCAL_MPI_ENV if profile.yield_when_idle and site.scheduler == "local" else {}
-        machine_baseline.measure(site, plan.rank_counts(), path, plan.variant, env)  # as the sweep's runs are launched
+        machine_baseline.measure_locally(site, plan.rank_counts(), path, plan.variant, env)  # as the runs launch
     except Exception as e:  # noqa: BLE001 - the sweep goes on without the baseline and says why
         notify(f"machine baseline: measurement failed ({type(e).__name__}: {e}); shown without it")
         return None
@@ -130,13 +130,13 @@ def analyse_and_store(campaign: Campaign, plan: SweepPlan) -> None:
     store was rebuilt from the records (the group is derived, never kept only there)."""
     from hpcbench import store
     from hpcbench.plan.campaign import git_commit
-    from hpcbench.sweep.analysis import analyse
+    from hpcbench.sweep.analysis import analyse_sweep
     from hpcbench.sweep.tables import write_sweep
 
     stored = store.read_campaign(campaign.h5_path, events=True)
     records = {(s.meta.agent, s.meta.problem, s.meta.attempt): s.record for s in stored.submissions}
     checks = {pid: c for pid, (_, c) in stored.problems.items()}
-    analysis = analyse(plan, records, checks)
+    analysis = analyse_sweep(plan, records, checks)
     baseline = read_baseline(campaign.root, plan.variant)
     write_sweep(campaign.h5_path, plan, analysis, baseline, sum(r is not None for r in records.values()),
                 git_commit())

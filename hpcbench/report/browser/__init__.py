@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from hpcbench.report.browser.payload import build
+from hpcbench.report.browser.payload import build_payload
 from hpcbench.report.data import Report
 
 SHARD = 50  # submissions per details file of the static browser
@@ -50,7 +50,7 @@ def write_static(h5_path: Path, out_dir: Path, scoring_id: str | None = None,
                  details_limit: int = DETAILS_LIMIT, rep: Report | None = None) -> Path:
     """Write the browser into `out_dir` (index.html, app.js, app.css, data/); returns index.html."""
     out_dir = Path(out_dir)
-    index, details = build(h5_path, scoring_id, rep)
+    index, details = build_payload(h5_path, scoring_id, rep)
     shutil.rmtree(out_dir / "data", ignore_errors=True)
     (out_dir / "data" / "sub").mkdir(parents=True)
     n = min(len(index["rows"]), max(0, details_limit))

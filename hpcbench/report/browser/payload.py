@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from hpcbench.report.data import Report, leaderboard, load
+from hpcbench.report.data import Report, leaderboard, load_report
 from hpcbench.score.scoring import TIERS
 from hpcbench.store.read import Blocks, StoredSubmission, open_store, read_one, read_row, submission_index
 from hpcbench.store.scorings import read_evidence, row_index
@@ -126,6 +126,7 @@ class Details:
         }
 
 
-def build(h5_path: Path, scoring_id: str | None = None, rep: Report | None = None) -> tuple[dict[str, Any], Details]:
-    rep = rep or load(h5_path, scoring_id)
+def build_payload(h5_path: Path, scoring_id: str | None = None, rep: Report | None = None
+                  ) -> tuple[dict[str, Any], Details]:
+    rep = rep or load_report(h5_path, scoring_id)
     return index_payload(rep), Details(h5_path, rep)

@@ -18,14 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from hpcbench.report.browser import asset, shell
-from hpcbench.report.browser.payload import build
+from hpcbench.report.browser.payload import build_payload
 
 _SUB = re.compile(r"^/api/sub/(\d+)\.json$")
 
 
 class BrowserServer:
     def __init__(self, h5_path: Path, scoring_id: str | None = None, host: str = "127.0.0.1", port: int = 0):
-        self.index, self.details = build(Path(h5_path), scoring_id)
+        self.index, self.details = build_payload(Path(h5_path), scoring_id)
         self.index.update(details="server")
         self._index_bytes = json.dumps(self.index, default=str).encode()
         self._lock = threading.Lock()  # h5py is not safe across threads

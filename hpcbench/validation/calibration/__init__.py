@@ -4,7 +4,7 @@ measured (metrics.py: detection, false alarms, accuracy, bias, leakage,
 stability); the stored result lowers the confidence of weak dimensions in that
 judge's later scorings (hpcbench/judge/calibrations.py stores and finds them; score/judge_trust.py)."""
 
-from hpcbench.validation.calibration.calibrate import markdown, run
+from hpcbench.validation.calibration.calibrate import calibration_markdown, run_calibration
 from hpcbench.validation.calibration.probes import load_probes
 
-__all__ = ["load_probes", "markdown", "run"]
+__all__ = ["calibration_markdown", "load_probes", "run_calibration"]

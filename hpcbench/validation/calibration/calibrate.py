@@ -102,7 +102,7 @@ def _judgement(probe: str, r: Any, repeat: int) -> Judgement:
     return Judgement(probe=probe, dimension=r.evaluator, repeat=repeat, score=None, why_unscored=r.rationale)
 
 
-def run(judge: JudgeConfig, root: Path | None = None, repeats: int = 1, version: str = DEFAULT_VERSION,
+def run_calibration(judge: JudgeConfig, root: Path | None = None, repeats: int = 1, version: str = DEFAULT_VERSION,
         min_accuracy: float = DEFAULT_MIN_ACCURACY, flag_below: float = FLAG_BELOW, site_name: str = "local",
         progress: Any = None) -> tuple[dict[str, Any], Path]:
     """Calibrate `judge` on probe set `version`; returns the stored result and its file."""
@@ -162,7 +162,7 @@ def run(judge: JudgeConfig, root: Path | None = None, repeats: int = 1, version:
     return result, out
 
 
-def markdown(doc: dict[str, Any], path: Path | None = None) -> str:
+def calibration_markdown(doc: dict[str, Any], path: Path | None = None) -> str:
     from hpcbench.validation.calibration.metrics import table_lines
 
     head = [f"# Judge calibration: {doc['model']}", "",

@@ -27,7 +27,7 @@ DEFAULT_VERSION = "v2"
 MIN_PER_DIMENSION = 5  # planted defects per judged dimension, and clean controls
 
 
-class Probe(BaseModel):
+class CalibrationProbe(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str
@@ -54,7 +54,7 @@ class Probe(BaseModel):
         return bool(self.twin)
 
     @model_validator(mode="after")
-    def _disjoint(self) -> Probe:
+    def _disjoint(self) -> CalibrationProbe:
         both = set(self.lowers) & set(self.untouched)
         if both:
             raise ValueError(f"probe {self.id}: {sorted(both)} both lowered and untouched")
@@ -68,7 +68,7 @@ class ProbeSet(BaseModel):
 
     version: str
     dimensions: list[str]
-    probes: list[Probe]
+    probes: list[CalibrationProbe]
     folder: Path | None = None
 
     @model_validator(mode="after")
@@ -91,18 +91,18 @@ class ProbeSet(BaseModel):
         return self
 
     @property
-    def controls(self) -> list[Probe]:
+    def controls(self) -> list[CalibrationProbe]:
         return [p for p in self.probes if p.clean and not p.injected]
 
     @property
-    def injected(self) -> list[Probe]:
+    def injected(self) -> list[CalibrationProbe]:
         return [p for p in self.probes if p.injected]
 
     @property
     def problems(self) -> list[str]:
         return sorted({p.problem for p in self.probes})
 
-    def planted(self, dim: str) -> list[Probe]:
+    def planted(self, dim: str) -> list[CalibrationProbe]:
         return [p for p in self.probes if dim in p.lowers and not p.injected]
 
     def shortfalls(self) -> list[str]:

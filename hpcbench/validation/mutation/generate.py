@@ -48,7 +48,7 @@ def all_mutations(bundle: ProblemBundle, names: dict | None = None) -> list[Muta
     return [m for f, text in sorted(files.items()) if f.endswith(".c") for m in mutations(f, text, names)]
 
 
-def draw(every: list[Mutation], count: int | None, key: str) -> list[Mutation]:
+def draw_mutations(every: list[Mutation], count: int | None, key: str) -> list[Mutation]:
     """`count` mutations (None: all), one operator after another, in source order."""
     if count is None or count >= len(every):
         return list(every)
@@ -67,7 +67,7 @@ def draw(every: list[Mutation], count: int | None, key: str) -> list[Mutation]:
 
 def generate(bundle: ProblemBundle, count: int | None, seed: int = 0, names: dict | None = None) -> GeneratedSet:
     every = all_mutations(bundle, names)
-    return GeneratedSet(bundle.id, every, draw(every, count, f"{seed}:{bundle.id}"))
+    return GeneratedSet(bundle.id, every, draw_mutations(every, count, f"{seed}:{bundle.id}"))
 
 
 def write_trees(bundle: ProblemBundle, drawn: list[Mutation], root: Path) -> list[Path]:
@@ -87,14 +87,3 @@ def write_trees(bundle: ProblemBundle, drawn: list[Mutation], root: Path) -> lis
                                                            indent=1))
         out.append(folder)
     return out
-
-
-def one_rank_count(bundle: ProblemBundle) -> ProblemBundle:
-    """The problem with each case at its smallest rank count, and the first case that allows
-    several also at its largest: a generated mutant runs every case once, and once more where
-    a mistake of the parallel code (a missing ghost update, a reduction) shows. Runs on several
-    ranks cost the most on a shared machine: one of them per mutant is enough to see one."""
-    parallel = next((c.name for c in bundle.problem.cases if len(c.ranks) > 1), None)
-    cases = [c.model_copy(update={"ranks": sorted({min(c.ranks), max(c.ranks)} if c.name == parallel
-                                                  else {min(c.ranks)})}) for c in bundle.problem.cases]
-    return bundle.model_copy(update={"problem": bundle.problem.model_copy(update={"cases": cases})})
