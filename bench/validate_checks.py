@@ -2,7 +2,7 @@
 
 Runs every problem's library of wrong programs and valid variants
 (problems/<id>/mutants/mutants.json) through the real pipeline with
-`hpcbench.validation.checks.run` (plan, local executor, collect, score) and prints per
+`hpcbench.validation.checks.validate_checks` (plan, local executor, collect, score) and prints per
 problem the kill rate (wrong programs with accuracy < 0.5) and the acceptance rate (valid
 variants that pass every check), each survivor and rejected variant by name; then the
 generated mutants (a seeded sample per problem, each case at one rank count, probable
@@ -51,7 +51,7 @@ def main() -> int:
     # one pass: each problem's worker runs its library, then its generated mutants, so a
     # problem that finishes early is followed at once by the next (no barrier between parts)
     options = vc.Options(generated=count, seed=a.seed, screen=not a.no_screen, parallel=a.parallel)
-    reports = vc.run(ids, Path(a.out), options)
+    reports = vc.validate_checks(ids, Path(a.out), options)
     t1 = time.perf_counter()
     load1 = os.getloadavg()
     print(summary(reports))

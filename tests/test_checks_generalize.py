@@ -86,7 +86,8 @@ def campaigns(tmp_path_factory) -> dict[str, Path]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(problem_mod, "default_problems_dir", lambda: root)
         # every program at every case (no screening): these tests read each one's full campaign
-        reports = vc.run(sorted({p for p, _ in PROGRAMS}), tmp / "vc", vc.Options(generated=0, screen=False))
+        reports = vc.validate_checks(sorted({p for p, _ in PROGRAMS}), tmp / "vc",
+                                     vc.Options(generated=0, screen=False))
     assert all(not r.error for r in reports), [r.error for r in reports]
     return {r.problem: tmp / "vc" / "campaigns" / r.problem for r in reports}
 

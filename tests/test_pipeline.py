@@ -51,6 +51,12 @@ def test_execute_as_a_function_prints_nothing_and_resumes(tmp_path, capfd):
     assert [(s.agent, s.problem, s.gates_passed) for s in got.scores] == [("reference", "vec-scatter", True)]
     assert (got.campaign.report_dir / "report.md").read_text() == got.report_md
     assert got.campaign.profile() == QUICK
+    # and `hpcbench explain C /profile` says what it measured, from the store
+    from hpcbench.report.explain import explain
+
+    shown = explain(got.campaign.h5_path, "/profile")
+    assert "profile quick: valgrind off, -malloc_debug off, 1 timing run(s), no performance case" in shown, shown
+    assert explain(got.campaign.h5_path, "/profile/timing_repeats").strip().endswith("1")
     again = Watched()
     pipeline.execute(QUICK, tmp_path / "c", site, request, pipeline.Stages(score=False), again)
     assert again.said == [f"campaign {got.campaign.root}: 1 jobs, 1 already done"]

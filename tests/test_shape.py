@@ -19,9 +19,6 @@ LONG_ALLOWED = {("hpcbench/report/html.py", "to_html"), ("hpcbench/report/markdo
 # Past this many a function's options belong in a typed object (jobs/capture.Confinement); click
 # commands take one parameter per option of their verb.
 MAX_PARAMETERS = 9
-# Defined twice until their modules are free to change (someone else is editing them): each is
-# the entry point of its verb, validate-checks and validate-performance.
-SHARED_FOR_NOW = {"run": {"hpcbench.validation.checks", "hpcbench.validation.performance"}}
 
 
 def modules() -> dict[str, Path]:
@@ -308,7 +305,7 @@ def names_defined_twice(trees: dict[str, ast.Module]) -> dict[str, list[str]]:
                     and not by_convention(node.name, module, tree)):
                 where.setdefault(node.name, []).append(module)
     return {name: sorted(modules) for name, modules in sorted(where.items())
-            if len(modules) > 1 and not set(modules) <= SHARED_FOR_NOW.get(name, set())}
+            if len(modules) > 1}
 
 
 PLANTED_WIDE = """

@@ -170,7 +170,7 @@ SUBSET = {
 def test_validate_checks_runs_a_subset_through_the_real_pipeline(tmp_path):
     only = {n for names in SUBSET.values() for n in names}
     # two problems at once, each in a process of its own, their runs sharing one set of core slots
-    reports = vc.run(sorted(SUBSET), tmp_path / "vc", vc.Options(only=frozenset(only), parallel=2))
+    reports = vc.validate_checks(sorted(SUBSET), tmp_path / "vc", vc.Options(only=frozenset(only), parallel=2))
     by = {r.problem: r for r in reports}
     assert set(by) == set(SUBSET)
     for pid, r in by.items():
@@ -228,7 +228,8 @@ def test_generated_mutants_through_the_real_pipeline(tmp_path):
 
     names = {"default-n": pick("crp", "30", "31"), "frequency": pick("crp", "0.3", "0.6"),
              "past-the-end": pick("ror", "i < n", "(i <= n)")}
-    reports = vc.run(["vec-scatter"], tmp_path / "vc", vc.Options(only=frozenset(names.values()), library=False))
+    reports = vc.validate_checks(["vec-scatter"], tmp_path / "vc",
+                                 vc.Options(only=frozenset(names.values()), library=False))
     g = reports[0].generated
     assert not reports[0].error and g is not None and g.total == len(every)
     verdicts = {o.name: o for o in g.outcomes}
@@ -288,7 +289,7 @@ def test_a_program_that_hangs_costs_one_case_not_every_case(tmp_path, monkeypatc
     monkeypatch.setattr(problem_mod, "default_problems_dir", lambda: root)
 
     out = tmp_path / "vc"
-    got = vc.run(["rosenbrock"], out, vc.Options(only=frozenset({"sleeps"}), generated=0, retry_starved=2))
+    got = vc.validate_checks(["rosenbrock"], out, vc.Options(only=frozenset({"sleeps"}), generated=0, retry_starved=2))
     o = got[0].outcomes[0]
     assert o.killed and o.failed_gate == "execution" and o.screened, o.why
     # decided by the library's screen (every case at one rank count), never run in the full campaign
@@ -334,7 +335,7 @@ def test_a_rerun_measures_the_checks_and_programs_as_they_are_now(tmp_path, monk
     monkeypatch.setattr(problem_mod, "default_problems_dir", lambda: root)
     out = tmp_path / "vc"
     only = vc.Options(only=frozenset({"not-scaled"}), generated=0)
-    first = vc.run(["vec-scatter"], out, only)
+    first = vc.validate_checks(["vec-scatter"], out, only)
     assert first[0].outcomes[0].killed and first[0].outcomes[0].score == 0.0 and first[0].outcomes[0].screened
     record = out / "library-screen/vec-scatter/records/wrong__vec-scatter__not-scaled.json"
     started = json.loads(record.read_text())["started"]
@@ -343,7 +344,7 @@ def test_a_rerun_measures_the_checks_and_programs_as_they_are_now(tmp_path, monk
     for c in checks["checks"]:  # tolerances so wide that leaving out the scaling passes
         c.update(rtol=10.0, atol=1e6)
     (root / "vec-scatter/checks.json").write_text(json.dumps(checks))
-    second = vc.run(["vec-scatter"], out, only)
+    second = vc.validate_checks(["vec-scatter"], out, only)
     # rescored with the checks as they are now: the screen no longer decides it, so it ran in full
     assert second[0].outcomes[0].score == 1.0 and not second[0].outcomes[0].screened
     assert json.loads(record.read_text())["started"] == started  # and its screening job was not run again
@@ -352,7 +353,7 @@ def test_a_rerun_measures_the_checks_and_programs_as_they_are_now(tmp_path, monk
     prog = next(p for p in lib["wrong"] if p["name"] == "not-scaled")
     prog["edits"] = [{"find": "PetscCall(VecScale(x, alpha));", "replace": "PetscCall(VecScale(x, 2.0 * alpha));"}]
     (root / "vec-scatter/mutants/mutants.json").write_text(json.dumps(lib))
-    vc.run(["vec-scatter"], out, only)
+    vc.validate_checks(["vec-scatter"], out, only)
     assert json.loads(record.read_text())["started"] != started  # a changed program runs again
 
 

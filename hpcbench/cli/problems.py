@@ -132,7 +132,7 @@ def validate_checks(problem_ids, only, out, md_file, json_file, retry_time_facto
     options = vc.Options(only=_names(only), generated=count, seed=seed, library=library, screen=screen,
                          parallel=parallel, retry_starved=retry_time_factor)
     with Display(JOBS) as progress:
-        reports = vc.run(parse_ids(problem_ids), Path(out), options, progress)
+        reports = vc.validate_checks(parse_ids(problem_ids), Path(out), options, progress)
     _report(reports, md_file, json_file)
 
 
@@ -150,7 +150,8 @@ def validate_performance(problem_ids, only, out, md_file, json_file, time_factor
     from hpcbench.validation import performance as vp
 
     with Display(JOBS) as progress:
-        reports = vp.run(parse_ids(problem_ids), Path(out), _names(only), progress=progress, time_factor=time_factor)
+        reports = vp.validate_performance(parse_ids(problem_ids), Path(out), _names(only), progress=progress,
+                                          time_factor=time_factor)
     _report(reports, md_file, json_file)
 
 

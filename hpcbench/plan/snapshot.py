@@ -9,8 +9,10 @@ campaign folder only (never the checkout or the machine they run on).
       petsc_api/<variant>.json      PetscErrorCode functions and deprecated names of the
                                     variant's PETSc headers, or {"error": why not}
 
-A problem already in the snapshot is never replaced: re-planning (resume) after
-editing a problem file does not change what the campaign is scored against."""
+A problem already in the snapshot is not replaced: re-planning (resume) after editing a
+problem file does not change what the campaign is scored against. A profile with
+`resnapshot` (validation, which measures the checks as they are now) clears it at each plan;
+a profile that runs a selection of the cases snapshots the problem as run (problem_files)."""
 
 from __future__ import annotations
 

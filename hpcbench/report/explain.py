@@ -152,8 +152,10 @@ class Tree:
         parts = [p for p in path.strip("/").split("/") if p]
         if not parts:
             return Node("/", {k: _s(v) for k, v in self.f.attrs.items()},
-                        ["manifest", "problems", "petsc", "tables", "submissions", "scores", "stats"])
+                        ["manifest", "profile", "problems", "petsc", "tables", "submissions", "scores", "stats"])
         head = parts[0]
+        if head == "profile":
+            return self._profile_node(path, parts[1:])
         if head == "scores":
             return self._score_node(path, parts[1:])
         if head == "submissions":
@@ -167,6 +169,20 @@ class Tree:
                 return Node(path, children=list(layout.TABLES) + ["texts", "strings"])
             return self._h5(parts[1]) if len(parts) == 2 else None
         return self._h5("/".join(parts))
+
+    def _profile_node(self, path: str, rest: list[str]) -> Node | None:
+        """The CampaignProfile the campaign was planned with (campaign.json, stored by collect):
+        what it measured and how; a campaign from before profiles was planned as `full`."""
+        from hpcbench.profile import FULL, CampaignProfile
+
+        stored = json.loads(self.f["manifest"][()].decode()).get("profile") if "manifest" in self.f else None
+        prof = CampaignProfile.model_validate(stored) if stored else FULL
+        fields = prof.model_dump(mode="json")
+        if rest:
+            return Node(path, value=_s(fields[rest[0]])) if len(rest) == 1 and rest[0] in fields else None
+        lines = [prof.summary() + ("" if stored else " (planned before profiles: read as full)"),
+                 *(f"  {k}: {v}" for k, v in fields.items())]
+        return Node(path, {k: _s(v) for k, v in fields.items()}, list(fields), value="\n".join(lines))
 
     def _h5(self, p: str) -> Node | None:
         if p not in self.f:

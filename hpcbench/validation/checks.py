@@ -49,7 +49,7 @@ class Options:
     retry_starved: float = 4.0  # a job whose run timed out while starved of a CPU reruns with limits this many times
 
 
-def run(problem_ids: list[str] | None, out: Path, options: Options | None = None, progress=None
+def validate_checks(problem_ids: list[str] | None, out: Path, options: Options | None = None, progress=None
         ) -> list[ProblemReport]:
     """Run every library (or the programs named in `options.only`) with the references and score
     them, then the generated mutants; problems side by side in processes of their own when
@@ -79,7 +79,7 @@ def run(problem_ids: list[str] | None, out: Path, options: Options | None = None
 
 
 def _run_parallel(pids: list[str], out: Path, o: Options, progress) -> list[ProblemReport]:
-    """Each problem's run() in a process of its own, `parallel` at once. One problem's campaigns
+    """Each problem's validate_checks() in a process of its own, `parallel` at once. One problem's campaigns
     run one after another, and each ends with its slowest jobs alone (a time-out retried at 4x
     its limit: minutes on one core), then a collect and a scoring on one core: run side by side,
     another problem's jobs fill those gaps. Every campaign of this validation shares one set of
@@ -92,7 +92,7 @@ def _run_parallel(pids: list[str], out: Path, o: Options, progress) -> list[Prob
     one = replace(o, parallel=1)
     pool = cf.ProcessPoolExecutor(max_workers=o.parallel, mp_context=multiprocessing.get_context("spawn"))
     try:
-        futures = {pid: pool.submit(run, [pid], out, one) for pid in pids}
+        futures = {pid: pool.submit(validate_checks, [pid], out, one) for pid in pids}
         while not all(f.done() for f in futures.values()):
             if progress:
                 progress(folder_progress(out))

@@ -23,8 +23,9 @@ from hpcbench.validation.library import KINDS, PerfLibrary, agent_of, kind_of, r
 from hpcbench.validation.report import PERF_ACCEPT_AT, Outcome, ProblemReport
 
 
-def run(problem_ids: list[str] | None, out: Path, only: frozenset[str] | None = None, site_name: str = "local",
-        progress=None, time_factor: float = PERFORMANCE.time_limit_factor) -> list[ProblemReport]:
+def validate_performance(problem_ids: list[str] | None, out: Path, only: frozenset[str] | None = None,
+                         site_name: str = "local", progress=None, time_factor: float = PERFORMANCE.time_limit_factor
+                         ) -> list[ProblemReport]:
     """Every problem's perf.json (or the programs named in `only`) beside the reference, timed;
     the ordinary cases' limits `time_factor` times the problem's."""
     from hpcbench.problem import load_problems
