@@ -48,6 +48,17 @@ def pytest_unconfigure(config) -> None:
         os.environ.pop("HPCBENCH_TEST_SESSION", None)
 
 
+def profile_file(name: str, **fields) -> Path:
+    """A profile of the quick profile's fields with `fields` changed, on the session's core
+    slots, as a file for `--profile` (a test that needs less than quick, or something quick lacks)."""
+    path = SESSION / f"{name}.json"
+    if not path.is_file():
+        tmp = path.with_suffix(f".{os.getpid()}")
+        tmp.write_text(_QUICK.model_copy(update={"name": name, "core_slots": str(SLOTS), **fields}).model_dump_json())
+        tmp.replace(path)
+    return path
+
+
 @contextlib.contextmanager
 def cores(n: int) -> Iterator[None]:
     """`n` of the session's core slots, for a test that starts MPI ranks itself (not through a

@@ -17,7 +17,7 @@ import pytest
 
 from hpcbench.jobs.records import JobResult
 from hpcbench.plan.locking import campaign_lock
-from tests.conftest import QUICK
+from tests.conftest import profile_file
 
 pytestmark = pytest.mark.petsc
 
@@ -25,8 +25,9 @@ ROOT = Path(__file__).resolve().parent.parent
 SLOW_S = 12
 JOB = "slowpoke__vec-scatter__1"
 
-# Sleeps in its first run only (a marker in the job's run folder), so a job started a
-# second time is slow again; prints the quantities vec-scatter declares.
+# Sleeps in every run (each run starts in a fresh folder of its own, so the marker never
+# survives to the next); prints the quantities vec-scatter declares. The campaign's profile runs
+# one case, once, so a job is one such run (and the reference's).
 SLOW_C = r"""/* Sleeps once per job run folder, then prints the output contract. */
 #include <petscsys.h>
 #include <unistd.h>
@@ -57,7 +58,8 @@ def setup(tmp_path):
     (tree / "main.c").write_text(SLOW_C)
     (tree / "submission.json").write_text(json.dumps({"entry": "main.c", "files": ["main.c"]}))
     out = tmp_path / "c"
-    args = ["run", "--profile", str(QUICK), "--agent", f"dir:{tmp_path / 'tree'}", "--problems", "vec-scatter",
+    one_run = profile_file("one-run", timing_repeats=0, held_out=False, cases="cheapest")
+    args = ["run", "--profile", str(one_run), "--agent", f"dir:{tmp_path / 'tree'}", "--problems", "vec-scatter",
             "--out", str(out)]
     started: list[subprocess.Popen] = []
 
