@@ -66,9 +66,10 @@ class CampaignProfile(FrozenStrict):
     # a shared load a busy-polling 2-rank run took 8x its 1-rank twin. Nothing timed for a
     # score should run this way (the program could tell), so only untimed or sweep campaigns set it.
     yield_when_idle: bool = False
-    # Core slots: this campaign's own ("campaign") or the folder given, shared with every other
-    # campaign that names it (several campaigns side by side never oversubscribe the cores)
-    core_slots: str = "campaign"
+    # Core slots (local runs): this machine's ("machine": shared by every campaign running here
+    # at once, so several side by side never oversubscribe the cores: jobs/cores.machine_slots),
+    # this campaign's own ("campaign"), or the folder given
+    core_slots: str = "machine"
     variants: list[str] | None = None  # the site's variants this campaign may use (None: all, in order)
     # the problems are snapshotted afresh at every plan (validation measures the checks as they
     # are now); otherwise a campaign keeps the problems as first planned

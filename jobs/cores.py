@@ -48,6 +48,18 @@ class NodeLayout(Model):
 
         write_atomic(Path(folder) / LAYOUT_FILE, self.model_dump_json())
 
+    def machine_slots(self) -> Path:
+        """This user's core slots for this layout on this machine, shared by every campaign
+        (and every test worker) that runs on it at the same time: two `hpcbench run` side by side
+        take turns on the cores instead of oversubscribing them. The layout's digest is in the
+        name: a site that offers other cores (`cores:`, `reserved_cores:`) has slots of its own."""
+        import hashlib
+        import tempfile
+
+        digest = hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:12]
+        base = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
+        return Path(base) / f"hpcbench-{os.getuid()}" / f"core-slots-{digest}"
+
     @classmethod
     def load(cls, folder: Path, count: int) -> NodeLayout:
         """The layout an executor wrote beside its slots; without one, `count` cores of one

@@ -15,7 +15,6 @@ from filelock import FileLock
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from hpcbench.profile import FULL as _FULL  # noqa: E402
 from hpcbench.profile import QUICK as _QUICK  # noqa: E402
 from tests.openai_server import openai_server  # noqa: E402,F401  (fixture: local stand-in LLM endpoint)
 
@@ -24,21 +23,16 @@ from tests.openai_server import openai_server  # noqa: E402,F401  (fixture: loca
 # per test run (xdist gives every worker the run's id): the build cache (XDG_CACHE_HOME: each
 # reference is built once per session, not once per campaign, and a session starts cold), the
 # core slots every campaign and every direct MPI run of the session takes (two workers' runs
-# never oversubscribe the machine's cores: timings stay clean and time limits meaningful), the
-# profiles that name those slots, and campaigns built once for every worker (`shared_campaign`).
+# never oversubscribe the machine's cores: timings stay clean and time limits meaningful; they
+# are the machine's, jobs/cores.machine_slots, which every campaign's profile takes by default),
+# and campaigns built once for every worker (`shared_campaign`).
 # (the controller names it before it starts the workers, which inherit its environment)
 if not os.environ.get("HPCBENCH_TEST_SESSION"):
     os.environ["HPCBENCH_TEST_SESSION"] = tempfile.mkdtemp(prefix="hpcbench-tests-")
 SESSION = Path(os.environ["HPCBENCH_TEST_SESSION"])
-SLOTS = SESSION / "core-slots"
-QUICK = SESSION / "quick.json"  # the quick profile (gates and checks only) on the session's slots
-FULL = SESSION / "full.json"  # the full profile (valgrind, timing repeats, the performance case) on them
+QUICK = "quick"  # the quick profile: gates and hidden checks only (hpcbench/profile.py)
+FULL = "full"  # every instrument, the timing repeats and the performance case
 SESSION.mkdir(parents=True, exist_ok=True)
-for _path, _profile in ((QUICK, _QUICK), (FULL, _FULL)):
-    if not _path.is_file():  # every worker writes the same bytes; the first one's stay
-        _tmp = _path.with_suffix(f".{os.getpid()}")
-        _tmp.write_text(_profile.model_copy(update={"core_slots": str(SLOTS)}).model_dump_json())
-        _tmp.replace(_path)
 os.environ["XDG_CACHE_HOME"] = str(SESSION / "cache")
 
 
@@ -49,12 +43,12 @@ def pytest_unconfigure(config) -> None:
 
 
 def profile_file(name: str, **fields) -> Path:
-    """A profile of the quick profile's fields with `fields` changed, on the session's core
-    slots, as a file for `--profile` (a test that needs less than quick, or something quick lacks)."""
+    """A profile of the quick profile's fields with `fields` changed, as a file for `--profile`
+    (a test that needs less than quick, or something quick lacks)."""
     path = SESSION / f"{name}.json"
     if not path.is_file():
         tmp = path.with_suffix(f".{os.getpid()}")
-        tmp.write_text(_QUICK.model_copy(update={"name": name, "core_slots": str(SLOTS), **fields}).model_dump_json())
+        tmp.write_text(_QUICK.model_copy(update={"name": name, **fields}).model_dump_json())
         tmp.replace(path)
     return path
 
@@ -64,8 +58,10 @@ def cores(n: int) -> Iterator[None]:
     """`n` of the session's core slots, for a test that starts MPI ranks itself (not through a
     campaign, whose jobs take them on their own)."""
     from hpcbench.jobs.slots import CoreSlots
+    from hpcbench.site import load_site
 
-    with CoreSlots(SLOTS, os.cpu_count() or 1).hold(n):
+    layout = load_site("local").local_layout()
+    with CoreSlots(layout.machine_slots(), len(layout.cores)).hold(n):
         yield
 
 

@@ -6,6 +6,7 @@ the same sources, PETSc and makefile."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 import pytest
@@ -102,15 +103,25 @@ def test_an_escalation_is_planned_again_and_keeps_the_record_it_ran_for(tmp_path
         esc.read(campaign.root)
 
 
-def test_core_slots_shared_by_profile_are_the_executors(tmp_path):
+def test_core_slots_are_the_machines_unless_the_profile_says_otherwise(tmp_path):
+    """Two campaigns running here at once take turns on the cores (the machine's slots, the
+    default); a profile may give a campaign slots of its own, or name a folder."""
     from hpcbench.executors import executor_for
 
     site = load_site("local")
-    shared = QUICK.model_copy(update={"core_slots": str(tmp_path / "slots")})
-    c, _ = create_campaign(tmp_path / "a", site, _request("vec-scatter"), shared)
-    own, _ = create_campaign(tmp_path / "b", site, _request("vec-scatter"), QUICK)
+    a, _ = create_campaign(tmp_path / "a", site, _request("vec-scatter"), QUICK)
+    b, _ = create_campaign(tmp_path / "b", site, _request("vec-scatter"), FULL)
+    machine = executor_for(site, a)._slots_dir()
+    assert machine == executor_for(site, b)._slots_dir() == site.local_layout().machine_slots()
+    assert str(os.getuid()) in str(machine) and tmp_path not in machine.parents
+    fewer = site.model_copy(update={"cores": 1})  # other cores offered: other slots
+    assert executor_for(fewer, a)._slots_dir() != machine
+    named = QUICK.model_copy(update={"core_slots": str(tmp_path / "slots")})
+    own = QUICK.model_copy(update={"core_slots": "campaign"})
+    c, _ = create_campaign(tmp_path / "c", site, _request("vec-scatter"), named)
+    d, _ = create_campaign(tmp_path / "d", site, _request("vec-scatter"), own)
     assert executor_for(site, c)._slots_dir() == tmp_path / "slots"
-    assert executor_for(site, own)._slots_dir() == Campaign(tmp_path / "b").work_dir / ".core-slots"
+    assert executor_for(site, d)._slots_dir() == Campaign(tmp_path / "d").work_dir / ".core-slots"
 
 
 @pytest.mark.petsc

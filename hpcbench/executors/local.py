@@ -196,16 +196,20 @@ class LocalExecutor(Executor):
         return ls
 
     def _slots_dir(self) -> Path:
-        """The campaign's own core slots, or the folder its profile shares with other campaigns
-        that run at the same time (validate-checks' problems side by side, a test suite's
-        workers): without sharing, each campaign's runs would take every core."""
+        """Where the campaign's runs take their cores (its profile's `core_slots`): the machine's
+        slots, shared with every other campaign running here (validate-checks' problems side by
+        side, a test suite's workers, a second `hpcbench run`), the campaign's own, or a folder
+        named. Unshared, each campaign's runs would take every core."""
         if self._slots is not None:
             return self._slots
         try:
-            shared = self.campaign.profile().core_slots
-        except HpcbenchError:  # no readable manifest: nothing else can name shared slots either
-            shared = "campaign"
-        self._slots = Path(self.campaign.work_dir) / ".core-slots" if shared == "campaign" else Path(shared)
+            where = self.campaign.profile().core_slots
+        except HpcbenchError:  # no readable manifest: the machine's, as the default profile says
+            where = "machine"
+        if where == "machine":
+            self._slots = self.site.local_layout().machine_slots()
+        else:
+            self._slots = Path(self.campaign.work_dir) / ".core-slots" if where == "campaign" else Path(where)
         return self._slots
 
     def states(self, jobs: list[JobSpec]) -> dict[str, JobState]:

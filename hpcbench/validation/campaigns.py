@@ -2,8 +2,8 @@
 pipeline.execute with the validation's profile, scored. The profiles say what differs from a
 user's campaign (hpcbench/profile.py: no valgrind, no timed runs, a job ends at its first
 failed run, one held-out draw, time-outs while starved retried, the cases a screen runs);
-the core slots are shared by every campaign of one validation (`shared`), so problems run
-side by side never oversubscribe the cores."""
+their runs take the machine's core slots (CampaignProfile.core_slots), so problems run side by
+side, or beside any other campaign, never oversubscribe the cores."""
 
 from __future__ import annotations
 
@@ -30,11 +30,6 @@ class Progressed(Reporter):
     @contextlib.contextmanager
     def running(self) -> Iterator[Any]:
         yield self.progress
-
-
-def shared(profile: CampaignProfile, out: Path) -> CampaignProfile:
-    """The profile with the validation's one set of core slots (`out/.core-slots`)."""
-    return profile.model_copy(update={"core_slots": str(Path(out).resolve() / ".core-slots")})
 
 
 def score_programs(root: Path, site: SiteConfig, profile: CampaignProfile, bundle: ProblemBundle,

@@ -24,7 +24,7 @@ from hpcbench.errors import ConfigError
 from hpcbench.problem import ProblemBundle
 from hpcbench.profile import CHECKS_LIBRARY, CHECKS_SCREEN, GENERATED, GENERATED_SCREEN, CampaignProfile
 from hpcbench.site import SiteConfig
-from hpcbench.validation.campaigns import accuracy, load_programs, reference_of, score_programs, shared, why
+from hpcbench.validation.campaigns import accuracy, load_programs, reference_of, score_programs, why
 from hpcbench.validation.library import MutantLibrary, load_library, reasons, write_programs
 from hpcbench.validation.mutation.verdict import GeneratedReport, MutantOutcome
 from hpcbench.validation.report import ACCEPT_AT, KILL_BELOW, Outcome, ProblemReport
@@ -82,10 +82,10 @@ def _run_parallel(pids: list[str], out: Path, o: Options, progress) -> list[Prob
     """Each problem's validate_checks() in a process of its own, `parallel` at once. One problem's campaigns
     run one after another, and each ends with its slowest jobs alone (a time-out retried at 4x
     its limit: minutes on one core), then a collect and a scoring on one core: run side by side,
-    another problem's jobs fill those gaps. Every campaign of this validation shares one set of
-    core slots (campaigns.shared, recorded in each campaign.json), so their runs never
-    oversubscribe each other. Processes, not threads: scoring may fork, and a fork beside a
-    thread that holds h5py's lock would deadlock. Progress is read from the campaigns' folders."""
+    another problem's jobs fill those gaps. Their runs take the machine's core slots (the
+    profiles' core_slots, recorded in each campaign.json), so they never oversubscribe each
+    other. Processes, not threads: scoring may fork, and a fork beside a thread that holds
+    h5py's lock would deadlock. Progress is read from the campaigns' folders."""
     import concurrent.futures as cf
     import multiprocessing
 
@@ -128,9 +128,8 @@ class _Here:
     def campaign(self, kind: str, profile: CampaignProfile, bundle: ProblemBundle, subs: list,
                  report: ProblemReport) -> list:
         """One of the problem's campaigns (`out/<kind>/<problem>`) under `profile` as this
-        invocation runs it (its retry factor, the shared core slots), scored; a skip is the
-        problem's error."""
-        mine = shared(profile.model_copy(update={"retry_starved": self.o.retry_starved}), self.out)
+        invocation runs it (its retry factor), scored; a skip is the problem's error."""
+        mine = profile.model_copy(update={"retry_starved": self.o.retry_starved})
         scores, skipped = score_programs(self.out / kind / bundle.id, self.site, mine, bundle, subs, self.progress)
         if skipped:
             report.error = skipped

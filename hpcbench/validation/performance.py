@@ -18,7 +18,7 @@ from pathlib import Path
 
 from hpcbench.errors import ConfigError
 from hpcbench.profile import PERFORMANCE
-from hpcbench.validation.campaigns import load_programs, reference_of, score_programs, shared
+from hpcbench.validation.campaigns import load_programs, reference_of, score_programs
 from hpcbench.validation.library import KINDS, PerfLibrary, agent_of, kind_of, reasons, write_programs
 from hpcbench.validation.report import PERF_ACCEPT_AT, Outcome, ProblemReport
 
@@ -37,7 +37,7 @@ def validate_performance(problem_ids: list[str] | None, out: Path, only: frozens
     if not libs:
         raise ConfigError(out, "--problems", "none of these problems has a mutants/perf.json library")
     site = load_site(site_name)
-    profile = shared(PERFORMANCE.model_copy(update={"time_limit_factor": time_factor}), out)
+    profile = PERFORMANCE.model_copy(update={"time_limit_factor": time_factor})
     reports = []
     for pid in sorted(libs):
         lib = libs[pid]
