@@ -203,6 +203,7 @@ def fake_pbs(tmp_path, monkeypatch) -> Path:
     return install_fake_pbs(tmp_path, monkeypatch)
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into the node ids
 def pytest_collection_modifyitems(config, items) -> None:
     # pytest-xdist (--dist loadgroup, scripts/test.sh) keeps each module's tests on one worker,
     # so a module's fixtures (a campaign it runs once) are built once, and every test of the
