@@ -15,9 +15,9 @@ cd "$ROOT"
 .venv/bin/ruff check .
 .venv/bin/python scripts/typecheck.py  # mypy over the installed module names (see the script)
 # On every core (pytest-xdist, a dev dependency), each module's tests on one worker and the
-# Slurm cluster's on one (tests/conftest.py): campaigns and direct MPI runs of all workers take
-# the same core slots, so they never oversubscribe the machine.
+# Slurm cluster's modules on one (tests/conftest.py pytest_xdist_make_scheduler): campaigns and
+# direct MPI runs of all workers take the machine's core slots, so they never oversubscribe it.
 if (( fast )); then
-  exec .venv/bin/python -m pytest -q -n auto --dist loadgroup -m "not slow and not slurm and not petsc" "${args[@]}"
+  exec .venv/bin/python -m pytest -q -n auto --dist loadscope -m "not slow and not slurm and not petsc" "${args[@]}"
 fi
-exec .venv/bin/python -m pytest -q -n auto --dist loadgroup "${args[@]}"
+exec .venv/bin/python -m pytest -q -n auto --dist loadscope "${args[@]}"

@@ -177,8 +177,8 @@ def adversarial_campaign() -> tuple[Path, subprocess.CompletedProcess]:
 @pytest.fixture(scope="session")
 def slurm_cluster() -> Iterator[str]:
     """The real single-node Slurm test cluster, started once a session (installed when missing),
-    idle before the first test uses it; its SLURM_CONF. Tests that take it are in the xdist
-    group "slurm" (pytest_collection_modifyitems), so one worker runs them all."""
+    idle before the first test uses it; its SLURM_CONF. The modules that take it run on one
+    worker (SLURM_MODULES), so it is started once."""
     from tests.clusters import drained, running_cluster
 
     with running_cluster({}) as conf:
@@ -203,12 +203,33 @@ def fake_pbs(tmp_path, monkeypatch) -> Path:
     return install_fake_pbs(tmp_path, monkeypatch)
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into the node ids
+# Modules with a test on the Slurm cluster: they run on one worker, one after another (the cluster
+# starts once, and their jobs queue on its two CPUs in order). A static scan: xdist's scheduler
+# sees node ids, not markers (and with pytest 9 its own `loadgroup` no longer groups).
+SLURM_MODULES = {f"tests/{p.name}" for p in Path(__file__).parent.glob("test_*.py")
+                 if "pytest.mark.slurm" in p.read_text()}
+# The modules that take longest (a whole campaign or more), started first so that the last
+# minutes are not one worker alone with a long module; measured with --durations (README).
+LONGEST_FIRST = ["test_calibrate.py", "test_petsc_tutorials.py", "test_adversarial_run.py", "test_browser.py",
+                 "test_sandbox_security.py", "test_campaign_writers.py", "test_robustness.py", "test_stats_e2e.py",
+                 "test_sweep.py", "test_run_integrity.py", "test_pipeline.py", "test_held_out.py", "test_timings.py",
+                 "test_checks_generalize.py", "test_end_to_end.py"]
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """Each module's tests on one worker (its module-scoped fixtures, a campaign it runs once,
+    are built once), the Slurm modules together on one."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModulesOnOneWorker(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::")[0]
+            return "slurm" if module in SLURM_MODULES else module
+
+    return ModulesOnOneWorker(config, log)
+
+
 def pytest_collection_modifyitems(config, items) -> None:
-    # pytest-xdist (--dist loadgroup, scripts/test.sh) keeps each module's tests on one worker,
-    # so a module's fixtures (a campaign it runs once) are built once, and every test of the
-    # Slurm cluster on one worker (it starts once, and their jobs queue on its two CPUs in
-    # order); the workers share the cores through the session's core slots.
-    for item in items:
-        group = "slurm" if item.get_closest_marker("slurm") else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))
+    # the longest modules first (the order is the same on every worker: xdist checks it)
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda it: rank.get(Path(str(it.fspath)).name, len(rank)))
