@@ -27,6 +27,7 @@ import pytest
 from hpcbench.jobs.sandbox import bwrap_works
 from hpcbench.jobs.valgrind import valgrind_path
 from tests.adversarial.tree import CANARY, plant_decoys, tricks, write_tree
+from tests.conftest import profile_file
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not bwrap_works()[0], reason=f"bubblewrap unusable here: {bwrap_works()[1]}"),
@@ -110,7 +111,11 @@ def campaign(tmp_path_factory):
     write_tree(base / "tree", plant_decoys(base / "decoys"))
     out = base / "out"
     exe = Path(sys.executable).parent / "hpcbench"
-    proc = subprocess.run([str(exe), "run", "--agent", "reference", "--submissions", str(base / "tree"),
+    # every instrument (valgrind, -malloc_debug, the site's two timed runs and their null runs),
+    # but not the performance case: no trick here is about it
+    watched = profile_file("watched", valgrind="every", malloc_debug=True, timing_repeats=None)
+    proc = subprocess.run([str(exe), "run", "--profile", str(watched), "--agent", "reference", "--submissions",
+                           str(base / "tree"),
                            "--problems", "rosenbrock", "--site", str(_site(base / "site.json")), "--out", str(out)],
                           capture_output=True, text=True, env={**os.environ, **KEYS}, timeout=3600)
     (base / "run.log").write_text(f"{proc.returncode}\n{proc.stdout}\n{proc.stderr}")

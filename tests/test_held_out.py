@@ -350,15 +350,15 @@ FARTHEST = {"advection1d": [("crank-nicolson", 15), ("bdf2", 9)], "robertson": [
 def variant_at_draw(pid: str, name: str, seed: int, workdir) -> list[str]:
     """Build `pid`'s reference and its library's valid variant `name`, run both at the held-out
     cases of `seed` and score the variant with the held-out compare checks; the failures."""
-    from hpcbench.validation.checks import apply_edits, load_library
+    from hpcbench.validation.library import apply_edits, load_library
     from tests.petsc_tools import build, quantities, run
 
     bundle = PROBLEMS[pid]
-    lib = load_library(bundle)
+    lib = load_library(bundle, "checks")
     index, prog = next((i, p) for i, p in enumerate(lib.valid) if p.name == name)
     src = workdir / f"{pid}-{name}-src"
     src.mkdir()
-    for fname, text in apply_edits(bundle, prog, "valid", index).items():
+    for fname, text in apply_edits(bundle, "checks", prog, f"valid[{index}]").items():
         (src / fname).write_text(text)
     ref = build(bundle.reference_dir, workdir / f"{pid}-reference")
     binary = build(src, workdir / f"{pid}-{name}")

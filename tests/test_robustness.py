@@ -16,7 +16,7 @@ from hpcbench.plan.options import RunOptions
 from hpcbench.score import scoring
 from hpcbench.site import load_site
 from hpcbench.submission import load_submission
-from tests.conftest import hpcbench
+from tests.conftest import QUICK, hpcbench
 
 GOOD_C = ("#include <petscsys.h>\nint main(int argc, char **argv)\n{\n"
           "  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));\n  PetscCall(PetscFinalize());\n  return 0;\n}\n")
@@ -113,10 +113,11 @@ def test_a_full_disk_stops_the_run_naming_the_file_system_and_run_resumes(tmp_pa
     """Before: the driver died with a traceback from a lease write and builds that ran out of room
     were recorded as the program's compilation failure."""
     mnt = tmp_path / "small"
-    _mount_tmpfs(mnt, "1200k")
+    _mount_tmpfs(mnt, "700k")  # full before the quick campaign's seven jobs have all finished
     try:
         out = mnt / "c"
-        args = ("run", "--problems", "vec-scatter,rosenbrock", "--out", str(out), "--held-out-seed", "1")
+        args = ("run", "--profile", str(QUICK), "--problems", "vec-scatter,rosenbrock", "--out", str(out),
+                "--held-out-seed", "1")
         first = hpcbench(*args, check=False)
         assert first.returncode == 2, first.stderr
         assert "Traceback" not in first.stderr

@@ -212,14 +212,16 @@ def test_a_second_collect_waits_then_is_refused_with_the_lock_named(small, tmp_p
 
 
 def test_a_killed_collect_leaves_no_temporary_file_and_the_next_one_recovers(small, tmp_path):
-    camp = _replicated(small, tmp_path / "c", 400)
+    # killed soon after it starts writing: quick-profile records are small, and 400 of them were
+    # once all written within the 0.3 s this test used to wait
+    camp = _replicated(small, tmp_path / "c", 800)
     exe = Path(sys.executable).parent / "hpcbench"
     (camp / ".campaign.h5.4242.tmp").write_bytes(b"left by an older hpcbench's killed collect")
     p = subprocess.Popen([str(exe), "collect", str(camp)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     while not (camp / "campaign.h5").is_file() and time.monotonic() < deadline and p.poll() is None:
-        time.sleep(0.01)
-    time.sleep(0.3)
+        time.sleep(0.005)
+    time.sleep(0.05)
     p.send_signal(signal.SIGKILL)
     assert p.wait() == -signal.SIGKILL, "collect finished before it could be killed: make the campaign larger"
     assert {x.name for x in camp.glob(".campaign.h5*")} <= {".campaign.h5.4242.tmp"}  # none of its own
@@ -228,7 +230,7 @@ def test_a_killed_collect_leaves_no_temporary_file_and_the_next_one_recovers(sma
     assert "Traceback" not in refused.stderr
     hpcbench("collect", str(camp))
     assert not list(camp.glob(".campaign.h5*")) and not (camp / "campaign.v1.h5").exists()
-    assert len(tables(camp / "campaign.h5")["submissions"]) == 400
+    assert len(tables(camp / "campaign.h5")["submissions"]) == 800
     # and one killed while appending in place: the file is marked, readers refuse it, collect rebuilds it
     (camp / "campaign.h5.sha256").unlink()  # a collect drops the checksum before it appends
     with h5py.File(camp / "campaign.h5", "a") as f:
@@ -236,7 +238,7 @@ def test_a_killed_collect_leaves_no_temporary_file_and_the_next_one_recovers(sma
     refused = hpcbench("score", str(camp), check=False)
     assert refused.returncode != 0 and "half-written" in refused.stderr
     hpcbench("collect", str(camp))
-    assert len(tables(camp / "campaign.h5")["submissions"]) == 400
+    assert len(tables(camp / "campaign.h5")["submissions"]) == 800
 
 
 def test_an_old_campaign_is_refused_naming_its_version_and_collect_sets_it_aside(small, tmp_path):
