@@ -114,7 +114,7 @@ PERFORMANCE = CampaignProfile(name="validate-performance", description="validate
                               "timed against the reference, the reference against itself",
                               valgrind="off", timing_repeats=1, performance="against-itself", time_limit_factor=4.0)
 CALIBRATION = CampaignProfile(name="calibrate", description="judge calibration: what a judge reads (a build, the "
-                              "runs, -log_view), nothing timed", valgrind="off", timing_repeats=1, held_out=False,
+                              "runs, -log_view), nothing timed", valgrind="off", timing_repeats=0, held_out=False,
                               performance="off")
 PROFILES = {p.name: p for p in (FULL, QUICK, CHECKS_LIBRARY, CHECKS_SCREEN, GENERATED_SCREEN, GENERATED,
                                 PERFORMANCE, CALIBRATION)}

@@ -101,12 +101,20 @@ def read_ledger(out: Path) -> dict:
     return json.loads((out / "scheduler" / "ledger.json").read_text())
 
 
-def sacct_states(ids: list[str]) -> dict[str, str]:
+def sacct_states(ids: list[str], wait_s: float = 60) -> dict[str, str]:
+    """Each job's state as sacct has it. slurmdbd stores what slurmctld sends it asynchronously:
+    under load a job that ended a moment ago may not be in the database yet, so ask again (up
+    to `wait_s`) until every id is there."""
     roots = ",".join(sorted({i.split("_")[0] for i in ids}))
-    p = subprocess.run(["sacct", "-n", "-P", "-X", "-o", "JobID,State", "-j", roots], capture_output=True,
-                       text=True, check=True)
-    rows = (line.split("|")[:2] for line in p.stdout.splitlines() if line)
-    return {jid: state.split()[0] for jid, state in rows}  # "CANCELLED by 0" -> CANCELLED
+    deadline = time.monotonic() + wait_s
+    while True:
+        p = subprocess.run(["sacct", "-n", "-P", "-X", "-o", "JobID,State", "-j", roots], capture_output=True,
+                           text=True, check=True)
+        rows = (line.split("|")[:2] for line in p.stdout.splitlines() if line)
+        got = {jid: state.split()[0] for jid, state in rows}  # "CANCELLED by 0" -> CANCELLED
+        if set(ids) <= set(got) or time.monotonic() > deadline:
+            return got
+        time.sleep(1.0)
 
 
 def install_fake_pbs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

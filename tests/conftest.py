@@ -73,6 +73,39 @@ def hpcbench(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return proc
 
 
+def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
+        timeout: float = 180) -> subprocess.CompletedProcess:
+    """`hpcbench ARGS` in this process (click's test runner): for the tables of error messages,
+    where starting a Python for each of dozens of calls costs more than the call. What it
+    prints to stdout and stderr, its exit status; an exception that escaped the command comes
+    back as a traceback in stderr (the tables assert there is none), and a call past `timeout`
+    seconds is stopped (SIGALRM) as a hang."""
+    import signal
+    import traceback
+
+    from click.testing import CliRunner
+
+    from hpcbench.cli import main
+
+    def hang(signum, frame):
+        raise TimeoutError(f"hpcbench {' '.join(args)} hung past {timeout:.0f} s")
+
+    old_cwd, old_alarm = Path.cwd(), signal.signal(signal.SIGALRM, hang)
+    signal.alarm(int(timeout))
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        res = CliRunner().invoke(main, list(args), env=env, catch_exceptions=True)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old_alarm)
+        os.chdir(old_cwd)
+    err = res.stderr
+    if res.exception is not None and not isinstance(res.exception, SystemExit):
+        err += "".join(traceback.format_exception(res.exception))
+    return subprocess.CompletedProcess(["hpcbench", *args], res.exit_code, res.stdout, err)
+
+
 def shared_campaign(name: str, *run_args: str, check: bool = True) -> tuple[Path, subprocess.CompletedProcess]:
     """`hpcbench run RUN_ARGS --out <session>/<name>` once per test session, whichever worker
     asks first (the others wait for it), and what it printed: read-only for the tests that take

@@ -111,9 +111,9 @@ def campaign(tmp_path_factory):
     write_tree(base / "tree", plant_decoys(base / "decoys"))
     out = base / "out"
     exe = Path(sys.executable).parent / "hpcbench"
-    # every instrument (valgrind, -malloc_debug, the site's two timed runs and their null runs),
-    # but not the performance case: no trick here is about it
-    watched = profile_file("watched", valgrind="every", malloc_debug=True, timing_repeats=None)
+    # every instrument (valgrind, -malloc_debug, a timed run and its null runs), but not the
+    # performance case: no trick here is about it
+    watched = profile_file("watched", valgrind="every", malloc_debug=True, timing_repeats=1)
     proc = subprocess.run([str(exe), "run", "--profile", str(watched), "--agent", "reference", "--submissions",
                            str(base / "tree"),
                            "--problems", "rosenbrock", "--site", str(_site(base / "site.json")), "--out", str(out)],

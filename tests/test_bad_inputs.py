@@ -1,4 +1,5 @@
-"""Bad input through the command line, table-driven: every case is a real `hpcbench` call with
+"""Bad input through the command line, table-driven: every case is an `hpcbench` call (in this
+process through click's runner: tests/conftest.py `cli`; bench/bad_inputs.py runs each as a process) with
 a bad option, file, environment variable or campaign folder, and must end with the expected
 exit status and words naming the file, field and reason; never a traceback, never a hang (each
 call has a timeout). bench/bad_inputs.py prints the same table for any hpcbench (main's, to
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, cli
 
 GOOD_C = ("#include <petscsys.h>\nint main(int argc, char **argv)\n{\n"
           "  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));\n  PetscCall(PetscFinalize());\n  return 0;\n}\n")
@@ -222,6 +223,8 @@ def run_case(case: Case, t: Path, campaigns: tuple[Path, Path], timeout: float =
         if case.id in BREAK:
             BREAK[case.id](c)
     argv = [a.replace("{t}", str(t)).replace("{c}", str(c)).replace("{s}", str(scored)) for a in case.argv]
+    if "HPCBENCH_CMD" not in os.environ:  # this checkout's: in this process (tests/conftest.py cli)
+        return cli(*argv, env=case.env, cwd=t, timeout=timeout)
     env = {**os.environ, **case.env}
     return subprocess.run([*hpcbench_cmd(), *argv], capture_output=True, text=True, cwd=t, env=env, timeout=timeout)
 

@@ -232,8 +232,9 @@ def _campaign(base: Path, agents: dict[str, str]) -> Path:
     # hpcbench refuses to write a campaign into a folder that already holds other things, so
     # the planted files go into a campaign that exists (a dry run creates it): files a user or
     # another job left there later are what the sandbox must hide.
-    subprocess.run([str(exe), "run", "--agent", "reference", "--problems", "vec-scatter", "--site", str(site_file),
-                    "--out", str(out), "--dry-run"], check=True, capture_output=True, cwd=base, timeout=300)
+    subprocess.run([str(exe), "run", "--profile", "quick", "--agent", "reference", "--problems", "vec-scatter",
+                    "--site", str(site_file), "--out", str(out), "--dry-run"], check=True, capture_output=True,
+                   cwd=base, timeout=300)
     (out / "work" / "planted").mkdir(parents=True)
     (out / "work" / "planted" / "secret.txt").write_text("another job's file")
     (out / "planted-secret.txt").write_text("the campaign's file")
@@ -245,8 +246,8 @@ def _campaign(base: Path, agents: dict[str, str]) -> Path:
     sources.update(agents)
     for agent, src in sources.items():
         _submission(tree, agent, src)
-    cmd = [str(exe), "run", "--agent", "reference", "--submissions", str(tree), "--problems", "vec-scatter",
-           "--site", str(site_file), "--out", str(out), "--keep-work"]
+    cmd = [str(exe), "run", "--profile", "quick", "--agent", "reference", "--submissions", str(tree), "--problems",
+           "vec-scatter", "--site", str(site_file), "--out", str(out), "--keep-work"]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=base, env={**os.environ, **CANARIES},
                               timeout=1200)
@@ -420,8 +421,8 @@ def test_work_folders_are_removed_after_the_record_unless_keep_work(root_campaig
     _submission(tree, "plain", "#include <stdio.h>\nint main(void) { puts(\"x\"); return 0; }\n")
     site_file = _site(tmp_path / "site.yaml")
     exe = Path(sys.executable).parent / "hpcbench"
-    subprocess.run([str(exe), "run", "--agent", "reference", "--submissions", str(tree), "--problems",
-                    "vec-scatter", "--site", str(site_file), "--out", str(out)], check=True,
+    subprocess.run([str(exe), "run", "--profile", "quick", "--agent", "reference", "--submissions", str(tree),
+                    "--problems", "vec-scatter", "--site", str(site_file), "--out", str(out)], check=True,
                    capture_output=True, cwd=tmp_path)
     for job in ("plain__vec-scatter__1", "reference__vec-scatter__1"):
         assert (out / "records" / f"{job}.json").is_file()
@@ -436,8 +437,8 @@ def test_a_campaign_run_without_isolation_is_reported_with_a_warning(tmp_path):
     site_file.write_text(site_file.read_text().replace('"isolation": "bwrap"', '"isolation": "none"'))
     exe = Path(sys.executable).parent / "hpcbench"
     out = tmp_path / "c"
-    args = [str(exe), "run", "--agent", "reference", "--submissions", str(tree), "--problems", "vec-scatter",
-            "--site", str(site_file), "--out", str(out)]
+    args = [str(exe), "run", "--profile", "quick", "--agent", "reference", "--submissions", str(tree), "--problems",
+            "vec-scatter", "--site", str(site_file), "--out", str(out)]
     # Agents' programs on an unisolated site: refused unless the user says otherwise (docs/sites.md).
     refused = subprocess.run(args, capture_output=True, text=True, cwd=tmp_path)
     assert refused.returncode == 2 and "--trust-submissions" in refused.stderr and not out.exists()
