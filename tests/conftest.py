@@ -244,17 +244,22 @@ def fake_pbs(tmp_path, monkeypatch) -> Path:
 SLURM_MODULES = {f"tests/{p.name}" for p in Path(__file__).parent.glob("test_*.py")
                  if "pytest.mark.slurm" in p.read_text()}
 # The modules that take longest (a whole campaign or more), started first so that the last
-# minutes are not one worker alone with a long module; measured with --durations (README).
-LONGEST_FIRST = ["test_calibrate.py", "test_petsc_tutorials.py", "test_adversarial_run.py", "test_browser.py",
-                 "test_sandbox_security.py", "test_campaign_writers.py", "test_robustness.py", "test_stats_e2e.py",
-                 "test_sweep.py", "test_run_integrity.py", "test_pipeline.py", "test_held_out.py", "test_timings.py",
-                 "test_checks_generalize.py", "test_end_to_end.py"]
+# minutes are not one worker alone with a long module (measured with --durations, README).
+# test_end_to_end builds the sample campaign first; the other modules that read it come after
+# the long ones, when it is there (a worker that asks while another builds it waits for it).
+LONGEST_FIRST = ["test_end_to_end.py", "test_calibrate.py", "test_adversarial_run.py", "test_held_out.py",
+                 "test_timings.py", "test_sandbox_security.py", "test_petsc_tutorials.py", "test_pipeline.py",
+                 "test_robustness.py", "test_stats_e2e.py", "test_campaign_writers.py", "test_validate_checks.py",
+                 "test_sweep.py", "test_judge.py", "test_judge_integrity.py", "test_run_integrity.py",
+                 "test_checks_generalize.py"]
 
 
 def pytest_xdist_make_scheduler(config, log):
     """Each module's tests on one worker (its module-scoped fixtures, a campaign it runs once,
     are built once), the Slurm modules together on one."""
     from xdist.scheduler import LoadScopeScheduling
+
+    config.option.loadscopereorder = False  # xdist would sort the modules by their number of tests
 
     class ModulesOnOneWorker(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
