@@ -61,13 +61,20 @@ class PackManifest(BaseModel):
     # allocation holds several variants, the shell lines (modules, env) its jobs start with.
     ranks_per_node: dict[str, int] = {}
     variant_setup: dict[str, list[str]] = {}
+    # The allocation's nodes are the job's alone (the site's batch `whole_nodes`, ALCF): every core of
+    # the layout is its own, whatever per-chunk count the scheduler exports (see PackDriver).
+    whole_nodes: bool = False
 
 
 class PackDriver:
     def __init__(self, manifest: PackManifest, view: AllocationView):
         self.m, self.view = manifest, view
         self.hosts = view.hosts()
-        self.cpn = view.cores_per_node(manifest.cores_per_node)
+        # On whole nodes PBS's NCPUS is only the first chunk's ncpus (OpenPBS src/resmom/start_exec.c
+        # sets it from the chunk's threads), 1 where the select asks none (src/server/node_manager.c:
+        # a chunk without ncpus gets one), as ALCF's `select=N:system=polaris` does: read as the
+        # node's cores it put every run of a Polaris or Aurora allocation on core 0.
+        self.cpn = manifest.cores_per_node if manifest.whole_nodes else view.cores_per_node(manifest.cores_per_node)
         self.alloc_id = view.job_id() or f"local-{os.getpid()}"
         self.stopping = False
         self.priority: dict[str, int] = {}  # job -> its place in the manifest (the most work first)

@@ -14,6 +14,7 @@ import os
 import re
 import resource
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -140,6 +141,36 @@ def pbs_calls(d: Path) -> list[list[str]]:
     return [json.loads(x) for x in p.read_text().splitlines()] if p.is_file() else []
 
 
+def _chunk(text: str) -> tuple[int, dict[str, str]]:
+    """`2:ncpus=4:mpiprocs=2` as (2, {ncpus: 4, mpiprocs: 2}); the count is 1 where it is left out."""
+    parts = text.split(":")
+    n = int(parts.pop(0)) if parts[0].isdigit() else 1
+    return n, dict(p.split("=", 1) for p in parts if "=" in p)
+
+
+def mom_env(script: Path, d: Path, jid: str) -> dict[str, str]:
+    """What OpenPBS's MoM puts in a job's environment from its select (src/resmom/start_exec.c):
+    NCPUS and OMP_NUM_THREADS, the first chunk's ncpus, which is 1 where the select asks none
+    (src/server/node_manager.c); and, unless the test wrote its own, PBS_NODEFILE, a host line per
+    MPI process slot (a chunk's mpiprocs, 1 by default), every chunk on this one machine."""
+    select = ""
+    for line in script.read_text().splitlines():
+        m = re.match(r"#PBS\s+-l\s+select=(\S+)", line)
+        if m:
+            select = m.group(1)
+    chunks = [_chunk(c) for c in select.split("+") if c] or [(1, {})]
+    res = chunks[0][1]
+    env = {"NCPUS": res.get("ncpus", "1"), "OMP_NUM_THREADS": res.get("ompthreads", res.get("ncpus", "1"))}
+    if not os.environ.get("PBS_NODEFILE"):
+        lines = []
+        for n, kv in chunks:
+            lines += [socket.gethostname()] * (n * int(kv.get("mpiprocs", 1)))
+        nodefile = d / f"nodefile.{jid}"
+        nodefile.write_text("".join(f"{h}\n" for h in lines))
+        env["PBS_NODEFILE"] = str(nodefile)
+    return env
+
+
 def serve(d: Path, jid: str, sigterm_after: float | None = None, walltime_kill: bool = False,
           sigterm_when: Path | None = None) -> None:
     """Run one queued (sub)job's script as the MoM would, then record how it ended.
@@ -148,7 +179,7 @@ def serve(d: Path, jid: str, sigterm_after: float | None = None, walltime_kill: 
     job = s["jobs"][jid]
     job["job_state"] = "R"
     (d / "state.json").write_text(json.dumps(s))
-    env = {**os.environ, "PBS_JOBID": jid, "PBS_O_WORKDIR": str(ROOT)}
+    env = {**os.environ, "PBS_JOBID": jid, "PBS_O_WORKDIR": str(ROOT), **mom_env(Path(job["script"]), d, jid)}
     if "array_index" in job:
         env["PBS_ARRAY_INDEX"] = str(job["array_index"])
     started = time.time()

@@ -298,6 +298,7 @@ LONGEST_FIRST = ["test_end_to_end.py", "test_calibrate.py", "test_adversarial_ru
                  "test_checks_generalize.py"]
 
 
+@pytest.hookimpl(optionalhook=True)  # `-p no:xdist` runs without it
 def pytest_xdist_make_scheduler(config, log):
     """Each module's tests on one worker (its module-scoped fixtures, a campaign it runs once,
     are built once), the Slurm modules together on one."""

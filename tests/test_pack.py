@@ -23,6 +23,24 @@ from tests.conftest import ROOT, hpcbench
 PALS = Launcher(template="mpiexec --np {ranks} --ppn {ppn} --depth {depth} --cpu-bind depth", oversubscribe_flag="")
 
 
+@pytest.mark.parametrize("site,whole", [("polaris", True), ("aurora", True), ("perlmutter", False)])
+def test_a_packed_driver_on_whole_nodes_takes_every_core_of_the_node_not_ncpus(site, whole, tmp_path):
+    """ALCF's select asks no ncpus, so OpenPBS's MoM exports NCPUS=1 (the first chunk's ncpus):
+    read as the node's cores it bound every run of the allocation to core 0."""
+    from hpcbench.jobs.pack import PackDriver, PackManifest
+    from hpcbench.schedulers.base import view_for
+    from hpcbench.site import load_site
+
+    cfg = load_site(site)
+    assert bool(getattr(cfg.batch, "whole_nodes", False)) == whole
+    nodefile = tmp_path / "nodefile"
+    nodefile.write_text("x3001c0s1b0n0\n")
+    m = PackManifest(scheduler="pbs", variant="cpu", specs=[], cores_per_node=32, work_dir=str(tmp_path),
+                     summary=str(tmp_path / "s.json"), whole_nodes=whole)
+    view = view_for("pbs", {"NCPUS": "1", "PBS_NODEFILE": str(nodefile), "PBS_JOBID": "1.pbs"})
+    assert PackDriver(m, view).cpn == (32 if whole else 1)
+
+
 def test_pals_runs_go_to_the_fewest_hosts_of_the_job_in_order(tmp_path):
     ctx = PackContext("pbs", ("n0", "n1", "n2", "n3"), 4, str(tmp_path))
     argv, over, where = placed_launcher(PALS, 6, ctx)
@@ -114,8 +132,7 @@ def test_pbs_packed_campaign_is_one_qsub_and_places_runs_with_hostfiles(fake_pbs
     nodefile = tmp_path / "nodefile"
     nodefile.write_text(f"{host}\n{host}\n")  # PBS lists a host once per MPI process slot
     monkeypatch.setenv("PBS_NODEFILE", str(nodefile))
-    monkeypatch.setenv("NCPUS", "2")  # PBS Pro exports the chunk's ncpus: this machine's 2 cores
-    serve(fake_pbs, alloc)
+    serve(fake_pbs, alloc)  # NCPUS=1, as OpenPBS's MoM sets it for a chunk that asks no ncpus
     waited = hpcbench("wait", str(out), "--poll", "0.1", "--timeout", "60").stdout
     assert "done: 2" in waited, waited
     for jid in ledger["jobs"]:
@@ -130,6 +147,7 @@ def test_pbs_packed_campaign_is_one_qsub_and_places_runs_with_hostfiles(fake_pbs
             assert run["placement"]["oversubscribed"] == (run["ranks"] > 2)
     summary = json.loads(next((out / "scheduler" / "pack").glob("*.summary.json")).read_text())
     assert summary["hosts"] == [host] and sorted(summary["finished"]) == sorted(ledger["jobs"])
+    assert summary["cores_per_node"] == 2  # the node's, not NCPUS's 1
 
 
 @pytest.mark.petsc

@@ -98,3 +98,18 @@ def test_every_rendered_script_is_taken_under_the_sites_own_queue_limits(site, t
     for i, script in enumerate(r.scripts):  # each scenario as the user's only jobs
         p = qsub(tmp_path, script.text, queues_of(s), state=tmp_path / f"state{i}")
         assert p.returncode == 0, (script.label, p.stderr, script.text[:400])
+
+
+@pytest.mark.parametrize("select,ncpus,lines", [("1:system=polaris", "1", 1), ("2:ncpus=64", "64", 2),
+                                                ("1:ncpus=8:mpiprocs=4+2:ncpus=2", "8", 6)])
+def test_the_standin_gives_a_job_ncpus_and_a_node_file_as_openpbs_mom_does(select, ncpus, lines, tmp_path,
+                                                                          monkeypatch):
+    """NCPUS is the first chunk's ncpus, 1 where none is asked (ALCF's selects): a test that set
+    NCPUS by hand to the node's cores hid that every Polaris allocation saw one core."""
+    from tests.clusters import mom_env
+
+    monkeypatch.delenv("PBS_NODEFILE", raising=False)
+    script = tmp_path / "job.sh"
+    script.write_text(f"#!/bin/bash\n#PBS -l select={select}\n#PBS -l walltime=00:10:00\ntrue\n")
+    env = mom_env(script, tmp_path, "7.pbs")
+    assert env["NCPUS"] == ncpus and len(Path(env["PBS_NODEFILE"]).read_text().splitlines()) == lines

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ from hpcbench.jobs.records import CaseRun, JobSpec, Variant
 from hpcbench.plan.campaign import Campaign
 from hpcbench.plan.trust import require_trust
 from hpcbench.site import SiteConfig, load_site
+from tests.conftest import SESSION
 
 ROOT = Path(__file__).resolve().parent.parent
 SITES = ("polaris", "aurora", "frontier", "perlmutter")
@@ -136,9 +138,7 @@ def render_site(name: str, tmp: Path, site: SiteConfig | None = None) -> Rendere
 
 @functools.cache
 def rendered(name: str) -> Rendered:
-    import tempfile
-
-    return render_site(name, Path(tempfile.mkdtemp(prefix=f"hpcbench-conformance-{name}-")))
+    return render_site(name, Path(tempfile.mkdtemp(prefix=f"conformance-{name}-", dir=SESSION)))
 
 
 # ----------------------------------------------------------------------------- helpers for checks
@@ -260,6 +260,33 @@ def check_alcf_whole_nodes(r: Rendered) -> list[str]:
             bad.append(f"{s.label}: select {sel.group(1) if sel else None}")
         elif r.site.name == "polaris" and "system=polaris" not in sel.group(1):
             bad.append(f"{s.label}: select without system=polaris")
+    return bad
+
+
+def check_pbs_whole_node_cores(r: Rendered) -> list[str]:
+    """Each packed allocation's driver, started in the environment OpenPBS's MoM gives the script
+    (NCPUS from its select), takes as many cores a node as were planned."""
+    from types import SimpleNamespace
+
+    from hpcbench.executors.pack import manifest_for
+    from hpcbench.jobs.pack import PackDriver
+    from hpcbench.schedulers.base import view_for
+    from tests.clusters import mom_env
+
+    bad = []
+    for i, s in enumerate(r.scripts):
+        if not isinstance(s.plan, PackPlan):
+            continue
+        tmp = Path(tempfile.mkdtemp(dir=SESSION))
+        _, m = manifest_for(s.plan, SimpleNamespace(root=tmp, specs_dir=tmp, work_dir=tmp), r.site, f"k{i}", None,
+                            "python3")
+        script = tmp / "job.sh"
+        script.write_text(s.text)
+        env = {**mom_env(script, tmp, f"{i}.pbs"), "PBS_JOBID": f"{i}.pbs"}
+        cpn = PackDriver(m, view_for(r.site.scheduler, env)).cpn
+        if cpn != s.plan.cores_per_node:
+            bad.append(f"{s.label}: the driver takes {cpn} cores a node of the {s.plan.cores_per_node} planned "
+                       f"(NCPUS={env['NCPUS']})")
     return bad
 
 

@@ -146,8 +146,7 @@ def test_pbs_packed_runs_get_disjoint_cpu_bind_lists_and_gpus(fake_pbs, tmp_path
     ledger = json.loads((out / "scheduler" / "ledger.json").read_text())
     nodefile = tmp_path / "nodefile"
     nodefile.write_text(f"{socket.gethostname()}\n")
-    monkeypatch.setenv("PBS_NODEFILE", str(nodefile))
-    monkeypatch.setenv("NCPUS", "2")
+    monkeypatch.setenv("PBS_NODEFILE", str(nodefile))  # NCPUS: the stand-in's, as OpenPBS's MoM sets it
     serve(fake_pbs, ledger["arrays"][0]["array_id"])
     assert "done: 4" in hpcbench("wait", str(out), "--poll", "0.1", "--timeout", "60").stdout
     rows = timed_runs(out)

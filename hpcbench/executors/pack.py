@@ -224,7 +224,8 @@ def manifest_for(plan: PackPlan, campaign, site: SiteConfig, key: str, baseline_
                      cores_per_node=plan.cores_per_node, work_dir=str(campaign.work_dir),
                      summary=str(folder / f"{key}.summary.json"), baseline=base,
                      layout=site.node_layout(plan.shape.variant, plan.cores_per_node),
-                     ranks_per_node=plan.ranks_per_node, variant_setup=plan.variant_setup)
+                     ranks_per_node=plan.ranks_per_node, variant_setup=plan.variant_setup,
+                     whole_nodes=bool(getattr(site.batch, "whole_nodes", False)))
     return folder / f"{key}.json", m
 
 
