@@ -36,7 +36,8 @@ def main(argv: list[str]) -> int:
         i += 2
     cmd = ["mpiexec", "-n", str(ranks), "--oversubscribe"]
     if binds:
-        fd, rankfile = tempfile.mkstemp(prefix="pals-rankfile.")
+        # in the test session's folder, removed with it (this process execs mpiexec: it cannot clean up)
+        fd, rankfile = tempfile.mkstemp(prefix="pals-rankfile.", dir=os.environ.get("HPCBENCH_TEST_SESSION"))
         with os.fdopen(fd, "w") as f:
             f.writelines(f"rank {r}={socket.gethostname()} slot={binds[r % len(binds)]}\n" for r in range(ranks))
         cmd += ["--mca", "rmaps_rank_file_physical", "1", "--rankfile", rankfile]
