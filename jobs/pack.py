@@ -38,8 +38,6 @@ from hpcbench.jobs.records import JobResult, JobSpec, Launcher, save_model, writ
 from hpcbench.schedulers.base import ENV as SCHEDULER_ENV
 from hpcbench.schedulers.base import AllocationView, view_for
 
-STOP_GRACE_S = 20.0
-
 
 class BaselineRequest(BaseModel):
     out: str  # <campaign>/machine/baseline-<variant>.json
@@ -177,7 +175,7 @@ class PackDriver:
             time.sleep(0.2)
 
     def wait_stopped(self) -> None:
-        deadline = time.monotonic() + STOP_GRACE_S
+        deadline = time.monotonic() + self.view.stop_grace_s
         while self.running and time.monotonic() < deadline:
             self._reap()
             time.sleep(0.2)

@@ -41,6 +41,30 @@ def test_a_packed_driver_on_whole_nodes_takes_every_core_of_the_node_not_ncpus(s
     assert PackDriver(m, view).cpn == (32 if whole else 1)
 
 
+def test_a_stopped_pbs_allocation_kills_its_jobs_before_pbs_kills_the_driver(tmp_path):
+    """PBS sends SIGKILL kill_delay (10 s by default) after SIGTERM: a job that ignores the
+    SIGTERM is killed by the driver before that, so the driver lives to write its summary."""
+    import subprocess
+    import time
+    from types import SimpleNamespace
+
+    from hpcbench.jobs.pack import PackDriver, PackManifest
+    from hpcbench.schedulers.base import view_for
+
+    nodefile = tmp_path / "nodefile"
+    nodefile.write_text("n0\n")
+    m = PackManifest(scheduler="pbs", variant="cpu", specs=[], cores_per_node=2, work_dir=str(tmp_path),
+                     summary=str(tmp_path / "s.json"))
+    d = PackDriver(m, view_for("pbs", {"NCPUS": "2", "PBS_NODEFILE": str(nodefile), "PBS_JOBID": "1.pbs"}))
+    stubborn = subprocess.Popen(["bash", "-c", "trap '' TERM; sleep 60"], start_new_session=True)
+    time.sleep(0.3)  # its trap is set
+    d.running["j"] = (stubborn, SimpleNamespace(record_path=str(tmp_path / "j.json"), work_dir=str(tmp_path)))
+    t0 = time.monotonic()
+    d.stop(15, None)
+    d.wait_stopped()
+    assert stubborn.poll() == -9 and time.monotonic() - t0 < 10 and not d.running
+
+
 def test_pals_runs_go_to_the_fewest_hosts_of_the_job_in_order(tmp_path):
     ctx = PackContext("pbs", ("n0", "n1", "n2", "n3"), 4, str(tmp_path))
     argv, over, where = placed_launcher(PALS, 6, ctx)

@@ -53,6 +53,10 @@ class AllocationView:
     # per-node task count is the allocation's, not a step's).
     step_drops: ClassVar[tuple[str, ...]] = ()
     job_id_env: ClassVar[str] = ""  # the variable holding the allocation's id
+    # Seconds a packed allocation's driver gives its jobs to write their records after a stop
+    # (SIGTERM) before it kills them and writes its summary: within the time the scheduler
+    # leaves between its SIGTERM and its SIGKILL (Slurm's KillWait, 30 s by default).
+    stop_grace_s: ClassVar[float] = 20.0
 
     def __init__(self, environ: Mapping[str, str] | None = None):
         self.env = os.environ if environ is None else environ

@@ -15,6 +15,9 @@ class PbsView(AllocationView):
     batch = True
     settings = PbsSettings
     job_id_env = "PBS_JOBID"
+    # PBS sends SIGKILL kill_delay seconds after SIGTERM, 10 by default (OpenPBS
+    # src/server/req_runjob.c): 20 s of grace had the driver killed before its summary.
+    stop_grace_s = 7.0
 
     def hosts(self) -> list[str]:
         nodefile = self.env.get("PBS_NODEFILE", "")
