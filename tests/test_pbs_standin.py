@@ -37,18 +37,32 @@ def qsub(tmp: Path, script: str, queues: str, state: Path | None = None) -> subp
     return subprocess.run([str(bindir / "qsub"), str(path)], capture_output=True, text=True, env=env, timeout=60)
 
 
-def _array_script(tmp: Path) -> str:
-    """Polaris's array script for two one-node jobs (debug's per-user limit lifted so it renders)."""
+def _array_script(tmp: Path, n: int = 2, parallelism: int | None = None) -> str:
+    """Polaris's array script for `n` one-node jobs (debug's per-user limit lifted so it renders)."""
     raw = yaml.safe_load((ROOT / "site-configs" / "polaris.yaml").read_text())
     for p in raw["partitions"]:
         p.update(max_running_per_user=0, max_queued_per_user=0)
+    if parallelism is not None:
+        raw["batch"]["array_parallelism"] = parallelism
     path = tmp / "polaris-nolimit.yaml"
     path.write_text(yaml.safe_dump(raw))
     site = load_site(str(path))
     r = Rendered(site)
-    jobs = [job_spec(site, tmp, f"j{i}", "cpu", [1]) for i in range(2)]
+    jobs = [job_spec(site, tmp, f"j{i}", "cpu", [1]) for i in range(n)]
     render(site, tmp, "array", jobs, False, None, r)
-    return next(s.text for s in r.scripts if "#PBS -J 0-1" in s.text)
+    return next(s.text for s in r.scripts if f"#PBS -J 0-{n - 1}" in s.text)
+
+
+def test_an_array_runs_no_more_subjobs_at_once_than_the_sites_array_parallelism(tmp_path):
+    """OpenPBS takes `-J 0-3%2` (src/cmds/qsub.c: the part after % is max_run_subjobs)."""
+    text = _array_script(tmp_path, 4, parallelism=2)
+    assert "#PBS -J 0-3%2" in text
+    state = tmp_path / "pbs"
+    assert qsub(tmp_path, text, "debug", state=state).returncode == 0
+    jobs = json.loads((state / "state.json").read_text())["jobs"]
+    arr = next(j for k, j in jobs.items() if k.endswith("[].pbs-test"))
+    assert arr["max_run_subjobs"] == 2 and sum("array_index" in j for j in jobs.values()) == 4
+    assert "%" not in _array_script(tmp_path, 4, parallelism=64)  # no cap below the array's size
 
 
 def test_the_old_non_rerunnable_array_is_refused_and_the_new_one_taken(tmp_path):

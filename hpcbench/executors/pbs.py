@@ -76,7 +76,10 @@ def pbs_head(plan: ArrayPlan, site: SiteConfig, account: str, log_dir: Path, nod
 
 def pbs_script(plan: ArrayPlan, site: SiteConfig, account: str, python: str, list_file: Path,
                log_dir: Path) -> str:
-    array = [f"#PBS -J 0-{len(plan.jobs) - 1}"] if len(plan.jobs) > 1 else []
+    # `%N` caps the subjobs running at once (OpenPBS src/cmds/qsub.c: max_run_subjobs), as
+    # Slurm's --array=...%N does with the same site field
+    n, cap = len(plan.jobs), site.batch.array_parallelism
+    array = [f"#PBS -J 0-{n - 1}" + (f"%{cap}" if cap < n else "")] if n > 1 else []
     lines = pbs_head(plan, site, account, log_dir, 1, plan.shape.cpus, [], array)
     lines += ["# this subjob's spec (line PBS_ARRAY_INDEX+1 of the list)",
               'idx="${PBS_ARRAY_INDEX:-0}"',

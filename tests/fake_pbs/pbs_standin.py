@@ -114,10 +114,12 @@ def qsub(args: list[str]) -> int:
             "job_state": "Q", "script": str(script), "Resource_List": {"walltime": "", "select": ""}}
     for key, val in re.findall(r"^#PBS -l (\w+)=(.+)$", text, re.M):
         base["Resource_List"][key] = val
-    m = re.search(r"^#PBS -J (\d+)-(\d+)$", text, re.M)
+    m = re.search(r"^#PBS -J (\d+)-(\d+)(?:%(\d+))?$", text, re.M)
     if m:
         jid = f"{n}[].{SERVER}"
         s["jobs"][jid] = {**base, "job_state": "B", "array": True}  # its subjobs below count as jobs
+        if m.group(3):  # -J a-b%N: at most N subjobs run at once (qsub.c: max_run_subjobs)
+            s["jobs"][jid]["max_run_subjobs"] = int(m.group(3))
         for i in range(int(m.group(1)), int(m.group(2)) + 1):
             s["jobs"][f"{n}[{i}].{SERVER}"] = {**base, "array_index": i}
     else:
