@@ -48,7 +48,9 @@ def pytest_unconfigure(config) -> None:
 # a share of the machine while it runs; `machine_to_ourselves` waits until the other workers'
 # current tests end and keeps their next ones waiting (a gate, so that a stream of shares cannot
 # starve it) until its block is done.
-_SHARE: dict[str, int] = {}
+# (the fd in the environment: test modules import this file as tests.conftest, a second copy of
+# the module that pytest loaded as the conftest, with a second module-level dict)
+_SHARE_FD = "HPCBENCH_TEST_MACHINE_FD"
 
 
 @pytest.hookimpl(wrapper=True)
@@ -61,10 +63,10 @@ def pytest_runtest_protocol(item, nextitem):
         fcntl.flock(gate, fcntl.LOCK_SH)  # wait while someone has the machine to themselves
         fcntl.flock(gate, fcntl.LOCK_UN)
         fcntl.flock(fd, fcntl.LOCK_SH)
-        _SHARE["fd"] = fd
+        os.environ[_SHARE_FD] = str(fd)
         return (yield)
     finally:
-        _SHARE.pop("fd", None)
+        os.environ.pop(_SHARE_FD, None)
         os.close(fd)
         os.close(gate)
 
@@ -74,7 +76,7 @@ def machine_to_ourselves() -> Iterator[None]:
     """The whole machine for a block inside a test (no other worker's test runs meanwhile)."""
     import fcntl
 
-    fd = _SHARE["fd"]
+    fd = int(os.environ[_SHARE_FD])
     gate = os.open(SESSION / "machine.gate", os.O_CREAT | os.O_RDWR)
     fcntl.flock(fd, fcntl.LOCK_UN)  # our own share first: two workers upgrading would wait on each other
     try:
