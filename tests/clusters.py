@@ -208,7 +208,8 @@ def serve(d: Path, jid: str, sigterm_after: float | None = None, walltime_kill: 
 
 
 def polaris_here(tmp: Path) -> Path:
-    """Polaris's config with this machine's PETSc and MPI (its own paths do not exist here)."""
+    """Polaris's config with this machine's PETSc, MPI and node (its own paths do not exist here;
+    its runs are bound to the node's cores, and Polaris's 32 are not here)."""
     text = (ROOT / "site-configs" / "polaris.yaml").read_text()
     text = text.replace("name: polaris", "name: polaris-here")
     text = text.replace('template: "mpiexec --np {ranks} --ppn {ppn} --depth {depth} --cpu-bind depth"',
@@ -220,6 +221,9 @@ def polaris_here(tmp: Path) -> Path:
     # Arrays of several tasks: without debug's one-job-per-user limit (its refusal has its own test).
     text = text.replace("_per_user: 1", "_per_user: 0")
     text = text.replace("storage_root: /eagle/YOUR_PROJECT/hpcbench/campaigns", f"storage_root: {tmp}")
+    # this machine's CPUs are cores of one hardware thread (Polaris's nodes have two a core)
+    text = text.replace("cores_per_node: 32", f"cores_per_node: {os.cpu_count() or 1}")
+    text = text.replace("threads_per_core: 2", "threads_per_core: 1")
     text += "timing_repeats: 1\nvalgrind: false\nsetup: []\n"
     p = tmp / "polaris-here.yaml"
     p.write_text(text)

@@ -114,7 +114,7 @@ def test_side_by_side_local_runs_are_on_cores_of_their_own(tmp_path: Path):
 
 
 def _pals_site(tmp: Path, gpus: bool) -> Path:
-    """Polaris's config with this machine's PETSc, two cores, and the PALS stand-in as mpiexec."""
+    """Polaris's config here (clusters.polaris_here) with the PALS stand-in as mpiexec."""
     bindir = tmp / "pals-bin"
     bindir.mkdir(exist_ok=True)
     if not (bindir / "mpiexec").exists():
@@ -123,8 +123,6 @@ def _pals_site(tmp: Path, gpus: bool) -> Path:
     text = site.read_text().replace('template: "mpiexec -n {ranks}"',
                                     f'template: "{bindir}/mpiexec --np {{ranks}} --ppn {{ppn}} --depth {{depth}}"\n'
                                     "  binding: pals")
-    # this machine's two CPUs are two cores of one hardware thread (Polaris's nodes have two a core)
-    text = text.replace("cores_per_node: 32", "cores_per_node: 2").replace("threads_per_core: 2", "threads_per_core: 1")
     if gpus:  # the only variant: every rank gets a GPU of its own (this PETSc, as if it drove GPUs)
         text = re.sub(r"variants:\n(  - .*\n(    .*\n)*)+", "variants:\n  - name: gpu\n    petsc_dir: auto\n"
                       "    partition: debug\n    provides: [gpu]\n", text)
