@@ -222,3 +222,29 @@ def test_admission_starts_the_narrowest_job_when_cores_stay_unused(tmp_path):
     for fh in held:
         fh.close()
     assert admit.next([], 0, width) is None
+
+
+def test_a_waiter_takes_a_full_look_only_when_something_changed(tmp_path, monkeypatch):
+    """Every full look takes the mutex, reads the queue and probes every slot: a dozen waiters
+    looking every 20 ms kept half a core busy. Between changes a waiter looks every `look_s`
+    (a slot held by a process that never says it released it: time alone moves it)."""
+    slots = CoreSlots(tmp_path, 1)
+    looks: list[float] = []
+    real = CoreSlots._my_turn
+
+    def counting(self, me, queue):
+        looks.append(time.monotonic())
+        return real(self, me, queue)
+
+    monkeypatch.setattr(CoreSlots, "_my_turn", counting)
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, sys, time\n"
+        f"fh = open({str(tmp_path / 'slot0')!r}, 'a'); fcntl.flock(fh, fcntl.LOCK_EX)\n"
+        "print('held', flush=True); time.sleep(1.5)")], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    t0 = time.monotonic()
+    with slots.hold(1):
+        waited = time.monotonic() - t0
+    holder.wait()
+    assert len(looks) <= 1.5 / CoreSlots.look_s + 3, len(looks)  # looking every poll: about 75
+    assert waited < 1.5 + CoreSlots.look_s + 1.0
