@@ -1,8 +1,10 @@
 """Each reference at the held-out draws of many seeds, against its problem's independent
 solver (the same comparison as tests/test_held_out.py, which runs the six newer problems at a
-few seeds only to stay cheap): prints, per problem, the draws, the seconds and every failure.
+few seeds and the others at 8 to stay cheap): prints, per problem, the draws, the seconds and
+every failure.
 
     python bench/held_out_references.py                          # the six newer problems, 20 seeds
+    python bench/held_out_references.py --problems all           # every problem with held-out cases
     python bench/held_out_references.py --problems bratu-fold --seeds 50
 """
 
@@ -16,17 +18,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.test_held_out import FEW_SEEDS, reference_at_draws  # noqa: E402
+from tests.test_held_out import FEW_SEEDS, WITH_HELD_OUT, reference_at_draws  # noqa: E402
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--problems", default=",".join(FEW_SEEDS), help="comma-separated problem ids")
+    ap.add_argument("--problems", default=",".join(FEW_SEEDS), help="comma-separated problem ids, or all")
     ap.add_argument("--seeds", type=int, default=20, help="seeds 0..N-1")
     args = ap.parse_args()
     bad = 0
     with tempfile.TemporaryDirectory(prefix="held-out-refs-") as tmp:
-        for pid in args.problems.split(","):
+        ids = WITH_HELD_OUT if args.problems == "all" else args.problems.split(",")
+        for pid in ids:
             t0 = time.monotonic()
             failures = reference_at_draws(pid, range(args.seeds), Path(tmp))
             print(f"{pid}: {args.seeds} seeds, {len(failures)} failures, {time.monotonic() - t0:.0f} s")
