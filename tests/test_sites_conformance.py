@@ -290,6 +290,36 @@ def check_pbs_whole_node_cores(r: Rendered) -> list[str]:
     return bad
 
 
+def check_pbs_array_parallelism(r: Rendered) -> list[str]:
+    """An array one subjob longer than the cap (the site's per-user limits lifted: its debug
+    queues take one job a user, so the rendered scenarios never hold such an array)."""
+    cap = r.site.batch.array_parallelism
+    raw = r.site.model_dump(mode="json", exclude_unset=True)
+    for part in raw.get("partitions", []):
+        part.update(max_running_per_user=0, max_queued_per_user=0)
+    tmp = Path(tempfile.mkdtemp(dir=SESSION))
+    (tmp / "site.yaml").write_text(yaml.safe_dump(raw))
+    lifted = load_site(str(tmp / "site.yaml"))
+    out = Rendered(lifted)
+    cpu = next(v.name for v in lifted.variants if not v.is_gpu())
+    render(lifted, tmp, "array", [job_spec(lifted, tmp, f"j{i}", cpu, [1]) for i in range(cap + 1)], False, None, out)
+    if not out.scripts:
+        return [f"no array rendered: {out.refused}"]
+    bad = []
+    for s in out.scripts:
+        m = re.search(r"^#PBS -J 0-(\d+)(%\d+)?$", s.text, re.M)
+        if m and int(m.group(1)) + 1 > cap and m.group(2) != f"%{cap}":
+            bad.append(f"{s.label}: -J 0-{m.group(1)}{m.group(2) or ''} with array_parallelism {cap}")
+    return bad
+
+
+def check_pbs_kill_delay(r: Rendered) -> list[str]:
+    from hpcbench.schedulers.base import view_for
+
+    grace = view_for(r.site.scheduler, {}).stop_grace_s
+    return [] if grace < 10 else [f"the driver's grace is {grace:g} s, PBS kills at 10 s"]
+
+
 def check_pals_launch(r: Rendered) -> list[str]:
     bad = []
     for s in r.scripts:
