@@ -150,9 +150,32 @@ def test_a_case_counts_at_its_worst_rank_count():
     chk = {"checks": [{"kind": "compare", "quantity": "kinetic_energy", "reference": {"source": "reference_run"},
                        "rtol": 1e-4, "fail_factor": 10}]}
     ref = {("re100-n16", 1): "kinetic_energy: 1.0", ("re1-n16", 1): "kinetic_energy: 2.0"}
-    mine = {("re100-n16", 1): "kinetic_energy: 1.0", ("re100-n16", 2): "kinetic_energy: 0.5",
+    # 5.5 tolerances off at 2 ranks: 0.5 for that case (not failed outright: that caps, below)
+    mine = {("re100-n16", 1): "kinetic_energy: 1.0", ("re100-n16", 2): "kinetic_energy: 1.00055",
             ("re1-n16", 1): "kinetic_energy: 2.0", ("re1-n16", 2): "kinetic_energy: 2.0"}
-    assert _score(chk, mine, ref) == pytest.approx(0.5)  # one case right, one wrong at 2 ranks
+    assert _score(chk, mine, ref) == pytest.approx(0.75)  # one case right, one half wrong at 2 ranks
+
+
+def test_one_required_output_failed_outright_caps_the_accuracy_below_the_kill_line():
+    """Nine quantities right and one far off kept 0.9 (an outside hidden set: an l2 norm without
+    its sqrt(h) factor kept 0.85): a check failed outright anywhere caps the score."""
+    from hpcbench.evaluators.metrics.numerical_accuracy import FAILED_CAP
+    from hpcbench.validation.report import KILL_BELOW
+
+    assert FAILED_CAP < KILL_BELOW
+    right = [{"kind": "compare", "quantity": f"q{i}", "reference": {"source": "reference_run"},
+              "rtol": 1e-6, "fail_factor": 10} for i in range(9)]
+    chk = {"checks": [*right, {"kind": "compare", "quantity": "l2", "reference": {"source": "reference_run"},
+                               "rtol": 1e-6, "fail_factor": 10}]}
+    good = {("re100-n16", 1): "\n".join(f"q{i}: 1.0" for i in range(9))}
+    ref = {k: v + "\nl2: 1.0" for k, v in good.items()}
+    assert _score(chk, ref, ref) == 1.0
+    assert _score(chk, {k: v + "\nl2: 1.000005" for k, v in good.items()}, ref) == pytest.approx(0.1 * 5 / 9 + 0.9)
+    assert _score(chk, {k: v + "\nl2: 130.0" for k, v in good.items()}, ref) == FAILED_CAP  # was 0.9
+    assert _score(chk, good, ref) == FAILED_CAP  # l2 not printed at all
+    bound = {"kind": "sanity", "name": "krylov-bound", "quantity": "its", "test": "max_abs_below", "target": 25}
+    over = {k: v + "\nits: 31" for k, v in good.items()}
+    assert _score({"checks": [*right, bound]}, over, ref) == FAILED_CAP  # a stated bound broken
 
 
 # ----------------------------------------------------------------------------- end to end

@@ -12,7 +12,14 @@ wrong on two is wrong, not half right.
 Held-out cases (drawn at planning, hpcbench/plan/held_out.py) are judged by the checks
 that name them, against the reference's run at the same drawn arguments, and weigh
 `held_out_share` of the score: a program that prints the published cases' answers
-without solving fails them."""
+without solving fails them.
+
+A check failed outright (a compare check at `fail_factor` times its tolerance or farther, a
+sanity check broken, a refinement that does not converge, a quantity not printed) at any case
+and rank count caps the score at FAILED_CAP, below validate-checks' kill line (0.5), whatever
+the other checks give: a required output wrong by orders of magnitude is a wrong program, not
+one that lost its check's share of the weights (an outside hidden set: an l2 norm without its
+sqrt(h) factor, 1.3e4 times the tolerance off, kept 0.85)."""
 
 from __future__ import annotations
 
@@ -23,6 +30,8 @@ from hpcbench.evaluators.output_contract import parse_quantities
 from hpcbench.evaluators.run_agreement import disagreements
 from hpcbench.jobs.records import JobResult
 from hpcbench.problem import CompareCheck, RefinementCheck, SanityCheck, applies_to, is_held_out
+
+FAILED_CAP = 0.4
 
 
 def outputs(record: JobResult | None) -> dict[tuple[str, int], dict[str, list[float]]]:
@@ -165,6 +174,13 @@ class NumericalAccuracy(Evaluator):
                           f"{sum(d['score'] >= 1.0 for d in held_out)} of {len(held_out)} checks passed")
         if unscored:
             rationale += f"; {len(unscored)} checks had no reference value"
+        outright = [d for d in details if d["score"] <= 0.0]
+        if outright and score > FAILED_CAP:
+            score = FAILED_CAP
+            first = outright[0]
+            at = f" at {first['ranks']} ranks" if "ranks" in first else ""
+            rationale += (f"; capped at {FAILED_CAP}: {len(outright)} check(s) failed outright, first "
+                          f"{_where(first)}{first['check']}{at}")
         confidence = 1.0 if not unscored else 0.7
         differ = disagreements(ctx.record, ctx.checks)  # every run is checked, not only this one
         if differ:
