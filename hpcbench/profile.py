@@ -116,8 +116,13 @@ PERFORMANCE = CampaignProfile(name="validate-performance", description="validate
 CALIBRATION = CampaignProfile(name="calibrate", description="judge calibration: what a judge reads (a build, the "
                               "runs, -log_view), nothing timed", valgrind="off", timing_repeats=0, held_out=False,
                               performance="off")
+# A sweep's gating step (pipeline.gate_campaign): every gate's instrument, as `full` has them, and
+# nothing timed (the sweep times what passes; the full profile's timing runs and performance
+# case beside the reference were half of the step's time and read by nobody).
+GATES = CampaignProfile(name="gates", description="a sweep's gating step: every gate's instrument (valgrind, "
+                        "-malloc_debug, every case), nothing timed", timing_repeats=0, performance="off")
 PROFILES = {p.name: p for p in (FULL, QUICK, CHECKS_LIBRARY, CHECKS_SCREEN, GENERATED_SCREEN, GENERATED,
-                                PERFORMANCE, CALIBRATION)}
+                                PERFORMANCE, CALIBRATION, GATES)}
 
 
 def sweep_profile(variant: str, repeats: int) -> CampaignProfile:

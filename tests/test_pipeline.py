@@ -140,6 +140,11 @@ def test_gate_campaign_scores_the_programs_a_sweep_takes(tmp_path):
     reporter = Heard()
     got = pipeline.gate_campaign(tmp_path / "gates", load_site("local"), [], str(tree), "vec-scatter", False, reporter)
     assert got.scored and not got.infrastructure_failed and reporter.stages == ["planned"]
+    from hpcbench.plan.campaign import Campaign
+
+    prof = Campaign(tmp_path / "gates").profile()
+    assert prof.name == "gates" and prof.valgrind == "every" and prof.malloc_debug  # every gate's instrument
+    assert prof.timing_repeats == 0 and prof.performance == "off"  # nothing timed: the sweep times
     agents = sorted({s.agent for s in got.scores})
     assert agents == ["my-leaky-coder", "my-sloppy-coder", "reference"], agents
     failed = {(s.agent, s.attempt) for s in got.failed_programs}

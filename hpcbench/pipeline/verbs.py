@@ -143,14 +143,14 @@ def run_campaign(out: Path, site: SiteConfig, opts: RunOptions, stages: Stages |
 def gate_campaign(out: Path, site: SiteConfig, agents: list[str], submissions: str | None, problem_ids: str,
                   wait_lock: bool = False, reporter: Reporter | None = None) -> CampaignOutcome:
     """A sweep's gating step: ungated programs run through the gates first, as an ordinary
-    campaign in `out` (the full profile, no judge); the sweep takes the programs that passed
-    every gate. (The sweep verb asked for trust already.)"""
+    campaign in `out` (the gates profile: full's instruments, nothing timed; no judge); the sweep
+    takes the programs that passed every gate. (The sweep verb asked for trust already.)"""
     from hpcbench.plan import campaign_lock, request_for
-    from hpcbench.profile import FULL
+    from hpcbench.profile import GATES
 
     rep = reporter or Reporter()
     opts = RunOptions(agents=agents, submissions=submissions, problems=problem_ids, site=site.name)
     with campaign_lock(Path(out), wait_lock, notify=rep.lock_wait):
         with rep.generating() as progress:
             gathered, request = request_for(out, opts, progress)
-        return execute(FULL, out, site, request, Stages(report=True), rep, gathered)
+        return execute(GATES, out, site, request, Stages(report=True), rep, gathered)
