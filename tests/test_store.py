@@ -273,3 +273,18 @@ def test_explain_rederives_every_reported_number(small):
         out = hpcbench("explain", str(small), lb["source"]).stdout
         if lb["composite_mean"] is not None:
             assert "composite_mean = mean of" in out and f"{lb['composite_mean']:.4f}" in out
+
+
+def test_a_second_scoring_of_the_same_id_is_refused_and_leaves_the_first_sealed(tmp_path):
+    """`score` refuses a known id before any judge is paid for; the store refuses it again at
+    the write, whoever calls it. Without its own check the write's final link still failed, but
+    only after it had replaced the first scoring's checksum and then deleted it (a planted
+    defect that no test saw: bench/planted_defects.py)."""
+    from hpcbench.store.integrity import mismatch, sidecar
+    from hpcbench.store.scorings import write_scoring
+
+    first = write_scoring(tmp_path, "s", [], {"note": "first"})
+    seal_text, data = sidecar(first).read_text(), first.read_bytes()
+    with pytest.raises(FileExistsError, match="never overwritten"):
+        write_scoring(tmp_path, "s", [], {"note": "second"})
+    assert first.read_bytes() == data and sidecar(first).read_text() == seal_text and mismatch(first) == ""
