@@ -138,13 +138,16 @@ def _campaign(n: int):
     source = (b.reference_dir / "main.c").read_text()  # the expert's program: past every gate
     b = load_problem(b.folder)
 
-    def sub(agent: str, out: str) -> StoredSubmission:
+    def sub(agent: str, out: str, exit_code: int = 0) -> StoredSubmission:
         return StoredSubmission(f"/submissions/{agent}/vec-scatter/1",
                                 Submission(problem="vec-scatter", agent=agent, entry="main.c", files=["main.c"]),
-                                {"main.c": source}, _record(agent, out), "done")
+                                {"main.c": source}, _record(agent, out, exit_code=exit_code), "done")
 
-    # every third one prints a wrong norm: the workers' results differ from one submission to the next
-    subs = [sub("reference", GOOD_OUT)] + [sub(f"a{i:03d}", GOOD_OUT if i % 3 else GOOD_OUT.replace("2.0", "7.0"))
+    # every third one prints a wrong norm and exits 1: the workers' results differ from one
+    # submission to the next (a wrong norm alone is capped like the published cases' literal
+    # checks, which these made-up outputs fail too: the exit fails a gate)
+    subs = [sub("reference", GOOD_OUT)] + [sub(f"a{i:03d}", GOOD_OUT) if i % 3 else
+                                           sub(f"a{i:03d}", GOOD_OUT.replace("2.0", "7.0"), exit_code=1)
                                            for i in range(n)]
     return StoredCampaign({}, {}, {"vec-scatter": (b.problem, b.checks)}, subs)
 
