@@ -23,22 +23,27 @@ from tests.conftest import ROOT, hpcbench
 PALS = Launcher(template="mpiexec --np {ranks} --ppn {ppn} --depth {depth} --cpu-bind depth", oversubscribe_flag="")
 
 
+def _pbs_driver(tmp: Path, ncpus: int, planned: int, whole_nodes: bool = False):
+    """A packed allocation's driver with no jobs, inside a one-node PBS allocation whose MoM
+    exported NCPUS=`ncpus`."""
+    from hpcbench.jobs.pack import PackDriver, PackManifest
+    from hpcbench.schedulers.base import view_for
+
+    nodefile = tmp / "nodefile"
+    nodefile.write_text("x3001c0s1b0n0\n")
+    m = PackManifest(scheduler="pbs", variant="cpu", specs=[], cores_per_node=planned, work_dir=str(tmp),
+                     summary=str(tmp / "s.json"), whole_nodes=whole_nodes)
+    return PackDriver(m, view_for("pbs", {"NCPUS": str(ncpus), "PBS_NODEFILE": str(nodefile), "PBS_JOBID": "1.pbs"}))
+
+
 @pytest.mark.parametrize("site,whole", [("polaris", True), ("aurora", True), ("perlmutter", False)])
 def test_a_packed_driver_on_whole_nodes_takes_every_core_of_the_node_not_ncpus(site, whole, tmp_path):
     """ALCF's select asks no ncpus, so OpenPBS's MoM exports NCPUS=1 (the first chunk's ncpus):
     read as the node's cores it bound every run of the allocation to core 0."""
-    from hpcbench.jobs.pack import PackDriver, PackManifest
-    from hpcbench.schedulers.base import view_for
     from hpcbench.site import load_site
 
-    cfg = load_site(site)
-    assert bool(getattr(cfg.batch, "whole_nodes", False)) == whole
-    nodefile = tmp_path / "nodefile"
-    nodefile.write_text("x3001c0s1b0n0\n")
-    m = PackManifest(scheduler="pbs", variant="cpu", specs=[], cores_per_node=32, work_dir=str(tmp_path),
-                     summary=str(tmp_path / "s.json"), whole_nodes=whole)
-    view = view_for("pbs", {"NCPUS": "1", "PBS_NODEFILE": str(nodefile), "PBS_JOBID": "1.pbs"})
-    assert PackDriver(m, view).cpn == (32 if whole else 1)
+    assert bool(getattr(load_site(site).batch, "whole_nodes", False)) == whole
+    assert _pbs_driver(tmp_path, ncpus=1, planned=32, whole_nodes=whole).cpn == (32 if whole else 1)
 
 
 def test_a_stopped_pbs_allocation_kills_its_jobs_before_pbs_kills_the_driver(tmp_path):
@@ -48,14 +53,7 @@ def test_a_stopped_pbs_allocation_kills_its_jobs_before_pbs_kills_the_driver(tmp
     import time
     from types import SimpleNamespace
 
-    from hpcbench.jobs.pack import PackDriver, PackManifest
-    from hpcbench.schedulers.base import view_for
-
-    nodefile = tmp_path / "nodefile"
-    nodefile.write_text("n0\n")
-    m = PackManifest(scheduler="pbs", variant="cpu", specs=[], cores_per_node=2, work_dir=str(tmp_path),
-                     summary=str(tmp_path / "s.json"))
-    d = PackDriver(m, view_for("pbs", {"NCPUS": "2", "PBS_NODEFILE": str(nodefile), "PBS_JOBID": "1.pbs"}))
+    d = _pbs_driver(tmp_path, ncpus=2, planned=2)
     stubborn = subprocess.Popen(["bash", "-c", "trap '' TERM; sleep 60"], start_new_session=True)
     time.sleep(0.3)  # its trap is set
     d.running["j"] = (stubborn, SimpleNamespace(record_path=str(tmp_path / "j.json"), work_dir=str(tmp_path)))

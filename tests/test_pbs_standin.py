@@ -10,10 +10,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import yaml
 
 from hpcbench.site import SiteConfig, load_site
-from tests.test_sites_conformance import ROOT, Rendered, job_spec, render, render_site
+from tests.test_sites_conformance import ROOT, Rendered, job_spec, no_user_limits, render, render_site, site_copy
 
 STANDIN = ROOT / "tests" / "fake_pbs" / "pbs_standin.py"
 
@@ -39,14 +38,12 @@ def qsub(tmp: Path, script: str, queues: str, state: Path | None = None) -> subp
 
 def _array_script(tmp: Path, n: int = 2, parallelism: int | None = None) -> str:
     """Polaris's array script for `n` one-node jobs (debug's per-user limit lifted so it renders)."""
-    raw = yaml.safe_load((ROOT / "site-configs" / "polaris.yaml").read_text())
-    for p in raw["partitions"]:
-        p.update(max_running_per_user=0, max_queued_per_user=0)
-    if parallelism is not None:
-        raw["batch"]["array_parallelism"] = parallelism
-    path = tmp / "polaris-nolimit.yaml"
-    path.write_text(yaml.safe_dump(raw))
-    site = load_site(str(path))
+    def edit(raw: dict) -> None:
+        no_user_limits(raw)
+        if parallelism is not None:
+            raw["batch"]["array_parallelism"] = parallelism
+
+    site = site_copy("polaris", tmp, edit)
     r = Rendered(site)
     jobs = [job_spec(site, tmp, f"j{i}", "cpu", [1]) for i in range(n)]
     render(site, tmp, "array", jobs, False, None, r)

@@ -294,12 +294,8 @@ def check_pbs_array_parallelism(r: Rendered) -> list[str]:
     """An array one subjob longer than the cap (the site's per-user limits lifted: its debug
     queues take one job a user, so the rendered scenarios never hold such an array)."""
     cap = r.site.batch.array_parallelism
-    raw = r.site.model_dump(mode="json", exclude_unset=True)
-    for part in raw.get("partitions", []):
-        part.update(max_running_per_user=0, max_queued_per_user=0)
     tmp = Path(tempfile.mkdtemp(dir=SESSION))
-    (tmp / "site.yaml").write_text(yaml.safe_dump(raw))
-    lifted = load_site(str(tmp / "site.yaml"))
+    lifted = site_copy(r.site.name, tmp, no_user_limits)
     out = Rendered(lifted)
     cpu = next(v.name for v in lifted.variants if not v.is_gpu())
     render(lifted, tmp, "array", [job_spec(lifted, tmp, f"j{i}", cpu, [1]) for i in range(cap + 1)], False, None, out)
@@ -594,12 +590,19 @@ def test_scenarios_cover_cpu_gpu_packed_unpacked_submit_sweep_and_widest():
         assert wide and max(s.plan.node_count() for s in wide) > 1, site
 
 
-def _site_copy(name: str, tmp: Path, edit: Callable[[dict], None]) -> SiteConfig:
+def site_copy(name: str, tmp: Path, edit: Callable[[dict], None]) -> SiteConfig:
     raw = yaml.safe_load((ROOT / "site-configs" / f"{name}.yaml").read_text())
     edit(raw)
     p = tmp / f"{name}-planted.yaml"
     p.write_text(yaml.safe_dump(raw))
     return load_site(str(p))
+
+
+def no_user_limits(raw: dict) -> None:
+    """A site file's per-user job limits lifted (ALCF's debug queues take one job a user: an
+    array of several subjobs is refused before it renders)."""
+    for part in raw["partitions"]:
+        part.update(max_running_per_user=0, max_queued_per_user=0)
 
 
 def _queue(raw: dict, name: str) -> dict:
@@ -626,7 +629,7 @@ PLANTED: list[tuple[str, str, Callable[[dict], None]]] = [
 @pytest.mark.parametrize("site,rule,edit", PLANTED, ids=[f"{s}-{r}" for s, r, _ in PLANTED])
 def test_checks_catch_planted_defects(site, rule, edit, tmp_path):
     """Each check fails on a site file with the defect its rule forbids (the checks can fail)."""
-    planted = _site_copy(site, tmp_path, edit)
+    planted = site_copy(site, tmp_path, edit)
     r = render_site(site, tmp_path, planted)
     if rule == "queues":  # a walltime bin removed: the check holds the plan to the documented bins instead
         assert check_frontier_bins(r)
@@ -648,11 +651,11 @@ def test_gpu_aware_mpi_on_a_cpu_variant_is_refused_by_the_loader(tmp_path):
                  lambda raw: raw["variants"][0].update(modules=["load craype-accel-amd-gfx90a"]),
                  lambda raw: raw.update(setup=["export MPICH_GPU_SUPPORT_ENABLED=1"])):
         with pytest.raises(ConfigError, match="GTL library is not linked"):
-            _site_copy("frontier", tmp_path, edit)
+            site_copy("frontier", tmp_path, edit)
 
 
 def test_no_queue_takes_the_shape_is_refused_naming_the_rule(tmp_path):
-    site = _site_copy("polaris", tmp_path, lambda raw: raw.update(
+    site = site_copy("polaris", tmp_path, lambda raw: raw.update(
         partitions=[p for p in raw["partitions"] if p["name"] == "prod"],
         variants=[{**v, "partition": "prod"} for v in raw["variants"]]))
     r = render_site("polaris", tmp_path, site)
