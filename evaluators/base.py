@@ -19,7 +19,7 @@ from hpcbench.jobs.records import JobResult, RunResult
 from hpcbench.judge.task import JudgeTask
 from hpcbench.problem import Checks, Problem
 from hpcbench.registry import Registry
-from hpcbench.submission import Submission
+from hpcbench.submission import SOURCE_SUFFIXES, Submission
 
 if TYPE_CHECKING:  # only for the context's field types: the judge package imports this module
     from hpcbench.judge.config import JudgeConfig
@@ -97,7 +97,9 @@ class EvalContext:
         return [r for r in (self.record.runs if self.record else []) if r.kind == kind]
 
     def c_sources(self) -> dict[str, str]:
-        return {n: s for n, s in self.sources.items() if n.endswith((".c", ".h"))}
+        """Every source file the submission holds, whatever its suffix (.c, .h, .cu, .cxx, .hpp,
+        .cuh): main.c can #include any of them, so the scans read them all."""
+        return {n: s for n, s in self.sources.items() if n.endswith(SOURCE_SUFFIXES)}
 
 
 class Evaluator(ABC):

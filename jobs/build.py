@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from pathlib import Path
 
 from hpcbench.jobs.capture import Confinement, run_captured
 from hpcbench.jobs.cores import cpu_list
+from hpcbench.jobs.interposition import SymbolCheckError, refusal, replaced_functions
 from hpcbench.jobs.records import BuildResult, Isolation, Limits
 from hpcbench.jobs.sandbox import Step, step_env
 from hpcbench.petsc_env import PetscInstall
@@ -74,13 +76,20 @@ def build_submission(
                        step=step, confinement=Confinement(given.limits or Limits(), cpus))
     wall = time.perf_counter() - t0
     ok = out.exit_code == 0 and (folder / BINARY_NAME).is_file()
+    refused, replaced = "", dict[str, list[str]]()
+    if ok:  # a binary that would replace its libraries' functions is refused before any run
+        refused, replaced = _refusal(folder / BINARY_NAME, env)
+        if refused:
+            (folder / BINARY_NAME).unlink()
+            ok = False
     return BuildResult(
         command=" ".join(cmd),
         exit_code=out.exit_code if out.exit_code != 0 or ok else 1,
         timed_out=out.timed_out,
         wall_s=wall,
         stdout=out.stdout,
-        stderr=out.stderr,
+        stderr=out.stderr + (f"\n{refused}\n" if refused else ""),
+        replaces=replaced,
         stdout_truncated=out.stdout_truncated,
         stderr_truncated=out.stderr_truncated,
         makefile=render_makefile(sources),
@@ -88,3 +97,12 @@ def build_submission(
         isolation=iso.level,
         cpus=cpu_list(cpus or []),
     )
+
+
+def _refusal(binary: Path, env: dict[str, str]) -> tuple[str, dict[str, list[str]]]:
+    """Why `binary` must not run ("": it may), and the functions it would take over."""
+    try:
+        replaced = replaced_functions(binary, env)
+    except (SymbolCheckError, OSError, subprocess.TimeoutExpired) as e:
+        return f"hpcbench: refused to run: the binary's symbols could not be checked ({e})", {}
+    return (refusal(replaced) if replaced else ""), replaced

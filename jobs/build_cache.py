@@ -32,7 +32,7 @@ from hpcbench.jobs.build import BINARY_NAME, MAKEFILE_NAME, build_submission, re
 from hpcbench.jobs.records import BuildResult, write_atomic
 from hpcbench.petsc_env import PetscInstall
 
-SCHEMA = 1  # part of every key: a change of what a build produces starts a new cache
+SCHEMA = 2  # part of every key: a change of what a build produces starts a new cache
 RECORD = "build.json"
 
 

@@ -240,6 +240,9 @@ class BuildResult(Model):
     slot_wait_s: float = 0.0  # how long it waited for that core beside the other jobs
     cpus: str = ""  # the CPUs it was started on (its core slot; "": no slots here, or taken from the cache)
     cached: str = ""  # the build cache's key where this is an earlier build's binary and record (jobs/build_cache.py)
+    # library file -> functions the binary defines that the library exports too: refused, not
+    # run (jobs/interposition.py)
+    replaces: dict[str, list[str]] = Field(default_factory=dict)
 
 
 class LogEvent(Model):

@@ -144,3 +144,47 @@ def test_view_command_starts_and_names_its_url(sample_campaign):
     finally:
         p.terminate()
         p.wait(timeout=30)
+
+
+def test_view_answers_only_requests_that_name_it(sample_campaign):
+    """A page the operator visits can point its own name at 127.0.0.1 (DNS rebinding): its
+    requests carry that name as Host, and another site's Origin."""
+    import http.client
+
+    srv = BrowserServer(sample_campaign / "campaign.h5", port=0).start()
+    port = srv.httpd.server_address[1]
+
+    def get(headers: dict[str, str]) -> tuple[int, bytes]:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.putrequest("GET", "/api/index.json", skip_host=True)
+        for k, v in headers.items():
+            conn.putheader(k, v)
+        conn.endheaders()
+        r = conn.getresponse()
+        return r.status, r.read()
+
+    try:
+        assert get({"Host": f"127.0.0.1:{port}"})[0] == 200
+        assert get({"Host": f"localhost:{port}", "Origin": f"http://localhost:{port}"})[0] == 200
+        status, body = get({"Host": f"rebound.example:{port}"})
+        assert status == 403 and b"rebound.example" in body and b"rows" not in body
+        status, body = get({"Host": f"127.0.0.1:{port}", "Origin": "http://rebound.example"})
+        assert status == 403 and b"another site" in body
+        assert get({})[0] == 403  # no Host at all (HTTP/1.0 tools): not this server's name either
+    finally:
+        srv.stop()
+
+
+def test_view_beyond_loopback_needs_public_and_warns(sample_campaign):
+    p = subprocess.run([str(Path(sys.executable).parent / "hpcbench"), "view", str(sample_campaign),
+                        "--host", "0.0.0.0", "--port", "0"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "--public" in p.stderr and "Traceback" not in p.stderr, p.stderr
+    q = subprocess.Popen([str(Path(sys.executable).parent / "hpcbench"), "view", str(sample_campaign),
+                          "--host", "0.0.0.0", "--port", "0", "--public"], stderr=subprocess.PIPE, text=True)
+    try:
+        warning = q.stderr.readline()
+        assert "warning" in warning and "beyond this machine" in warning, warning
+        assert q.stderr.readline().startswith("hpcbench view: http://0.0.0.0:")
+    finally:
+        q.terminate()
+        q.wait(timeout=30)

@@ -36,6 +36,11 @@ int main(int argc, char **argv)
 """
 
 
+# PETSc calls PetscMallocDump through its PLT: a program's own definition would take over
+# -malloc_dump's report (jobs/interposition.py refuses such a binary)
+REPLACES = "PetscErrorCode PetscMallocDump(FILE *fp)\n{\n  (void)fp;\n  return PETSC_SUCCESS;\n}\n"
+
+
 def _result(res) -> dict:
     assert not getattr(res, "is_error", getattr(res, "isError", False)), res
     return json.loads(res.content[0].text)
@@ -60,6 +65,13 @@ async def _session_calls(workdir: Path) -> dict:
         out["hang"] = _result(await s.call_tool("run", {"build_id": hang["build_id"], "ranks": 1,
                                                        "time_limit_s": 3}))
         out["unknown"] = _result(await s.call_tool("run", {"build_id": "0123456789abcdef"}))
+        # numbers that compare false with everything: min("nan", 600) once meant no limit at all
+        out["odd"] = [_result(await s.call_tool("run", {"build_id": ok["build_id"], **kw}))
+                      for kw in ({"time_limit_s": "nan"}, {"time_limit_s": "inf"}, {"time_limit_s": -1},
+                                 {"time_limit_s": "1e999"})]
+        rank = await s.call_tool("run", {"build_id": ok["build_id"], "ranks": 1.5})  # the tool's schema says int
+        out["half_rank"] = (getattr(rank, "is_error", getattr(rank, "isError", False)), rank.content[0].text)
+        out["replaces"] = _result(await s.call_tool("compile", {"files": {"main.c": OK + REPLACES}, "entry": "main.c"}))
     return out
 
 
@@ -77,6 +89,12 @@ def test_mcp_compile_and_run_over_stdio(tmp_path):
     hang = got["hang"]
     assert hang["ok"] is False and hang["timed_out"] is True and "timeout after 3 s" in hang["stopped_reason"]
     assert got["unknown"]["ok"] is False and "compile first" in got["unknown"]["error"]
+    for odd in got["odd"]:
+        assert odd["ok"] is False and "must be" in odd["error"] and "exit_code" not in odd, odd
+    assert got["half_rank"][0] and "ranks" in got["half_rank"][1], got["half_rank"]
+    rep = got["replaces"]
+    assert rep["ok"] is False and rep["build_id"] == "", rep
+    assert "PetscMallocDump" in rep["stderr"] and "refused to run" in rep["stderr"], rep
 
 
 async def _http_calls(url: str) -> dict:

@@ -8,6 +8,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import h5py
+import numpy as np
 import pytest
 
 from hpcbench import store
@@ -15,6 +17,7 @@ from hpcbench.pipeline import plan_campaign
 from hpcbench.plan.options import RunOptions
 from hpcbench.score import scoring
 from hpcbench.site import load_site
+from hpcbench.store import integrity
 from hpcbench.submission import load_submission
 from tests.conftest import QUICK, hpcbench
 
@@ -220,3 +223,75 @@ def test_a_damaged_scoring_is_listed_and_skipped(sealed, tmp_path, kind):
     DAMAGE[kind](camp / "scores" / f"{sid}.h5")
     p = hpcbench("report", str(camp), check=False)
     assert p.returncode == 2 and "no usable scoring" in p.stderr and "no scoring yet" not in p.stderr, p.stderr
+
+
+# ------------------------------------------------------------------------------------ received stores
+
+def _canary(tmp: Path) -> tuple[Path, Path, bytes]:
+    """A file of the operator's that a crafted store would pull in (its text and an HDF5 copy)."""
+    text = f"CANARY-{os.urandom(8).hex()}".encode()
+    raw = tmp / "operator-secret.txt"
+    raw.write_bytes(text * 64)
+    h5 = tmp / "operator-secret.h5"
+    with h5py.File(h5, "w") as f:
+        f["texts"] = np.frombuffer(raw.read_bytes(), dtype="u1")
+    return raw, h5, text
+
+
+def _external_storage(f, raw: Path, h5: Path) -> None:
+    del f["texts"]
+    f.create_dataset("texts", shape=(raw.stat().st_size,), dtype="u1", external=[(str(raw), 0, raw.stat().st_size)])
+
+
+def _virtual(f, raw: Path, h5: Path) -> None:
+    n = raw.stat().st_size
+    layout = h5py.VirtualLayout(shape=(n,), dtype="u1")
+    layout[:] = h5py.VirtualSource(str(h5), "texts", shape=(n,))
+    del f["texts"]
+    f.create_virtual_dataset("texts", layout)
+
+
+def _external_link(f, raw: Path, h5: Path) -> None:
+    del f["texts"]
+    f["texts"] = h5py.ExternalLink(str(h5), "/texts")
+
+
+CRAFTED = {"external-storage": _external_storage, "virtual-dataset": _virtual, "external-link": _external_link}
+
+
+@pytest.mark.parametrize("kind", sorted(CRAFTED))
+def test_a_received_store_that_reads_other_files_is_refused_and_rebuilt(sealed, tmp_path, kind):
+    """The sender rewrote the checksum sidecar, so the checksum holds: the store is refused for
+    what it is, by every command that reads it, and the operator's file never reaches an output."""
+    import shutil
+
+    src, sid = sealed
+    camp = tmp_path / "c"
+    shutil.copytree(src, camp)
+    raw, h5, canary = _canary(tmp_path)
+    for store_file in (camp / "campaign.h5", camp / "scores" / f"{sid}.h5"):  # both have a /texts
+        with h5py.File(store_file, "a") as f:
+            CRAFTED[kind](f, raw, h5)
+        integrity.seal(store_file)
+    outputs = []
+    for verb in (["report", str(camp), "--format", "json"], ["report", str(camp), "--format", "html", "--out",
+                                                               str(tmp_path / "r.html")],
+                 ["explain", str(camp), "/submissions/reference/rosenbrock/1"], ["compare", str(camp), str(src)],
+                 ["view", str(camp), "--port", "0"]):
+        p = hpcbench(*verb, check=False)
+        outputs += [p.stdout, p.stderr]
+        assert p.returncode == 2 and "Traceback" not in p.stderr, (verb, p.stdout, p.stderr)
+        assert "/texts" in p.stderr and "refused" in p.stderr, (verb, p.stderr)
+    p = hpcbench("collect", str(camp), check=False)
+    outputs += [p.stdout, p.stderr]
+    assert p.returncode == 0 and "/texts" in p.stderr and "rebuilt from the records" in p.stderr, p.stderr
+    p = hpcbench("score", str(camp), check=False)  # exit 1: no job ran; a new scoring, the crafted one skipped
+    outputs += [p.stdout, p.stderr]
+    assert "Traceback" not in p.stderr and "scoring " in p.stdout, p.stderr
+    p = hpcbench("report", str(camp), "--format", "json")
+    outputs += [p.stdout, p.stderr]
+    assert "skipped damaged scoring" in p.stderr and f"{sid}.h5" in p.stderr
+    written = [q.read_bytes() for q in tmp_path.rglob("*") if q.is_file() and q not in (raw, h5)
+               and not q.name.startswith("campaign.damaged-")]
+    assert not any(canary.decode() in o for o in outputs)
+    assert not any(canary in b for b in written)

@@ -22,6 +22,12 @@ class Compilation(Evaluator):
             reason = rec.reason if rec else "the job never produced a record"
             return self.gate(False, f"no build result: {reason}", evidence={"status": rec.status if rec else ""})
         b = rec.build
+        if b.replaces:
+            names = sorted({n for ns in b.replaces.values() for n in ns})
+            return self.gate(False, f"refused before running: it defines {', '.join(names[:8])}"
+                             f"{' ...' if len(names) > 8 else ''}, which its libraries export (its definition "
+                             "would replace theirs, for their own calls too)",
+                             evidence={"replaces": b.replaces, "command": b.command})
         if b.exit_code == 0:
             return self.gate(True, f"built in {b.wall_s:.1f} s", evidence={"command": b.command})
         errors = _DIAG.findall(b.stderr + "\n" + b.stdout)[:10]

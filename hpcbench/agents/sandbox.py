@@ -14,6 +14,7 @@ not problems, and the sandbox shows no other folder."""
 from __future__ import annotations
 
 import atexit
+import math
 import re
 import shutil
 import tempfile
@@ -92,13 +93,19 @@ class Sandbox:
         """Run a build at `ranks` ranks under the site's launcher and limits."""
         if not re.fullmatch(r"[0-9a-f]{16}", build_id or "") or not (self.root / build_id / BINARY_NAME).is_file():
             return {"ok": False, "error": f"unknown build_id {build_id!r}: compile first"}
-        if not 1 <= int(ranks) <= MAX_RANKS:
-            return {"ok": False, "error": f"ranks must be 1..{MAX_RANKS}, got {ranks}"}
+        # every number finite and bounded: min(nan, 600) is nan, which once ran with no limit
+        if isinstance(ranks, bool) or not isinstance(ranks, (int, float)) or not math.isfinite(ranks) \
+                or ranks != int(ranks) or not 1 <= int(ranks) <= MAX_RANKS:
+            return {"ok": False, "error": f"ranks must be a whole number 1..{MAX_RANKS}, got {ranks!r}"}
         if not all(isinstance(a, str) for a in args or []):
             return {"ok": False, "error": "args must be strings"}
-        limit = min(float(time_limit_s), MAX_TIME_LIMIT_S)
-        if limit <= 0:
-            return {"ok": False, "error": "time_limit_s must be positive"}
+        try:
+            limit = float(time_limit_s)
+        except (TypeError, ValueError):
+            limit = math.nan
+        if not math.isfinite(limit) or limit <= 0:
+            return {"ok": False, "error": f"time_limit_s must be a positive number of seconds, got {time_limit_s!r}"}
+        limit = min(limit, MAX_TIME_LIMIT_S)
         folder = self.root / build_id
         program = [str(folder / BINARY_NAME), *(args or []), *self.runtime_options]
         # The launcher runs inside the sandbox here, with its ranks, as in a local job.

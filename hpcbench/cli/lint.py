@@ -15,7 +15,32 @@ from pathlib import Path
 
 import click
 
-C_SUFFIXES = (".c", ".h")
+
+def _sources(files: tuple[str, ...]) -> list[Path]:
+    """The files to lint: each file given, and a folder's source files (every suffix a
+    submission may hold), or exit 2 naming the argument that is neither."""
+    from hpcbench.submission import SOURCE_SUFFIXES
+
+    out: list[Path] = []
+    for f in files:
+        p = Path(f)
+        if p.is_dir():
+            found = sorted(q for q in p.rglob("*") if q.is_file() and q.name.endswith(SOURCE_SUFFIXES))
+            if not found:
+                click.echo(f"hpcbench lint: error: {p}: a folder with no source file "
+                           f"({', '.join(SOURCE_SUFFIXES)})", err=True)
+                sys.exit(2)
+            out.extend(found)
+        elif not p.exists():
+            click.echo(f"hpcbench lint: error: {p}: no such file or folder", err=True)
+            sys.exit(2)
+        elif not p.name.endswith(SOURCE_SUFFIXES):
+            click.echo(f"hpcbench lint: error: {p}: not a source file (expected {', '.join(SOURCE_SUFFIXES)})",
+                       err=True)
+            sys.exit(2)
+        else:
+            out.append(p)
+    return out
 
 
 def _codes(spec: str | None) -> tuple[str, ...]:
@@ -46,14 +71,7 @@ def lint(files, petsc_dir, petsc_arch, ranks, select, ignore, fmt) -> None:
     )
     from hpcbench.petsc_headers import scan_install
 
-    paths = [Path(f) for f in files]
-    for p in paths:
-        if not p.is_file():
-            click.echo(f"hpcbench lint: error: {p}: no such file", err=True)
-            sys.exit(2)
-        if p.suffix not in C_SUFFIXES:
-            click.echo(f"hpcbench lint: error: {p}: not a C source (expected {', '.join(C_SUFFIXES)})", err=True)
-            sys.exit(2)
+    paths = _sources(files)
     try:
         api = scan_install(petsc_dir, petsc_arch)
         note = f"PetscErrorCode functions from PETSc {api.version} headers in {api.source}"

@@ -70,16 +70,26 @@ def explain(campaign_dir, h5path, full) -> None:
 @click.option("--scoring", "--scoring-id", "scoring_id", help="which scoring (default: the latest)")
 @click.option("--host", default="127.0.0.1", show_default=True, help="address to listen on")
 @click.option("--port", default=8700, show_default=True, type=click.IntRange(0, 65535), help="port (0: any free one)")
-def view(campaign_dir, scoring_id, host, port) -> None:
+@click.option("--public", is_flag=True, help="allow a --host other than this machine's loopback (anyone who can "
+              "reach it reads every source and output of the campaign)")
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+              help="another name the browser may use for this server (a tunnel's or proxy's), repeatable")
+def view(campaign_dir, scoring_id, host, port, public, allow_hosts) -> None:
     """Serve the results browser of a scored campaign (submissions sortable and filterable, a page
     per submission with source, build, runs, -log_view and every evaluator's rationale). Read-only;
     Ctrl-C stops it."""
     from hpcbench.plan import Campaign
-    from hpcbench.report.browser.server import BrowserServer
+    from hpcbench.report.browser.server import BrowserServer, is_loopback
 
+    if not is_loopback(host):
+        if not public:
+            raise click.UsageError(f"--host {host}: serves the campaign's sources and outputs beyond this machine; "
+                                   "add --public to mean it (or use an SSH tunnel to 127.0.0.1)")
+        click.echo(f"hpcbench view: warning: serving on {host}, beyond this machine: anyone who can reach it "
+                   "reads every source, output and log of the campaign, with no password", err=True)
     c = Campaign(Path(campaign_dir))
     try:
-        srv = BrowserServer(c.h5_path, scoring_id, host, port)
+        srv = BrowserServer(c.h5_path, scoring_id, host, port, tuple(allow_hosts))
     except OSError as e:
         raise click.UsageError(f"--host {host} --port {port}: cannot listen there ({e.strerror or e}); "
                                "try --port 0 for any free port") from None

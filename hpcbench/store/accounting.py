@@ -14,6 +14,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from hpcbench.store.integrity import open_read
 from hpcbench.store.layout import COMPRESSION, STR, text
 
 GROUP = "accounting"
@@ -56,7 +57,7 @@ def write_accounting(f: h5py.File, allocations: list[dict]) -> None:
 
 def read_accounting(h5_path: Path) -> dict | None:
     """{"allocations": [...], "jobs": [...]} as dicts, or None when the campaign has no accounting."""
-    with h5py.File(h5_path, "r") as f:
+    with open_read(h5_path) as f:
         if GROUP not in f:
             return None
         out = {}

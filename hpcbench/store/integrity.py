@@ -66,26 +66,77 @@ def _identity(path: Path) -> tuple[str, int, int, int, int]:
 
 
 def mismatch(path: Path) -> str:
-    """Why `path` is not the file its sidecar describes ("" when it is, or has no sidecar).
-    Hashed once per process while the file's inode, size and times stay those it had then:
-    any write changes its ctime, which no user can set back."""
+    """Why `path` cannot be used as the store file it claims to be ("" when it can): it is not
+    the file its sidecar describes (no sidecar: not checked), or something in it points outside
+    it (`foreign_reference`). Checked once per process while the file's inode, size and times
+    stay those it had then: any write changes its ctime, which no user can set back."""
     side = sidecar(path)
     try:
         want = side.read_text().split()[0]
     except (OSError, IndexError):
-        return ""
+        want = ""
     try:
         key = _identity(path)
     except OSError:
         key = None
-    if key is not None and _VERIFIED.get(key) == want:
+    if key is not None and key in _VERIFIED and _VERIFIED[key] == want:
         return ""
-    got = file_sha256(path)
-    if got != want:
-        return f"its sha256 {got[:12]} differs from the {want[:12]} recorded in {side.name}"
-    if key is not None and key == _identity(path):  # unchanged while it was hashed
+    if want:
+        got = file_sha256(path)
+        if got != want:
+            return f"its sha256 {got[:12]} differs from the {want[:12]} recorded in {side.name}"
+    why = foreign_reference(path)
+    if why:
+        return why
+    if key is not None and key == _identity(path):  # unchanged while it was read
         _VERIFIED[key] = want
     return ""
+
+
+def foreign_reference(path: Path) -> str:
+    """What in the HDF5 file `path` reads data from outside it ("" when nothing does): an
+    external or soft link, a virtual dataset, a dataset with external storage. hpcbench writes
+    none of these; a campaign received from someone else could use one to make `report` or
+    `view` read any file of the operator (/proc/self/environ) into what they publish. Only the
+    links and the datasets' layouts are read, never a dataset's data."""
+    import h5py
+
+    found: list[str] = []
+
+    def look(name: str, link: object) -> bool | None:
+        if isinstance(link, h5py.ExternalLink):
+            found.append(f"/{name} is an external link to {link.filename}:{link.path}")
+        elif isinstance(link, h5py.SoftLink):
+            found.append(f"/{name} is a soft link to {link.path}")
+        elif not isinstance(link, h5py.HardLink):
+            found.append(f"/{name} is a {type(link).__name__} link")
+        else:
+            obj = f[name]
+            if isinstance(obj, h5py.Dataset) and obj.is_virtual:
+                found.append(f"dataset /{name} is virtual (its data lives in other files)")
+            elif isinstance(obj, h5py.Dataset) and obj.external:
+                found.append(f"dataset /{name} keeps its data in external files "
+                             f"({', '.join(str(e[0]) for e in obj.external[:3])})")
+        return True if found else None  # stop at the first
+
+    try:
+        with h5py.File(path, "r") as f:
+            f.visititems_links(look)
+    except OSError:
+        return ""  # not HDF5 at all: the readers name that damage
+    return f"{found[0]}: a store file holds its own data only, so it is refused" if found else ""
+
+
+def open_read(path: Path):  # -> h5py.File (h5py imported here only where it is used)
+    """`path` opened read-only once `mismatch` finds nothing wrong with it (else StoreDamaged
+    naming it and why): the one way a reader opens a store file that did not come through
+    `open_store`."""
+    import h5py
+
+    why = mismatch(path)
+    if why:
+        raise StoreDamaged(f"{path}: {why}")
+    return h5py.File(path, "r")
 
 
 def hdf5_failure(e: BaseException) -> bool:

@@ -27,7 +27,7 @@ import numpy as np
 
 from hpcbench.errors import HpcbenchError
 from hpcbench.store import layout
-from hpcbench.store.integrity import StoreDamaged, mismatch, named_damage, seal, sidecar
+from hpcbench.store.integrity import StoreDamaged, mismatch, named_damage, open_read, seal, sidecar
 
 # 3: `correct` (every gate and hidden check passed), `judge_composites` (the composite under
 # each judge sample) and the `stats` document (hpcbench.score.uncertainty); 2 reads on without them.
@@ -179,7 +179,7 @@ def _damage_remedy(root: Path) -> str:
 def scoring_config(root: Path, sid: str) -> dict:
     """A scoring's config attribute alone (which judge), without reading its tables."""
     path = scoring_path(root, sid)
-    with named_damage(path, _damage_remedy(root)), h5py.File(path, "r") as f:
+    with named_damage(path, _damage_remedy(root)), open_read(path) as f:
         return json.loads(_s(f.attrs.get("config", "{}")) or "{}")
 
 
@@ -212,7 +212,7 @@ def read_scoring(root: Path, sid: str | None = None, evidence: bool = False) -> 
     why = mismatch(path)
     if why:
         raise StoreDamaged(f"{path}: damaged ({why}); {_damage_remedy(root)}")
-    with named_damage(path, _damage_remedy(root)), h5py.File(path, "r") as f:
+    with named_damage(path, _damage_remedy(root)), open_read(path) as f:
         attrs = {k: _s(v) if isinstance(v, (bytes, str)) else v.item() if hasattr(v, "item") else v
                  for k, v in f.attrs.items()}
         subs = f["submissions"][()]
@@ -249,7 +249,7 @@ def read_scoring(root: Path, sid: str | None = None, evidence: bool = False) -> 
 
 def read_document(root: Path, sid: str, name: str) -> str | None:
     """A JSON document stored with a scoring (`stats`), or None in a scoring without it."""
-    with h5py.File(scoring_path(root, sid), "r") as f:
+    with open_read(scoring_path(root, sid)) as f:
         if name not in f:
             return None
         return f[name][()].tobytes().rstrip(b"\0").decode("utf-8", errors="replace")
@@ -258,7 +258,7 @@ def read_document(root: Path, sid: str, name: str) -> str | None:
 def row_index(root: Path, sid: str) -> dict[str, int]:
     """{logical submission path: its row} of a scoring (read_evidence's `row`), one column read."""
     path = scoring_path(root, sid)
-    with named_damage(path, _damage_remedy(root)), h5py.File(path, "r") as f:
+    with named_damage(path, _damage_remedy(root)), open_read(path) as f:
         subs = f["submissions"].fields(["submission"])[()]
     return {_s(x): i for i, x in enumerate(subs)}
 
@@ -267,7 +267,7 @@ def read_evidence(root: Path, sid: str, row: int) -> dict[str, Any]:
     """{evaluator: evidence} of the `row`-th submission of a scoring, reading only its rows and
     texts (a results browser's page, at any scoring size)."""
     path = scoring_path(root, sid)
-    with named_damage(path, _damage_remedy(root)), h5py.File(path, "r") as f:
+    with named_damage(path, _damage_remedy(root)), open_read(path) as f:
         s = f["submissions"][row]
         evs = f["evaluators"][int(s["ev_start"]):int(s["ev_start"]) + int(s["ev_n"])]
         texts = f["texts"]

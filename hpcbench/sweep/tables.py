@@ -26,7 +26,7 @@ import h5py
 import numpy as np
 
 from hpcbench import __version__
-from hpcbench.store.integrity import StoreDamaged, mismatch, named_damage, seal, unseal
+from hpcbench.store.integrity import StoreDamaged, mismatch, named_damage, open_read, seal, unseal
 from hpcbench.store.layout import STR, filters
 from hpcbench.store.lock import store_lock
 from hpcbench.sweep.analysis import EventRow, PointRow, SweepAnalysis
@@ -118,7 +118,7 @@ def read_sweep(h5_path: Path) -> StoredSweep | None:
     if not h5_path.is_file():
         return None
     remedy = f"run `hpcbench collect {h5_path.parent}`: it rebuilds campaign.h5 and derives /sweep again"
-    with store_lock(h5_path.parent, "read sweep"), named_damage(h5_path, remedy), h5py.File(h5_path, "r") as f:
+    with store_lock(h5_path.parent, "read sweep"), named_damage(h5_path, remedy), open_read(h5_path) as f:
         if GROUP not in f:
             return None
         g = f[GROUP]
