@@ -46,6 +46,16 @@ DENIED: list[tuple[re.Pattern[str], str]] = [(re.compile(p), why) for p, why in 
 ]]
 
 _PATTERN = re.compile(r"^-[a-z][a-z0-9_]*\*?$")
+# A value a submission may give: a number, a name or a comma-separated list of them. PETSc reads
+# a viewer as `type:file:format:mode` from the value of any option that takes one (every object's
+# -X_view, -X_monitor, but also -ksp_converged_rate, -ksp_compute_eigenvalues, -..._plot_...:
+# no word list covers them), and a file name needs '/' or ':'; with neither allowed, no option
+# writes a file, however it is spelled. Shown without a value such an option prints to stdout:
+# the program's own output, which its checks read.
+_PLAIN_VALUE = re.compile(r"[A-Za-z0-9_.+\-]+(,[A-Za-z0-9_.+\-]+)*")
+# What every launcher passes on (E2BIG: Linux caps one argument at 128 KiB and argv and the
+# environment together at a quarter of the stack limit; a batch script's line may be shorter).
+MAX_ARGS, MAX_ARG_CHARS, MAX_ARGS_CHARS = 64, 256, 4096
 
 
 def is_option_name(token: str) -> bool:
@@ -90,12 +100,21 @@ def args_refusal(args: Sequence[str], patterns: Sequence[str], case_options: Seq
     """Why a submission's `args` cannot be passed to its runs, or None when every option in
     them is one the problem allows (`patterns`: problem.json `agent_options`).
     `case_options`: the problem's own options, set by its test cases."""
+    if len(args) > MAX_ARGS or sum(len(a) + 1 for a in args) > MAX_ARGS_CHARS:
+        return (f"{len(args)} arguments of {sum(len(a) for a in args)} characters: at most {MAX_ARGS} arguments "
+                f"and {MAX_ARGS_CHARS} characters in all")
     expects_value = False
     for i, token in enumerate(args):
+        if len(token) > MAX_ARG_CHARS:
+            return f"argument {i + 1} ({token[:60]!r}...) has {len(token)} characters: at most {MAX_ARG_CHARS}"
         if not is_option_name(token):
             if not expects_value:
                 return (f"argument {i + 1} ({token[:60]!r}) is not an option and follows no option "
                         "(options start with '-' and a letter)")
+            if not _PLAIN_VALUE.fullmatch(token):
+                return (f"argument {i + 1} ({token[:60]!r}), the value of {args[i - 1][:60]!r}, is refused: a value "
+                        "is a number, a name or a comma-separated list of them (a ':' or '/' names a viewer or a "
+                        "file, and options that take one write files)")
             expects_value = False
             continue
         name = normalized(token)

@@ -24,7 +24,7 @@ from hpcbench.jobs import affinity, binding, build_cache, diskfull, interrupt, p
 from hpcbench.jobs.api_snapshot import ensure_petsc_api
 from hpcbench.jobs.build import BINARY_NAME
 from hpcbench.jobs.capture import Confinement, run_captured
-from hpcbench.jobs.instruments import EVERY_RUN, LogViewProbe, MallocProbe, Probe, ValgrindProbe
+from hpcbench.jobs.instruments import EVERY_RUN, LogViewProbe, MallocProbe, Probe, ValgrindProbe, options_argv
 from hpcbench.jobs.launch import run_env
 from hpcbench.jobs.launchers import launcher_of, rank_variables
 from hpcbench.jobs.placement import place
@@ -112,6 +112,9 @@ class Runner:
             readonly.append(self.bind_dir)
         self.readonly = [p for p in readonly if p.is_dir()]
         self.env.update(Step(spec.isolation, petsc, cwd=build_dir, writable=[]).rank_env())
+        # the performance case's MPI setting in every run: a program that looked for it in its
+        # environment could tell the timed runs from the checked ones (outside review, 5379f62)
+        self.env.update(perf.PERF_ENV)
         self.own_objects = {str(build_dir / BINARY_NAME)}  # valgrind frames of the submission
         # where its launcher tells each rank its index (affinity records, valgrind report names)
         self.rank_vars = rank_variables(launcher_of(spec.launcher))
@@ -165,8 +168,10 @@ class Runner:
                folders: RunFolders, held: slots.Held | None = None, env: dict[str, str] | None = None) -> RunResult:
         logs = folders.logs_inside
         prefix = [a for p in probes for a in p.prefix(logs, self.petsc.petsc_dir)]
-        options = [*EVERY_RUN, *(a for p in probes for a in p.options(logs))]
-        program = [*prefix, str(binary), *case.args, *self.spec.variant.runtime_options, *options]
+        given = [a for p in probes for a in p.options(logs)]
+        # the submission's runs: one argv for all, the instruments in a file (instruments.options_argv)
+        options = options_argv(given, folders.logs, logs) if kind != "null" else given
+        program = [*prefix, str(binary), *case.args, *self.spec.variant.runtime_options, *EVERY_RUN, *options]
         limit = case.time_limit_s * (30 if kind == "valgrind" else 1) + (10 if kind == "valgrind" else 0)
         width = self.spec.cores_for(ranks)
         own = held is None  # the caller holding them waited for them, not this run
@@ -187,7 +192,7 @@ class Runner:
         ranks_seen, note = affinity.recorded(cap.observed, go.probes, cap.wall_s)
         return RunResult(
             case=case.case, ranks=ranks, kind=kind, repeat=repeat, variant=self.spec.variant.name,
-            command=go.argv, exit_code=cap.exit_code, signal=cap.signal, timed_out=cap.timed_out,
+            command=go.argv, petsc_options=given, exit_code=cap.exit_code, signal=cap.signal, timed_out=cap.timed_out,
             stopped_reason=cap.stopped_reason, wall_s=cap.wall_s, stdout=cap.stdout, stderr=cap.stderr,
             stdout_truncated=cap.stdout_truncated, stderr_truncated=cap.stderr_truncated,
             stdout_bytes=cap.stdout_bytes, stderr_bytes=cap.stderr_bytes, oversubscribed=go.oversubscribed,

@@ -34,6 +34,8 @@ from hpcbench.jobs.instruments import LogViewProbe
 from hpcbench.jobs.records import SAME_PROGRAM, CaseRun, JobResult, JobSpec, RunResult
 from hpcbench.petsc_env import PetscInstall
 
+# ranks that wait yield their core (the submission, the reference and the null program take
+# turns on one set of cores); set in every run of a job (jobs/job.py Runner), not only here
 PERF_ENV = {"OMPI_MCA_mpi_yield_when_idle": "1"}
 NULL_AT = ("first", "middle", "last")
 

@@ -349,6 +349,9 @@ class RunResult(Model):
     repeat: int = 0
     variant: str = "cpu"
     command: list[str]
+    # the instruments' options, given through an options file the command names (records only;
+    # not in campaign.h5)
+    petsc_options: list[str] = Field(default_factory=list)
     exit_code: int | None
     signal: int | None = None
     timed_out: bool = False

@@ -58,6 +58,16 @@ def _attempt(root, problem="rosenbrock", **meta):
     (["-ksp_type", "cg"], "not an option this problem lets"),
     (["gmres"], "follows no option"),
     (["-tao_type", "nls", "extra"], "follows no option"),
+    # options the viewer words miss (outside review, 5379f62): each takes a viewer as its value
+    (["-tao_nls_ksp_converged_rate", "ascii:F"], "names a viewer or a file"),
+    (["-tao_nls_ksp_compute_eigenvalues", "ascii:../logs/F"], "names a viewer or a file"),
+    (["-tao_nls_ksp_compute_singularvalues", "draw:tikz:/tmp/x"], "names a viewer or a file"),
+    (["-tao_nls_ksp_plot_eigenvalues", "binary:x.bin"], "names a viewer or a file"),
+    (["-tao_nls_pc_type", "../x"], "names a viewer or a file"),
+    # 256 arguments of 4090 characters once passed, and every run failed with E2BIG
+    (["-tao_type", "n" * 300], "at most 256"),
+    (["-tao_type", "nls"] + ["-tao_max_it", "9" * 250] * 16, "4096 characters in all"),
+    (["-tao_max_it", "5"] * 40, "at most 64 arguments"),
     (["-tao_type nls"], "not one option name"),
 ])
 def test_options_that_touch_the_harness_or_are_not_allowed_are_refused(tmp_path, args, words):

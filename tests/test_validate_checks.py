@@ -411,7 +411,8 @@ def test_without_malloc_debug_a_write_past_a_block_and_a_leak_are_still_caught(t
                                                 ).runs for name in extra}
     for name, rs in runs.items():
         inst = [r for r in rs if r.kind == "instrumented"]
-        assert inst and all("-malloc_debug" not in r.command and "-malloc_dump" in r.command for r in inst), name
+        assert inst and all("-malloc_debug" not in r.petsc_options and "-malloc_dump" in r.petsc_options
+                            and "-options_file" in r.command for r in inst), name
     stopped = next(r for r in runs["past-end"] if r.kind == "instrumented")
     assert stopped.exit_code != 0 and "corrupted" in stopped.stderr, stopped.stderr[-2000:]
     assert all(r.exit_code == 0 for r in runs["leak"] if r.kind == "instrumented")

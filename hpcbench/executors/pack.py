@@ -22,6 +22,7 @@ from pathlib import Path
 
 from hpcbench.executors.queues import capped_walltime
 from hpcbench.executors.shapes import ArrayPlan, job_walltime_s, shape_of, start_order
+from hpcbench.jobs.instruments import EVERY_RUN, OPTIONS_FILE
 from hpcbench.jobs.pack import BaselineRequest, PackManifest
 from hpcbench.jobs.placement import PackContext, placed_launcher
 from hpcbench.jobs.records import JobSpec, Launcher
@@ -132,21 +133,24 @@ def launch_lines(job: JobSpec, site: SiteConfig, ctx: PackContext | None) -> lis
         shown = " ".join(shlex.quote(a) if any(c.isspace() for c in a) else a for a in argv + program)
         lines.append(f"{what:<26s} {shown}{wrap}")
 
-    opts = job.variant.runtime_options
+    # every run of the program names its instruments in one options file, the same argv for all
+    # (jobs/instruments.py options_argv): the file holds -log_view, and for the instrumented run
+    # the allocator's checks too
+    opts = [*job.variant.runtime_options, *EVERY_RUN, "-options_file", f"<log>/{OPTIONS_FILE}"]
     seen_null = set()
+    held = "-malloc_debug -malloc_dump -malloc_view -options_left -log_view" if job.malloc_debug else \
+        "-malloc_dump -malloc_view -options_left -log_view"
     for c in job.runs:
         prog = ["<app>", *c.args, *opts]
-        line(f"{c.case} r{c.ranks} instrumented", c.ranks, [*prog, *(["-malloc_debug"] if job.malloc_debug else []),
-                                                           "-malloc_dump", "-options_left", "-log_view",
-                                                           ":<log>:ascii_xml"])
+        line(f"{c.case} r{c.ranks} instrumented", c.ranks, [*prog, f"[file: {held}]"])
         if job.repeats_of(c):
-            line(f"{c.case} r{c.ranks} timing x{job.repeats_of(c)}", c.ranks, [*prog, "-log_view", ":<log>:ascii_xml"])
+            line(f"{c.case} r{c.ranks} timing x{job.repeats_of(c)}", c.ranks, [*prog, "[file: -log_view]"])
         if job.null_program_dir and c.ranks not in seen_null and job.repeats_of(c):
             seen_null.add(c.ranks)
             line(f"null r{c.ranks} x{job.timing_repeats}", c.ranks, ["<null>"])
     if job.valgrind and job.runs:
         c = min(job.runs, key=lambda r: r.ranks)
-        line(f"{c.case} r{c.ranks} valgrind", c.ranks, ["<valgrind>", "<app>", *c.args, *opts])
+        line(f"{c.case} r{c.ranks} valgrind", c.ranks, ["<valgrind>", "<app>", *c.args, *opts, "[file: -log_view]"])
     perf = job.perf
     pairs = zip(perf.runs, perf.reference_runs, strict=True) if perf is not None else iter(())
     repeats = perf.repeats if perf is not None else 0

@@ -19,6 +19,8 @@ PROBLEM = "rosenbrock"
 CANARY = "canary-outside-7c41"
 # Submission arguments of the tricks that need them (the rest ask for none).
 ARGS = {"prefix_args": ["-prefix_push", "x_"]}
+# Files of this folder a trick's main.c includes besides rosenbrock.h and decoy.h.
+EXTRA_FILES = {"detect_in_hpp": ["watch.hpp"]}
 
 
 def tricks() -> list[str]:
@@ -49,9 +51,12 @@ def write_tree(dest: Path, decoys: dict[str, Path], names: list[str] | None = No
         (d / "main.c").write_text((HERE / f"{name}.c").read_text())
         (d / "rosenbrock.h").write_text((HERE / "rosenbrock.h").read_text())
         (d / "decoy.h").write_text(decoy_h)
+        for extra in EXTRA_FILES.get(name, []):
+            (d / extra).write_text((HERE / extra).read_text())
         (d / "submission.json").write_text(json.dumps({
             "problem": PROBLEM, "agent": d.parent.parent.name, "model": "adversarial test program",
-            "attempt": "1", "entry": "main.c", "files": ["main.c", "rosenbrock.h", "decoy.h"],
+            "attempt": "1", "entry": "main.c", "files": ["main.c", "rosenbrock.h", "decoy.h",
+                                                         *EXTRA_FILES.get(name, [])],
             "args": ARGS.get(name, [])}))
 
 
