@@ -301,6 +301,17 @@ def test_calibrate_three_scripted_judges(probe_dir, openai_server, tmp_path, mon
     assert all(m["low_confidence"] for m in lenient["dimensions"].values())
     assert lenient["overall"]["stability"] is None  # one repeat: not measured
 
+    # A judge that cannot be reached: an infrastructure error, as `score` treats it, and no
+    # calibration stored that a later scoring would read (outside review, 5379f62: exit 0 and a
+    # stored calibration of 198 unanswered probes).
+    from hpcbench.judge.calibrations import lookup
+
+    down = hpcbench("calibrate", "--judge", "openai/down", "--judge-base-url", "http://127.0.0.1:9/v1", "--dir",
+                    str(probe_dir), "--judge-retries", "0", "--judge-timeout", "5", check=False)
+    assert down.returncode != 0 and "Traceback" not in down.stderr, down.stderr
+    assert "judgements not made" in down.stderr and "no calibration stored" in down.stderr, down.stderr
+    assert lookup("openai/down", probe_dir) is None and lookup("openai/lenient", probe_dir) is not None
+
     # Random: accuracy near chance. Bounds: 2 repeats x 6 dimensions x (planted + controls) judgements,
     # each right with probability ~0.5, so the standard deviation is ~0.045: [0.33, 0.67] is over 3.5 sigma.
     openai_server.reset()

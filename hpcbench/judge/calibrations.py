@@ -41,8 +41,9 @@ def results(root: Path | None = None, model: str | None = None) -> list[tuple[Pa
 
 
 def lookup(model: str, root: Path | None = None) -> tuple[Path, dict[str, Any]] | None:
-    """The latest calibration of `model`, or None."""
-    found = results(root, model)
+    """The latest calibration of `model` in which the judge answered every probe, or None (one
+    an older hpcbench stored through a judge outage measured the outage, not the judge)."""
+    found = [(p, d) for p, d in results(root, model) if not d.get("judge_stats", {}).get("unscored")]
     return found[-1] if found else None
 
 

@@ -125,6 +125,7 @@ def run_calibration(judge: JudgeConfig, root: Path | None = None, repeats: int =
         sid = f"calibrate-{_slug(judge.model)}-r{k}-{stamp.strftime('%Y%m%dT%H%M%S%fZ')}"
         sid, scores = scoring.score(h5, sid, cfg)
         scorings.append(sid)
+        _stop_if_judge_errors(scores, sid)
         for sc in scores:
             probe = by_key.get((sc.agent, sc.problem, sc.attempt))
             if probe is None:
@@ -160,6 +161,23 @@ def run_calibration(judge: JudgeConfig, root: Path | None = None, repeats: int =
     tmp.write_text(json.dumps(result, indent=1))
     tmp.replace(out)
     return result, out
+
+
+def _stop_if_judge_errors(scores: list, sid: str) -> None:
+    """A judge that could not be asked (unreachable, a refused key, a quota) is an infrastructure
+    error, as `score` treats it: nothing is stored that a later scoring would read as this judge's
+    calibration. Answers already given stay cached: the next try does not ask them again."""
+    from collections import Counter
+
+    from hpcbench.pipeline.outcome import judge_errors
+
+    errs = judge_errors(scores)
+    if errs:
+        asked = sum(1 for sc in scores for r in sc.results if r.method == "llm_judge")
+        cause, n = Counter(r.rationale for r in errs).most_common(1)[0]
+        raise HpcbenchError(f"calibrate: {len(errs)} of {asked} judgements not made (an infrastructure error, not "
+                            f"the judge's answer; {n} of them: {cause}); no calibration stored (scoring {sid} keeps "
+                            "what was answered, cached): fix the cause and calibrate again")
 
 
 def calibration_markdown(doc: dict[str, Any], path: Path | None = None) -> str:
