@@ -404,6 +404,12 @@ def load_site(name_or_path: str) -> SiteConfig:
     if not isinstance(raw, dict):
         raise ConfigError(path, None, "must be a YAML mapping")
     try:
-        return SiteConfig.model_validate(raw)
+        site = SiteConfig.model_validate(raw)
     except ValidationError as e:
         raise ConfigError(path, *format_validation_error(e)) from None
+    if site.scheduler == "local" and site.cores:  # a fact of this machine: checked where it runs
+        usable = len(this_machine(site.reserved_cores).cores)
+        if site.cores > usable:
+            raise ConfigError(path, "cores", f"{site.cores} cores, but this machine lets hpcbench use {usable} "
+                              f"(without reserved_cores); say at most {usable}, or 0 for all of them")
+    return site

@@ -88,6 +88,9 @@ class Launcher(Model):
                              ) from None
         if not argv:
             raise ValueError("the template names no command")
+        if "{ranks}" not in v:
+            raise ValueError(f"{v!r} never says how many ranks to start: it must use {{ranks}} "
+                             "(every run would start the launcher's default)")
         return v
 
     @field_validator("env")

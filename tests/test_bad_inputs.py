@@ -86,6 +86,8 @@ SETUP = {
     "site-slurm-field-on-pbs": lambda t: _site(t, (ROOT / "site-configs" / "polaris.yaml").read_text().replace(
         "\nbatch:\n", "\nbatch:\n  signal_margin_s: 30\n", 1)),
     "out-not-empty": lambda t: ((t / "home").mkdir(), (t / "home" / "notes.txt").write_text("mine\n")),
+    "template-no-ranks": lambda t: _site(t, LOCAL.replace('template: "mpiexec -n {ranks}"', 'template: "mpiexec"')),
+    "cores-beyond": lambda t: _site(t, LOCAL + "\ncores: 100000\n"),
     "file": lambda t: (t / "a.txt").write_text("x\n"),
     "c-binary": lambda t: (t / "x.c").write_bytes(b"\x00\x01\x02int main(){}"),
     "not-campaign": lambda t: (t / "empty").mkdir(),
@@ -195,6 +197,12 @@ CASES = [
          ["held_out.json", "unreadable"]),
     Case("validate-checks-unknown-problem", ["validate-checks", "--problems", "nosuch", "--out", "{t}/v"], 2,
          ["nosuch"]),
+    # --- outside review, 5379f62 (accepted silently, or unclear) ---------------------------------
+    Case("template-without-ranks", ["submit", "--dry-run", "--site", "{t}/site.yaml", "--out", "{t}/c"], 2,
+         ["site.yaml", "launcher.template", "{ranks}"], "template-no-ranks"),
+    Case("cores-beyond-this-machine", ["submit", "--dry-run", "--site", "{t}/site.yaml", "--out", "{t}/c"], 2,
+         ["site.yaml", "cores", "100000", "this machine lets hpcbench use"], "cores-beyond"),
+    Case("lint-empty-folder", ["lint", "{t}/empty"], 2, ["empty", "a folder with no source file"], "not-campaign"),
     Case("sweep-from-not-a-campaign", ["sweep", "--from", "{t}/empty", "--problems", "advection1d", "--dry-run"],
          2, ["empty", "not a campaign folder"], "not-campaign"),
 ]

@@ -157,9 +157,9 @@ def launch_lines(job: JobSpec, site: SiteConfig, ctx: PackContext | None) -> lis
     for c, rc in pairs:
         # the performance case: these, alternately, on one set of cores (jobs/perf.py)
         line(f"perf r{c.ranks} x{repeats}", c.ranks,
-             ["<app>", *c.args, *opts, "-log_view", ":<log>:ascii_xml"])
+             ["<app>", *c.args, *opts, "[file: -log_view]"])
         line(f"perf r{rc.ranks} reference x{repeats}", rc.ranks,
-             ["<reference>", *rc.args, *opts, "-log_view", ":<log>:ascii_xml"])
+             ["<reference>", *rc.args, *opts, "[file: -log_view]"])
     return lines
 
 
