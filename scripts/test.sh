@@ -17,9 +17,11 @@ cd "$ROOT"
 # pytest-xdist (a dev dependency), each module's tests on one worker and the Slurm cluster's
 # modules on one, the longest first (tests/conftest.py pytest_xdist_make_scheduler). Campaigns and
 # direct MPI runs of all workers take the machine's core slots, so they never oversubscribe it;
-# one worker more than cores fills the time workers spend waiting (on Slurm's queue, a time
-# limit, a sleeping program, another worker's slots): 19:38 against 20:01 with one per core.
-workers=$(( $(nproc) + 1 ))
+# workers beyond the cores fill the time workers spend waiting (on Slurm's queue, a time limit, a
+# sleeping program, another worker's slots): the suite used a third of this 2-core machine's CPU
+# with 3 workers. Measured here: 1 per core 20:01, one more 19:38 (and 18:54 the next day), two
+# more 16:41 (the whole command; README).
+workers=$(( $(nproc) + 2 ))
 if (( fast )); then
   exec .venv/bin/python -m pytest -q -n auto --dist loadscope -m "not slow and not slurm and not petsc" "${args[@]}"
 fi

@@ -88,6 +88,8 @@ TRICKS: dict[str, Trick] = {
     "huge_xml": Trick("a 42.9 MB record from a 50 MB XML parsed whole by the driver", DISABLED, ("HB402", "HB408")),
     "replace_malloc_dump": Trick("100 GOLD, memory gate passed at confidence 1.0 (outside review, 5379f62)", REFUSED),
     "replace_mpi_wtime": Trick("not tried before; the same door as replace_malloc_dump, in MPI", REFUSED),
+    "interior_pointer_leak": Trick("100 GOLD: valgrind's \"possibly lost\" was not asked for (outside review, "
+                                   "5379f62)", VALGRIND),
     "detect_in_hpp": Trick("100 GOLD: the scans read .c and .h only (outside review, 5379f62)", None,
                            ("HB405", "HB407")),
     "inode_bomb": Trick("91.8 GOLD: 187,503 folders and links, 737 MB under a 256 MB disk limit, unrecorded",

@@ -111,3 +111,17 @@ def test_on_a_loaded_machine_the_runs_cpu_time_decides():
     got = ExecutionTime().evaluate(ctx(rec))
     assert got.evidence["performance"][0]["source"] == "cpu" and got.evidence["performance"][0]["ratio"] == 3.0
     assert got.score is not None and got.score < 0.8 and "CPU time" in got.rationale
+
+
+def test_work_outside_petscs_log_is_timed_by_the_wall_clock():
+    """0.2 s of work before PetscInitialize (outside review, 5379f62): within the old fixed 0.25 s
+    slack PETSc's time alone was compared, and the program tied with the reference."""
+    rec = record([0.40] * 5, [0.40] * 5)
+    for r in rec.runs:
+        if r.kind == "perf":
+            r.wall_s += 0.2
+    got = ExecutionTime().evaluate(ctx(rec))
+    assert got.evidence["performance"][0]["source"] == "wall_minus_null", got.evidence
+    assert got.evidence["performance"][0]["ratio"] == 1.5 and got.score is not None and got.score < 1.0
+    same = ExecutionTime().evaluate(ctx(record([0.40] * 5, [0.40] * 5)))  # no work outside: PETSc's time
+    assert same.evidence["performance"][0]["source"] == "log_view" and same.score == 1.0

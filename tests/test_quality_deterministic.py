@@ -268,7 +268,7 @@ def test_lint_reports_findings_like_a_linter(tmp_path):
     assert missing.returncode == 2 and "nope.c: no such file" in missing.stderr
     (tmp_path / "notes.txt").write_text("hello")
     notc = hpcbench("lint", str(tmp_path / "notes.txt"), check=False)
-    assert notc.returncode == 2 and "not a C source" in notc.stderr
+    assert notc.returncode == 2 and "not a source file" in notc.stderr
     assert hpcbench("lint", check=False).returncode == 2  # no file at all
     private = tmp_path / "private.c"
     private.write_text("#include <petscts.h>\n#include <petsc/private/tsimpl.h>\nint main(void) { return 0; }\n")

@@ -70,8 +70,7 @@ class ApiUsage(Evaluator):
         missing = _missing_modules(ctx, [c for f in facts + device for c in f.calls])
         if missing:
             problems.append(f"does not use the module the problem calls for: {'; '.join(missing)}")
-        tamper = [t for n, s in sorted(ctx.sources.items()) if n.endswith((".c", ".h", ".cu", ".cxx"))
-                  for t in scan_source(n, s)]
+        tamper = [t for n, s in sorted(srcs.items()) for t in scan_source(n, s)]  # every suffix (a .hpp too)
         bad = failing(tamper)
         if bad:
             more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""

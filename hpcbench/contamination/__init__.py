@@ -14,12 +14,17 @@ from pathlib import Path
 from hpcbench.contamination.corpus import Corpus, default_source, index_cache, load_corpus
 from hpcbench.contamination.similarity import THRESHOLD, Index, K, Match
 from hpcbench.contamination.tokens import tokens
+from hpcbench.submission import SOURCE_SUFFIXES
+
+# what a program may hold (every suffix a submission accepts: a tutorial copied into a .hpp
+# header counts), and .cpp for references and tools that use it
+PROGRAM_SUFFIXES = (*SOURCE_SUFFIXES, ".cpp")
 
 
 def program_match(index: Index, sources: dict[str, str], exclude: str = "") -> Match:
     """The nearest corpus file to a program given as {file name: C source}."""
     seqs = [tokens(text, index.library) for name, text in sorted(sources.items())
-            if name.endswith((".c", ".h", ".cxx", ".cpp", ".cu"))]
+            if name.endswith(PROGRAM_SUFFIXES)]
     return index.nearest(seqs, exclude=exclude)
 
 
@@ -41,7 +46,7 @@ def open_index(source: Path, version: str = "") -> Index:
 def folder_sources(folder: Path) -> dict[str, str]:
     """A program folder's C sources (a reference or a submission), by file name."""
     return {p.name: p.read_text(errors="replace") for p in sorted(Path(folder).iterdir())
-            if p.is_file() and p.suffix in (".c", ".h", ".cxx", ".cpp", ".cu")}
+            if p.is_file() and p.suffix in PROGRAM_SUFFIXES}
 
 
 __all__ = ["K", "THRESHOLD", "Corpus", "Index", "Match", "default_source", "folder_sources", "index_cache",

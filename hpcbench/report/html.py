@@ -84,7 +84,26 @@ def _injections_html(rep: Report) -> list[str]:
 
 def to_html(h5_path: Path, scoring_id: str | None = None, rep: Report | None = None) -> str:
     rep = rep or load_report(h5_path, scoring_id)
-    sid, cats = rep.sid, rep.categories
+    parts = _head_html(h5_path, rep) + _leaderboard_html(rep)
+    parts += uncertainty.html_parts(rep)  # plot of means with intervals, pairs, categories, judge noise, power
+    parts += _per_problem_html(rep)
+    parts += uncertainty.pass_at_k_html(rep)
+    parts += _taxonomy_html(rep) + _refusals_html(rep)
+    parts += _injections_html(rep)
+    parts += _submissions_html(rep) + _costs_html(rep) + _agreement_html(h5_path, rep)
+    from hpcbench.report.scaling import section_html  # the campaign's sweeps, when it has any
+
+    parts.append(section_html(Path(h5_path).parent))
+    from hpcbench.report.accounting import html_section  # node-hours, when collect read the scheduler's accounting
+
+    parts.append(html_section(h5_path))
+    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<title>hpcbench report {_e(Path(h5_path).parent.name)}</title><style>{_CSS}</style></head><body>"
+            + "\n".join(parts) + "</body></html>\n")
+
+
+def _head_html(h5_path: Path, rep: Report) -> list[str]:
+    sid = rep.sid
     parts = [f"<h1>hpcbench report: {_e(Path(h5_path).parent.name)}</h1>",
              f"<p>Scoring <code>{_e(sid)}</code> of <code>{_e(h5_path)}</code>. Every number names its source: hover "
              f"a cell for the HDF5 path and the command that re-derives it "
@@ -94,6 +113,12 @@ def to_html(h5_path: Path, scoring_id: str | None = None, rep: Report | None = N
              f"with its source, runs and evaluators; also <code>hpcbench view {_e(rep.campaign)}</code>).</p>"]
     if rep.isolation_warning():
         parts.append(f"<p class='warning'><strong>{_e(rep.isolation_warning())}</strong></p>")
+    return parts
+
+
+def _leaderboard_html(rep: Report) -> list[str]:
+    sid, cats = rep.sid, rep.categories
+    parts: list[str] = []
     lb = leaderboard(rep)
     body = []
     for r in lb:
@@ -132,7 +157,11 @@ def to_html(h5_path: Path, scoring_id: str | None = None, rep: Report | None = N
         parts += ["<h2>Per-category profile</h2>",
                   f"<img id='profile' alt='per-category profile' src='data:image/png;base64,{png}'>",
                   f"<p class='note'>From <code>/scores/{_e(sid)}/*/*/*@categories</code> (leaderboard means).</p>"]
-    parts += uncertainty.html_parts(rep)  # plot of means with intervals, pairs, categories, judge noise, power
+    return parts
+
+
+def _per_problem_html(rep: Report) -> list[str]:
+    parts: list[str] = []
     agents, problems, cells = per_problem(rep)
     if problems:
         body = []
@@ -142,7 +171,12 @@ def to_html(h5_path: Path, scoring_id: str | None = None, rep: Report | None = N
             body.append(f"<td>{_e(p)}</td>{tds}")
         parts += ["<h2>Per problem</h2>", "<p class='note'>Mean composite (attempts).</p>",
                   _table(["problem", *agents], body, "per-problem")]
-    parts += uncertainty.pass_at_k_html(rep)
+    return parts
+
+
+def _taxonomy_html(rep: Report) -> list[str]:
+    sid = rep.sid
+    parts: list[str] = []
     stages, reasons = taxonomy(rep)
     if stages:
         body = [f"<td>{_e(a)}</td>" + _td(str(sum(sc.values())), rep, f"/scores/{sid}/{a}")
@@ -155,6 +189,11 @@ def to_html(h5_path: Path, scoring_id: str | None = None, rep: Report | None = N
                   _table(["agent", "attempts", *STAGES], body, "taxonomy-stage"),
                   "<p class='note'>Why each attempt stopped.</p>",
                   _table(["agent", *all_reasons], body2, "taxonomy-reason")]
+    return parts
+
+
+def _refusals_html(rep: Report) -> list[str]:
+    parts: list[str] = []
     refs = refusals(rep)
     if refs:
         body = [f"<td>{_e(x['agent'])}</td><td>{_e(x['problem'])}</td><td>{_e(x['attempt'])}</td>"
@@ -162,7 +201,11 @@ def to_html(h5_path: Path, scoring_id: str | None = None, rep: Report | None = N
                 + _td(fmt(x["score"], 2), rep, x["source"]) + f"<td>{_e(x['rationale'][:200])}</td>" for x in refs]
         parts += ["<h2>Refusals</h2>", _table(["agent", "problem", "attempt", "should refuse", "refused", "score",
                                                "why"], body, "refusals")]
-    parts += _injections_html(rep)
+    return parts
+
+
+def _submissions_html(rep: Report) -> list[str]:
+    parts: list[str] = []
     body = []
     for r in sorted(rep.rows, key=lambda r: (r["problem"], r["agent"], r["attempt"])):
         gates = "refused" if r["refused"] else "refusal set" if r["refusal_set"] else (
@@ -177,7 +220,12 @@ def to_html(h5_path: Path, scoring_id: str | None = None, rep: Report | None = N
     parts += ["<h2>Submissions</h2>",
               _table(["agent", "problem", "attempt", "reached", "gates", "composite", "tier", "why", "source"], body,
                      "submissions")]
-    body = []
+    return parts
+
+
+def _costs_html(rep: Report) -> list[str]:
+    parts: list[str] = []
+    body: list[str] = []
     priced = [c for c in costs(rep) if c["prompt_tokens"] or c["cost_usd"] or c["judge_tokens"] or c["judge_cost_usd"]]
     for c in priced:
         def v(x: float, nd: int = 0) -> str:
@@ -193,6 +241,12 @@ def to_html(h5_path: Path, scoring_id: str | None = None, rep: Report | None = N
                   "none; attempts that cost nothing are not listed.</p>",
                   _table(["agent", "problem", "attempt", "prompt tok", "completion tok", "gen USD", "latency s",
                           "turns", "judge tok", "judge USD"], body, "costs")]
+    return parts
+
+
+def _agreement_html(h5_path: Path, rep: Report) -> list[str]:
+    sid = rep.sid
+    parts: list[str] = []
     other = agreement.partner(h5_path, sid)
     if other is not None:
         ag = agreement.agreement(h5_path, sid, other)
@@ -209,12 +263,4 @@ def to_html(h5_path: Path, scoring_id: str | None = None, rep: Report | None = N
                   f"{_e(other)}</code>.</p>",
                   _table(["evaluator", "n", "mean A", "mean B", "mean abs diff", "max abs diff", "scored by one only"],
                          body, "agreement")]
-    from hpcbench.report.scaling import section_html  # the campaign's sweeps, when it has any
-
-    parts.append(section_html(Path(h5_path).parent))
-    from hpcbench.report.accounting import html_section  # node-hours, when collect read the scheduler's accounting
-
-    parts.append(html_section(h5_path))
-    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            f"<title>hpcbench report {_e(Path(h5_path).parent.name)}</title><style>{_CSS}</style></head><body>"
-            + "\n".join(parts) + "</body></html>\n")
+    return parts

@@ -1,6 +1,7 @@
 /* Trick: a 50 MB XML file the driver parses in full, outside any memory limit: 100,000
    valgrind errors named like valgrind's report, and the -log_view file grown the same way. */
 #include "rosenbrock.h"
+#include "logview_path.h"
 #include <unistd.h>
 
 static void Huge(const char *path, PetscBool valgrind)
@@ -23,21 +24,16 @@ static void Huge(const char *path, PetscBool valgrind)
 int main(int argc, char **argv)
 {
   PetscInt    n;
-  const char *logview = NULL;
+  char        path[1024];
   char        name[256];
 
-  for (int i = 1; i + 1 < argc; i++)
-    if (!strcmp(argv[i], "-log_view")) logview = argv[i + 1];
+  LogViewPath(argc, argv, path, sizeof(path));
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
   PetscCall(Solve(&n));
   PetscCall(PetscFinalize());
   snprintf(name, sizeof(name), "../logs/valgrind.n%d.5.xml", (int)n);
   Huge(name, PETSC_TRUE);
-  if (logview && logview[0] == ':') {
-    char path[1024];
-    snprintf(path, sizeof(path), "%s", logview + 1);
-    char *colon = strchr(path, ':');
-    if (colon) *colon = 0;
+  if (path[0]) {
     Huge(path, PETSC_FALSE);
   }
   return 0;

@@ -3,6 +3,7 @@
    another submission's report and at secrets: the trusted job driver, outside the sandbox,
    followed them and stored what it found. decoy.h (written by the test) names the targets. */
 #include "rosenbrock.h"
+#include "logview_path.h"
 #include "decoy.h"
 #include <unistd.h>
 
@@ -15,19 +16,14 @@ static void Plant(const char *target, const char *link)
 int main(int argc, char **argv)
 {
   PetscInt    n;
-  const char *logview = NULL;
+  char        path[1024];
   char        name[256];
 
-  for (int i = 1; i + 1 < argc; i++)
-    if (!strcmp(argv[i], "-log_view")) logview = argv[i + 1];
+  LogViewPath(argc, argv, path, sizeof(path));
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
   PetscCall(Solve(&n));
   PetscCall(PetscFinalize());
-  if (logview && logview[0] == ':') { /* ":path:ascii_xml" */
-    char path[1024];
-    snprintf(path, sizeof(path), "%s", logview + 1);
-    char *colon = strchr(path, ':');
-    if (colon) *colon = 0;
+  if (path[0]) {
     Plant(DECOY_LOGVIEW, path);
   }
   snprintf(name, sizeof(name), "../logs/valgrind.n%d.1.xml", (int)n);

@@ -20,7 +20,8 @@ CANARY = "canary-outside-7c41"
 # Submission arguments of the tricks that need them (the rest ask for none).
 ARGS = {"prefix_args": ["-prefix_push", "x_"]}
 # Files of this folder a trick's main.c includes besides rosenbrock.h and decoy.h.
-EXTRA_FILES = {"detect_in_hpp": ["watch.hpp"]}
+EXTRA_FILES = {"detect_in_hpp": ["watch.hpp"], **{t: ["logview_path.h"] for t in
+                                                   ("symlink_logs", "fifo_logs", "huge_xml", "valgrind_detect_argv")}}
 
 
 def tricks() -> list[str]:
