@@ -23,11 +23,9 @@ from pathlib import Path
 from typing import Protocol
 
 from hpcbench.jobs.affinity import first_set
-from hpcbench.jobs.records import ValgrindError, ValgrindSummary
+from hpcbench.jobs.records import VALGRIND_LEAK_KINDS, ValgrindError, ValgrindSummary
 
-# "possibly lost": only a pointer into the middle of the block is left (a leak that keeps such a
-# pointer once went unseen: outside review, 5379f62)
-LEAK_KINDS = {"Leak_DefinitelyLost", "Leak_IndirectlyLost", "Leak_PossiblyLost"}
+LEAK_KINDS = VALGRIND_LEAK_KINDS
 INVALID_KINDS = {
     "InvalidRead", "InvalidWrite", "InvalidFree", "MismatchedFree", "UninitCondition",
     "UninitValue", "SyscallParam", "Overlap", "InvalidJump", "FishyValue",

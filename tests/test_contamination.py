@@ -63,6 +63,16 @@ def test_a_tutorial_copied_with_renamed_variables_is_found_and_flagged(index, re
         m = program_match(index, {"main.c": disguise(text, index.library, drop=drop, seed=3)})
         assert m.file == rel, (drop, m)
         assert m.similarity >= least and m.flagged, (drop, m)
+    # the same copy in a header of a suffix the scans once skipped, main.c only including it
+    hidden = program_match(index, {"main.c": '#include "solver.hpp"\n', "solver.hpp": copy})
+    assert hidden.file == rel and hidden.flagged, hidden
+
+
+def test_every_suffix_a_submission_accepts_is_read():
+    from hpcbench.contamination import PROGRAM_SUFFIXES
+    from hpcbench.submission import SOURCE_SUFFIXES
+
+    assert set(SOURCE_SUFFIXES) <= set(PROGRAM_SUFFIXES)
 
 
 def test_bundled_references_are_below_the_threshold_and_name_their_nearest_file(index):

@@ -19,8 +19,7 @@ from typing import Any
 
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, register
 from hpcbench.evaluators.instrumentation import blame, missing_instruments, verifiable
-from hpcbench.jobs.records import ValgrindSummary
-from hpcbench.jobs.valgrind import LEAK_KINDS
+from hpcbench.jobs.records import VALGRIND_LEAK_KINDS, ValgrindSummary
 
 
 def _leak_problems(ctx: EvalContext, evidence: dict[str, Any]) -> list[str]:
@@ -43,7 +42,7 @@ def _valgrind_problems(v: ValgrindSummary, evidence: dict[str, Any]) -> list[str
                     valgrind_errors=[{"kind": e.kind, "what": e.what, "frames": e.frames[:6]} for e in own[:10]])
     problems = []
     if v.submission_invalid_accesses:
-        first = next((e for e in own if e.kind not in LEAK_KINDS), None)
+        first = next((e for e in own if e.kind not in VALGRIND_LEAK_KINDS), None)
         where = f", first {first.kind} at {first.frames[:1]}" if first else ""
         problems.append(f"valgrind: {v.submission_invalid_accesses} invalid accesses in the submission's code{where}")
     if v.submission_lost_bytes:

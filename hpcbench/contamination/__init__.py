@@ -11,14 +11,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hpcbench.contamination.corpus import Corpus, default_source, index_cache, load_corpus
+from hpcbench.contamination.corpus import SUFFIXES, Corpus, default_source, index_cache, load_corpus
 from hpcbench.contamination.similarity import THRESHOLD, Index, K, Match
 from hpcbench.contamination.tokens import tokens
-from hpcbench.submission import SOURCE_SUFFIXES
 
-# what a program may hold (every suffix a submission accepts: a tutorial copied into a .hpp
-# header counts), and .cpp for references and tools that use it
-PROGRAM_SUFFIXES = (*SOURCE_SUFFIXES, ".cpp")
+# what a program may hold: the corpus's suffixes, which cover every one a submission accepts (a
+# tutorial copied into a .hpp header counts; tests/test_contamination.py checks the cover)
+PROGRAM_SUFFIXES = SUFFIXES
 
 
 def program_match(index: Index, sources: dict[str, str], exclude: str = "") -> Match:

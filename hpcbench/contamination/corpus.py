@@ -20,7 +20,7 @@ from pathlib import Path
 from hpcbench.contamination.tokens import library_names, tokens
 from hpcbench.errors import ConfigError
 
-SUFFIXES = (".c", ".cxx", ".cpp", ".cu", ".h", ".hpp")
+SUFFIXES = (".c", ".cxx", ".cpp", ".cu", ".h", ".hpp", ".cuh")
 CACHE_FORMAT = 1  # bump when tokens.py changes what a sequence holds
 
 
