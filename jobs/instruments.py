@@ -32,6 +32,9 @@ from hpcbench.jobs.untrusted_files import CappedReader, HeldFile, UnsafeFile, op
 from hpcbench.jobs.valgrind import read_report, report_name, valgrind_prefix
 
 EVERY_RUN = ["-skip_petscrc"]
+MALLOC_MAX_BYTES = 8 << 20
+VALGRIND_MAX_BYTES = 64 << 20
+NOT_FINALIZED = "the option was cleared or renamed (a prefix?), or PetscFinalize was not reached"
 # Every run of the submission names the instruments in one options file of this name in its log
 # folder, the same argv for all (`options_argv`): the program cannot tell the instrumented run
 # from a timing or valgrind run by its argc or argv, and the files are of one size.
@@ -51,17 +54,14 @@ def options_argv(options: list[str], logs: Path, logs_inside: Path) -> list[str]
         lines.append(f'{options[i]} "{options[i + 1]}"' if has_value else options[i])
         i += 2 if has_value else 1
     text = "\n".join(lines) + "\n"
-    size = max(OPTIONS_FILE_BYTES, -(-len(text) // OPTIONS_FILE_BYTES) * OPTIONS_FILE_BYTES)
-    pad = size - len(text.encode())
+    n = len(text.encode())
+    pad = max(OPTIONS_FILE_BYTES, -(-n // OPTIONS_FILE_BYTES) * OPTIONS_FILE_BYTES) - n
     while pad > 0:  # comment lines to the file's fixed size (each under PETSc's line length)
         line = "#" + "-" * (min(pad, 80) - 2) + "\n" if pad >= 2 else "\n"
         text += line
         pad -= len(line)
     (logs / OPTIONS_FILE).write_text(text)
     return ["-options_file", str(logs_inside / OPTIONS_FILE)]
-MALLOC_MAX_BYTES = 8 << 20
-VALGRIND_MAX_BYTES = 64 << 20
-NOT_FINALIZED = "the option was cleared or renamed (a prefix?), or PetscFinalize was not reached"
 
 
 class Probe:
