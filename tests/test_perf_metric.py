@@ -125,3 +125,14 @@ def test_work_outside_petscs_log_is_timed_by_the_wall_clock():
     assert got.evidence["performance"][0]["ratio"] == 1.5 and got.score is not None and got.score < 1.0
     same = ExecutionTime().evaluate(ctx(record([0.40] * 5, [0.40] * 5)))  # no work outside: PETSc's time
     assert same.evidence["performance"][0]["source"] == "log_view" and same.score == 1.0
+
+
+def test_every_timed_run_of_the_performance_case_is_checked():
+    """Full work in the first pair only (outside review, 5379f62: only the first pair was checked,
+    at 100x the checks' tolerances): a later run's answer far off fails the metric."""
+    rec = record([0.40] * 5, [0.40] * 5)
+    later = next(r for r in rec.runs if r.kind == "perf" and r.repeat == 3)
+    later.stdout = "y_final: 9.0e-01 2.0833e-13 9.9999995e-01\n"
+    got = ExecutionTime().evaluate(ctx(rec))
+    assert got.score == 0.0 and "run 3" in got.rationale, got.rationale
+    assert ExecutionTime().evaluate(ctx(record([0.40] * 5, [0.40] * 5))).score == 1.0
