@@ -205,6 +205,9 @@ class JobSpec(Model):
     # program that hangs would cost every case's time limit.
     stop_at_failure: bool = False
     build_cache: str = ""  # the folder of built binaries this job reuses and adds to ("": none; jobs/build_cache.py)
+    # which case valgrind runs, drawn at planning from the campaign's secret held-out seed (jobs/job.py
+    # valgrind_target): a program cannot know which of its cheap cases is the watched one (0: the first)
+    valgrind_draw: int = Field(0, ge=0)
 
     @property
     def width(self) -> int:

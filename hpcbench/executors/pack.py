@@ -149,8 +149,8 @@ def launch_lines(job: JobSpec, site: SiteConfig, ctx: PackContext | None) -> lis
             seen_null.add(c.ranks)
             line(f"null r{c.ranks} x{job.timing_repeats}", c.ranks, ["<null>"])
     if job.valgrind and job.runs:
-        c = min(job.runs, key=lambda r: r.ranks)
-        line(f"{c.case} r{c.ranks} valgrind", c.ranks, ["<valgrind>", "<app>", *c.args, *opts, "[file: -log_view]"])
+        c = min(job.runs, key=lambda r: r.ranks)  # the case itself is drawn as the job runs (valgrind_target)
+        line(f"a case's r{c.ranks} valgrind", c.ranks, ["<valgrind>", "<app>", *c.args, *opts, "[file: -log_view]"])
     perf = job.perf
     pairs = zip(perf.runs, perf.reference_runs, strict=True) if perf is not None else iter(())
     repeats = perf.repeats if perf is not None else 0

@@ -34,7 +34,7 @@ from hpcbench.jobs.records import CaseRun, JobSpec, PerfPlan, Variant, write_ato
 from hpcbench.petsc_env import PetscInstall, find_variant, parse_version
 from hpcbench.plan import escalations, staging
 from hpcbench.plan.cases import select_cases
-from hpcbench.plan.held_out import ensure_draw
+from hpcbench.plan.held_out import ensure_draw, read_draw
 from hpcbench.problem import Problem, ProblemBundle, TestCase
 from hpcbench.profile import FULL, LOCAL_MPI_ENV, CampaignProfile
 from hpcbench.site import SiteConfig, VariantConfig
@@ -290,6 +290,17 @@ def chosen_variants(site: SiteConfig, profile: CampaignProfile, problems: dict[s
     return chosen, skipped
 
 
+def valgrind_draw(seed: int | None, jid: str) -> int:
+    """A job's draw of the case valgrind runs (JobSpec.valgrind_draw): from the campaign's
+    held-out seed and the job, so a resumed campaign draws the same; 0 without a seed (the
+    first case, as a sweep's gating step has no held-out draw)."""
+    if seed is None:
+        return 0
+    import hashlib
+
+    return 1 + int.from_bytes(hashlib.sha256(f"{seed}:{jid}:valgrind".encode()).digest()[:4], "big") % (2 ** 30)
+
+
 def plan_jobs(campaign: Campaign, site: SiteConfig, request: PlanRequest, profile: CampaignProfile = FULL,
               held_out: dict[str, list[TestCase]] | None = None) -> Plan:
     """Every job of `request` as `profile` asks it of `site` (`held_out`: each problem's cases
@@ -301,6 +312,7 @@ def plan_jobs(campaign: Campaign, site: SiteConfig, request: PlanRequest, profil
     plan = Plan(skipped=skipped)
     references: dict[str, Path] = {}
     escalated = escalations.read(campaign.root)
+    seed = read_draw(campaign.root)[0]  # the held-out seed, never shown to a program
     for sub in sorted(request.submissions, key=lambda s: s.meta.agent != "reference"):  # the references first
         m = sub.meta
         if m.problem not in chosen:
@@ -326,6 +338,7 @@ def plan_jobs(campaign: Campaign, site: SiteConfig, request: PlanRequest, profil
         prob = request.problems[m.problem]
         runs = case_runs(prob.problem, m.args, (held_out or {}).get(m.problem, []), profile.time_limit_factor)
         spec = _job_spec(campaign, site, profile, m, staged, chosen[m.problem], runs)
+        spec.valgrind_draw = valgrind_draw(seed, jid)
         if profile.performance != "off" and spec.timing_repeats:  # 0: nothing is timed, the perf case neither
             mine = None if profile.performance == "against-itself" else (staged, m.entry)
             spec.perf = perf_plan(campaign, site, prob, m.args, chosen[m.problem][0].name, references.get(m.problem),
