@@ -122,8 +122,10 @@ def foreign_reference(path: Path) -> str:
     try:
         with h5py.File(path, "r") as f:
             f.visititems_links(look)
-    except OSError:
-        return ""  # not HDF5 at all: the readers name that damage
+    except Exception as e:  # not HDF5, or damaged where the walk met it: the readers name that damage
+        if hdf5_failure(e):
+            return ""
+        raise
     return f"{found[0]}: a store file holds its own data only, so it is refused" if found else ""
 
 
