@@ -9,7 +9,7 @@ held between them, so `collect` and `score` may run beside an open browser.
 
 Every request's Host (and Origin, where a browser sends one) must name this server: a web page
 the operator visits can point its own name at 127.0.0.1 (DNS rebinding) and would otherwise read
-every source and output through the operator's browser. The MCP server checks the same way."""
+every source and output through the operator's browser."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def allowed_hosts(host: str, port: int, extra: tuple[str, ...] = ()) -> frozense
     names = set(LOOPBACK_NAMES) | set(extra)
     if not is_loopback(host):  # served to the network: its own names as well
         names |= {host, socket.gethostname(), socket.getfqdn()}
-    names = {f"[{n}]" if ":" in n and not n.startswith("[") else n for n in names}
+    names = {(f"[{n}]" if ":" in n and not n.startswith("[") else n).lower() for n in names}
     return frozenset(f"{n}:{port}" for n in names) | (frozenset(names) if port == 80 else frozenset())
 
 
