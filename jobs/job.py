@@ -144,8 +144,7 @@ class Runner:
         return 0.5 * min(walls), 1.25 * max(walls) + 0.1
 
     def run(self, binary: Path, case: CaseRun, kind: str, repeat: int, probes: list[Probe],
-            ranks: int | None = None, held: slots.Held | None = None, env: dict[str, str] | None = None
-            ) -> RunResult:
+            ranks: int | None = None, held: slots.Held | None = None) -> RunResult:
         """One run in fresh folders, each probe's instrument asked for and its record read back; on
         cores it takes for itself, or on those of `held` (the caller holds them: the performance
         case's interleaved runs share one set)."""
@@ -156,7 +155,7 @@ class Runner:
         try:
             for probe in probes:
                 probe.prepare(folders, ranks)
-            result = self.launch(binary, case, kind, repeat, probes, ranks, folders, held, env)
+            result = self.launch(binary, case, kind, repeat, probes, ranks, folders, held)
             for probe in probes:
                 probe.collect(result, folders)
             return result
@@ -165,7 +164,7 @@ class Runner:
                 folders.remove()
 
     def launch(self, binary: Path, case: CaseRun, kind: str, repeat: int, probes: list[Probe], ranks: int,
-               folders: RunFolders, held: slots.Held | None = None, env: dict[str, str] | None = None) -> RunResult:
+               folders: RunFolders, held: slots.Held | None = None) -> RunResult:
         logs = folders.logs_inside
         prefix = [a for p in probes for a in p.prefix(logs, self.petsc.petsc_dir)]
         given = [a for p in probes for a in p.options(logs)]
@@ -182,7 +181,7 @@ class Runner:
             go = place(self.spec.launcher, ranks, self.spec.cores, program, folders.step, binding.of_held(held),
                        self.bind_dir)
             began = time.time()
-            cap = run_captured(go.argv, cwd=folders.run, env={**self.env, **(env or {}), **go.env}, timeout_s=limit,
+            cap = run_captured(go.argv, cwd=folders.run, env={**self.env, **go.env}, timeout_s=limit,
                                output_cap=self.spec.limits.output_bytes, step=folders.step,
                                confinement=Confinement(self.spec.limits, go.cpus),
                                observe=affinity.observer(binary, kind, self.spec.isolation.per_rank, self.rank_vars))

@@ -35,7 +35,8 @@ from hpcbench.jobs.records import SAME_PROGRAM, CaseRun, JobResult, JobSpec, Run
 from hpcbench.petsc_env import PetscInstall
 
 # ranks that wait yield their core (the submission, the reference and the null program take
-# turns on one set of cores); set in every run of a job (jobs/job.py Runner), not only here
+# turns on one set of cores); in every run of a job (jobs/job.py Runner's environment), so the
+# timed runs' environment is the others'
 PERF_ENV = {"OMPI_MCA_mpi_yield_when_idle": "1"}
 NULL_AT = ("first", "middle", "last")
 
@@ -73,7 +74,7 @@ def reference_binary(spec: JobSpec, petsc: PetscInstall) -> Path | str:
 
 def _timed(runner, binary: Path, case: CaseRun, kind: str, repeat: int, held: slots.Held) -> RunResult:
     # fresh folders of its own like every run, its -log_view read back where only the driver named it
-    return runner.run(binary, case, kind, repeat, [LogViewProbe()], held=held, env=PERF_ENV)
+    return runner.run(binary, case, kind, repeat, [LogViewProbe()], held=held)
 
 
 def interleaved(sub, sub_bin: Path, ref: tuple[object, Path, CaseRun] | None, null_bin: Path | None,
@@ -95,7 +96,7 @@ def interleaved(sub, sub_bin: Path, ref: tuple[object, Path, CaseRun] | None, nu
                 break  # the program fails (or outlasts its limit) here: more repeats measure nothing
             if null_bin is not None and i in when:
                 out.append(sub.run(null_bin, null_case, "null", len([r for r in out if r.kind == "null"]), [],
-                                   held=held, env=PERF_ENV))
+                                   held=held))
     return out
 
 

@@ -25,7 +25,6 @@ from typing import Protocol
 from hpcbench.jobs.affinity import first_set
 from hpcbench.jobs.records import VALGRIND_LEAK_KINDS, ValgrindError, ValgrindSummary
 
-LEAK_KINDS = VALGRIND_LEAK_KINDS
 INVALID_KINDS = {
     "InvalidRead", "InvalidWrite", "InvalidFree", "MismatchedFree", "UninitCondition",
     "UninitValue", "SyscallParam", "Overlap", "InvalidJump", "FishyValue",
@@ -150,7 +149,7 @@ def _count(e: ValgrindError, summary: ValgrindSummary) -> None:
         summary.errors.append(e)
     if e.kind == "Leak_DefinitelyLost":
         summary.definitely_lost_bytes += e.bytes
-    if e.in_submission and e.kind in LEAK_KINDS:
+    if e.in_submission and e.kind in VALGRIND_LEAK_KINDS:
         summary.submission_lost_bytes += e.bytes
     if e.in_submission and e.kind in INVALID_KINDS:
         summary.submission_invalid_accesses += 1

@@ -64,10 +64,9 @@ class ApiUsage(Evaluator):
         facts = [analyse_source(n, s) for n, s in sorted(srcs.items())]
         problems = _bracketing(facts)
         private = [f"{f.file}: {inc}" for f in facts for inc in f.includes if is_private_header(inc)]
-        # Device code (.cu, .kokkos.cxx) is not C, but tree-sitter recovers the calls in it,
-        # which is all the module check needs.
-        device = [analyse_source(n, s) for n, s in sorted(ctx.sources.items()) if n.endswith((".cu", ".cxx"))]
-        missing = _missing_modules(ctx, [c for f in facts + device for c in f.calls])
+        # Device code (.cu, .kokkos.cxx) is among the facts: not C, but tree-sitter recovers the
+        # calls in it, which is all the module check needs.
+        missing = _missing_modules(ctx, [c for f in facts for c in f.calls])
         if missing:
             problems.append(f"does not use the module the problem calls for: {'; '.join(missing)}")
         tamper = [t for n, s in sorted(srcs.items()) for t in scan_source(n, s)]  # every suffix (a .hpp too)

@@ -57,15 +57,14 @@ def answers_differ(rc: RankCount, ctx: EvalContext) -> str:
     if not rc.sub.runs or not rc.ref.runs:
         return ""
     ref, first = parse_quantities(rc.ref.runs[0].stdout), parse_quantities(rc.sub.runs[0].stdout)
-    checks = [c for c in ctx.checks.checks
-              if isinstance(c, CompareCheck) and isinstance(c.reference, ReferenceRun) and c.quantity in ref]
     k = PERF_TOLERANCE_FACTOR
+    checks = [(c, c.model_copy(update={"rtol": c.rtol * k, "atol": c.atol * k})) for c in ctx.checks.checks
+              if isinstance(c, CompareCheck) and isinstance(c.reference, ReferenceRun) and c.quantity in ref]
     for run in rc.sub.runs:
         mine = parse_quantities(run.stdout)
-        for chk in checks:
+        for chk, wide in checks:
             if chk.quantity not in mine:
                 return f"{chk.quantity} not printed in run {run.repeat}"
-            wide = chk.model_copy(update={"rtol": chk.rtol * k, "atol": chk.atol * k})
             s, why = compare_score(mine[chk.quantity], ref[chk.quantity], wide)
             if s <= 0.0:
                 return f"{chk.quantity} in run {run.repeat}: {why} (tolerance x{k:g})"

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from hpcbench.executors.queues import capped_walltime
 from hpcbench.executors.shapes import ArrayPlan, job_walltime_s, shape_of, start_order
-from hpcbench.jobs.instruments import EVERY_RUN, OPTIONS_FILE
+from hpcbench.jobs.instruments import EVERY_RUN, OPTIONS_FILE, LogViewProbe, MallocProbe
 from hpcbench.jobs.pack import BaselineRequest, PackManifest
 from hpcbench.jobs.placement import PackContext, placed_launcher
 from hpcbench.jobs.records import JobSpec, Launcher
@@ -138,8 +138,9 @@ def launch_lines(job: JobSpec, site: SiteConfig, ctx: PackContext | None) -> lis
     # the allocator's checks too
     opts = [*job.variant.runtime_options, *EVERY_RUN, "-options_file", f"<log>/{OPTIONS_FILE}"]
     seen_null = set()
-    held = "-malloc_debug -malloc_dump -malloc_view -options_left -log_view" if job.malloc_debug else \
-        "-malloc_dump -malloc_view -options_left -log_view"
+    log = Path("<log>")
+    held = " ".join(a for a in [*MallocProbe(job.malloc_debug).options(log), *LogViewProbe().options(log)]
+                    if a.startswith("-"))
     for c in job.runs:
         prog = ["<app>", *c.args, *opts]
         line(f"{c.case} r{c.ranks} instrumented", c.ranks, [*prog, f"[file: {held}]"])
