@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import threading
@@ -177,6 +178,25 @@ def folder_usage(folders: list[Path], max_entries: int | None = None) -> tuple[i
     return total, entries
 
 
+def free_folders(folders: list[Path]) -> None:
+    """Remove everything under `folders` (kept themselves), whatever modes the program set."""
+    stack = [str(f) for f in folders]
+    while stack:  # folders opened up first: one the program made unreadable is still removed
+        d = stack.pop()
+        with contextlib.suppress(OSError):
+            os.chmod(d, 0o700)
+            with os.scandir(d) as it:
+                stack += [e.path for e in it if e.is_dir(follow_symlinks=False)]
+    for folder in folders:
+        with contextlib.suppress(OSError), os.scandir(folder) as it:
+            for e in list(it):
+                if e.is_dir(follow_symlinks=False):
+                    shutil.rmtree(e.path, ignore_errors=True)
+                else:
+                    with contextlib.suppress(OSError):
+                        os.unlink(e.path)
+
+
 class _DiskWatch(threading.Thread):
     """Stops a step whose folders grow past the disk limit (bytes) or the inode limit
     (files, folders and links created). A quota-checked folder: the files must outlive
@@ -339,6 +359,11 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, outpu
     if cgroup is not None:  # and what left the group with setsid, before it can hold our pipes open
         refused, oom = cgroup.refused_forks(), cgroup.oom_kills()
         cgroup.kill_all()
+    if disk is not None and disk.full.is_set():
+        # What the step wrote past its limit is freed now, not when the job ends: fallocate takes
+        # gigabytes between two checks, and until they go every job on the file system (this
+        # one's record, the reference beside it) fails for want of room (outside review, 5379f62).
+        free_folders(disk.folders)
     out.join(5)
     err.join(5)
     rc = proc.returncode

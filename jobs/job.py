@@ -405,9 +405,19 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+# A step stopped past its own disk or inode limit failed by the program's doing, even when the
+# file system filled at that moment: often it was what filled it (jobs/capture.py frees its files).
+OWN_LIMITS = ("disk limit", "inode limit")
+
+
 def _failed_somewhere(result: JobResult) -> bool:
-    return (result.status == "error" or (result.build is not None and result.build.exit_code != 0)
-            or any(r.exit_code != 0 for r in result.runs))
+    """A step failed for a reason that a full file system may explain."""
+    def other(stopped: str) -> bool:
+        return not stopped.startswith(OWN_LIMITS)
+
+    return (result.status == "error"
+            or (result.build is not None and result.build.exit_code != 0 and other(result.build.stopped_reason))
+            or any(r.exit_code != 0 and other(r.stopped_reason) for r in result.runs))
 
 
 def _disk_full(spec: JobSpec, what: str) -> int:

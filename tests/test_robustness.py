@@ -150,6 +150,102 @@ def test_a_full_disk_stops_the_run_naming_the_file_system_and_run_resumes(tmp_pa
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
+FALLOCATE_BOMB_C = r"""
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+int main(void)
+{
+  char name[32];
+  long size = 60L << 20; /* under the file size limit; smaller and smaller until not a block is left */
+  for (int i = 0; i < 400 && size >= 4096; i++) {
+    snprintf(name, sizeof name, "f%d", i);
+    int fd = open(name, O_CREAT | O_WRONLY, 0600);
+    if (fd < 0) break;
+    if (posix_fallocate(fd, 0, size) != 0) size /= 2;
+    close(fd);
+  }
+  sleep(3); /* holding the disk full while the other jobs run */
+  return 0;
+}
+"""
+
+
+@pytest.mark.petsc
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
+def test_a_fallocate_bomb_is_over_its_own_disk_limit_and_the_reference_beside_it_scores(tmp_path):
+    """Before: fallocate took the file system in one call between two 0.2 s disk checks, the
+    bomb's files stayed until its job ended, its own record and the jobs beside it failed for
+    want of room, and the whole campaign stopped (the suggested resume filled it again)."""
+    from tests.clusters import rosenbrock_tree
+    from tests.conftest import profile_file
+
+    mnt = tmp_path / "small"
+    _mount_tmpfs(mnt, "150m")
+    site = tmp_path / "site.json"
+    site.write_text(json.dumps({
+        "name": "small-disk", "scheduler": "local", "isolation": "bwrap",
+        "launcher": {"template": "mpiexec -n {ranks}", "oversubscribe_flag": "--oversubscribe"},
+        "variants": [{"name": "cpu", "petsc_dir": "auto"}],
+        "limits": {"cpu_s": 600, "memory_mb": 4096, "file_size_mb": 64, "disk_mb": 16, "inodes": 2000,
+                   "processes": 256, "output_bytes": 1 << 20, "flood_bytes": 64 << 20}}))
+    tree = rosenbrock_tree(tmp_path / "tree", "bomber", FALLOCATE_BOMB_C)
+    once = profile_file("quick-stop-at-failure", stop_at_failure=True)  # one fill of the disk, not one per case
+    try:
+        args = ("run", "--profile", str(once), "--agent", "reference", "--submissions", str(tree), "--problems",
+                "rosenbrock", "--site", str(site), "--out", str(mnt / "c"), "--held-out-seed", "1")
+        first = hpcbench(*args, check=False)
+        assert first.returncode in (0, 1), first.stderr  # 1: the bomb's gates failed, nothing else
+        assert "Traceback" not in first.stderr and "is full" not in first.stderr, first.stderr
+        rows = {r["agent"]: r for r in json.loads(hpcbench("report", str(mnt / "c"), "--format", "json").stdout)[
+            "submissions"]}
+        assert rows["reference"]["stop_reason"] == "complete", rows["reference"]
+        rec = json.loads(next((mnt / "c" / "records").glob("bomber__*.json")).read_text())
+        assert rec["runs"] and rec["runs"][0]["stopped_reason"] == "disk limit 16 MB", rec["runs"][0]
+        free, total, _ = os.statvfs(mnt).f_bavail, os.statvfs(mnt).f_blocks, None
+        assert free > 0.8 * total  # the bomb's files went with its run
+        again = hpcbench(*args, check=False)  # the resume reruns nothing: the bomb has its record
+        assert again.returncode == first.returncode and "2 already done" in again.stderr, again.stderr
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
+def test_a_job_that_met_a_full_disk_runs_again_once_there_is_room_and_a_disk_that_stays_full_stops(tmp_path,
+                                                                                                  monkeypatch):
+    from types import SimpleNamespace
+
+    from hpcbench.executors.local import _FullJobs
+
+    mnt = tmp_path / "small"
+    _mount_tmpfs(mnt, "4m")
+    try:
+        job = SimpleNamespace(job_id="a__vec-scatter__1", work_dir=str(mnt / "work" / "a"))
+        hog = mnt / "hog"
+        with open(hog, "wb") as f:
+            os.posix_fallocate(f.fileno(), 0, (4 << 20) - 8192)
+        full = _FullJobs()
+        full.add(job)
+        assert full.with_room() == [] and full.stuck() is None  # waits for room a while
+        hog.unlink()  # another step's files freed
+        assert full.with_room() == [job] and not full.waiting
+        for _ in range(_FullJobs.RETRIES - 1):  # the first came back above
+            full.add(job)
+            assert full.with_room() == [job]
+        full.add(job)  # the same job met it once more than it may: the run stops
+        assert full.with_room() == [] and "at each of its 3 tries" in full.stuck()[1]
+        other = SimpleNamespace(job_id="b__vec-scatter__1", work_dir=job.work_dir)
+        monkeypatch.setattr(_FullJobs, "ROOM_WAIT_S", 0.0)
+        with open(hog, "wb") as f:
+            os.posix_fallocate(f.fileno(), 0, (4 << 20) - 8192)
+        stays = _FullJobs()
+        stays.add(other)
+        assert stays.with_room() == [] and "no room came back within 0 s" in stays.stuck()[1]
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
 # ------------------------------------------------------------------------------------ damaged stores
 
 def _sealed_campaign(root: Path) -> tuple[Path, str]:

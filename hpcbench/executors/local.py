@@ -67,12 +67,13 @@ class LocalExecutor(Executor):
         done = 0
         counts: Counter[str] = Counter()
         last_beat = time.monotonic()
+        full = _FullJobs()
         # Admission only (the slots share the cores between runs): twice as many jobs as
         # cores, more while cores sit idle, so one-rank work fills the gaps around wide runs.
         admit = slots.Admission(self._slots_dir(), cores)
         try:
-            while queue or running or adopted:
-                self._stop_if_disk_full(running)
+            while queue or running or adopted or full.waiting:
+                self._stop_if_disk_full(running, queue, clock, full)
                 while (k := admit.next(queue, len(running) + len(adopted), lambda j: j.width)) is not None:
                     job = queue.pop(k)
                     proc = self._start(job, priority.get(job.job_id, len(priority)))
@@ -135,12 +136,25 @@ class LocalExecutor(Executor):
                 queue.append(job)
         return n
 
-    def _stop_if_disk_full(self, running: dict) -> None:
-        """A job that found the file system full exited without a record: stop the run."""
-        for proc, job, _ in running.values():
+    def _stop_if_disk_full(self, running: dict, queue: list[JobSpec], clock: _Deadlines,
+                           full: _FullJobs) -> None:
+        """A job that found the file system full exited without a record. Where room comes back
+        soon (another step filled it past its own disk limit, and its files were freed) the job
+        runs again; where it does not, or the same job meets it again and again, the run stops."""
+        for jid, (proc, job, _) in list(running.items()):
             if proc.poll() == diskfull.EXIT_DISK_FULL:
-                why = f"job {job.job_id} could not finish, see its job.log"
-                raise DiskFull(f"{diskfull.full_message(Path(job.work_dir), why)}; the running jobs were stopped")
+                del running[jid]
+                lease.release(Path(job.work_dir))
+                clock.forget(jid)
+                full.add(job)
+        for job in full.with_room():
+            print(f"hpcbench: job {job.job_id} met a full file system that has room again; it runs again",
+                  file=sys.stderr)
+            queue.insert(0, job)
+        if (stuck := full.stuck()) is not None:
+            job, why = stuck
+            what = f"job {job.job_id} could not finish ({why}), see its job.log"
+            raise DiskFull(f"{diskfull.full_message(Path(job.work_dir), what)}; the running jobs were stopped")
 
     def _adopt(self, jobs: list[JobSpec]) -> dict[str, tuple[psutil.Process, JobSpec]]:
         adopted = {}
@@ -233,6 +247,37 @@ class LocalExecutor(Executor):
                     os.killpg(ls.pid, signal.SIGTERM)
                     n += 1
         return n
+
+
+class _FullJobs:
+    """Jobs that exited for a full file system, waiting for room (ROOM_WAIT_S) to run again,
+    each at most RETRIES times."""
+
+    ROOM_WAIT_S = 10.0
+    RETRIES = 2
+
+    def __init__(self) -> None:
+        self.waiting: dict[str, tuple[JobSpec, float]] = {}
+        self.tries: Counter[str] = Counter()
+
+    def add(self, job: JobSpec) -> None:
+        self.tries[job.job_id] += 1
+        self.waiting[job.job_id] = (job, time.monotonic())
+
+    def with_room(self) -> list[JobSpec]:
+        ready = [job for job, _ in self.waiting.values()
+                 if self.tries[job.job_id] <= self.RETRIES and not diskfull.is_full(Path(job.work_dir))]
+        for job in ready:
+            del self.waiting[job.job_id]
+        return ready
+
+    def stuck(self) -> tuple[JobSpec, str] | None:
+        for job, since in self.waiting.values():
+            if self.tries[job.job_id] > self.RETRIES:
+                return job, f"the file system was full at each of its {self.tries[job.job_id]} tries"
+            if time.monotonic() - since >= self.ROOM_WAIT_S:
+                return job, f"no room came back within {self.ROOM_WAIT_S:g} s"
+        return None
 
 
 class _Deadlines:
