@@ -30,7 +30,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from hpcbench.jobs import baseline, slots
+from hpcbench.jobs import baseline, diskfull, slots
 from hpcbench.jobs.cores import NodeLayout
 from hpcbench.jobs.interrupt import WALLTIME_ENV
 from hpcbench.jobs.placement import ENV, PackContext
@@ -78,7 +78,9 @@ class PackDriver:
         self.priority: dict[str, int] = {}  # job -> its place in the manifest (the most work first)
         self.running: dict[str, tuple[subprocess.Popen, JobSpec]] = {}
         self.summary: dict = {"allocation": self.alloc_id, "hosts": self.hosts, "cores_per_node": self.cpn,
-                              "started": [], "finished": [], "not_run": [], "already_done": []}
+                              "started": [], "finished": [], "not_run": [], "already_done": [], "disk_full": []}
+        self.paths: dict[str, str] = {}  # job -> its spec file
+        self.again: list[tuple[str, JobSpec]] = []  # met a full disk that has room again: run once more
 
     def _slots_dir(self, host: str) -> Path:
         folder = Path(self.m.work_dir) / ".pack-slots" / self.alloc_id.replace("/", "_") / host
@@ -116,6 +118,7 @@ class PackDriver:
             proc = subprocess.Popen(self._argv(spec_path, spec.variant.name), stdout=log,
                                     stderr=subprocess.STDOUT, start_new_session=True, env=env)
         self.running[spec.job_id] = (proc, spec)
+        self.paths[spec.job_id] = spec_path
         self.summary["started"].append({"job": spec.job_id, "hosts": hosts, "at": time.time()})
 
     def _reap(self) -> None:
@@ -125,6 +128,13 @@ class PackDriver:
             del self.running[jid]
             if Path(spec.record_path).is_file():
                 self.summary["finished"].append(jid)
+            elif proc.returncode == diskfull.EXIT_DISK_FULL:
+                # The file system's failure, not the program's: no record (a resume runs it again),
+                # and where room came back (a step filled it past its own limit and was freed)
+                # once more in this allocation, as the local executor does.
+                self.summary["disk_full"].append(jid)
+                if self.summary["disk_full"].count(jid) <= 2 and not diskfull.is_full(Path(spec.work_dir)):
+                    self.again.append((self.paths[jid], spec))
             elif not (Path(spec.work_dir) / "cancelled.json").is_file() and not self.stopping:
                 save_model(Path(spec.record_path), JobResult(
                     job_id=jid, agent=spec.agent, problem=spec.problem, attempt=spec.attempt, status="error",
@@ -161,6 +171,8 @@ class PackDriver:
             while self.running:
                 self._reap()
                 time.sleep(0.2)
+        narrow += [(p, s) for p, s in self.again if nodes(s) == 1]  # a wide one waits for the resume
+        self.again.clear()
         # Side by side (their builds and runs take core slots); on several nodes each node's
         # slots are its own, so jobs go round the nodes and admission follows the first's.
         admit = slots.Admission(self._slots_dir(self.hosts[0]), self.cpn)
@@ -172,6 +184,8 @@ class PackDriver:
                 self._start(path, spec, [self.hosts[i % len(self.hosts)]])
                 i += 1
             self._reap()
+            narrow += self.again
+            self.again.clear()
             time.sleep(0.2)
 
     def wait_stopped(self) -> None:
