@@ -178,6 +178,24 @@ def folder_usage(folders: list[Path], max_entries: int | None = None) -> tuple[i
     return total, entries
 
 
+def file_at_size(folders: list[Path], size: int, max_entries: int) -> str:
+    """The name of a file under `folders` of at least `size` bytes ("" where none)."""
+    stack, seen = [str(f) for f in folders], 0
+    while stack and seen <= max_entries:
+        try:
+            with os.scandir(stack.pop()) as it:
+                for e in it:
+                    seen += 1
+                    with contextlib.suppress(OSError):
+                        if e.is_dir(follow_symlinks=False):
+                            stack.append(e.path)
+                        elif e.is_file(follow_symlinks=False) and e.stat(follow_symlinks=False).st_size >= size:
+                            return e.name
+        except OSError:
+            continue
+    return ""
+
+
 def free_folders(folders: list[Path]) -> None:
     """Remove everything under `folders` (kept themselves), whatever modes the program set."""
     stack = [str(f) for f in folders]
@@ -374,6 +392,10 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, outpu
     hit += [f"memory limit {limits.memory_mb} MB"] if limits and oom else []
     reason = _stopped_reason(hit, rc, sig, timed_out and f"timeout after {timeout_s:g} s",
                              flooded.is_set() and f"output flood: more than {flood_at} bytes", limits, refused)
+    if not reason and rc not in (0, None) and limits and disk is not None \
+            and (at := file_at_size(disk.folders, limits.file_size_mb << 20, limits.inodes)):
+        # SIGXFSZ ignored or caught: the write failed with EFBIG and the program stopped on its own
+        reason = f"file size limit {limits.file_size_mb} MB ({at} reached it)"
     return Captured(
         exit_code=rc if sig is None else None,
         signal=sig,

@@ -152,6 +152,31 @@ def test_disk_limit_stops_a_writer_and_says_so(tmp_path):
     assert cap.stopped_reason == "disk limit 20 MB" and "all" not in cap.stdout
 
 
+@needs_bwrap
+def test_a_writer_that_ignores_sigxfsz_is_stopped_at_the_file_size_limit_in_words(tmp_path):
+    """Before: the write failed with EFBIG, the program exited 1, and the stop reason was empty."""
+    step = _step(tmp_path)
+    script = ("import os, signal, sys\nsignal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+              "try:\n    open('big', 'wb').write(bytes(8 << 20))\nexcept OSError as e:\n    sys.exit(f'{e}')")
+    cap = run_captured(["/usr/bin/python3", "-c", script], cwd=step.cwd, env=step_env({}), timeout_s=60,
+                       step=step, confinement=Confinement(Limits(file_size_mb=4, disk_mb=20)))
+    assert cap.exit_code == 1 and "File too large" in cap.stderr
+    assert cap.stopped_reason == "file size limit 4 MB (big reached it)", cap.stopped_reason
+
+
+@needs_bwrap
+def test_a_step_past_its_disk_limit_has_its_files_removed_at_once(tmp_path):
+    step = _step(tmp_path)
+    script = ("import os, time\nos.makedirs('a/b')\nfor i in range(15):\n"
+              "    with open(f'a/b/f{i}', 'wb') as f: os.posix_fallocate(f.fileno(), 0, 1 << 20)\n"
+              "os.chmod('a/b', 0)\nos.chmod('a', 0o500)\n"  # folders it cannot be cleaned out of by mode
+              "with open('c', 'wb') as f: os.posix_fallocate(f.fileno(), 0, 10 << 20)\ntime.sleep(5)")
+    cap = run_captured(["/usr/bin/python3", "-c", script], cwd=step.cwd, env=step_env({}), timeout_s=60,
+                       step=step, confinement=Confinement(Limits(disk_mb=20)))
+    assert cap.stopped_reason == "disk limit 20 MB" and cap.wall_s < 4
+    assert step.cwd.is_dir() and list(step.cwd.iterdir()) == []
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="creating cgroups needs root here")
 def test_step_cgroup_limits_memory_of_all_processes_together(tmp_path):
     cg = StepCgroup.create(32, 256)
