@@ -24,7 +24,7 @@ import threading
 import time
 from pathlib import Path
 
-from hpcbench.jobs.records import RankAffinity
+from hpcbench.jobs.records import RankAffinity, RunResult
 
 GPU_VARS = ("CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ZE_AFFINITY_MASK")
 PROC = Path("/proc")
@@ -229,3 +229,21 @@ def recorded(observed, probes: Path | None, wall_s: float) -> tuple[list[RankAff
     if observed is None and probes is None:
         return [], "not recorded for this kind of run"
     return [], f"no rank seen (the run took {wall_s:.3f} s: ended before the first look, or failed to start)"
+
+
+# A rank that waited for a CPU over this share of a timed-out run's wall time was held back by
+# load. Measured 2026-12-06 (validate-checks, every problem, 40 generated mutants each): all 8
+# jobs whose runs timed out on the 4x retry (robertson, allen-cahn-imex, bratu-fold: loops that
+# never converge) had 96-100% of their 120-240 s on a CPU and waited 0.005-4.9 s for one; each
+# retry cost 2-4 minutes and changed no verdict.
+STARVED_SHARE = 0.1
+
+
+def wait_share(run: RunResult) -> float | None:
+    """The largest share of the run's wall time a rank waited for a CPU (/proc/<pid>/schedstat,
+    as read above); None where some rank was not watched there (a batch site's probes
+    measure no wait)."""
+    watched = [a for a in run.affinity if a.source == "proc"]
+    if len(watched) < run.ranks or run.wall_s <= 0:
+        return None
+    return max(a.cpu_wait_s for a in watched) / run.wall_s

@@ -345,6 +345,25 @@ def test_a_time_out_is_retried_only_where_the_run_waited_for_a_cpu():
     assert starved_at_limit(run(2, [0.1, 6.0]))  # one rank held back holds the other (MPI)
     assert starved_at_limit(run(2, [0.1]))  # a rank not watched: unknown counts as held back
     assert starved_at_limit(run(1, [0.0], source="probe"))  # a batch site's probe measures no wait
+    # run and submit (the full profile): an unmeasured time-out is the program's (exclusive batch
+    # nodes; a retry would cost a second allocation), a measured one is judged as above
+    assert not starved_at_limit(run(1, [0.0], source="probe"), unmeasured=False)
+    assert starved_at_limit(run(1, [9.0]), unmeasured=False)
+    from hpcbench.profile import FULL, QUICK
+
+    assert (FULL.retry_starved, FULL.retry_unmeasured) == (4.0, False) and QUICK.retry_starved == 0.0
+    # A reference that still timed out names the load that held it back.
+    from hpcbench.jobs.records import BuildResult, JobResult
+    from hpcbench.problem import load_problems
+    from hpcbench.score.reference_status import reference_problem
+
+    b = load_problems(None, ["rosenbrock"])["rosenbrock"]
+    rec = JobResult(job_id="reference__rosenbrock__1", agent="reference", problem="rosenbrock", attempt="1",
+                    status="done", build=BuildResult(command="make", exit_code=0, wall_s=1.0), runs=[run(1, [12.0])])
+    assert reference_problem(b.problem, b.checks, rec).endswith(
+        "its ranks waited for a CPU 40% of that time: the machine was loaded")
+    rec.runs = [run(1, [0.3])]
+    assert "loaded" not in reference_problem(b.problem, b.checks, rec)
 
 
 @pytest.mark.petsc

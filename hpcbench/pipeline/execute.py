@@ -118,7 +118,7 @@ def _retry_starved(site: SiteConfig, campaign: Campaign, request: PlanRequest, p
     from hpcbench.plan import escalations
 
     before = escalations.read(campaign.root)
-    again = [j.job_id for j in timed_out_starved(campaign, plan.jobs)
+    again = [j.job_id for j in timed_out_starved(campaign, plan.jobs, profile.retry_unmeasured)
              if before.get(j.job_id) is None or before[j.job_id].time_limit_factor == 1.0]
     if not again:
         return

@@ -10,6 +10,7 @@ the problem and hide that the campaign is broken."""
 from __future__ import annotations
 
 from hpcbench.evaluators.metrics.numerical_accuracy import outputs
+from hpcbench.jobs.affinity import STARVED_SHARE, wait_share
 from hpcbench.jobs.records import JobResult
 from hpcbench.problem import Checks, CompareCheck, Problem, applies_to, is_held_out
 
@@ -31,7 +32,10 @@ def reference_problem(problem: Problem, checks: Checks, record: JobResult | None
         if r.exit_code != 0:
             how = (f"was stopped ({r.stopped_reason or 'timeout'} after {r.wall_s:.0f} s)"
                    if r.timed_out or r.exit_code is None or r.stopped_reason else f"exited {r.exit_code}")
-            return f"the reference run of case {r.case} at {r.ranks} ranks {how}"
+            share = wait_share(r) if r.timed_out else None
+            load = (f"; its ranks waited for a CPU {100 * share:.0f}% of that time: the machine was loaded"
+                    if share is not None and share > STARVED_SHARE else "")
+            return f"the reference run of case {r.case} at {r.ranks} ranks {how}{load}"
     printed = outputs(record)
     if not any(printed.values()):
         return "the reference printed no values"
