@@ -324,6 +324,23 @@ def _first_reason(hit: list[str], rc: int | None, sig: int | None, timeout: str 
     return ""
 
 
+def _disk_after(disk: _DiskWatch | None, limits: Limits | None, rc: int | None, reason: str) -> str:
+    """The stop reason, with the file size limit where the program met it without dying of it;
+    a step past its disk limit has its files freed."""
+    if disk is None or limits is None:
+        return reason
+    if disk.full.is_set():
+        # What the step wrote past its limit is freed now, not when the job ends: fallocate takes
+        # gigabytes between two checks, and until they go every job on the file system (this
+        # one's record, the reference beside it) fails for want of room (outside review, 5379f62).
+        free_folders(disk.folders)
+    if not reason and rc not in (0, None) \
+            and (at := file_at_size(disk.folders, limits.file_size_mb << 20, limits.inodes)):
+        # SIGXFSZ ignored or caught: the write failed with EFBIG and the program stopped on its own
+        return f"file size limit {limits.file_size_mb} MB ({at} reached it)"
+    return reason
+
+
 def _watch_disk(limits: Limits | None, step: Step | None, pid: int) -> _DiskWatch | None:
     """The step's folders under the disk limit: the process group is killed past it."""
     if limits is None or step is None or not step.writable:
@@ -377,11 +394,6 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, outpu
     if cgroup is not None:  # and what left the group with setsid, before it can hold our pipes open
         refused, oom = cgroup.refused_forks(), cgroup.oom_kills()
         cgroup.kill_all()
-    if disk is not None and disk.full.is_set():
-        # What the step wrote past its limit is freed now, not when the job ends: fallocate takes
-        # gigabytes between two checks, and until they go every job on the file system (this
-        # one's record, the reference beside it) fails for want of room (outside review, 5379f62).
-        free_folders(disk.folders)
     out.join(5)
     err.join(5)
     rc = proc.returncode
@@ -392,10 +404,7 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, outpu
     hit += [f"memory limit {limits.memory_mb} MB"] if limits and oom else []
     reason = _stopped_reason(hit, rc, sig, timed_out and f"timeout after {timeout_s:g} s",
                              flooded.is_set() and f"output flood: more than {flood_at} bytes", limits, refused)
-    if not reason and rc not in (0, None) and limits and disk is not None \
-            and (at := file_at_size(disk.folders, limits.file_size_mb << 20, limits.inodes)):
-        # SIGXFSZ ignored or caught: the write failed with EFBIG and the program stopped on its own
-        reason = f"file size limit {limits.file_size_mb} MB ({at} reached it)"
+    reason = _disk_after(disk, limits, rc, reason)
     return Captured(
         exit_code=rc if sig is None else None,
         signal=sig,
