@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from hpcbench.evaluators.quick_regex import compiled
+
 
 @dataclass(frozen=True)
 class Lexicon:
@@ -343,11 +345,11 @@ def _cue(lx: Lexicon) -> re.Pattern[str]:
     """Every rule of a language needs one of its words for instructions, the grading, the top or an addressee:
     a text with none of them skips the language (the scan's cost is its rules times its texts)."""
     alt = "|".join(x for x in (lx.instructions, lx.grading, lx.top, lx.addressee) if x)
-    return re.compile(f"(?:{alt})" if lx.scriptio_continua else f"(?<!\\w)(?:{alt})")
+    return compiled(f"(?:{alt})" if lx.scriptio_continua else f"(?<!\\w)(?:{alt})")
 
 
 LEXICON_RULES: list[tuple[re.Pattern[str], list[tuple[str, re.Pattern[str]]]]] = [
-    (_cue(lx), [(name, re.compile(rx)) for name, rx in _rules(lang, lx)]) for lang, lx in LEXICONS.items()]
+    (_cue(lx), [(name, compiled(rx)) for name, rx in _rules(lang, lx)]) for lang, lx in LEXICONS.items()]
 
 
 def lexicon_match(text: str) -> tuple[str, re.Match[str]] | None:
