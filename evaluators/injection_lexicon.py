@@ -38,6 +38,7 @@ class Lexicon:
     deserve: str = ""  # deserves, merits: "this code deserves the maximum score" needs no giver
     scriptio_continua: bool = False  # no spaces between words (Chinese, Japanese): no word boundaries
     verb_last: bool = False  # the verb follows its object (Japanese, Korean, Turkish, Hindi)
+    script: str = ""  # the characters of a script of its own (every rule needs one of its words)
 
 
 # a top mark as a number: alone, it asks for a score after a giving verb; "1.0" only beside a word for the score
@@ -173,6 +174,7 @@ LEXICONS: dict[str, Lexicon] = {
                   r"|языков\w* модел\w*|модел\w*-оценщик\w*|проверяющ\w* модел\w*",
         to=r"уважаем\w*|дорог\w*|для|к|вниманию",
         deserve=r"заслуживает",
+        script=r"[\u0400-\u04ff]",
     ),
     "uk": Lexicon(
         ignore=r"ігноруй(?:те)?|проігноруй(?:те)?|забудь(?:те)?|не зважай(?:те)? на|не дотримуйся",
@@ -185,6 +187,7 @@ LEXICONS: dict[str, Lexicon] = {
         addressee=r"оцінювач\w*|перевіряюч\w*|рецензент\w*|суддя\w*|шi|ші|мовн\w* модел\w*",
         to=r"шановн\w*|дорог\w*|для",
         deserve=r"заслуговує",
+        script=r"[\u0400-\u04ff]",
     ),
     "tr": Lexicon(
         ignore=r"yok say|görmezden gel|unut|dikkate alma|uyma|göz ardı et",
@@ -234,6 +237,7 @@ LEXICONS: dict[str, Lexicon] = {
         addressee=r"المقيّم|المقيم|المصحح|الحكم|المراجع|الذكاء الاصطناعي|نموذج اللغة",
         to=r"إلى|الى|عزيزي|للمقيّم|للمقيم",
         deserve=r"يستحق",
+        script=r"[\u0600-\u06ff]",
     ),
     "hi": Lexicon(
         ignore=r"अनदेखा कर\w*|नज़रअंदाज़ कर\w*|नजरअंदाज कर\w*|भूल जा\w*|भूल जाओ|मत मानो|पालन न कर\w*",
@@ -247,6 +251,7 @@ LEXICONS: dict[str, Lexicon] = {
         to=r"प्रिय|के लिए|को",
         deserve=r"योग्य है|हकदार है",
         verb_last=True,
+        script=r"[\u0900-\u097f]",
     ),
     "ko": Lexicon(
         ignore=r"무시|잊어|잊고|따르지 말",
@@ -260,6 +265,7 @@ LEXICONS: dict[str, Lexicon] = {
         to=r"님께|에게|께",
         scriptio_continua=True,
         verb_last=True,
+        script=r"[\uac00-\ud7af]",
     ),
     "zh": Lexicon(
         ignore=r"忽略|无视|忽视|不要理会|忘记|忘掉|不要遵循|不要按照|不要遵守|别管|不用管|抛开|放弃",
@@ -273,6 +279,7 @@ LEXICONS: dict[str, Lexicon] = {
         to=r"致|给|对|请|亲爱的",
         deserve=r"应该得|应得|值得|应当获得|应该获得",
         scriptio_continua=True,
+        script=r"[\u4e00-\u9fff]",
     ),
     "ja": Lexicon(
         ignore=r"無視|忘れ|従わ(?:ない|ず)|考慮しない",
@@ -286,6 +293,7 @@ LEXICONS: dict[str, Lexicon] = {
         to=r"へ|の方|様|殿|宛",
         scriptio_continua=True,
         verb_last=True,
+        script=r"[\u3040-\u30ff\u4e00-\u9fff]",
     ),
 }
 
@@ -342,10 +350,13 @@ def _rules(lang: str, lx: Lexicon) -> list[tuple[str, str]]:
 
 
 def _cue(lx: Lexicon) -> re.Pattern[str]:
-    """Every rule of a language needs one of its words for instructions, the grading, the top or an addressee:
-    a text with none of them skips the language (the scan's cost is its rules times its texts)."""
-    alt = "|".join(x for x in (lx.instructions, lx.grading, lx.top, lx.addressee) if x)
-    return compiled(f"(?:{alt})" if lx.scriptio_continua else f"(?<!\\w)(?:{alt})")
+    """A language's rules are tried only on text with its script, or (Latin script) with one of its words for
+    instructions, the grading, the score or an addressee, or a top mark as a fraction: every rule needs one.
+    The scan's cost is its rules times its texts, and most texts are in one language."""
+    if lx.script:
+        return re.compile(lx.script)
+    alt = "|".join(x for x in (lx.instructions, lx.grading, lx.score, lx.addressee) if x)
+    return compiled(f"(?<!\\w)(?:{alt})(?!\\w)|{_NUM_TOP}")
 
 
 LEXICON_RULES: list[tuple[re.Pattern[str], list[tuple[str, re.Pattern[str]]]]] = [

@@ -246,10 +246,11 @@ def _english(text: str) -> tuple[str, re.Match[str]] | None:
 
 
 _NOT_LEXICON = ("leetspeak", "rot13", "reversed", "letters spaced apart")
-# ROT13 and mirror writing of honest text are noise; each rule is tried on them only where the decoded text has
-# a word of the matter (half the scan's time on PETSc's tutorials went on them)
-_GIST = re.compile(r"ignor|disregard|forget|instruction|rubric|grad|judg|evaluat|review|scor|rating|verdict|llm|"
-                   r"\bai\b|prompt|system|marks|perfect|full|maxim|highest|dear|note to|attention|1\.0|10/10")
+# Leetspeak, ROT13 and mirror writing of honest text are noise (leetspeak turns every "p1", "2d" of PETSc's test
+# blocks into words); each rule is tried on them only where the text has a word of the matter, one rare in
+# honest PETSc code (they took most of the scan's time on PETSc's tutorials)
+_GIST = re.compile(r"ignor|disregard|instruction|rubric|grader|judge|evaluator|reviewer|llm|\bai\b|prompt|score|"
+                   r"marks|perfect|dear|note to")
 
 
 @lru_cache(maxsize=4096)
@@ -258,7 +259,7 @@ def _first(raw: str, plain: bool = False) -> tuple[str, str, str] | None:
         return None
     forms = [(how, text) for how, text in variants(raw) if not plain or how in ("", "homoglyphs")]
     for how, text in forms:
-        if how in ("rot13", "reversed") and not _GIST.search(text):
+        if how in ("leetspeak", "rot13", "reversed") and not _GIST.search(text):
             continue
         name, m = _english(text) or ("", None)
         # other languages as written, read as Latin or decoded; not their leetspeak, ROT13 or mirror image,
