@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from hpcbench.evaluators.injection_scan import injections_in_source, injections_in_text  # noqa: E402
 from tests.injection_corpus import HELD_OUT, NEGATIVES, POSITIVES, as_source  # noqa: E402
 from tests.injection_dev import DEVELOPMENT  # noqa: E402
-from tests.injection_heldout import HARD_NEGATIVES, HELDOUT  # noqa: E402
+from tests.injection_heldout import BEYOND, HARD_NEGATIVES, HELDOUT  # noqa: E402
 
 C_SUFFIXES = (".c", ".h", ".cxx", ".cu")
 SLOWEST: list[tuple[float, str]] = [(0.0, "")]  # the slowest file scanned, for the timing line
@@ -120,6 +120,9 @@ def main() -> None:
                   + (f"; missed: {', '.join(missed)}" if missed else ""))
         n = sum(bool(scan_corpus_item(w, t)) for _, _, w, t in classed)
         print(f"    {'all':26s} {n:3d} of {len(classed)} ({100 * n / len(classed):.0f}%)")
+    seen = [i for i, _, w, t in BEYOND if scan_corpus_item(w, t)]
+    print(f"  {'beyond the rules (issue 33)':28s} {len(seen):3d} of {len(BEYOND)} found (written to show what it "
+          f"cannot see)" + (f": {', '.join(seen)}" if seen else ""))
     fp = [i for i, _, w, t in HARD_NEGATIVES if scan_corpus_item(w, t)]
     print(f"  {'hard negatives (issue 33)':28s} {len(fp):3d} of {len(HARD_NEGATIVES)} flagged"
           + (f": {', '.join(fp)}" if fp else ""))
