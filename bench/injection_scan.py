@@ -5,8 +5,8 @@ Precision: findings on text nobody planted anything in: the bundled references,
 sample agents and calibration probes (the injected twins of probe set v2 apart), and
 PETSc's own tutorials and tests with their expected outputs (src/**/tutorials,
 src/**/tests and their output/*.out, read from the petsc sdist hpcbench caches in the
-venv: .venv/hpcbench-cache/petsc-<version>.tar.gz). Every finding there is a false
-positive and is printed.
+venv: .venv/hpcbench-cache/petsc-<version>.tar.gz), with --library its library
+sources too. Every finding there is a false positive and is printed.
 
 Detection: tests/injection_corpus.py, positives (written with the rules), held-out
 positives (written after them) and hard negatives (honest text with the same words); the
@@ -14,7 +14,7 @@ development set the rules of issue 33 were written on (tests/injection_dev.py) a
 set written before them (tests/injection_heldout.py), recall per class, with its hard negatives.
 Timing: the slowest file of the precision sets.
 
-Usage: .venv/bin/python bench/injection_scan.py [--sdist PATH]"""
+Usage: .venv/bin/python bench/injection_scan.py [--sdist PATH] [--library]"""
 
 from __future__ import annotations
 
@@ -64,18 +64,19 @@ def bundled() -> dict[str, list[Path]]:
     }
 
 
-def petsc(sdist: Path) -> tuple[dict[str, int], list]:
-    counts = {"tutorial/test sources": 0, "expected outputs": 0}
+def petsc(sdist: Path, library: bool) -> tuple[dict[str, int], list]:
+    counts = {"tutorial/test sources": 0, "expected outputs": 0, "library sources": 0}
     found = []
     with tarfile.open(sdist) as tar:
         for m in tar:
-            if not m.isfile() or ("/tutorials/" not in m.name and "/tests/" not in m.name):
+            example = "/tutorials/" in m.name or "/tests/" in m.name
+            if not m.isfile() or not (example or library and "/src/" in m.name and m.name.endswith(C_SUFFIXES)):
                 continue
             f = tar.extractfile(m)
             if f is None:
                 continue
             if m.name.endswith(C_SUFFIXES):
-                counts["tutorial/test sources"] += 1
+                counts["tutorial/test sources" if example else "library sources"] += 1
                 found += timed_source(m.name, f.read().decode("utf-8", "replace"))
             elif m.name.endswith(".out") and "/output/" in m.name:
                 counts["expected outputs"] += 1
@@ -86,6 +87,8 @@ def petsc(sdist: Path) -> tuple[dict[str, int], list]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sdist", type=Path, default=ROOT / ".venv/hpcbench-cache/petsc-3.26.1.tar.gz")
+    ap.add_argument("--library", action="store_true",
+                    help="also PETSc's library sources (src/**, not tutorials or tests: twice the time)")
     args = ap.parse_args()
     t0 = time.monotonic()
     print("precision (files with a finding; every one is a false positive except the injected twins):")
@@ -96,10 +99,12 @@ def main() -> None:
         if "injected" not in group:
             for f, h in flagged:
                 print(f"    FALSE POSITIVE {f.relative_to(ROOT)}: {h[0]}")
-    counts, found = petsc(args.sdist)
+    counts, found = petsc(args.sdist, args.library)
     files = {f.where.split(":")[0] for f in found}
     print(f"  PETSc {args.sdist.name}: {counts['tutorial/test sources']} tutorial and test sources, "
-          f"{counts['expected outputs']} expected outputs: {len(found)} findings in {len(files)} files")
+          f"{counts['expected outputs']} expected outputs" + (f", {counts['library sources']} library sources"
+                                                                if args.library else "")
+          + f": {len(found)} findings in {len(files)} files")
     for f in found:
         print(f"    FALSE POSITIVE {f}")
     print("detection:")
