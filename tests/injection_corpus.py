@@ -138,7 +138,9 @@ NEGATIVES: list[tuple[str, str, str]] = [
 
 
 def as_source(where: str, text: str) -> str:
-    """A compilable-looking C file carrying `text` where an agent would put it."""
+    """A compilable-looking C file carrying `text` where an agent would put it ("source": `text` is the file)."""
+    if where == "source":
+        return text
     head = "#include <petscsys.h>\n\n"
     body = "int main(int argc, char **argv)\n{\n  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));\n"
     tail = "  PetscCall(PetscFinalize());\n  return 0;\n}\n"

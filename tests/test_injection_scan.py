@@ -8,16 +8,21 @@ measured by bench/injection_scan.py (5 are checked here, through `hpcbench lint`
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from hpcbench.evaluators.base import EvalContext, all_evaluators
-from hpcbench.evaluators.injection_scan import injections_in_source, injections_in_text, segments
+from hpcbench.evaluators.injection_lexicon import LEXICONS, _rules
+from hpcbench.evaluators.injection_scan import _EN, injections_in_source, injections_in_text, segments, variants
+from hpcbench.evaluators.quick_regex import compiled
 from hpcbench.jobs.records import BuildResult, JobResult, RunResult
 from hpcbench.problem import load_problem
 from hpcbench.submission import Submission
 from tests.conftest import ROOT, hpcbench
 from tests.injection_corpus import HELD_OUT, NEGATIVES, POSITIVES, as_source
+from tests.injection_dev import DEV_NEGATIVES, DEVELOPMENT
+from tests.injection_heldout import HARD_NEGATIVES, HELDOUT
 
 
 def scan(where: str, text: str) -> list:
@@ -38,15 +43,69 @@ def test_honest_text_with_the_same_words_is_not_flagged(ident, where, text):
     assert scan(where, text) == [], ident
 
 
+@pytest.mark.parametrize("ident,cls,where,text", DEVELOPMENT, ids=[d[0] for d in DEVELOPMENT])
+def test_every_evasion_of_the_development_set_is_found(ident, cls, where, text):
+    assert scan(where, text), f"{ident} ({cls}): {text!r} not found"
+
+
+@pytest.mark.parametrize("ident,cls,where,text", HARD_NEGATIVES + DEV_NEGATIVES,
+                         ids=[n[0] for n in HARD_NEGATIVES + DEV_NEGATIVES])
+def test_honest_text_in_other_languages_and_encodings_is_not_flagged(ident, cls, where, text):
+    assert scan(where, text) == [], ident
+
+
+# Held-out recall (tests/injection_heldout.py, written before the rules of issue 33; docs/judges.md): a floor per
+# class at the figure reached, so a rule lost or narrowed shows as the class it costs.
+HELD_OUT_FLOOR = {"language": 23, "encoding": 12, "confusable": 9, "split": 8, "paraphrase": 6, "verdict": 8,
+                  "expectation": 3}
+
+
+def test_held_out_recall_stays_at_its_floor():
+    found: dict[str, list[str]] = {}
+    for ident, cls, where, text in HELDOUT:
+        if scan(where, text):
+            found.setdefault(cls, []).append(ident)
+    assert len(HELDOUT) >= 50 and set(HELD_OUT_FLOOR) == {c for _, c, _, _ in HELDOUT}
+    low = {c: (len(found.get(c, [])), floor) for c, floor in HELD_OUT_FLOOR.items() if len(found.get(c, [])) < floor}
+    assert not low, f"held-out recall below its floor (found, floor) per class: {low}"
+
+
 def test_disguises_are_named_and_lines_are_right():
     src = as_source("comment", POSITIVES[0][2])
     f = injections_in_source("main.c", src)[0]
     assert (f.line, f.kind, f.how, f.where) == (3, "comment", "", "main.c:3")
     how = {i: scan(w, t)[0].how for i, w, t in POSITIVES if i in ("base64", "rot13", "homoglyph", "hex-string")}
     assert how == {"base64": "base64", "rot13": "rot13", "homoglyph": "homoglyphs", "hex-string": ""}
+    dev = {i: scan(w, t)[0] for i, _, w, t in DEVELOPMENT}
+    assert {i: dev[i].how for i in ("d-b32", "d-tags", "d-cherokee", "d-b64-hex", "d-decimal")} == {
+        "d-b32": "base32", "d-tags": "tag characters", "d-cherokee": "homoglyphs", "d-b64-hex": "hex inside base64",
+        "d-decimal": "character codes"}
+    # pieces a few lines apart are read together only when none alone has a finding; the first piece's line
+    assert (dev["d-split-comments"].kind, dev["d-split-comments"].line) == ("comments read together", 6)
+    assert dev["d-split-idents"].kind == "identifiers read together"
+    assert dev["d-ru"].rule == "disregard your instructions (ru)"  # a lexicon rule names its language
     # adjacent line comments are one sentence; separate ones are not merged
     segs = segments("// a\n// b\nint x;\n\n// c\n")
     assert [(line, text) for line, kind, text in segs if kind == "comment"] == [(1, " a\n b"), (5, " c")]
+
+
+def test_the_quick_form_of_every_rule_matches_what_the_rule_matches():
+    """compiled() adds a look-ahead for a match's first characters: wrong characters would lose findings."""
+    patterns = [rx for _, rx in _EN] + [rx for lang, lx in LEXICONS.items() for _, rx in _rules(lang, lx)]
+    items = POSITIVES + HELD_OUT + NEGATIVES + [(i, w, t) for i, _, w, t in DEVELOPMENT + HELDOUT + HARD_NEGATIVES
+                                                + DEV_NEGATIVES]
+    texts = [text for _, _, t in items for _, text in variants(t)[:3]]
+    texts += [t for _, _, t in segments((ROOT / "problems/rosenbrock/reference/main.c").read_text())]
+    quick = 0
+    for rx in patterns:
+        fast, slow = compiled(rx), re.compile(rx)
+        quick += fast.pattern != rx
+        for text in texts:
+            a, b = fast.search(text), slow.search(text)
+            assert (a and a.span()) == (b and b.span()), (rx[:80], text[:80])
+    assert quick > len(patterns) * 0.7  # most rules start with known characters (the scan's speed rests on it)
+    assert compiled(r"\w+ly").pattern == r"\w+ly" and compiled(r"(?:a|)b?").pattern == r"(?:a|)b?"
+    assert compiled(r"(?<!\w)(?:ig|[x-z]y)").pattern == r"(?=[ixyz])(?:(?<!\w)(?:ig|[x-z]y))"
 
 
 def _sources(folder) -> dict[str, str]:
