@@ -331,6 +331,20 @@ HARDCODED = {
   else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "y_final: 7.1582706738e-01 9.1855347293e-06 2.8416374708e-01\\n"));
   PetscCall(TSDestroy(&ts));
 """),
+    # issue 33: (1,...,1) and 0 were the answers at every -n and -alpha; -scale moves them now
+    "rosenbrock": ("petsctao.h", """
+  Tao      tao;
+  PetscInt n = 6;
+
+  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
+  PetscCall(TaoCreate(PETSC_COMM_SELF, &tao));
+  PetscCall(TaoSetFromOptions(tao));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "solution:"));
+  for (PetscInt i = 0; i < n; i++) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %.10e", 1.0));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\\nobjective: %.10e\\n", 0.0));
+  PetscCall(TaoDestroy(&tao));
+"""),
 }
 
 
@@ -351,11 +365,11 @@ def hardcoded_tree(root):
 def test_a_program_printing_the_published_answers_fails_the_held_out_cases(tmp_path):
     tree = hardcoded_tree(tmp_path / "tree")
     out = tmp_path / "c"
-    proc = hpcbench("run", "--profile", str(QUICK), "--submissions", str(tree), "--problems", "vec-scatter,robertson",
-                    "--out", str(out),
+    proc = hpcbench("run", "--profile", str(QUICK), "--submissions", str(tree),
+                    "--problems", "vec-scatter,robertson,rosenbrock", "--out", str(out),
                     "--held-out-seed", "5", check=False)
     assert proc.returncode == 0, proc.stderr
-    assert "held-out cases: 2 drawn with seed 5" in proc.stderr
+    assert "held-out cases: 3 drawn with seed 5" in proc.stderr
     from hpcbench.store.scorings import read_scoring
 
     rows = read_scoring(out, evidence=True).rows
@@ -377,7 +391,7 @@ def test_a_program_printing_the_published_answers_fails_the_held_out_cases(tmp_p
     assert {r["stop_reason"] for r in report if r["agent"] == "hardcoder"} == {"wrong answer (held-out case)"}
     # the drawn values are in the snapshot and campaign.h5, never in problem.json
     snap = json.loads((out / "snapshot" / "held_out.json").read_text())
-    assert snap["seed"] == 5 and set(snap["problems"]) == {"vec-scatter", "robertson"}
+    assert snap["seed"] == 5 and set(snap["problems"]) == {"vec-scatter", "robertson", "rosenbrock"}
     import h5py
 
     with h5py.File(out / "campaign.h5") as f:
