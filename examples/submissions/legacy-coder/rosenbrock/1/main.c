@@ -3,8 +3,7 @@
 
 typedef struct {
   PetscInt  n;
-  PetscReal alpha;
-  PetscReal scale;
+  PetscReal alpha, scale; /* y = x / scale */
 } AppCtx;
 
 static PetscErrorCode FormFunctionGradient(Tao tao, Vec X, PetscReal *f, Vec G, void *ptr)
