@@ -1,7 +1,8 @@
 """Each reference at the held-out draws of many seeds, against its problem's independent
-solver (the same comparison as tests/test_held_out.py, which runs the six newer problems at a
-few seeds and the others at 8 to stay cheap): prints, per problem, the draws, the seconds and
-every failure.
+solver, and the draws' answers told apart (a program printing one draw's answers must fail at
+the others: draws_apart; the same comparisons as tests/test_held_out.py, which runs the six
+newer problems at a few seeds and the others at 8 to stay cheap): prints, per problem, the
+draws, the seconds and every failure.
 
     python bench/held_out_references.py                          # the six newer problems, 20 seeds
     python bench/held_out_references.py --problems all           # every problem with held-out cases

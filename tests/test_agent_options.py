@@ -55,6 +55,7 @@ def _attempt(root, problem="rosenbrock", **meta):
     (["-tao_type", "-malloc_dump"], "allocator"),            # a value slot holding an option is an option
     (["-n", "5"], "test cases set it"),                     # the problem's own options
     (["-alpha", "1"], "test cases set it"),
+    (["-scale", "1"], "test cases set it"),                 # drawn by the held-out case only: still the cases'
     (["-ksp_type", "cg"], "not an option this problem lets"),
     (["gmres"], "follows no option"),
     (["-tao_type", "nls", "extra"], "follows no option"),

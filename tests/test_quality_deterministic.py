@@ -259,7 +259,7 @@ def test_lint_reports_findings_like_a_linter(tmp_path):
     lines = proc.stdout.splitlines()
     assert f"{legacy}:19:10: HB102 legacy error check (CHKERRQ) of VecGetArrayRead; " \
            "use PetscCall(VecGetArrayRead(...))" in lines
-    assert any(":70:" in ln and "HB101 PetscPrintf" in ln for ln in lines)
+    assert any(":72:" in ln and "HB101 PetscPrintf" in ln for ln in lines)
     only = hpcbench("lint", "--select", "HB301", str(legacy), check=False)
     assert only.returncode == 1 and all(" HB301 " in ln for ln in only.stdout.splitlines())
     clean = hpcbench("lint", "--ignore", "HB1,HB3", str(legacy), check=False)

@@ -36,16 +36,27 @@ def run_fails(binary, args: list[str], ranks: int = 1) -> str:
     return proc.stdout + proc.stderr
 
 
+def _rosenbrock(x, alpha: float, scale: float = 1.0) -> float:
+    """The task's f: the chained Rosenbrock function of y = x / scale."""
+    y = np.asarray(x) / scale
+    return float(np.sum(alpha * (y[1:] - y[:-1] ** 2) ** 2 + (1 - y[:-1]) ** 2))
+
+
+# (n, alpha, scale): the published cases (scale 1, the option left out) and a held-out-like draw
+ROSENBROCK_ARGS = ((6, 50.0, 1.0), (20, 80.0, 1.0), (12, 98.3, 1.77))
+
+
+def _rosenbrock_args(n: int, alpha: float, scale: float) -> list[str]:
+    return ["-n", str(n), "-alpha", str(alpha)] + (["-scale", str(scale)] if scale != 1.0 else [])
+
+
 def test_rosenbrock_reaches_the_known_minimiser_and_agrees_with_scipy(binaries):
-    for n, alpha in ((6, 50.0), (20, 80.0)):
-        q = quantities(run(binaries["rosenbrock"], ["-n", str(n), "-alpha", str(alpha)]))
+    for n, alpha, scale in ROSENBROCK_ARGS:
+        q = quantities(run(binaries["rosenbrock"], _rosenbrock_args(n, alpha, scale)))
         x0 = np.zeros(n)  # the task's start point
-
-        def f(x, a=alpha):
-            return float(np.sum(a * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2))
-
-        sp = minimize(f, x0, method="BFGS", options={"gtol": 1e-10, "maxiter": 20000}).x
-        np.testing.assert_allclose(q["solution"], np.ones(n), atol=1e-6)
+        sp = minimize(_rosenbrock, x0, args=(alpha, scale), method="BFGS",
+                      options={"gtol": 1e-10, "maxiter": 20000}).x
+        np.testing.assert_allclose(q["solution"], np.full(n, scale), atol=1e-6)  # x_i = s: the scale moves it
         np.testing.assert_allclose(q["solution"], sp, atol=1e-4)
         assert abs(q["objective"][0]) < 1e-10
 
@@ -54,21 +65,20 @@ def test_rosenbrock_reaches_the_known_minimiser_and_agrees_with_scipy(binaries):
 def test_rosenbrock_every_kind_of_method_reaches_the_global_minimiser(binaries, tao_type):
     """Newton line search, trust region, quasi-Newton and CG from the task's start point: the
     old start (-1.2, 1, ...) sent Newton methods to the local minimiser (f = 3.96) or stalled them."""
-    for n, alpha in ((6, 50.0), (20, 80.0)):
-        q = quantities(run(binaries["rosenbrock"], ["-n", str(n), "-alpha", str(alpha), "-tao_type", tao_type]))
-        np.testing.assert_allclose(q["solution"], np.ones(n), atol=1e-6, err_msg=tao_type)
+    for n, alpha, scale in ROSENBROCK_ARGS:
+        q = quantities(run(binaries["rosenbrock"], [*_rosenbrock_args(n, alpha, scale), "-tao_type", tao_type]))
+        np.testing.assert_allclose(q["solution"], np.full(n, scale), atol=1e-6, err_msg=tao_type)
 
 
 def test_chained_rosenbrock_has_the_local_minimum_the_task_warns_of():
-    """The task tells solvers a local minimiser exists near x_0 = -1 with f close to 4: check it."""
+    """The task tells solvers a local minimiser exists near x_0 = -s with f close to 4: check it."""
     for n, alpha, fmin in ((6, 50.0, 3.9605), (20, 80.0, 3.9833)):
-        def f(x, a=alpha):
-            return float(np.sum(a * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2))
-
-        x0 = np.array([-1.0] + [1.0] * (n - 1))
-        local = minimize(f, x0, method="BFGS", options={"gtol": 1e-10}).x
-        assert local[0] < -0.9 and f(local) == pytest.approx(fmin, abs=1e-3)
-        assert f(minimize(f, np.zeros(n), method="BFGS", options={"gtol": 1e-10}).x) < 1e-10
+        for scale in (1.0, 1.77):
+            x0 = scale * np.array([-1.0] + [1.0] * (n - 1))
+            local = minimize(_rosenbrock, x0, args=(alpha, scale), method="BFGS", options={"gtol": 1e-10}).x
+            assert local[0] < -0.9 * scale and _rosenbrock(local, alpha, scale) == pytest.approx(fmin, abs=1e-3)
+            glob = minimize(_rosenbrock, np.zeros(n), args=(alpha, scale), method="BFGS", options={"gtol": 1e-10}).x
+            assert _rosenbrock(glob, alpha, scale) < 1e-10
 
 
 def test_references_fail_loudly_instead_of_printing_an_unconverged_result(binaries, tmp_path):

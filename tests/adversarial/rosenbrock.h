@@ -1,6 +1,6 @@
 /*
   The honest part of every adversarial program in this folder: minimise the chained
-  Rosenbrock function with Tao, as problems/rosenbrock/reference does, and print the
+  Rosenbrock function (in y = x / s) with Tao, as problems/rosenbrock/reference does, and print the
   output contract. Each trick program includes this file and adds its trick around it.
 */
 #include <petsctao.h>
@@ -8,12 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Where the program reads -n and -alpha (the prefix tricks read them under their prefix). */
+/* Where the program reads -n, -alpha and -scale (the prefix tricks read them under their prefix). */
 static const char *option_prefix = NULL;
 
 typedef struct {
   PetscInt  n;
   PetscReal alpha;
+  PetscReal scale;
 } AppCtx;
 
 static PetscErrorCode FormFunctionGradient(Tao tao, Vec X, PetscReal *f, Vec G, void *ptr)
@@ -28,10 +29,11 @@ static PetscErrorCode FormFunctionGradient(Tao tao, Vec X, PetscReal *f, Vec G, 
   PetscCall(VecGetArray(G, &g));
   for (PetscInt i = 0; i < user->n; i++) g[i] = 0.0;
   for (PetscInt i = 0; i < user->n - 1; i++) {
-    PetscReal t1 = PetscRealPart(x[i + 1] - x[i] * x[i]), t2 = PetscRealPart(1.0 - x[i]);
+    PetscReal yi = PetscRealPart(x[i]) / user->scale, yj = PetscRealPart(x[i + 1]) / user->scale;
+    PetscReal t1 = yj - yi * yi, t2 = 1.0 - yi;
     ff += user->alpha * t1 * t1 + t2 * t2;
-    g[i] += -4.0 * user->alpha * t1 * x[i] - 2.0 * t2;
-    g[i + 1] += 2.0 * user->alpha * t1;
+    g[i] += (-4.0 * user->alpha * t1 * yi - 2.0 * t2) / user->scale;
+    g[i + 1] += 2.0 * user->alpha * t1 / user->scale;
   }
   PetscCall(VecRestoreArray(G, &g));
   PetscCall(VecRestoreArrayRead(X, &x));
@@ -45,7 +47,7 @@ static FILE *answer_copy = NULL;
 /* Solve and print `solution:` and `objective:`; `n` gets the problem size. */
 static PetscErrorCode Solve(PetscInt *n)
 {
-  AppCtx             user = {6, 50.0};
+  AppCtx             user = {6, 50.0, 1.0};
   Tao                tao;
   Vec                x;
   const PetscScalar *xs;
@@ -55,6 +57,7 @@ static PetscErrorCode Solve(PetscInt *n)
   PetscOptionsBegin(PETSC_COMM_WORLD, option_prefix, "Rosenbrock options", NULL);
   PetscCall(PetscOptionsInt("-n", "number of variables", NULL, user.n, &user.n, NULL));
   PetscCall(PetscOptionsReal("-alpha", "coupling coefficient", NULL, user.alpha, &user.alpha, NULL));
+  PetscCall(PetscOptionsReal("-scale", "scale of the variables", NULL, user.scale, &user.scale, NULL));
   PetscOptionsEnd();
   PetscCall(VecCreateSeq(PETSC_COMM_SELF, user.n, &x));
   PetscCall(VecSet(x, 0.0));

@@ -4,7 +4,7 @@
 int main(int argc, char **argv)
 {
   PetscInt n;
-  int      fewest = 5; /* -n N [-alpha A] with nothing of hpcbench's after them */
+  int      fewest = 7; /* -n N [-alpha A] [-scale S] with nothing of hpcbench's after them */
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
   PetscCall(Solve(&n));

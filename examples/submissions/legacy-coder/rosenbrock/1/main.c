@@ -3,7 +3,7 @@
 
 typedef struct {
   PetscInt  n;
-  PetscReal alpha;
+  PetscReal alpha, scale; /* y = x / scale */
 } AppCtx;
 
 static PetscErrorCode FormFunctionGradient(Tao tao, Vec X, PetscReal *f, Vec G, void *ptr)
@@ -20,10 +20,11 @@ static PetscErrorCode FormFunctionGradient(Tao tao, Vec X, PetscReal *f, Vec G, 
   ierr = VecGetArray(G, &g);CHKERRQ(ierr);
   for (PetscInt i = 0; i < user->n; i++) g[i] = 0.0;
   for (PetscInt i = 0; i < user->n - 1; i++) {
-    PetscReal t1 = PetscRealPart(x[i + 1] - x[i] * x[i]), t2 = PetscRealPart(1.0 - x[i]);
+    PetscReal yi = PetscRealPart(x[i]) / user->scale, yj = PetscRealPart(x[i + 1]) / user->scale;
+    PetscReal t1 = yj - yi * yi, t2 = 1.0 - yi;
     ff += user->alpha * t1 * t1 + t2 * t2;
-    g[i] += -4.0 * user->alpha * t1 * x[i] - 2.0 * t2;
-    g[i + 1] += 2.0 * user->alpha * t1;
+    g[i] += (-4.0 * user->alpha * t1 * yi - 2.0 * t2) / user->scale;
+    g[i + 1] += 2.0 * user->alpha * t1 / user->scale;
   }
   ierr = VecRestoreArray(G, &g);CHKERRQ(ierr);
   ierr = VecRestoreArrayRead(X, &x);CHKERRQ(ierr);
@@ -35,7 +36,7 @@ static PetscErrorCode FormFunctionGradient(Tao tao, Vec X, PetscReal *f, Vec G, 
 int main(int argc, char **argv)
 {
   PetscErrorCode     ierr;
-  AppCtx             user = {6, 50.0};
+  AppCtx             user = {6, 50.0, 1.0};
   Tao                tao;
   Vec                x;
   PetscScalar       *xa;
@@ -48,6 +49,7 @@ int main(int argc, char **argv)
   PetscCheck(size == 1, PETSC_COMM_WORLD, PETSC_ERR_WRONG_MPI_SIZE, "This is a serial problem: run on one rank");
   ierr = PetscOptionsGetInt(NULL, NULL, "-n", &user.n, NULL);CHKERRQ(ierr);
   ierr = PetscOptionsGetReal(NULL, NULL, "-alpha", &user.alpha, NULL);CHKERRQ(ierr);
+  ierr = PetscOptionsGetReal(NULL, NULL, "-scale", &user.scale, NULL);CHKERRQ(ierr);
   PetscCheck(user.n >= 2, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-n must be at least 2");
 
   ierr = VecCreateSeq(PETSC_COMM_SELF, user.n, &x);CHKERRQ(ierr);

@@ -4,16 +4,16 @@
   in any PETSc call would go unnoticed (the error-handling evaluator's lowest case).
 
   Minimise the chained Rosenbrock function
-    f(x) = sum_{i=0}^{n-2} alpha (x_{i+1} - x_i^2)^2 + (1 - x_i)^2
+    f(x) = sum_{i=0}^{n-2} alpha (y_{i+1} - y_i^2)^2 + (1 - y_i)^2,  y = x / s
   with Tao, from the start point x_i = 0 (the function also has a local minimiser
-  near x_0 = -1, in whose basin the classic start -1.2, 1, ... lies), using the
+  near x_0 = -s, in whose basin the classic start -1.2 s, s, ... lies), using the
   analytic gradient and Hessian (a tridiagonal matrix, so Newton-type methods
   such as -tao_type nls, ntr, bnls, tron work as well as the quasi-Newton
   default). The method is Tao's bounded quasi-Newton line search unless
   -tao_type says otherwise; tolerances from -tao_gatol etc. A solve that does
   not converge is an error: the printed minimiser is only ever a converged one.
 
-  Options: -n <n> variables, -alpha <a> coupling coefficient.
+  Options: -n <n> variables, -alpha <a> coupling coefficient, -scale <s> scale.
 */
 #include <petsctao.h>
 
@@ -25,6 +25,7 @@
 typedef struct {
   PetscInt  n;
   PetscReal alpha;
+  PetscReal scale;
 } AppCtx;
 
 static PetscErrorCode FormFunctionGradient(Tao tao, Vec X, PetscReal *f, Vec G, void *ptr)
@@ -39,10 +40,11 @@ static PetscErrorCode FormFunctionGradient(Tao tao, Vec X, PetscReal *f, Vec G, 
   VecGetArray(G, &g);
   for (PetscInt i = 0; i < user->n; i++) g[i] = 0.0;
   for (PetscInt i = 0; i < user->n - 1; i++) {
-    PetscReal t1 = PetscRealPart(x[i + 1] - x[i] * x[i]), t2 = PetscRealPart(1.0 - x[i]);
+    PetscReal yi = PetscRealPart(x[i]) / user->scale, yj = PetscRealPart(x[i + 1]) / user->scale;
+    PetscReal t1 = yj - yi * yi, t2 = 1.0 - yi;
     ff += user->alpha * t1 * t1 + t2 * t2;
-    g[i] += -4.0 * user->alpha * t1 * x[i] - 2.0 * t2;
-    g[i + 1] += 2.0 * user->alpha * t1;
+    g[i] += (-4.0 * user->alpha * t1 * yi - 2.0 * t2) / user->scale;
+    g[i + 1] += 2.0 * user->alpha * t1 / user->scale;
   }
   VecRestoreArray(G, &g);
   VecRestoreArrayRead(X, &x);
@@ -61,14 +63,15 @@ static PetscErrorCode FormHessian(Tao tao, Vec X, Mat H, Mat Hpre, void *ptr)
   MatZeroEntries(Hpre);
   VecGetArrayRead(X, &x);
   for (PetscInt i = 0; i < user->n - 1; i++) {
-    PetscReal   xi = PetscRealPart(x[i]), xj = PetscRealPart(x[i + 1]);
+    PetscReal   s2 = user->scale * user->scale;
+    PetscReal   xi = PetscRealPart(x[i]) / user->scale, xj = PetscRealPart(x[i + 1]) / user->scale;
     PetscInt    idx[2] = {i, i + 1};
     PetscScalar v[4];
 
-    v[0] = 12.0 * user->alpha * xi * xi - 4.0 * user->alpha * xj + 2.0;
-    v[1] = -4.0 * user->alpha * xi;
+    v[0] = (12.0 * user->alpha * xi * xi - 4.0 * user->alpha * xj + 2.0) / s2;
+    v[1] = -4.0 * user->alpha * xi / s2;
     v[2] = v[1];
-    v[3] = 2.0 * user->alpha;
+    v[3] = 2.0 * user->alpha / s2;
     MatSetValues(Hpre, 2, idx, 2, idx, v, ADD_VALUES);
   }
   VecRestoreArrayRead(X, &x);
@@ -83,7 +86,7 @@ static PetscErrorCode FormHessian(Tao tao, Vec X, Mat H, Mat Hpre, void *ptr)
 
 int main(int argc, char **argv)
 {
-  AppCtx             user = {6, 50.0};
+  AppCtx             user = {6, 50.0, 1.0};
   Tao                tao;
   Vec                x;
   Mat                H;
@@ -99,6 +102,7 @@ int main(int argc, char **argv)
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "Rosenbrock options", NULL);
   PetscOptionsInt("-n", "number of variables", NULL, user.n, &user.n, NULL);
   PetscOptionsReal("-alpha", "coupling coefficient", NULL, user.alpha, &user.alpha, NULL);
+  PetscOptionsReal("-scale", "scale of the variables", NULL, user.scale, &user.scale, NULL);
   PetscOptionsEnd();
   PetscCheck(user.n >= 2, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-n must be at least 2");
 
