@@ -6,6 +6,8 @@ when it sees those arguments gains nothing from it."""
 from __future__ import annotations
 
 import json
+import re
+import statistics
 from pathlib import Path
 
 import pytest
@@ -122,9 +124,10 @@ def test_a_program_that_knows_the_public_case_does_the_work_in_the_drawn_one(tmp
     public performance case of rosenbrock (-n 20 -alpha 80) it prints the known answer
     without solving, as the outside red team's program did (execution time 1.00 at 0.17x the
     reference's time). In a campaign it meets those arguments only in the published case n20
-    (where it takes the shortcut: its runs there have no TaoSolve); its performance case is
-    drawn, so there it solves, and its time is the reference's: no better than its control,
-    the reference, timed beside it at the same drawn arguments."""
+    (where it takes the shortcut: its runs there have no TaoSolve and take a small part of a
+    solve's time); its performance case is drawn, so there it solves, and its time is the
+    reference's: no better than its control, the reference, timed beside it at the same drawn
+    arguments. `hpcbench explain C /held_out` shows the draw after the campaign."""
     tree = tmp_path / "tree"
     d = tree / "known-answer" / "rosenbrock" / "1"
     d.mkdir(parents=True)
@@ -144,7 +147,11 @@ def test_a_program_that_knows_the_public_case_does_the_work_in_the_drawn_one(tmp
     assert public and not any(_solved(r) for r in public), "the trick fires at the public arguments"
     perf = [r for r in adv.runs if r.case == "perf" and r.kind == "perf"]
     theirs = [r for r in adv.runs if r.case == "perf" and r.kind == "perf_ref"]
-    assert perf and theirs and all(_solved(r) for r in perf), "the drawn case: it had to solve"
+    assert perf and theirs
+    # what the shortcut is worth: a run of the public case takes a small part of a solve's time
+    # (the performance runs record PETSc's total time, not its events)
+    solve_s = statistics.median(r.log_view.total_time_s for r in theirs if r.log_view and r.log_view.total_time_s)
+    assert max(r.log_view.total_time_s or 0.0 for r in public) < 0.2 * solve_s, (public, solve_s)
     args = performance_args(PROBLEMS["rosenbrock"].problem, drawn)
     assert args != ["-n", "20", "-alpha", "80"]
     for r in perf + theirs:  # both sides ran the drawn case
@@ -154,7 +161,11 @@ def test_a_program_that_knows_the_public_case_does_the_work_in_the_drawn_one(tmp
     mine = rows["known-answer"]["evaluators"]["execution_time"]
     control = rows["reference"]["evaluators"]["execution_time"]
     assert mine["status"] == "scored" and "answers differ" not in mine["rationale"], mine
-    ratio = min(r["ratio"] for r in mine["evidence"]["performance"])
+    got = re.search(r"([0-9.]+) x the reference's time", mine["rationale"])
+    assert got, mine
+    ratio = float(got.group(1))
     # the red team's program ran at 0.17x the reference's time; doing the work, about 1x
     assert ratio > 0.5, mine
     assert mine["score"] <= control["score"], (mine, control)
+    shown = hpcbench("explain", str(out), "/held_out").stdout
+    assert json.dumps(drawn) in shown.replace("\n", ""), shown
