@@ -25,15 +25,22 @@ from tests.conftest import hpcbench, profile_file
 
 PROBLEMS = load_problems()
 TIMED = sorted(pid for pid, b in PROBLEMS.items() if b.problem.performance is not None)
+# Rosenbrock's answer is (1, ..., 1) at every -n and -alpha, known without solving, and its
+# quasi-Newton iteration counts jump with -alpha (at -n 20: 800 to 2300; lmvm and bncg do not
+# converge at -alpha 81 or 84): a draw would hide nothing and fail valid programs (docs/problems.md)
+PUBLIC = {"rosenbrock"}
+DRAWN = [p for p in TIMED if p not in PUBLIC]
 HERE = Path(__file__).resolve().parent
 
 
 def test_every_performance_case_draws_and_no_draw_is_public():
-    """The twelve problems with a performance case each draw options; over 60 seeds every
-    draw lies in its ranges, none is a published case or the nominal one, and the draws vary
-    (bratu-fold and stokes-fieldsplit draw an integer size from 6 and 7 values, one the nominal)."""
-    assert len(TIMED) == 12, TIMED
-    for pid in TIMED:
+    """Eleven of the twelve problems with a performance case draw options (not rosenbrock:
+    PUBLIC); over 60 seeds every draw lies in its ranges, none is a published case or the
+    nominal one, and the draws vary (bratu-fold and stokes-fieldsplit draw an integer size
+    from 6 and 7 values, one the nominal)."""
+    assert len(TIMED) == 12 and len(DRAWN) == 11, TIMED
+    assert all(not PROBLEMS[p].problem.performance.params for p in PUBLIC)
+    for pid in DRAWN:
         prob = PROBLEMS[pid].problem
         assert prob.performance is not None and prob.performance.params, f"{pid}: its performance case is public"
         seen = set()
@@ -59,18 +66,17 @@ def test_a_draw_replaces_the_option_or_appends_it_and_bad_params_are_refused():
     with pytest.raises(ValueError, match="-alpha not in args"):
         Performance(args=["-n", "20"], params=[{"option": "-alpha", "kind": "real", "min": 1, "max": 2}])
     # ranges that can only give a published case are the author's error, named
-    prob = PROBLEMS["rosenbrock"].problem
+    prob = PROBLEMS["robertson"].problem
     stuck = prob.model_copy(update={"performance": prob.performance.model_copy(update={"params": [
-        p.model_copy(update={"min": 80.0, "max": 80.0}) if p.option == "-alpha" else
-        p.model_copy(update={"min": 20.0, "max": 20.0}) for p in prob.performance.params]})})
+        p.model_copy(update={"min": 4e10, "max": 4e10}) for p in prob.performance.params]})})
     with pytest.raises(ConfigError, match="performance.params"):
         draw_performance(stuck, 1)
 
 
 def _plan(root: Path, seed: int | None, site=None):
     site = site or load_site("local")
-    request = PlanRequest({p: PROBLEMS[p] for p in TIMED},
-                          [reference_submission(PROBLEMS[p].folder, p) for p in TIMED])
+    request = PlanRequest({p: PROBLEMS[p] for p in DRAWN},
+                          [reference_submission(PROBLEMS[p].folder, p) for p in DRAWN])
     _, plan = create_campaign(root, site, request, FULL.with_seed(seed))
     return {j.problem: j.perf for j in plan.jobs if j.perf is not None}
 
@@ -82,8 +88,8 @@ def test_planning_draws_the_case_per_campaign_and_a_replan_keeps_it(tmp_path):
     recorded in the snapshot."""
     # seeds that differ for every problem: bratu-fold's and stokes-fieldsplit's sizes come
     # from 5 and 6 values, so a pair of seeds agrees there one time in five or six
-    one, two = _plan(tmp_path / "a", 1), _plan(tmp_path / "b", 6)
-    assert set(one) == set(two) == set(TIMED), sorted(one)
+    one, two = _plan(tmp_path / "a", 1), _plan(tmp_path / "b", 2)
+    assert set(one) == set(two) == set(DRAWN), sorted(one)
     for pid, perf in one.items():
         prob = PROBLEMS[pid].problem
         args = [r.args for r in perf.runs]
@@ -109,63 +115,59 @@ def test_planning_draws_the_case_per_campaign_and_a_replan_keeps_it(tmp_path):
         _plan(tmp_path / "d", 1, public)
 
 
-def _records(out: Path) -> dict[str, JobResult]:
-    return {p.stem.split("__")[0]: JobResult.model_validate_json(p.read_bytes())
-            for p in (out / "records").glob("*__rosenbrock__1.json")}
-
-
 def _solved(run) -> bool:
-    return run.log_view is not None and any(e.name == "TaoSolve" for e in run.log_view.events)
+    return run.log_view is not None and any(e.name == "TSSolve" for e in run.log_view.events)
 
 
 @pytest.mark.slow
-def test_a_program_that_knows_the_public_case_does_the_work_in_the_drawn_one(tmp_path):
-    """tests/adversarial/perf_case/known_answer.c: the honest solver, except that at the old
-    public performance case of rosenbrock (-n 20 -alpha 80) it prints the known answer
-    without solving, as the outside red team's program did (execution time 1.00 at 0.17x the
-    reference's time). In a campaign it meets those arguments only in the published case n20
-    (where it takes the shortcut: its runs there have no TaoSolve and take a small part of a
-    solve's time); its performance case is drawn, so there it solves, and its time is the
-    reference's: no better than its control, the reference, timed beside it at the same drawn
-    arguments. `hpcbench explain C /held_out` shows the draw after the campaign."""
+def test_a_program_that_knows_the_public_cases_does_the_work_in_the_drawn_one(tmp_path):
+    """tests/adversarial/perf_case/robertson_known_answers.c: the reference's integrator, except
+    that at a public -tfinal (the published cases' 40 and 4e4, and 4e10, the performance case
+    problem.json published before it was drawn) it prints the known answer without solving, as
+    the outside red team's program did (execution time 1.00 at 0.17x the reference's time). In
+    the campaign it meets public values only in the published cases (where it takes the
+    shortcut: its runs there have no TSSolve and take a small part of a solve's time); its
+    performance case is drawn, so there it integrates, and its time is the reference's: no
+    better than its control, the reference, timed beside it at the same drawn arguments.
+    `hpcbench explain C /held_out` shows the draw after the campaign."""
     tree = tmp_path / "tree"
-    d = tree / "known-answer" / "rosenbrock" / "1"
+    d = tree / "known-answers" / "robertson" / "1"
     d.mkdir(parents=True)
-    (d / "main.c").write_text((HERE / "adversarial" / "perf_case" / "known_answer.c").read_text())
-    (d / "rosenbrock.h").write_text((HERE / "adversarial" / "rosenbrock.h").read_text())
-    (d / "submission.json").write_text(json.dumps({"problem": "rosenbrock", "agent": "known-answer", "attempt": "1",
-                                                   "entry": "main.c", "files": ["main.c", "rosenbrock.h"]}))
+    (d / "main.c").write_text((HERE / "adversarial" / "perf_case" / "robertson_known_answers.c").read_text())
+    (d / "submission.json").write_text(json.dumps({"problem": "robertson", "agent": "known-answers", "attempt": "1",
+                                                   "entry": "main.c", "files": ["main.c"]}))
     timed = profile_file("quick-timed", performance="timed")
     out = tmp_path / "c"
-    hpcbench("run", "--profile", str(timed), "--submissions", str(tree), "--problems", "rosenbrock",
+    hpcbench("run", "--profile", str(timed), "--submissions", str(tree), "--problems", "robertson",
              "--held-out-seed", "5", "--out", str(out))
-    drawn = read_performance_draw(out)["rosenbrock"]
-    assert drawn == draw_performance(PROBLEMS["rosenbrock"].problem, 5)
-    recs = _records(out)
-    adv, ref = recs["known-answer"], recs["reference"]
-    public = [r for r in adv.runs if r.case == "n20" and r.log_view is not None]
+    prob = PROBLEMS["robertson"].problem
+    drawn = read_performance_draw(out)["robertson"]
+    assert drawn == draw_performance(prob, 5)
+    recs = {p.stem.split("__")[0]: JobResult.model_validate_json(p.read_bytes())
+            for p in (out / "records").glob("*__robertson__1.json")}
+    adv, ref = recs["known-answers"], recs["reference"]
+    public = [r for r in adv.runs if r.case in ("t40", "t4e4") and r.log_view is not None]
     assert public and not any(_solved(r) for r in public), "the trick fires at the public arguments"
     perf = [r for r in adv.runs if r.case == "perf" and r.kind == "perf"]
     theirs = [r for r in adv.runs if r.case == "perf" and r.kind == "perf_ref"]
     assert perf and theirs
-    # what the shortcut is worth: a run of the public case takes a small part of a solve's time
+    # what the shortcut is worth: a run of a public case takes a small part of a solve's time
     # (the performance runs record PETSc's total time, not its events)
     solve_s = statistics.median(r.log_view.total_time_s for r in theirs if r.log_view and r.log_view.total_time_s)
     assert max(r.log_view.total_time_s or 0.0 for r in public) < 0.2 * solve_s, (public, solve_s)
-    args = performance_args(PROBLEMS["rosenbrock"].problem, drawn)
-    assert args != ["-n", "20", "-alpha", "80"]
+    args = performance_args(prob, drawn)
+    assert args != prob.performance.args
     for r in perf + theirs:  # both sides ran the drawn case
         assert any(r.command[i:i + len(args)] == args for i in range(len(r.command))), r.command
     assert "perf_same_program" in ref.extra  # the reference's own job: timed once, the same draw
     rows = {r["agent"]: r for r in json.loads(hpcbench("report", str(out), "--format", "json").stdout)["submissions"]}
-    mine = rows["known-answer"]["evaluators"]["execution_time"]
+    mine = rows["known-answers"]["evaluators"]["execution_time"]
     control = rows["reference"]["evaluators"]["execution_time"]
     assert mine["status"] == "scored" and "answers differ" not in mine["rationale"], mine
     got = re.search(r"([0-9.]+) x the reference's time", mine["rationale"])
     assert got, mine
-    ratio = float(got.group(1))
-    # the red team's program ran at 0.17x the reference's time; doing the work, about 1x
-    assert ratio > 0.5, mine
+    # with the case public its runs took 0.01x the reference's time; doing the work, about 1x
+    assert float(got.group(1)) > 0.5, mine
     assert mine["score"] <= control["score"], (mine, control)
     shown = hpcbench("explain", str(out), "/held_out").stdout
     assert json.dumps(drawn) in shown.replace("\n", ""), shown
