@@ -73,6 +73,17 @@ def test_a_draw_replaces_the_option_or_appends_it_and_bad_params_are_refused():
         draw_performance(stuck, 1)
 
 
+
+def test_a_damaged_performance_draw_is_named_not_used(tmp_path):
+    (tmp_path / "snapshot").mkdir()
+    for bad in ('{"x": "ab"}', '{"x": ["-a"]}', '[]'):
+        (tmp_path / "snapshot" / "held_out.json").write_text(f'{{"seed": 1, "problems": {{}}, "performance": {bad}}}')
+        with pytest.raises(HpcbenchError, match="held_out.json: unreadable"):
+            read_performance_draw(tmp_path)
+    (tmp_path / "snapshot" / "held_out.json").write_text('{"seed": 1, "problems": {}}')  # planned before the draw
+    assert read_performance_draw(tmp_path) == {}
+
+
 def _plan(root: Path, seed: int | None, site=None):
     site = site or load_site("local")
     request = PlanRequest({p: PROBLEMS[p] for p in DRAWN},

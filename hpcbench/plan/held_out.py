@@ -79,8 +79,8 @@ def _read(root: Path) -> Draw | None:
         got = Draw(int(d["seed"]), {pid: [TestCase.model_validate(c) for c in cases]
                                     for pid, cases in d["problems"].items()},
                    {pid: [str(a) for a in args] for pid, args in d.get("performance", {}).items()})
-        if any(len(a) % 2 for a in got.performance.values()):
-            raise ValueError("a performance draw is not option, value pairs")
+        if any(not isinstance(a, list) or len(a) % 2 for a in d.get("performance", {}).values()):
+            raise ValueError("a performance draw is not a list of option, value pairs")
         return got
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
         raise HpcbenchError(f"{path}: unreadable ({type(e).__name__}: {e}); it holds the campaign's held-out "
