@@ -17,7 +17,7 @@ from hpcbench.jobs.records import JobResult
 from hpcbench.plan import PlanRequest, create_campaign
 from hpcbench.plan.held_out import read_performance_draw
 from hpcbench.plan.perf_draw import draw_performance, option_values, performance_args, published_as, with_drawn
-from hpcbench.problem import Performance, load_problems
+from hpcbench.problem import CompareCheck, Performance, load_problems
 from hpcbench.profile import FULL
 from hpcbench.site import load_site
 from hpcbench.submission import reference_submission
@@ -124,6 +124,29 @@ def test_planning_draws_the_case_per_campaign_and_a_replan_keeps_it(tmp_path):
     public = site.model_copy(update={"performance_args": {"darcy-dmplex": ["-n", "16"]}})
     with pytest.raises(ConfigError, match="performance_args.darcy-dmplex"):
         _plan(tmp_path / "d", 1, public)
+
+
+def test_the_nominal_answer_printed_at_a_drawn_case_scores_no_performance():
+    """execution_time's check of the timed answers, at a drawn case: robertson's compare check
+    names the published cases and @held_out, and applies to the performance case all the same;
+    the answer at the old public -tfinal 4e10, printed where the reference ran the drawn 6.1e10
+    (its real output there), fails it, and the right answer passes (figures: the reference)."""
+    from hpcbench.evaluators.metrics.execution_time import ExecutionTime
+    from tests.test_perf_metric import BUNDLE, ctx, run
+
+    nominal = "y_final: 5.2082464328e-08 2.0832986803e-13 9.9999994792e-01\n"
+    drawn = "y_final: 3.4152050990e-08 1.3660820857e-13 9.9999996585e-01\n"
+    assert any(isinstance(c, CompareCheck) and "@held_out" in c.cases for c in BUNDLE.checks.checks)
+
+    def rec(mine: str) -> JobResult:
+        runs = [x for i in range(5)
+                for x in (run("perf", i, 0.01, stdout=mine), run("perf_ref", i, 0.12, stdout=drawn))]
+        return JobResult(job_id="j", agent="a", problem="robertson", attempt="1", runs=runs)
+
+    cheat = ExecutionTime().evaluate(ctx(rec(nominal)))
+    assert cheat.score == 0.0 and "answers differ" in cheat.rationale, cheat.rationale
+    honest = ExecutionTime().evaluate(ctx(rec(drawn)))
+    assert honest.score == 1.0, honest.rationale
 
 
 def _solved(run) -> bool:
