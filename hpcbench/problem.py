@@ -160,9 +160,16 @@ class Performance(FrozenStrict):
     that the reference's run takes about 0.5 to 2 s on one core of a workstation, run `repeats`
     times by the submission and the reference alternately on the same cores. `thresholds` are
     time ratios (submission / reference) scored 1.0, 0.8, 0.6 and 0.2; beyond the last the
-    score falls as 0.2 x t4 / ratio. A site runs a bigger case through its `performance_args`."""
+    score falls as 0.2 x t4 / ratio. A site runs a bigger case through its `performance_args`.
+
+    `params`: options of `args` (the nominal case) whose values are drawn at planning from the
+    campaign's held-out seed (hpcbench/plan/perf_draw.py), replacing theirs in `args` (or in a
+    site's `performance_args`, appended where it lacks them): the case timed is never a
+    published one, so its answers cannot be printed from known ones (docs/security.md).
+    Ranges that change the answer but not the cost (a coefficient rather than a size)."""
 
     args: list[str]
+    params: list[HeldOutParam] = []
     ranks: Annotated[list[Annotated[int, Field(ge=1, le=4096)]], Field(min_length=1)] = [1]
     repeats: Annotated[int, Field(ge=3, le=50)] = 5
     time_limit_s: Annotated[float, Field(gt=0, le=86400)] = 60.0
@@ -175,6 +182,19 @@ class Performance(FrozenStrict):
         if not (1.0 <= v[0] and all(a < b for a, b in zip(v, v[1:], strict=False))):
             raise ValueError("must be four increasing ratios, the first at least 1")
         return v
+
+    @model_validator(mode="after")
+    def _drawn_in_args(self) -> Performance:
+        names = [p.option for p in self.params]
+        if len(set(names)) != len(names):
+            raise ValueError(f"params: an option appears twice ({names})")
+        # args is the nominal case, published: each drawn option's nominal value is there, so a
+        # draw that would repeat it can be told (plan/perf_draw.py published_as)
+        missing = [o for o in names if o not in self.args]
+        if missing:
+            raise ValueError(f"params: {', '.join(missing)} not in args (give each drawn option its nominal "
+                             "value there; the draw replaces it)")
+        return self
 
 
 class Problem(FrozenStrict):
@@ -261,8 +281,11 @@ class Problem(FrozenStrict):
         """The options the problem's own cases set (`-n`, `-tfinal` ...): never a submission's."""
         from hpcbench.agent_options import is_option_name
 
-        args = [a for c in self.cases for a in c.args] + (self.held_out.args if self.held_out else [])
-        drawn = [p.option for p in self.held_out.params] if self.held_out else []
+        perf = self.performance
+        args = ([a for c in self.cases for a in c.args] + (self.held_out.args if self.held_out else [])
+                + (perf.args if perf else []))
+        drawn = ([p.option for p in self.held_out.params] if self.held_out else []) + (
+            [p.option for p in perf.params] if perf else [])
         return sorted({a for a in args if is_option_name(a)} | set(drawn))
 
     def case(self, name: str) -> TestCase:

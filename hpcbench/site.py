@@ -171,6 +171,8 @@ class SiteConfig(Strict):
     timing_repeats: int = Field(3, ge=1, le=100)
     # A bigger performance case on this machine than problem.json's (problem id -> its args):
     # the reference should take about 0.5 to 2 s there too (docs/problems.md, "Performance").
+    # The options problem.json's `performance.params` draws are drawn here too (plan/perf_draw.py:
+    # the campaign's value replaces the one given, or is appended).
     performance_args: dict[str, list[str]] = {}
     valgrind: bool = True
     # -malloc_debug in the instrumented run: PETSc validates its whole heap at every allocation

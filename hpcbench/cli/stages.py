@@ -48,6 +48,11 @@ def show_planned(out: Path, planned) -> None:
         n = sum(len(c) for c in planned.plan.held_out.values())
         click.echo(f"held-out cases: {n} drawn with seed {read_draw(planned.campaign.root)[0]} "
                    f"({held_out_path(planned.campaign.root)})", err=True)
+    if planned.plan.performance:
+        from hpcbench.plan.held_out import held_out_path
+
+        drawn = "; ".join(f"{pid} {' '.join(a)}" for pid, a in sorted(planned.plan.performance.items()))
+        click.echo(f"performance cases drawn: {drawn} ({held_out_path(planned.campaign.root)})", err=True)
 
 
 class Shown(pipeline.Reporter):

@@ -34,7 +34,8 @@ from hpcbench.jobs.records import CaseRun, JobSpec, PerfPlan, Variant, write_ato
 from hpcbench.petsc_env import PetscInstall, find_variant, parse_version
 from hpcbench.plan import escalations, staging
 from hpcbench.plan.cases import select_cases
-from hpcbench.plan.held_out import ensure_draw, read_draw
+from hpcbench.plan.held_out import ensure_draw, read_draw, read_performance_draw
+from hpcbench.plan.perf_draw import performance_args, published_as
 from hpcbench.problem import Problem, ProblemBundle, TestCase
 from hpcbench.profile import FULL, LOCAL_MPI_ENV, CampaignProfile
 from hpcbench.site import SiteConfig, VariantConfig
@@ -147,6 +148,7 @@ class Plan:
     restaged: set[str] = field(default_factory=set)  # job ids whose staged sources changed
     rejected: list[Rejected] = field(default_factory=list)  # args or ranks the problem does not allow
     held_out: dict[str, list[TestCase]] = field(default_factory=dict)  # problem -> its drawn cases
+    performance: dict[str, list[str]] = field(default_factory=dict)  # problem -> its perf case's drawn options
 
 
 def choose_variant(problem: ProblemBundle, site: SiteConfig,
@@ -313,6 +315,7 @@ def plan_jobs(campaign: Campaign, site: SiteConfig, request: PlanRequest, profil
     references: dict[str, Path] = {}
     escalated = escalations.read(campaign.root)
     seed = read_draw(campaign.root)[0]  # the held-out seed, never shown to a program
+    plan.performance = read_performance_draw(campaign.root) if profile.performance != "off" else {}
     for sub in sorted(request.submissions, key=lambda s: s.meta.agent != "reference"):  # the references first
         m = sub.meta
         if m.problem not in chosen:
@@ -342,22 +345,33 @@ def plan_jobs(campaign: Campaign, site: SiteConfig, request: PlanRequest, profil
         if profile.performance != "off" and spec.timing_repeats:  # 0: nothing is timed, the perf case neither
             mine = None if profile.performance == "against-itself" else (staged, m.entry)
             spec.perf = perf_plan(campaign, site, prob, m.args, chosen[m.problem][0].name, references.get(m.problem),
-                                  mine)
+                                  mine, plan.performance.get(m.problem, []))
         spec.keep_work = request.keep_work
         plan.jobs.append(escalations.apply(spec, escalated.get(jid)))
     return plan
 
 
 def perf_plan(campaign: Campaign, site: SiteConfig, bundle: ProblemBundle, args: list[str], variant: str,
-              reference: Path | None, program: tuple[Path, str] | None = None) -> PerfPlan | None:
+              reference: Path | None, program: tuple[Path, str] | None = None, drawn: list[str] | None = None
+              ) -> PerfPlan | None:
     """The performance case of a job (None: the problem declares none, or no reference is staged
     in this campaign to measure it against). A site may run a bigger case (`performance_args`).
+    `drawn`: the campaign's draw of its `params` (plan/perf_draw.py), applied to those arguments.
     `program` (its staged folder and entry): where it is the reference's files, entry and
     arguments byte for byte, the job times it once (`same_program`)."""
     perf = bundle.problem.performance
     if perf is None or reference is None:
         return None
-    case_args = site.performance_args.get(bundle.id, perf.args)
+    if perf.params and not drawn:  # never the public nominal case in its place
+        raise HpcbenchError(f"{bundle.id}: its performance case draws {', '.join(p.option for p in perf.params)} "
+                            f"but {campaign.root}/snapshot/held_out.json records no draw for it; plan it with "
+                            "create_campaign (which draws), or into a new folder")
+    case_args = performance_args(bundle.problem, drawn or [], site.performance_args.get(bundle.id))
+    public = published_as(bundle.problem, case_args) if perf.params else None
+    if public is not None:
+        raise ConfigError(f"site {site.name}", f"performance_args.{bundle.id}",
+                          f"with the drawn {' '.join(drawn or [])} it is {public}, whose answer is published; "
+                          "set there only options the problem does not draw")
     hashes = staging.staged_hashes(reference)
     tag = staging.sha256(json.dumps(hashes, sort_keys=True).encode())[:12]
     meta = json.loads((reference / "submission.json").read_text())
@@ -400,7 +414,8 @@ def create_campaign(root: Path, site: SiteConfig, request: PlanRequest, profile:
 
     if profile.resnapshot:  # validation measures the problems as they are now (the records stay valid)
         clear_problems(campaign.root)
-    drawn = ensure_draw(campaign.root, problems, profile.held_out_seed, profile.held_out)
+    drawn = ensure_draw(campaign.root, problems, profile.held_out_seed, profile.held_out,
+                        performance=profile.performance != "off")
     plan = plan_jobs(campaign, site, replace(request, problems=problems), profile, drawn)
     plan.held_out = drawn
     plan.skipped += none_left

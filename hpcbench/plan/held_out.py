@@ -4,11 +4,14 @@ campaign; the checks that name them (`"@held_out"` in checks.json) compare the s
 answers with the reference's at the same drawn arguments. A program that prints the public
 cases' known answers without solving fails them.
 
-    <campaign>/snapshot/held_out.json   {"seed": S, "problems": {id: [TestCase, ...]}}
+    <campaign>/snapshot/held_out.json   {"seed": S, "problems": {id: [TestCase, ...]},
+                                         "performance": {id: [option, value, ...]}}
 
 One draw per campaign, from one seed (random unless `--held-out-seed` is given), recorded
 in the snapshot: a re-plan (resume) keeps it, so records stay valid; a problem added to the
-campaign later draws from the same seed. The draw is a function of (seed, problem id) only."""
+campaign later draws from the same seed. The draw is a function of (seed, problem id) only.
+The same seed draws the performance case's arguments (hpcbench/plan/perf_draw.py), kept
+under "performance"."""
 
 from __future__ import annotations
 
@@ -17,9 +20,11 @@ import math
 import random
 import secrets
 from pathlib import Path
+from typing import NamedTuple
 
 from hpcbench.errors import HpcbenchError
 from hpcbench.jobs.records import write_atomic
+from hpcbench.plan.perf_draw import draw_performance
 from hpcbench.problem import HELD_OUT_PREFIX, HeldOutParam, Problem, ProblemBundle, TestCase
 
 
@@ -59,39 +64,69 @@ def draw(problem: Problem, seed: int) -> list[TestCase]:
     return cases
 
 
-def read_draw(root: Path) -> tuple[int | None, dict[str, list[TestCase]]]:
-    """The campaign's seed and drawn cases (None, {} before any draw)."""
+class Draw(NamedTuple):
+    seed: int
+    problems: dict[str, list[TestCase]]
+    performance: dict[str, list[str]]
+
+
+def _read(root: Path) -> Draw | None:
     path = held_out_path(root)
     if not path.is_file():
-        return None, {}
+        return None
     try:
         d = json.loads(path.read_text())
-        return int(d["seed"]), {pid: [TestCase.model_validate(c) for c in cases]
-                                for pid, cases in d["problems"].items()}
-    except (OSError, ValueError, KeyError, TypeError) as e:
+        got = Draw(int(d["seed"]), {pid: [TestCase.model_validate(c) for c in cases]
+                                    for pid, cases in d["problems"].items()},
+                   {pid: [str(a) for a in args] for pid, args in d.get("performance", {}).items()})
+        if any(not isinstance(a, list) or len(a) % 2 for a in d.get("performance", {}).values()):
+            raise ValueError("a performance draw is not a list of option, value pairs")
+        return got
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
         raise HpcbenchError(f"{path}: unreadable ({type(e).__name__}: {e}); it holds the campaign's held-out "
                             "cases, which its records were run at. Restore it, or plan into a new folder") from None
 
 
+def read_draw(root: Path) -> tuple[int | None, dict[str, list[TestCase]]]:
+    """The campaign's seed and drawn cases (None, {} before any draw)."""
+    d = _read(root)
+    return (None, {}) if d is None else (d.seed, d.problems)
+
+
+def read_performance_draw(root: Path) -> dict[str, list[str]]:
+    """Each problem's drawn performance options, [option, value, ...] ({} before any draw)."""
+    d = _read(root)
+    return {} if d is None else d.performance
+
+
 def ensure_draw(root: Path, problems: dict[str, ProblemBundle], seed: int | None = None,
-                enabled: bool = True) -> dict[str, list[TestCase]]:
+                enabled: bool = True, performance: bool = False) -> dict[str, list[TestCase]]:
     """The campaign's held-out cases per problem: the recorded draw, extended to problems it
     lacks, written back. `seed` for a new campaign (random when None); a different one for a
-    campaign that already drew is an error. `enabled=False`: no held-out cases (sweeps)."""
-    if not enabled:
+    campaign that already drew is an error. `enabled=False`: no held-out cases (sweeps).
+    `performance`: the performance cases' arguments drawn too (read_performance_draw), from the
+    same seed, whether or not held-out cases are."""
+    if not enabled and not performance:
         return {}
-    recorded, drawn = read_draw(root)
+    d = _read(root)
+    recorded = None if d is None else d.seed
+    drawn: dict[str, list[TestCase]] = {} if d is None else d.problems
+    perf: dict[str, list[str]] = {} if d is None else d.performance
     if recorded is not None and seed is not None and seed != recorded:
         raise HpcbenchError(f"--held-out-seed {seed}: {root} drew its held-out cases with seed {recorded} "
                             f"({held_out_path(root)}); a campaign keeps one draw. Plan into a new folder")
     use = recorded if recorded is not None else (seed if seed is not None else secrets.randbelow(2 ** 31))
     changed = recorded is None
     for pid, b in sorted(problems.items()):
-        if pid not in drawn and b.problem.held_out is not None:
+        if enabled and pid not in drawn and b.problem.held_out is not None:
             drawn[pid] = draw(b.problem, use)
+            changed = True
+        if performance and pid not in perf and b.problem.performance is not None and b.problem.performance.params:
+            perf[pid] = draw_performance(b.problem, use)
             changed = True
     if changed:
         body = {"seed": use, "problems": {pid: [c.model_dump(mode="json") for c in cs]
-                                          for pid, cs in sorted(drawn.items())}}
+                                          for pid, cs in sorted(drawn.items())},
+                "performance": dict(sorted(perf.items()))}
         write_atomic(held_out_path(root), json.dumps(body, indent=1))
-    return {pid: cs for pid, cs in drawn.items() if pid in problems}
+    return {pid: cs for pid, cs in drawn.items() if pid in problems} if enabled else {}
