@@ -102,7 +102,8 @@ OPTION = r"^-[a-z][a-z0-9_]*$"
 class HeldOutParam(FrozenStrict):
     """One option of a held-out case, drawn at planning from [min, max]: an integer (a multiple of
     `multiple_of`) or a real rounded to `digits` significant digits; `log`: log-uniform;
-    `either_sign`: a magnitude in [min, max] with a random sign."""
+    `either_sign`: a magnitude in [min, max] with a random sign; `default`: the value the task
+    states a program uses where the option is not given (a case that leaves it unset is at it)."""
 
     option: Annotated[str, Field(pattern=OPTION)]
     kind: Literal["int", "real"]
@@ -112,6 +113,7 @@ class HeldOutParam(FrozenStrict):
     log: bool = False
     either_sign: bool = False
     digits: Annotated[int, Field(ge=1, le=12)] = 4
+    default: float | None = None
 
     @model_validator(mode="after")
     def _range(self) -> HeldOutParam:

@@ -65,14 +65,19 @@ def with_drawn(args: list[str], drawn: list[str]) -> list[str]:
 def published_as(problem: Problem, args: list[str]) -> str | None:
     """Which public case `args` would be (None: none): a published case whose every option has
     the same value in `args` (an option it leaves at its default may be set in `args` to that
-    default: counted as the same, the safe side), or the nominal performance case (problem.json's
+    default: counted as the same, the safe side; a drawn option it leaves unset counts as at the
+    `default` problem.json states, else as any value), or the nominal performance case (problem.json's
     `performance.args`) where no drawn option it sets changed its value."""
     mine = option_values(args)
+    perf = problem.performance
+    # A drawn option a case leaves unset is, there, at the default the task states where
+    # problem.json says so (rosenbrock's -scale 1); where it does not, at any value (safe side)
+    defaults = {p.option: f"{p.default:g}" for p in perf.params if p.default is not None} if perf else {}
     for c in problem.cases:
         theirs = option_values(c.args)
-        if all(o in mine and same_value(mine[o], v) for o, v in theirs.items()):
+        if all(o in mine and same_value(mine[o], v) for o, v in theirs.items()) and all(
+                same_value(mine.get(o, d), d) for o, d in defaults.items() if o not in theirs):
             return f"case {c.name!r} ({' '.join(c.args) or 'no arguments'})"
-    perf = problem.performance
     if perf is None:
         return None
     base = option_values(perf.args)  # holds every drawn option (problem.py Performance)
