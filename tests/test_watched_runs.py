@@ -1,13 +1,22 @@
 """What could tell a program its watched runs from the others: the instruments reach PETSc
 through one options file per run (jobs/instruments.py options_argv), so every run gets the same
 argv and files of one size; and the case valgrind runs is drawn at planning (jobs/job.py
-valgrind_target), not always the first."""
+valgrind_target), not always the first.
+
+What cannot be hidden (valgrind's allocator, its slowness, PETSc's debugging allocator) is met
+by comparing the runs: what PETSc counted in each (jobs/log_summary.py) against the
+instrumented run (evaluators/watched_runs.py). Programs of tests/adversarial that behave
+differently when watched fail the memory gate there, beside controls that do not."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from hpcbench.jobs.instruments import OPTIONS_FILE, OPTIONS_FILE_BYTES, LogViewProbe, MallocProbe, options_argv
+from hpcbench.jobs.sandbox import bwrap_works
+from hpcbench.jobs.valgrind import valgrind_path
 
 
 def _written(tmp_path: Path, name: str, options: list[str]) -> tuple[list[str], bytes]:
@@ -214,3 +223,80 @@ def test_a_log_folder_named_with_a_comma_gets_the_xml_alone_and_says_why_no_summ
     probe = LogViewProbe()
     assert probe.options(Path("/work/a,b/logs")) == ["-log_view", ":/work/a,b/logs/log_view.xml:ascii_xml"]
     assert not probe.with_summary
+
+
+# ----------------------------------------------------------------------------- behaving differently when watched
+
+# trick -> (the run kind whose counts give it away, what differs there): each beside its control,
+# which looks for the same signs and behaves alike in every run
+WATCHED_TRICKS = {
+    # a vector created (and destroyed) only under valgrind's allocator: nothing else sees it
+    "watched_extra_vec": ("valgrind", "Vector objects created"),
+    # a vector left undestroyed when a loop of arithmetic is slow (valgrind): valgrind also counts
+    # 16 of its bytes lost
+    "watched_cpu_skip_destroy": ("valgrind", "Vector objects left undestroyed"),
+    # a vector leaked wherever neither valgrind's allocator nor slow PETSc allocations show: in the
+    # timing runs, whose memory nothing else looks at
+    "unwatched_leak": ("timing", "Vector objects left undestroyed"),
+}
+
+
+@pytest.fixture(scope="module")
+def watched_campaign(tmp_path_factory):
+    """The tricks, their controls and the rosenbrock reference, with valgrind and -malloc_debug
+    (the sandbox as the local site has it)."""
+    if not bwrap_works()[0] or valgrind_path() is None:
+        pytest.skip("needs bubblewrap and valgrind")
+    import subprocess
+    import sys
+
+    from hpcbench.score.scoring import contexts
+    from hpcbench.store import read_campaign
+    from tests.adversarial.tree import CONTROL, plant_decoys, write_tree
+    from tests.conftest import profile_file
+
+    base = tmp_path_factory.mktemp("watched")
+    write_tree(base / "tree", plant_decoys(base / "decoys"),
+               [n for t in WATCHED_TRICKS for n in (t, CONTROL + t)])
+    watched = profile_file("watched", valgrind="every", malloc_debug=True, timing_repeats=1)
+    out = base / "out"
+    exe = Path(sys.executable).parent / "hpcbench"
+    proc = subprocess.run([str(exe), "run", "--profile", str(watched), "--agent", "reference", "--submissions",
+                           str(base / "tree"), "--problems", "rosenbrock", "--out", str(out)],
+                          capture_output=True, text=True, timeout=1800)
+    assert (out / "campaign.h5").is_file(), proc.stdout[-2000:] + proc.stderr[-3000:]
+    return {s.meta.agent: ctx for s, ctx in contexts(read_campaign(out / "campaign.h5"))}
+
+
+def _memory_gate(ctx):
+    from hpcbench.evaluators.gates.memory_safety import MemorySafety
+
+    return MemorySafety().evaluate(ctx)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("trick", sorted(WATCHED_TRICKS))
+def test_a_program_that_behaves_differently_when_watched_fails_the_memory_gate_and_its_control_passes(
+        watched_campaign, trick):
+    kind, what = WATCHED_TRICKS[trick]
+    res = _memory_gate(watched_campaign[f"adv-{trick.replace('_', '-')}"])
+    assert not res.passed and "behaves differently when observed" in res.rationale, res.rationale
+    found = res.evidence["watched_runs_differences"]
+    mine = [d for d in found if d["run"].startswith(kind) and d["what"] == what]
+    assert mine and all(d["base"] == "instrumented run 0" and d["allowed"] == 0 for d in mine), found
+    assert all(abs(d["value"] - d["base_value"]) == 1 for d in mine), mine  # the one vector, in numbers
+    assert not any(d["run"].startswith("timing") for d in found) or kind == "timing", found
+
+    control = _memory_gate(watched_campaign[f"adv-control-{trick.replace('_', '-')}"])
+    assert control.passed, control.rationale
+    assert control.evidence["watched_runs_differences"] == [] and "runs counted alike" in control.rationale
+
+
+@pytest.mark.slow
+def test_the_reference_runs_are_counted_alike(watched_campaign):
+    res = _memory_gate(watched_campaign["reference"])
+    assert res.passed and res.evidence["watched_runs_differences"] == [], res.rationale
+    runs = watched_campaign["reference"].record.runs
+    # every instrumented, timing and valgrind run has its counts, and they are the instrumented run's
+    counted = [r for r in runs if r.kind in ("instrumented", "timing", "valgrind")]
+    assert counted and all(r.log_counts is not None and r.log_counts.events.get("TaoSolve") == 1 for r in counted)
