@@ -134,8 +134,14 @@ def test_the_text_summary_gives_objects_by_class_and_calls_by_event_summed_over_
 def test_a_summary_cut_short_or_not_petscs_is_named_and_a_flood_of_names_is_bounded():
     from hpcbench.jobs.log_summary import MAX_NAMES, parse_log_summary
 
-    cut = parse_log_summary(SUMMARY.split("Object Type")[0].encode(), "log_view.txt")
-    assert cut.parse_error.startswith("log_view.txt: no object table")
+    for cut_at in ("Object Type", "   IS L to G", "====="):
+        cut = parse_log_summary(SUMMARY.split(cut_at)[0].encode(), "log_view.txt")
+        assert cut.parse_error.startswith("log_view.txt: no whole object table"), cut_at
+    # a program that called no event and made no object: an empty summary, not a missing one
+    empty = SUMMARY.split("--- Event Stage 0")[0] + SUMMARY[SUMMARY.index("Object Type"):].split("--- Event")[0] \
+        + "=" * 120 + "\n"
+    nothing = parse_log_summary(empty.encode())
+    assert not nothing.parse_error and (nothing.events, nothing.created) == ({}, {})
     events = "".join(f"ev{i} 1 1.0 1.0e-03 1.0 0.0e+00 0.0 0.0e+00 0.0e+00 0.0e+00 0 0 0 0 0 0 0 0 0 0 0\n"
                      for i in range(MAX_NAMES + 50))
     flood = parse_log_summary(SUMMARY.replace("VecAXPBYCZ ", events + "VecAXPBYCZ ").encode())
