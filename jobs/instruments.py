@@ -7,7 +7,8 @@ One probe per instrument; a run kind is a list of probes (jobs/job.py Runner):
     every run     -skip_petscrc: no petscrc, .petscrc or ~/.petscrc is read (PETSc 3.26
                   src/sys/objects/options.c PetscOptionsInsert: the flag is looked for in argv
                   before any of those files, PetscOptionsProcessPrecedentFlags)
-    LogView       -log_view :<logs>/log_view.xml:ascii_xml (timing, valgrind, instrumented)
+    LogView       -log_view :<logs>/log_view.xml:ascii_xml,:<logs>/log_view.txt (timing, valgrind,
+                  instrumented, perf): the XML tree of times and the text summary of counts
     Malloc        -malloc_debug -malloc_dump true -malloc_view <logs>/malloc_view -options_left
                   (instrumented; -malloc_debug unless the site turns it off, Site.malloc_debug)
     Valgrind      memcheck, one XML report per rank in <logs> (valgrind)
@@ -23,6 +24,7 @@ import os
 import re
 from pathlib import Path
 
+from hpcbench.jobs.log_summary import SUMMARY_MAX_BYTES, parse_log_summary
 from hpcbench.jobs.logview import MAX_BYTES as LOG_VIEW_MAX_BYTES
 from hpcbench.jobs.logview import parse_log_view, parse_options_left
 from hpcbench.jobs.malloc_dump import parse_malloc_dump
@@ -90,14 +92,27 @@ def _held_problem(held: HeldFile, what: str) -> str:
 
 
 class LogViewProbe(Probe):
+    """-log_view with two viewers (PETSc takes up to four, comma-separated: plog.c
+    PetscLogViewFromOptions): the nested XML tree of times (jobs/logview.py) and the text
+    summary with the objects by class and the calls by event (jobs/log_summary.py). One
+    option, the same in every run, so no run can be told from another by it."""
+
     name = "log_view"
     FILE = "log_view.xml"
+    SUMMARY = "log_view.txt"
+    SUMMARY_CHECK = "log_summary"
+
+    with_summary = True
 
     def options(self, logs: Path) -> list[str]:
-        return ["-log_view", f":{logs / self.FILE}:ascii_xml"]
+        xml = f":{logs / self.FILE}:ascii_xml"
+        # PETSc splits the value at commas: a log folder named with one gets the XML alone
+        self.with_summary = "," not in str(logs)
+        return ["-log_view", f"{xml},:{logs / self.SUMMARY}" if self.with_summary else xml]
 
     def prepare(self, folders: RunFolders, ranks: int) -> None:
         self.held = HeldFile.create(folders.logs, self.FILE)
+        self.summary = HeldFile.create(folders.logs, self.SUMMARY)
 
     def collect(self, run: RunResult, folders: RunFolders) -> None:
         check = InstrumentCheck(name=self.name)
@@ -113,6 +128,25 @@ class LogViewProbe(Probe):
             self.held.close()
         check.found = int(not check.problem)
         run.instruments.append(check)
+        run.instruments.append(self._summary_check(run, folders))
+
+    def _summary_check(self, run: RunResult, folders: RunFolders) -> InstrumentCheck:
+        check = InstrumentCheck(name=self.SUMMARY_CHECK)
+        try:
+            if not self.with_summary:
+                check.problem = "not asked for: PETSc would split the log folder's name at its comma"
+            else:
+                check.problem = _held_problem(self.summary, f"-log_view text summary ({NOT_FINALIZED})")
+            if not check.problem:
+                counts = parse_log_summary(self.summary.read(SUMMARY_MAX_BYTES), self.SUMMARY)
+                check.problem = counts.parse_error
+                run.log_counts = counts if not counts.parse_error else None
+        except UnsafeFile as e:
+            check.problem = str(e)
+        finally:
+            self.summary.close()
+        check.found = int(not check.problem)
+        return check
 
 
 # PETSc 3.26 reads -malloc_dump twice: as a bool at PetscInitialize (src/sys/objects/init.c:289,

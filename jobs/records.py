@@ -277,6 +277,19 @@ class LogView(Model):
     parse_error: str = ""
 
 
+class LogCounts(Model):
+    """What one run created, destroyed and called, from PETSc's -log_view text summary
+    (jobs/log_summary.py): objects by class on rank 0, calls by event (the most any rank
+    made), each summed over the stages, and the flops of all ranks. Compared between the
+    runs of one case and rank count (evaluators/watched_runs.py)."""
+
+    created: dict[str, int] = {}
+    destroyed: dict[str, int] = {}
+    events: dict[str, int] = {}
+    flops: float | None = None
+    parse_error: str = ""
+
+
 class Leak(Model):
     """A block still allocated at PetscFinalize, from -malloc_dump."""
 
@@ -378,6 +391,8 @@ class RunResult(Model):
     oversubscribed: bool = False
     isolation: str = ""  # the sandbox it ran in: bwrap | apptainer | none
     log_view: LogView | None = None
+    # the text summary beside it (None: not asked for, an older record, or not found whole)
+    log_counts: LogCounts | None = None
     leaks: list[Leak] = []
     malloc_dump_seen: bool = False
     options_left: list[str] = []

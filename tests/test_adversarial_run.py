@@ -48,6 +48,7 @@ DISABLED = ("memory_safety", "instrumentation disabled")
 DUMP = ("memory_safety", "-malloc_dump:")
 VALGRIND = ("memory_safety", "bytes lost from the submission's code")
 REFUSED = ("compilation", "refused before running")
+OBSERVED = ("memory_safety", "behaves differently when observed")
 
 TRICKS: dict[str, Trick] = {
     "cache_in_run_folder": Trick("100 GOLD, execution time 0.003 s (timing runs printed the cached answer)",
@@ -92,6 +93,14 @@ TRICKS: dict[str, Trick] = {
                                    "5379f62)", VALGRIND),
     "detect_in_hpp": Trick("100 GOLD: the scans read .c and .h only (outside review, 5379f62)", None,
                            ("HB405", "HB407")),
+    # Behaving differently when watched (tests/test_watched_runs.py has their controls): not tried on
+    # cf18e6d; "before" is their records scored with the memory gate as it was before the runs'
+    # counts were compared (6889ecc's parent): every other gate and check passed.
+    "watched_extra_vec": Trick("every gate passed: a vector created only under valgrind's allocator, unseen",
+                               OBSERVED),
+    "watched_cpu_skip_destroy": Trick("memory gate failed on valgrind's 16 bytes lost; the vector left "
+                                      "undestroyed when slow was not named", OBSERVED),
+    "unwatched_leak": Trick("every gate passed: a vector leaked in every unwatched run, unseen", OBSERVED),
     "inode_bomb": Trick("91.8 GOLD: 187,503 folders and links, 737 MB under a 256 MB disk limit, unrecorded",
                         ("execution", "inode limit 5000")),
 }

@@ -11,7 +11,14 @@ Nothing the program prints or leaves is taken as a verdict: each run records
 whether PETSc's allocator records, its -log_view report and valgrind's reports
 were found where only hpcbench named them (jobs/instruments.py). One missing in
 the submission's runs but present in the reference's is "instrumentation
-disabled", and the gate fails with the evidence (evaluators/instrumentation.py)."""
+disabled", and the gate fails with the evidence (evaluators/instrumentation.py).
+
+Where being watched cannot be hidden (valgrind's allocator and its slowness, PETSc's debugging
+allocator), the program's behaviour is compared across its runs instead: what PETSc counted
+in every instrumented, timing and valgrind run of a case (objects by class, calls by event,
+flops) must agree with the instrumented run's (evaluators/watched_runs.py). A program that
+creates, destroys or calls differently in some of them "behaves differently when observed",
+and the gate fails naming the runs, the class or event and the numbers."""
 
 from __future__ import annotations
 
@@ -19,6 +26,7 @@ from typing import Any
 
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, register
 from hpcbench.evaluators.instrumentation import blame, missing_instruments, verifiable
+from hpcbench.evaluators.watched_runs import TOLERANCE_RULE, compare_runs
 from hpcbench.jobs.records import VALGRIND_LEAK_KINDS, ValgrindSummary
 
 
@@ -50,6 +58,19 @@ def _valgrind_problems(v: ValgrindSummary, evidence: dict[str, Any]) -> list[str
     return problems
 
 
+def _behaviour_problems(ctx: EvalContext, evidence: dict[str, Any]) -> list[str]:
+    found = compare_runs(ctx.record)
+    evidence.update(watched_runs_compared=f"{found.runs} runs against their case's instrumented run, "
+                                          f"{found.cases} cases and rank counts",
+                    watched_runs_rule=TOLERANCE_RULE,
+                    watched_runs_differences=[d.evidence() for d in found.differences[:20]],
+                    watched_runs_alike=found.runs + found.cases if not found.differences else 0)
+    if not found.differences:
+        return []
+    more = len(found.differences) - 1
+    return [f"behaves differently when observed: {found.differences[0]}" + (f" (and {more} more)" if more else "")]
+
+
 @register
 class MemorySafety(Evaluator):
     name = "memory_safety"
@@ -63,7 +84,7 @@ class MemorySafety(Evaluator):
         disabled, unverified = blame(missing_instruments(ctx.record), missing_instruments(ctx.reference))
         evidence: dict[str, Any] = {"instrumentation_disabled": [str(m) for m in disabled[:10]],
                                     "instrumentation_unverified": [str(m) for m in unverified[:10]]}
-        problems = _leak_problems(ctx, evidence)
+        problems = _leak_problems(ctx, evidence) + _behaviour_problems(ctx, evidence)
         vg = [r for r in ctx.runs("valgrind") if r.valgrind and r.valgrind.ran]
         if vg:
             problems += _valgrind_problems(vg[0].valgrind or ValgrindSummary(), evidence)
@@ -81,4 +102,6 @@ class MemorySafety(Evaluator):
             method += "; instruments unverified" + (f": {unverified[0]}" if unverified else " (an older record)")
         if problems:
             return self.gate(False, "; ".join(problems), confidence=confidence, evidence=evidence)
-        return self.gate(True, f"no leaks or invalid accesses ({method})", confidence=confidence, evidence=evidence)
+        alike = f"; {evidence['watched_runs_alike']} runs counted alike" if evidence.get("watched_runs_alike") else ""
+        return self.gate(True, f"no leaks or invalid accesses ({method}){alike}", confidence=confidence,
+                         evidence=evidence)

@@ -2,7 +2,9 @@
 
 Each trick is one program (`<trick>.c` here, as the submission's main.c) built on the
 honest Rosenbrock solver in rosenbrock.h; `decoy.h` names files planted outside the
-campaign that no part of it may ever read. Write the tree by hand to try the tricks on
+campaign that no part of it may ever read. A trick's control (`controls/<trick>.c`, named
+`control_<trick>`) does what the trick does without the trick: it must pass where the trick
+fails (tests/test_watched_runs.py). Write the tree by hand to try the tricks on
 another checkout:
 
     python -m tests.adversarial.tree OUT_TREE DECOY_FOLDER
@@ -17,15 +19,26 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 PROBLEM = "rosenbrock"
 CANARY = "canary-outside-7c41"
+CONTROL = "control_"
 # Submission arguments of the tricks that need them (the rest ask for none).
 ARGS = {"prefix_args": ["-prefix_push", "x_"]}
 # Files of this folder a trick's main.c includes besides rosenbrock.h and decoy.h.
 EXTRA_FILES = {"detect_in_hpp": ["watch.hpp"], **{t: ["logview_path.h"] for t in
-                                                   ("symlink_logs", "fifo_logs", "huge_xml", "valgrind_detect_argv")}}
+                                                   ("symlink_logs", "fifo_logs", "huge_xml", "valgrind_detect_argv")},
+               **{n: ["watch_signs.h"] for t in ("watched_extra_vec", "watched_cpu_skip_destroy", "unwatched_leak")
+                  for n in (t, f"{CONTROL}{t}")}}
 
 
 def tricks() -> list[str]:
     return sorted(p.stem for p in HERE.glob("*.c"))
+
+
+def controls() -> list[str]:
+    return sorted(CONTROL + p.stem for p in (HERE / "controls").glob("*.c"))
+
+
+def _source(name: str) -> Path:
+    return HERE / "controls" / f"{name.removeprefix(CONTROL)}.c" if name.startswith(CONTROL) else HERE / f"{name}.c"
 
 
 def plant_decoys(folder: Path) -> dict[str, Path]:
@@ -44,12 +57,13 @@ def plant_decoys(folder: Path) -> dict[str, Path]:
 
 
 def write_tree(dest: Path, decoys: dict[str, Path], names: list[str] | None = None, agent: str = "adv") -> None:
-    """One submission per trick: <dest>/<agent>-<trick>/rosenbrock/1/."""
+    """One submission per trick (by default; or per name given, controls among them):
+    <dest>/<agent>-<trick>/rosenbrock/1/."""
     decoy_h = "".join(f'#define {k} "{v}"\n' for k, v in decoys.items())
     for name in names or tricks():
         d = dest / f"{agent}-{name.replace('_', '-')}" / PROBLEM / "1"
         d.mkdir(parents=True, exist_ok=True)
-        (d / "main.c").write_text((HERE / f"{name}.c").read_text())
+        (d / "main.c").write_text(_source(name).read_text())
         (d / "rosenbrock.h").write_text((HERE / "rosenbrock.h").read_text())
         (d / "decoy.h").write_text(decoy_h)
         for extra in EXTRA_FILES.get(name, []):
