@@ -3,7 +3,7 @@ campaigns whose truth is known, drawn through the production entry point
 (hpcbench.stats.analysis.analyse_uncertainty, what scoring stores and the report shows).
 
     .venv/bin/python bench/stats_coverage.py [--campaigns 200] [--seed 1] [--resamples 2000]
-        [--models beta,mixed,extremes,weak] [--sizes 6x1,6x5,12x3,18x1,18x5]
+        [--models beta,mixed,extremes,weak,rare] [--sizes 6x1,6x5,12x3,18x1,18x5]
 
 A problem j has a base chance p_j that an attempt passes, drawn from the model's
 difficulty distribution; agent a passes it with q_aj = logistic(logit(p_j) + s_a + g_aj),
@@ -15,6 +15,8 @@ with chance q_aj; its composite is 100 when it passes, else partial credit 50 x 
     mixed      half Beta(8, 2), half Beta(2, 8) (easy and hard problems)
     extremes   half Beta(1, 30), half Beta(30, 1) (near 0 and near 1)
     weak       p_j ~ Beta(0.6, 9.4): every agent passes 6% of attempts
+    rare       a quarter Beta(30, 1), the rest Beta(1, 30): the easy kind unseen in 18% of
+               6-problem campaigns
 
 Columns, per model and size (P problems x n attempts per agent and problem):
 
@@ -23,10 +25,13 @@ Columns, per model and size (P problems x n attempts per agent and problem):
     pwidth       mean width of the pass-rate interval
     FWER         share of campaigns of 8 identical agents (28 pairs) that call some pair
                  "established"
-    MDD          median minimum detectable difference reported by 2-agent campaigns of
-                 identical agents (80% power, composite points)
-    power        share of 2-agent campaigns with a true gap of that MDD in which the better
-                 agent is established above (nominal 80%)
+    gap, MDD     2-agent campaigns: starting from the median minimum detectable difference
+                 (80% power, composite points) that campaigns of identical agents report,
+                 campaigns with that true gap are drawn, and the next gap is halfway to their
+                 median reported MDD, until the two agree within 5% (at most 4 rounds): `gap`
+                 is the true gap of the last round, `MDD` what its campaigns reported
+    power        share of those campaigns in which the better agent is established above
+                 (nominal 80% where MDD = gap)
 
 The same script runs on any version of hpcbench (it calls analyse_uncertainty only); the
 before/after tables in docs/report.md are its output on the two versions at the same settings."""
@@ -51,6 +56,7 @@ MODELS: dict[str, Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]] 
     "extremes": lambda rng, shape: np.where(rng.random(shape) < 0.5, rng.beta(1, 30, shape),
                                             rng.beta(30, 1, shape)),
     "weak": lambda rng, shape: rng.beta(0.6, 9.4, shape),
+    "rare": lambda rng, shape: np.where(rng.random(shape) < 0.25, rng.beta(30, 1, shape), rng.beta(1, 30, shape)),
 }
 
 
@@ -124,6 +130,7 @@ class Row:
     passed: float
     pass_width: float
     fwer: float
+    gap: float | None
     mdd: float | None
     power: float | None
 
@@ -144,37 +151,48 @@ def measure(model: str, p: int, n: int, campaigns: int, settings: Settings, rng:
             if e["pass"].get("low") is not None:
                 width.append(e["pass"]["high"] - e["pass"]["low"])
         fw += established_any(doc)
-    mdds = []
-    q2 = chances(model, np.zeros(2), campaigns, p, rng)
+    start = reported_mdd(model, 0.0, p, n, campaigns, settings, rng)[0]
+    gap, mdd, power = None, None, None
+    target = start
+    for _ in range(4):  # a gap that campaigns at that gap report as their MDD (damped fixed point)
+        s = shift_for(model, target, rng) if target is not None else None
+        if s is None:
+            break
+        gap = target
+        mdd, power = reported_mdd(model, s, p, n, campaigns, settings, rng)
+        if mdd is None or abs(mdd - gap) < 0.05 * gap:
+            break
+        target = (gap + mdd) / 2
+    return Row(model, p, n, cov_c / (AGENTS * campaigns), cov_p / (AGENTS * campaigns),
+               float(np.mean(width)) if width else float("nan"), fw / campaigns, gap, mdd, power)
+
+
+def reported_mdd(model: str, shift: float, p: int, n: int, campaigns: int, settings: Settings,
+                 rng: np.random.Generator) -> tuple[float | None, float]:
+    """(median MDD reported, share of campaigns establishing agent0 above agent1) over 2-agent
+    campaigns whose agents are `shift` apart on the logit scale."""
+    q = chances(model, np.array([shift / 2, -shift / 2]), campaigns, p, rng)
+    mdds, found = [], 0
     for i in range(campaigns):
-        d = (analyse_uncertainty(campaign(q2[i], n, rng).attempts, settings, "bench", [])["power"] or {}).get(
-            "detectable")
+        doc = analyse_uncertainty(campaign(q[i], n, rng).attempts, settings, "bench", [])
+        d = (doc["power"] or {}).get("detectable")
         if d:
             mdds.append(d["difference"])
-    mdd = float(np.median(mdds)) if mdds else None
-    power = None
-    s = shift_for(model, mdd, rng) if mdd is not None else None
-    if s is not None:
-        q = chances(model, np.array([s / 2, -s / 2]), campaigns, p, rng)
-        found = 0
-        for i in range(campaigns):
-            doc = analyse_uncertainty(campaign(q[i], n, rng).attempts, settings, "bench", [])
-            found += doc["pairs"][0]["established"] == 1  # agent0 (the better) above agent1
-        power = found / campaigns
-    return Row(model, p, n, cov_c / (AGENTS * campaigns), cov_p / (AGENTS * campaigns),
-               float(np.mean(width)) if width else float("nan"), fw / campaigns, mdd, power)
+        found += doc["pairs"][0]["established"] == 1
+    return (float(np.median(mdds)) if mdds else None), found / campaigns
 
 
 def header() -> str:
     return (f"| {'model':8s} | {'P':>2s} | {'n':>1s} | {'comp':>5s} | {'pass':>5s} | {'pwidth':>6s} | {'FWER':>5s} | "
-            f"{'MDD':>5s} | {'power':>5s} |\n|---|---|---|---|---|---|---|---|---|")
+            f"{'gap':>5s} | {'MDD':>5s} | {'power':>5s} |\n|---|---|---|---|---|---|---|---|---|---|")
 
 
 def line(r: Row) -> str:
+    gap = "—" if r.gap is None or r.mdd is None else f"{r.gap:.1f}"
     mdd = "—" if r.mdd is None else f"{r.mdd:.1f}"
-    pw = "—" if r.power is None else f"{r.power:.3f}"
+    pw = "—" if r.power is None or r.mdd is None else f"{r.power:.3f}"
     return (f"| {r.model:8s} | {r.problems:2d} | {r.attempts:1d} | {r.composite:.3f} | {r.passed:.3f} | "
-            f"{r.pass_width:6.3f} | {r.fwer:.3f} | {mdd:>5s} | {pw:>5s} |")
+            f"{r.pass_width:6.3f} | {r.fwer:.3f} | {gap:>5s} | {mdd:>5s} | {pw:>5s} |")
 
 
 def run(models: list[str], sizes: list[tuple[int, int]], campaigns: int, seed: int,

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from hpcbench.stats import judge_noise, passk, power
 from hpcbench.stats.intervals import (
+    THESE,
     TOO_FEW,
     Interval,
     Settings,
@@ -86,9 +87,17 @@ def agent_interval(mine: Sequence[Attempt], agent: str, measure: str, settings: 
     out = iv.as_dict()
     if measure == COMPOSITE:
         probs = sorted(c)
-        total = judge_noise.interval_variance(c, probs, iv.scope) if iv.scope != TOO_FEW else None
+        total = judge_noise.interval_variance(c, probs, spread_kind(iv, c))
         out["judge_share"] = judge_noise.share(judge_noise.judge_variance(samples(mine), probs), total)
     return out
+
+
+def spread_kind(iv: Interval, c: Mapping[str, Sequence[float]]) -> str:
+    """Which variance the judge's share is of: the interval's, or with too few problems for one,
+    the spread of the mean over these problems' attempts (still the judge's share of what varies)."""
+    if iv.scope != TOO_FEW:
+        return iv.scope
+    return THESE if c and all(len(v) >= 2 for v in c.values()) else TOO_FEW
 
 
 def pair_interval(mine_a: Sequence[Attempt], mine_b: Sequence[Attempt], a: str, b: str,
