@@ -231,7 +231,12 @@ class StatsView:
         try:
             got = power.detectable(comp, comp.problems, max(1, comp.attempts), self.settings, pairs=pairs)
         except ValueError as e:
-            return lines + [f"  cannot say: {e}"]
+            lines.append(f"  cannot say: {e}")
+            if not self.stored:
+                return lines
+            stored = self.stored_item(["power"])
+            return lines + ["", "derived again, stored: match" if stored is None else
+                            f"MISMATCH: difference derived none, stored {stored.get('difference')!r}"]
         formula = ("(2 s_g^2 + 2 s_w^2 / n) / P" if comp.within is not None else "var(differences) / P")
         lines += [f"  standard error of two level agents = sqrt({formula}) = {got['level_standard_error']:.4f}",
                   f"  x sqrt(spread at the gap / spread level = {got['spread_factor']:.3f}) (pass rate "
