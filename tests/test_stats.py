@@ -302,3 +302,20 @@ def test_no_detectable_difference_from_attempts_that_never_differ():
     one = power.components({"a": {"p": [0.0, 10.0]}, "b": {"q": [5.0]}})
     with pytest.raises(ValueError, match="unknown"):
         power.detectable(one, 3, 2, Settings())
+
+
+def test_the_report_names_the_problems_left_out_and_the_missing_attempts():
+    from types import SimpleNamespace
+
+    from hpcbench.report.uncertainty import problems_lines
+
+    hard = [Attempt(a, f"p{j}", str(i), 90.0 - 15 * j, False) for a in "AB" for j in range(5) for i in range(2)
+            if not (a == "A" and j >= 3)]
+    text = "\n".join(problems_lines(SimpleNamespace(stats=analyse_uncertainty(hard, FAST, "s", []))))
+    assert "over the 3 problems every listed agent attempted; left out: p3, p4." in text
+    assert "| `A` | 4 | p3, p4 | 0.12 ⚠ |" in text and "⚠ A: 4 attempts missing, mostly on hard problems" in text
+    # disjoint problem sets: nothing common, and the report says the means are not compared
+    apart = [Attempt("A", "p0", "1", 50.0, False), Attempt("B", "p1", "1", 60.0, False)]
+    doc = analyse_uncertainty(apart, FAST, "s", [])
+    assert doc["problems"]["common"] == [] and doc["problems"]["warnings"] == []
+    assert "No problem was attempted by every listed agent" in "\n".join(problems_lines(SimpleNamespace(stats=doc)))

@@ -447,7 +447,8 @@ def explain_aggregate(path: str, sc: Scoring, leaves: list[dict]) -> list[str]:
                      f"  gates {'pass' if o['gates_passed'] else 'FAIL ' + o['failed_gate']}"
                      + ("  partial" if o["partial"] else ""))
     parts = path.strip("/").split("/")
-    common = _common_problems(sc.rows) if len(parts) == 3 else None
+    # empty: no problem every agent attempted, and each agent's mean is over its own (stats.analysis)
+    common = (_common_problems(sc.rows) or None) if len(parts) == 3 else None
     if comps:
         kept = [o for o in rows if common is None or o["problem"] in common]
         per = _by_problem(kept, lambda o: o["composite"])

@@ -95,10 +95,15 @@ def problems_lines(rep: Report) -> list[str]:
     if not pr:
         return []
     common, left = pr.get("common") or [], pr.get("left_out") or []
-    lines = ["### Problems measured", "",
-             f"Every agent's mean, interval, rank and pass@k are over the {len(common)} problem"
-             f"{'s' * (len(common) != 1)} every listed agent attempted"
-             + (f"; left out: {', '.join(md_cell(p) for p in left)}." if left else " (none left out).")]
+    if common:
+        head = (f"Every agent's mean, interval, rank and pass@k are over the {len(common)} problem"
+                f"{'s' * (len(common) != 1)} every listed agent attempted"
+                + (f"; left out: {', '.join(md_cell(p) for p in left)}." if left else " (none left out)."))
+    else:
+        head = ("No problem was attempted by every listed agent: each agent's mean and interval are over its own "
+                "problems, which differ, so the leaderboard's order of means is not a comparison; each pair's "
+                "difference is over the problems both attempted.")
+    lines = ["### Problems measured", "", head]
     missing = pr.get("agents") or {}
     if missing:
         lines += ["", "| agent | missing attempts | not attempted | difficulty rank of the missing (0 hardest) |",

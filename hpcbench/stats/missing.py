@@ -65,7 +65,7 @@ def missing_attempts(cells: Mapping[str, Mapping[str, Sequence[float]]], common:
             total = sum(n for n, _ in weighted)
             entry["hard_rank"] = sum(n * r for n, r in weighted) / total
             entry["hard"] = total >= MIN_MISSING and entry["hard_rank"] < HARD_RANK
-        if entry["hard"]:
+        if entry["hard"] and common:  # with nothing common no mean is compared: nothing to flatter
             out["warnings"].append(
                 f"{agent}: {entry['missing']} attempt{'s' * (entry['missing'] != 1)} missing, mostly on hard problems "
                 f"(mean difficulty rank {entry['hard_rank']:.2f}, 0 = hardest): not missing at random; its means over "
