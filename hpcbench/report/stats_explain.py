@@ -54,11 +54,20 @@ class StatsView:
         self.sid = scoring.sid
         self.doc = uncertainty.load_uncertainty(root, scoring.sid, scoring.rows)
         self.stored = self.doc.get("stored", False)
+        # a document stored before one estimand and Holm (its method names neither): derived now by
+        # the current method, which need not give what the bootstrap then drew
+        self.earlier = self.stored and "Holm" not in str(self.doc.get("settings", {}).get("method", ""))
         self.settings: Settings = uncertainty.settings_of(self.doc)
         self.all_groups = analysis.by_agent(uncertainty.attempts_from_rows(scoring.rows))
         # every agent on the problems every agent attempted, as analyse_uncertainty measures them
         self.groups, self.common = analysis.common_groups(self.all_groups)
         self.categories = list(scoring.weights) or []
+
+    def verdict(self, derived: dict, stored: dict | None, keys: Sequence[str]) -> str:
+        if self.earlier:
+            return ("stored by an earlier method (a bootstrap; orders without a correction for the number of pairs): "
+                    "derived now by the current one, not compared; score again to store it")
+        return verdict(derived, stored, keys)
 
     def children(self, rest: list[str]) -> list[str] | None:
         """Names below a path (None: no such path)."""
@@ -148,7 +157,7 @@ class StatsView:
         if got.get("judge_share") is not None:
             lines.append(f"judge share of the interval's variance: {got['judge_share']:.3f} "
                          "(hpcbench.stats.judge_noise; the rest: attempts and problems)")
-        return lines + ["", verdict(got, self.stored_item(["agents", *more]),
+        return lines + ["", self.verdict(got, self.stored_item(["agents", *more]),
                                     ["estimate", "low", "high", "scope", "standard_error",
                                                                    "judge_share"])]
 
@@ -170,7 +179,7 @@ class StatsView:
                          f"over all pairs: /stats/{self.sid}/ranks/{a}")
         lines.append("order alone (one planned comparison): "
                      + {1: f"{a} above {b}", -1: f"{b} above {a}", 0: "not established"}[established(iv)])
-        return lines + ["", verdict(got, self.stored_item(["pairs", a, b]),
+        return lines + ["", self.verdict(got, self.stored_item(["pairs", a, b]),
                                     ["estimate", "low", "high", "scope", "standard_error"])]
 
     def rank(self, more: list[str]) -> list[str]:
@@ -193,7 +202,7 @@ class StatsView:
         best, worst = rank_ranges(agents, order)[agent]
         got = {"best": best, "worst": worst, "label": label(best, worst)}
         lines.append(f"rank {got['label']}")
-        return lines + ["", verdict(got, self.stored_item(["ranks", agent]), ["best", "worst"])]
+        return lines + ["", self.verdict(got, self.stored_item(["ranks", agent]), ["best", "worst"])]
 
     def pass_at_k(self, more: list[str]) -> list[str]:
         agent = more[0]
@@ -208,7 +217,7 @@ class StatsView:
             lines += [f"  k={t['k']}: {t['value']:.4f} [{_fmt(t['low'])}, {_fmt(t['high'])}] over {t['problems']} "
                       "problem(s)" for t in table]
             stored = self.stored_item(["pass_at_k", agent])
-            return lines + ["", verdict({"table": table}, stored, ["table"])]
+            return lines + ["", self.verdict({"table": table}, stored, ["table"])]
         rows = [r for r in analysis.pass_at_k_rows(self.all_groups[agent], agent, self.sid) if r["problem"] == more[1]]
         if not rows:
             raise LookupError(f"/stats/{self.sid}/pass_at_k/{agent}: no problem {more[1]!r}")
@@ -245,7 +254,7 @@ class StatsView:
                   f"  level 5% / {pairs} pair(s) = {1 - got['pair_level']:.4g} two-sided (Holm's first step)",
                   f"  (t_(1-a/2) + t_(power)) with {got['df']} df = {got['multiplier']:.4f}",
                   f"  detectable difference = {got['difference']:.3f} composite points"]
-        return lines + ["", verdict(got, self.stored_item(["power"]), ["difference", "standard_error", "df"])]
+        return lines + ["", self.verdict(got, self.stored_item(["power"]), ["difference", "standard_error", "df"])]
 
 
 def _cells_lines(cells: dict[str, list[float]]) -> list[str]:
