@@ -232,6 +232,17 @@ def test_missing_attempts_leaderboard_means_and_paired_differences_agree():
     assert any(w.startswith("A:") and "hard problems" in w for w in pr["warnings"])
     assert not pr["agents"]["C"]["hard"]  # C missed the easiest problem: no warning
     assert not any(w.startswith("C:") for w in pr["warnings"])
+    # the leaderboard the report prints: ordered by those means, B above A, its own-problem mean kept aside
+    from types import SimpleNamespace
+
+    from hpcbench.report.data import leaderboard
+
+    rows = [{"agent": x.agent, "problem": x.problem, "composite": x.composite, "categories": {}, "gates_passed": True,
+             "partial": False, "left_out": []} for x in att]
+    board = leaderboard(SimpleNamespace(scored=rows, stats=doc, sid="s", categories=[], explain=lambda p: p))
+    assert [r["agent"] for r in board].index("B") < [r["agent"] for r in board].index("A")
+    assert {r["agent"]: r["composite_mean"] for r in board} == pytest.approx(means)
+    assert next(r for r in board if r["agent"] == "A")["composite_mean_own"] == pytest.approx(own["A"])
     # pass@k over the same problems for every agent
     assert {t["problems"] for e in doc["agents"].values() for t in e["pass_at_k"]} == {3}
 
