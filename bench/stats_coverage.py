@@ -1,132 +1,226 @@
-"""Coverage of the leaderboard's 95% intervals (hpcbench.stats) on synthetic campaigns
-whose truth is known: how often the interval holds it, for an agent's mean and for the
-paired difference of two agents, against the alternatives the choice was made over.
+"""The leaderboard's statistics under the conditions a leaderboard meets, on synthetic
+campaigns whose truth is known, drawn through the production entry point
+(hpcbench.stats.analysis.analyse_uncertainty, what scoring stores and the report shows).
 
-    .venv/bin/python bench/stats_coverage.py [--campaigns 2000] [--resamples 4000] [--seed 1]
-        [--models normal,problems,pass/fail] [--sizes 1x6,6x3,10x3]
+    .venv/bin/python bench/stats_coverage.py [--campaigns 200] [--seed 1] [--resamples 2000]
+        [--models beta,mixed,extremes,weak,rare] [--sizes 6x1,6x5,12x3,18x1,18x5]
 
-Campaigns: two agents (true means 60 and 55) on P problems with n attempts each.
-`normal`: score = mean + problem effect (sd 10) + agent-by-problem (sd 5) + attempt (sd 20);
-`problems`: the same with sd 10 / 10 / 5 (problems vary more than attempts);
-`pass/fail`: each attempt right (100) or wrong (50), P(right) = logistic of a latent like the
-above on the logit scale, the way composites of real attempts split. Methods:
-`chosen` = the shipped one (P >= 6: problems drawn, each keeping its attempts, estimate +-
-t(P-1) x the bootstrap standard error x sqrt(P/(P-1)); below 6: attempts drawn within fixed
-problems, percentile); `two-stage` = problems then attempts both drawn with replacement,
-percentile; `cluster-pct` = problems drawn, plain percentile; `expanded-pct` = the same at
-Hesterberg's expanded levels; `t` = Student t on problem means. Below 6 problems the truth is
-the mean on these problems (what that interval claims); from 6 up, on problems like these."""
+A problem j has a base chance p_j that an attempt passes, drawn from the model's
+difficulty distribution; agent a passes it with q_aj = logistic(logit(p_j) + s_a + g_aj),
+g_aj ~ N(0, 0.5^2) (an agent suits some problems better than others). An attempt passes
+with chance q_aj; its composite is 100 when it passes, else partial credit 50 x Beta(2, 2)
+(mean 25), so the true mean composite is 25 + 75 E[q]. Difficulty models:
+
+    beta       p_j ~ Beta(2, 2)
+    mixed      half Beta(8, 2), half Beta(2, 8) (easy and hard problems)
+    extremes   half Beta(1, 30), half Beta(30, 1) (near 0 and near 1)
+    weak       p_j ~ Beta(0.6, 9.4): every agent passes 6% of attempts
+    rare       a quarter Beta(30, 1), the rest Beta(1, 30): the easy kind unseen in 18% of
+               6-problem campaigns
+
+Columns, per model and size (P problems x n attempts per agent and problem):
+
+    comp, pass   coverage of each agent's 95% interval of its mean composite and of its pass
+                 rate (the truth: problems like these), over 8 agents x campaigns
+    pwidth       mean width of the pass-rate interval
+    FWER         share of campaigns of 8 identical agents (28 pairs) that call some pair
+                 "established"
+    gap, MDD     2-agent campaigns: starting from the median minimum detectable difference
+                 (80% power, composite points) that campaigns of identical agents report,
+                 campaigns with that true gap are drawn, and the next gap is halfway to their
+                 median reported MDD, until the two agree within 5% (at most 4 rounds): `gap`
+                 is the true gap of the last round, `MDD` what its campaigns reported
+    power        share of those campaigns in which the better agent is established above
+                 (nominal 80% where MDD = gap)
+
+The same script runs on any version of hpcbench (it calls analyse_uncertainty only); the
+before/after tables in docs/report.md are its output on the two versions at the same settings."""
 
 from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
-from hpcbench.stats import intervals
-from hpcbench.stats.intervals import PROBLEMS, THESE, Settings
+from hpcbench.stats.analysis import Attempt, analyse_uncertainty
+from hpcbench.stats.intervals import Settings
 
-MU = np.array([60.0, 55.0])
-MODELS = {"normal": (10.0, 5.0, 20.0), "problems": (10.0, 10.0, 5.0), "pass/fail": (0.8, 0.5, 0.0)}
-
-
-def campaigns(model: str, c: int, p: int, n: int,
-              rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(values (c, 2, p, n), truth over problems like these (2,), truth on these problems (c, 2))."""
-    sb, sg, se = MODELS[model]
-    b = rng.normal(0, sb, (c, 1, p, 1))
-    g = rng.normal(0, sg, (c, 2, p, 1))
-    if model != "pass/fail":
-        lat = MU[None, :, None, None] + b + g
-        return lat + rng.normal(0, se, (c, 2, p, n)), MU.copy(), lat[..., 0].mean(axis=2)
-    logit = np.log(MU / (100 - MU))[None, :, None, None] / 1.5 + b + g  # P(right) near 0.6 and 0.55
-    pr = 1 / (1 + np.exp(-logit))
-    vals = np.where(rng.random((c, 2, p, n)) < pr, 100.0, 50.0)
-    big = rng.normal(0, 1, (400_000, 2))
-    lat_pop = np.log(MU / (100 - MU))[None, :] / 1.5 + sb * big[:, :1] + sg * big
-    truth = 50 + 50 / (1 + np.exp(-lat_pop))
-    return vals, truth.mean(axis=0), 50 + 50 * pr[..., 0].mean(axis=2)
+SPREAD = 0.5  # sd of the agent-by-problem effect on the logit scale
+AGENTS = 8
+MODELS: dict[str, Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]] = {
+    "beta": lambda rng, shape: rng.beta(2, 2, shape),
+    "mixed": lambda rng, shape: np.where(rng.random(shape) < 0.5, rng.beta(8, 2, shape), rng.beta(2, 8, shape)),
+    "extremes": lambda rng, shape: np.where(rng.random(shape) < 0.5, rng.beta(1, 30, shape),
+                                            rng.beta(30, 1, shape)),
+    "weak": lambda rng, shape: rng.beta(0.6, 9.4, shape),
+    "rare": lambda rng, shape: np.where(rng.random(shape) < 0.25, rng.beta(30, 1, shape), rng.beta(1, 30, shape)),
+}
 
 
-def covered(lo: np.ndarray, hi: np.ndarray, truth: np.ndarray) -> float:
-    return float(np.mean((lo <= truth) & (truth <= hi)))
+def logit(p: np.ndarray) -> np.ndarray:
+    p = np.clip(p, 1e-9, 1 - 1e-9)
+    return np.log(p / (1 - p))
 
 
-def chosen(vals: np.ndarray, settings: Settings, rng: np.random.Generator) -> tuple[list, str]:
-    c, _, p, n = vals.shape
-    kind, _ = intervals.scope([n] * p, settings)
-    per = [[vals[:, a, j, :] for j in range(p)] for a in (0, 1)]
-    out = []
-    for a in (0, 1):
-        lo, hi, _ = intervals.mean_bounds(per[a], kind, settings, rng)
-        out.append((lo, hi))
-    lo, hi, _ = intervals.paired_bounds(per[0], per[1], kind, settings, rng)
-    return out + [(lo, hi)], kind
+def chances(model: str, shifts: np.ndarray, c: int, p: int, rng: np.random.Generator) -> np.ndarray:
+    """q (c, agents, p): each agent's chance of passing each problem of each campaign."""
+    base = logit(MODELS[model](rng, (c, 1, p)))
+    return 1 / (1 + np.exp(-(base + shifts[None, :, None] + rng.normal(0, SPREAD, (c, len(shifts), p)))))
 
 
-def alternatives(vals: np.ndarray, settings: Settings, rng: np.random.Generator) -> dict[str, list]:
-    c, _, p, n = vals.shape
-    means = vals.mean(axis=3)  # (c, 2, p)
-    series = [means[:, 0], means[:, 1], means[:, 0] - means[:, 1]]
-    out: dict[str, list] = {"two-stage": [], "cluster-pct": [], "expanded-pct": [], "t": []}
-    expanded = 1 - 2 * float(stats.norm.sf(stats.t.ppf(0.975, p - 1) * np.sqrt(p / (p - 1))))
-    for s in series:
-        for name, level in (("cluster-pct", 0.95), ("expanded-pct", expanded)):
-            ci = stats.bootstrap((s,), np.mean, n_resamples=settings.resamples, vectorized=True, axis=-1,
-                                 method="percentile", confidence_level=level, rng=rng).confidence_interval
-            out[name].append((ci.low, ci.high))
-        m, se = s.mean(axis=1), s.std(axis=1, ddof=1) / np.sqrt(p)
-        q = stats.t.ppf(0.975, p - 1)
-        out["t"].append((m - q * se, m + q * se))
-    b = min(settings.resamples, 2000)
-    two: list[list[np.ndarray]] = [[], []]
-    step = max(1, 20_000_000 // (b * p * n))
-    for lo in range(0, c, step):  # the same problems for both agents, then each agent's attempts
-        idx = rng.integers(0, p, (min(step, c - lo), b, p))
-        for a in (0, 1):
-            chunk = vals[lo:lo + step, a][:, None, :, :]
-            picked = np.take_along_axis(chunk, np.repeat(idx[..., None], n, axis=3), axis=2)
-            att = rng.integers(0, n, picked.shape)
-            two[a].append(np.take_along_axis(picked, att, axis=3).mean(axis=(2, 3)))
-    ta, tb = np.concatenate(two[0]), np.concatenate(two[1])
-    for d in (ta, tb, ta - tb):
-        out["two-stage"].append(tuple(np.quantile(d, [0.025, 0.975], axis=-1)))
-    return out
+def true_pass(model: str, shift: float, rng: np.random.Generator, draws: int = 400_000) -> float:
+    """E[q] over problems like these for an agent of logit shift `shift`."""
+    q = chances(model, np.array([shift]), 1, draws, rng)
+    return float(q.mean())
+
+
+@dataclass
+class Campaign:
+    attempts: list[Attempt]
+    agents: list[str]
+
+
+def campaign(q: np.ndarray, n: int, rng: np.random.Generator) -> Campaign:
+    """One campaign from q (agents, p): n attempts per agent and problem."""
+    a, p = q.shape
+    passed = rng.random((a, p, n)) < q[:, :, None]
+    comp = np.where(passed, 100.0, 50.0 * rng.beta(2, 2, (a, p, n)))
+    names = [f"agent{i}" for i in range(a)]
+    att = [Attempt(names[i], f"p{j:02d}", str(k + 1), float(comp[i, j, k]), bool(passed[i, j, k]))
+           for i in range(a) for j in range(p) for k in range(n)]
+    return Campaign(att, names)
+
+
+def inside(iv: dict, truth: float) -> bool:
+    return iv.get("low") is not None and iv["low"] <= truth <= iv["high"]
+
+
+def established_any(doc: dict) -> bool:
+    return any(p["established"] != 0 for p in doc["pairs"])
+
+
+def shift_for(model: str, gap: float, rng: np.random.Generator) -> float | None:
+    """The logit shift s (agents at +s/2 and -s/2) whose true composite gap is `gap` points."""
+    base = logit(MODELS[model](rng, (200_000,)))
+    g = rng.normal(0, SPREAD, (2, 200_000))
+
+    def diff(s: float) -> float:
+        hi = 1 / (1 + np.exp(-(base + s / 2 + g[0])))
+        lo = 1 / (1 + np.exp(-(base - s / 2 + g[1])))
+        return 75 * float(hi.mean() - lo.mean())
+
+    lo_s, hi_s = 0.0, 20.0
+    if diff(hi_s) < gap:
+        return None
+    for _ in range(50):
+        mid = (lo_s + hi_s) / 2
+        lo_s, hi_s = (mid, hi_s) if diff(mid) < gap else (lo_s, mid)
+    return (lo_s + hi_s) / 2
+
+
+@dataclass
+class Row:
+    model: str
+    problems: int
+    attempts: int
+    composite: float
+    passed: float
+    pass_width: float
+    fwer: float
+    gap: float | None
+    mdd: float | None
+    power: float | None
+
+
+def measure(model: str, p: int, n: int, campaigns: int, settings: Settings, rng: np.random.Generator) -> Row:
+    pass_truth = true_pass(model, 0.0, rng)
+    comp_truth = 25 + 75 * pass_truth
+    cov_c = cov_p = fw = 0
+    width = []
+    q8 = chances(model, np.zeros(AGENTS), campaigns, p, rng)
+    for i in range(campaigns):
+        cp = campaign(q8[i], n, rng)
+        doc = analyse_uncertainty(cp.attempts, settings, "bench", [])
+        for ag in cp.agents:
+            e = doc["agents"][ag]
+            cov_c += inside(e["composite"], comp_truth)
+            cov_p += inside(e["pass"], pass_truth)
+            if e["pass"].get("low") is not None:
+                width.append(e["pass"]["high"] - e["pass"]["low"])
+        fw += established_any(doc)
+    start = reported_mdd(model, 0.0, p, n, campaigns, settings, rng)[0]
+    gap, mdd, power = None, None, None
+    target = start
+    for _ in range(4):  # a gap that campaigns at that gap report as their MDD (damped fixed point)
+        s = shift_for(model, target, rng) if target is not None else None
+        if s is None:
+            break
+        gap = target
+        mdd, power = reported_mdd(model, s, p, n, campaigns, settings, rng)
+        if mdd is None or abs(mdd - gap) < 0.05 * gap:
+            break
+        target = (gap + mdd) / 2
+    return Row(model, p, n, cov_c / (AGENTS * campaigns), cov_p / (AGENTS * campaigns),
+               float(np.mean(width)) if width else float("nan"), fw / campaigns, gap, mdd, power)
+
+
+def reported_mdd(model: str, shift: float, p: int, n: int, campaigns: int, settings: Settings,
+                 rng: np.random.Generator) -> tuple[float | None, float]:
+    """(median MDD reported, share of campaigns establishing agent0 above agent1) over 2-agent
+    campaigns whose agents are `shift` apart on the logit scale."""
+    q = chances(model, np.array([shift / 2, -shift / 2]), campaigns, p, rng)
+    mdds, found = [], 0
+    for i in range(campaigns):
+        doc = analyse_uncertainty(campaign(q[i], n, rng).attempts, settings, "bench", [])
+        d = (doc["power"] or {}).get("detectable")
+        if d:
+            mdds.append(d["difference"])
+        found += doc["pairs"][0]["established"] == 1
+    return (float(np.median(mdds)) if mdds else None), found / campaigns
+
+
+def header() -> str:
+    return (f"| {'model':8s} | {'P':>2s} | {'n':>1s} | {'comp':>5s} | {'pass':>5s} | {'pwidth':>6s} | {'FWER':>5s} | "
+            f"{'gap':>5s} | {'MDD':>5s} | {'power':>5s} |\n|---|---|---|---|---|---|---|---|---|---|")
+
+
+def line(r: Row) -> str:
+    gap = "—" if r.gap is None or r.mdd is None else f"{r.gap:.1f}"
+    mdd = "—" if r.mdd is None else f"{r.mdd:.1f}"
+    pw = "—" if r.power is None or r.mdd is None else f"{r.power:.3f}"
+    return (f"| {r.model:8s} | {r.problems:2d} | {r.attempts:1d} | {r.composite:.3f} | {r.passed:.3f} | "
+            f"{r.pass_width:6.3f} | {r.fwer:.3f} | {gap:>5s} | {mdd:>5s} | {pw:>5s} |")
+
+
+def run(models: list[str], sizes: list[tuple[int, int]], campaigns: int, seed: int,
+        resamples: int, out: Callable[[str], None] = print) -> list[Row]:
+    settings = Settings(resamples=resamples)
+    rows = []
+    out(header())
+    for model in models:
+        for p, n in sizes:
+            rng = np.random.default_rng([seed, p, n, list(MODELS).index(model)])
+            rows.append(measure(model, p, n, campaigns, settings, rng))
+            out(line(rows[-1]))
+    return rows
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--campaigns", type=int, default=2000)
-    ap.add_argument("--resamples", type=int, default=4000)
+    ap.add_argument("--campaigns", type=int, default=200)
+    ap.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (versions that draw them)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--models", default=",".join(MODELS), help="comma-separated: " + ", ".join(MODELS))
-    ap.add_argument("--sizes", default="1x6,1x10,3x6,5x6,6x3,6x6,10x3,20x3,40x3",
-                    help="comma-separated PxN: problems x attempts")
+    ap.add_argument("--sizes", default="6x1,6x5,12x3,18x1,18x5", help="comma-separated PxN: problems x attempts")
     args = ap.parse_args()
-    sizes = [tuple(int(x) for x in s.split("x")) for s in args.sizes.split(",")]
-    settings = Settings(resamples=args.resamples)
-    rng = np.random.default_rng(args.seed)
-    print(f"{args.campaigns} campaigns per row, {args.resamples} resamples; coverage of agent A, agent B, A-B")
-    print(f"{'model':10s} {'P':>3s} {'n':>3s}  {'scope':15s} {'chosen':>20s} {'two-stage':>20s} "
-          f"{'cluster-pct':>20s} {'expanded-pct':>20s} {'t':>20s}")
+    sizes = [(int(a), int(b)) for a, b in (s.split("x") for s in args.sizes.split(","))]
     t0 = time.perf_counter()
-    for model in args.models.split(","):
-        for p, n in sizes:
-            vals, pop, these = campaigns(model, args.campaigns, p, n, rng)
-            iv, kind = chosen(vals, settings, rng)
-            truth = [pop[0], pop[1], pop[0] - pop[1]] if kind == PROBLEMS else [
-                these[:, 0], these[:, 1], these[:, 0] - these[:, 1]]
-            cells = [" ".join(f"{covered(lo, hi, t):.3f}" for (lo, hi), t in zip(iv, truth))]
-            if kind == PROBLEMS:
-                alt = alternatives(vals, settings, rng)
-                cells += [" ".join(f"{covered(lo, hi, t):.3f}" for (lo, hi), t in zip(alt[m], truth))
-                          for m in ("two-stage", "cluster-pct", "expanded-pct", "t")]
-            else:
-                cells += ["-", "-", "-", "-"]
-            label = kind if kind != THESE else "these problems"
-            print(f"{model:10s} {p:3d} {n:3d}  {label:15s} " + " ".join(f"{x:>20s}" for x in cells), flush=True)
+    print(f"{args.campaigns} campaigns per row (8 identical agents for comp/pass/FWER; 2 agents for MDD/power)")
+    run(args.models.split(","), sizes, args.campaigns, args.seed, args.resamples,
+        lambda s: print(s, flush=True))
     print(f"({time.perf_counter() - t0:.0f} s)")
 
 

@@ -1,7 +1,8 @@
 """hpcbench.stats on small cases whose answers are known: pass@k against brute-force
-enumeration, the scope rules (too few to say, these problems only, problems like these),
-paired intervals, rank ranges, the judge's share, the detectable difference and the
-seeded streams that let `explain` draw one interval again."""
+enumeration and over the same problems for every k, the scope rules (too few to say, wide,
+problems like these), bounded intervals that cannot collapse onto 0, paired intervals,
+Holm's orders and rank ranges, the common problems and missing attempts, the judge's share
+and the detectable difference."""
 
 from __future__ import annotations
 
@@ -16,7 +17,16 @@ from hpcbench.score.judge_samples import combine, composites
 from hpcbench.score.verdict import passed_every_check
 from hpcbench.stats import judge_noise, passk, power
 from hpcbench.stats.analysis import Attempt, analyse_uncertainty
-from hpcbench.stats.intervals import PROBLEMS, THESE, TOO_FEW, Settings, mean_interval, paired_interval
+from hpcbench.stats.intervals import (
+    PROBLEMS,
+    THESE,
+    TOO_FEW,
+    Settings,
+    holm,
+    holm_adjusted,
+    mean_interval,
+    paired_interval,
+)
 from hpcbench.stats.ranks import label, rank_ranges
 
 FAST = Settings(resamples=4000)
@@ -37,56 +47,76 @@ def test_pass_at_k_equals_brute_force_enumeration(n):
         assert passk.table(flags) == pytest.approx([brute_pass_at_k(flags, k) for k in range(1, n + 1)])
 
 
-def test_pass_at_k_of_an_agent_averages_problems_with_enough_attempts():
-    got = passk.agent_table({"a": [True, False, False], "b": [False], "c": [True, True]})
-    assert got[0] == {"k": 1, "value": pytest.approx((1 / 3 + 0 + 1) / 3), "problems": 3}
-    assert got[1] == {"k": 2, "value": pytest.approx((brute_pass_at_k([True, False, False], 2) + 1) / 2),
-                      "problems": 2}
-    assert got[2] == {"k": 3, "value": 1.0, "problems": 1}
+def test_pass_at_k_of_an_agent_is_over_every_problem_for_every_k_and_never_falls():
+    """k only up to the fewest attempts on a problem: every k averages the same problems (the old
+    table's pass@3 came from the one problem with 3 attempts, and fell from pass@1 to pass@2)."""
+    cells = {"a": [True, False, False], "b": [False, False], "c": [True, True], "d": [False, True, False]}
+    got = passk.agent_table(cells)
+    assert [t["k"] for t in got] == [1, 2] and all(t["problems"] == 4 for t in got)
+    assert got[0]["value"] == pytest.approx((1 / 3 + 0 + 1 + 1 / 3) / 4)
+    assert got[1]["value"] == pytest.approx((brute_pass_at_k([True, False, False], 2) + 0 + 1
+                                             + brute_pass_at_k([False, True, False], 2)) / 4)
+    assert got[0]["value"] <= got[1]["value"]
+    assert all(t["low"] <= t["value"] <= t["high"] and 0 < t["high"] for t in got)
+    assert [t["k"] for t in passk.agent_table(cells, most_k=1)] == [1]
     with pytest.raises(ValueError, match="1 <= k <= n"):
         passk.pass_at_k(3, 1, 4)
 
 
-def test_scope_follows_the_number_of_problems_and_attempts():
-    one_problem = {"p": [100.0, 50.0, 100.0, 50.0, 100.0]}  # 5 attempts: too few
+def test_scope_follows_the_number_of_problems_only():
+    """One estimand at every size: problems like these from 3 problems up (wide below 6), nothing
+    below; many attempts on one problem never make an interval (a percentile over attempts
+    covered 38-62% of the time)."""
+    one_problem = {"p": [100.0, 50.0, 100.0, 50.0, 100.0, 50.0, 100.0, 50.0]}
     iv = mean_interval(one_problem, FAST, "k")
-    assert iv.scope == TOO_FEW and iv.low is None and "too few to say" in iv.note and iv.estimate == 80.0
-    six = {"p": [100.0, 50.0, 100.0, 50.0, 100.0, 50.0]}
-    iv = mean_interval(six, FAST, "k")
-    assert iv.scope == THESE and iv.low < 75.0 < iv.high and "these problems only" in iv.note
+    assert iv.scope == TOO_FEW and iv.low is None and "too few to say" in iv.note and iv.estimate == 75.0
+    two = {"p": [100.0, 50.0], "q": [60.0] * 10}
+    assert mean_interval(two, FAST, "k").scope == TOO_FEW
+    three = {f"p{i}": [float(10 * i), float(10 * i + 2)] for i in range(3)}
+    iv = mean_interval(three, FAST, "k")
+    assert iv.scope == PROBLEMS and iv.note.startswith("wide") and iv.low < 11.0 < iv.high
     many = {f"p{i}": [float(10 * i)] for i in range(6)}  # one attempt each, six problems
     iv = mean_interval(many, FAST, "k")
-    assert iv.scope == PROBLEMS and iv.low < 25.0 < iv.high and iv.estimate == 25.0
+    assert iv.scope == PROBLEMS and iv.note == "" and iv.low < 25.0 < iv.high and iv.estimate == 25.0
     # every problem counts once, however many attempts it got
     assert mean_interval({"a": [0.0] * 6, "b": [100.0] * 12}, FAST, "k").estimate == 50.0
 
 
-def test_with_six_problems_the_interval_is_students_t_on_the_problem_means():
-    """Problems drawn, each keeping its attempts: the bootstrap's standard error widened by
-    sqrt(P/(P-1)) with t(P-1), which for a mean is the t interval on the problem means."""
+def test_a_difference_gets_students_t_on_the_problems_differences():
     cells = {f"p{i}": [v, v + 4.0] for i, v in enumerate([10.0, 20.0, 30.0, 40.0, 50.0, 60.0])}
-    iv = mean_interval(cells, Settings(resamples=20000), "k")
+    zero = {p: [0.0] for p in cells}
+    iv = paired_interval(cells, zero, FAST, "k")
     means = np.array([12.0, 22, 32, 42, 52, 62])
     half = 2.5706 * np.std(means, ddof=1) / math.sqrt(6)
     assert iv.scope == PROBLEMS and iv.estimate == 37.0
-    assert iv.low == pytest.approx(37 - half, rel=0.02) and iv.high == pytest.approx(37 + half, rel=0.02)
-    assert iv.standard_error == pytest.approx(np.std(means, ddof=0) / math.sqrt(6), rel=0.02)
-    # near the top of the range it is clipped there, never beyond what a composite can be
-    top = {f"p{i}": [v] for i, v in enumerate([100.0, 100.0, 100.0, 100.0, 100.0, 70.0])}
-    iv = mean_interval(top, FAST, "k", (0.0, 100.0))
-    assert iv.high == 100.0 and iv.low < 95.0
+    assert iv.low == pytest.approx(37 - half, rel=1e-4) and iv.high == pytest.approx(37 + half, rel=1e-4)
+    assert iv.standard_error == pytest.approx(np.std(means, ddof=1) / math.sqrt(6))
+    assert iv.p_value == pytest.approx(2 * (1 - __import__("scipy").stats.t.cdf(37 / iv.standard_error, 5)))
 
 
-def test_same_seed_same_interval_and_each_item_draws_its_own_stream():
+def test_a_bounded_measure_never_collapses_onto_its_bound():
+    """An agent that failed every attempt on 6 problems: its pass rate is not [0, 0] (that held a
+    true 6% rate 30% of the time) but [0, h] with h what 6 problems allow; likewise at the top."""
+    zeros = {f"p{i}": [0.0, 0.0, 0.0] for i in range(6)}
+    iv = mean_interval(zeros, FAST, "k", (0.0, 1.0))
+    assert iv.estimate == 0.0 and iv.low == 0.0 and 0.3 < iv.high < 0.8
+    ones = {f"p{i}": [100.0] for i in range(12)}
+    iv = mean_interval(ones, FAST, "k", (0.0, 100.0))
+    assert iv.high == 100.0 and 60.0 < iv.low < 90.0
+    # more problems, a narrower bound: 18 problems of zeros
+    assert mean_interval({f"p{i}": [0.0] for i in range(18)}, FAST, "k", (0.0, 1.0)).high < iv.high / 100 + 0.3
+    # a mixed agent: inside (0, 1), around the estimate, near the t interval where it is symmetric
+    mixed = {f"p{i}": [float(i % 2), float((i // 2) % 2)] for i in range(12)}
+    b = mean_interval(mixed, FAST, "k", (0.0, 1.0))
+    t = paired_interval(mixed, {p: [0.0] for p in mixed}, FAST, "k")
+    assert 0 < b.low < b.estimate < b.high < 1 and b.high - b.low == pytest.approx(t.high - t.low, rel=0.35)
+
+
+def test_adding_an_agent_on_the_same_problems_leaves_an_interval_alone():
     rng = np.random.default_rng(2)
     vals = {f"p{i}": list(rng.normal(50, 10, 2)) for i in range(7)}
-    a, b = mean_interval(vals, FAST, "agent/x/composite"), mean_interval(vals, FAST, "agent/x/composite")
-    assert (a.low, a.high) == (b.low, b.high)
-    c = mean_interval(vals, Settings(seed=1, resamples=4000), "agent/x/composite")
-    assert (a.low, a.high) != (c.low, c.high)
-    # an agent's interval does not depend on which other agents the campaign holds
     att = [Attempt("x", p, str(j), v, True) for p, vs in vals.items() for j, v in enumerate(vs)]
-    more = att + [Attempt("y", "p0", "1", 3.0, False)]
+    more = att + [Attempt("y", p, "1", 3.0, False) for p in vals]
     assert (analyse_uncertainty(att, FAST, "s", [])["agents"]["x"]["composite"]
             == analyse_uncertainty(more, FAST, "s", [])["agents"]["x"]["composite"])
 
@@ -114,24 +144,107 @@ def test_rank_ranges_from_established_pairs():
     assert rank_ranges(agents, {}) == {x: (1, 4) for x in agents}  # nothing established: everyone 1-4
 
 
-def rosenbrock_like(right: int) -> list[Attempt]:
-    return [Attempt(f"{right}of6", "rosenbrock", str(i + 1), 100.0 if i < right else 50.0, i < right)
-            for i in range(6)]
+def test_holm_step_down_by_hand():
+    # m = 4: 0.01 <= 0.05/4; 0.015 <= 0.05/3; 0.03 > 0.05/2 stops; 0.04 not reached
+    assert holm([0.04, 0.01, 0.03, 0.015], 0.05) == [False, True, False, True]
+    assert holm_adjusted([0.04, 0.01, 0.03, 0.015]) == pytest.approx([0.06, 0.04, 0.06, 0.045])
+    assert holm([None, 0.001], 0.05) == [False, True]  # untested pairs neither count nor are rejected
 
 
-def test_three_agents_on_one_problem_are_ranked_only_where_the_data_say_so():
-    doc = analyse_uncertainty(rosenbrock_like(6) + rosenbrock_like(4) + rosenbrock_like(3), Settings(), "s", [])
+def agents_on(problems: int, rights: dict[str, int], attempts: int = 6) -> list[Attempt]:
+    return [Attempt(agent, f"p{j}", str(i + 1), 100.0 if i < right else 50.0, i < right)
+            for agent, right in rights.items() for j in range(problems) for i in range(attempts)]
+
+
+def test_orders_are_holms_over_all_pairs_and_one_pair_alone_keeps_its_own():
+    """Three agents 4 points apart on 6 problems: top above low survives Holm's step-down over
+    the 3 pairs; low vs mid, whose own interval excludes 0 (p 0.027), is established alone but
+    not among all pairs (Holm p 0.054); ranks follow Holm's orders."""
+    rng = np.random.default_rng(1)
+    att = []
+    for agent, mean in (("top", 80.0), ("mid", 76.0), ("low", 72.0)):
+        for j in range(6):
+            att += [Attempt(agent, f"p{j}", str(i), float(mean + 3 * (j % 3) + x), True)
+                    for i, x in enumerate(rng.normal(0, 4, 3))]
+    doc = analyse_uncertainty(att, Settings(), "s", [])
     pairs = {(p["a"], p["b"]): p for p in doc["pairs"]}
-    assert pairs[("3of6", "6of6")]["established"] == -1  # 6/6 above 3/6
-    assert pairs[("3of6", "4of6")]["established"] == 0
+    assert doc["family"] == {"pairs": 3, "method": "holm", "level": 0.95}
+    ps = [p["composite"]["p_value"] for p in doc["pairs"]]
+    assert [p["p_holm"] for p in doc["pairs"]] == pytest.approx(holm_adjusted(ps))
+    assert pairs[("low", "top")]["established"] == -1 and pairs[("low", "top")]["p_holm"] < 0.01
+    low_mid = pairs[("low", "mid")]
+    assert low_mid["composite"]["p_value"] == pytest.approx(0.0268, abs=1e-3) and low_mid["composite"]["high"] < 0
+    assert low_mid["established_alone"] == -1 and low_mid["established"] == 0
     ranks = {a: (v["rank"]["best"], v["rank"]["worst"]) for a, v in doc["agents"].items()}
-    assert ranks["6of6"][1] < ranks["3of6"][1] and ranks["6of6"][0] < ranks["3of6"][0]
-    for a, v in doc["agents"].items():
-        c = v["composite"]
-        assert c["scope"] == THESE and c["low"] <= c["estimate"] <= c["high"], a
-    assert doc["agents"]["3of6"]["pass"]["estimate"] == 0.5
-    assert doc["agents"]["4of6"]["pass_at_k"][1]["value"] == pytest.approx(brute_pass_at_k([True] * 4 + [False] * 2,
-                                                                                             2))
+    assert ranks == {"top": (1, 2), "mid": (1, 3), "low": (2, 3)}
+
+
+def test_eight_identical_agents_rarely_establish_any_order():
+    """The family-wise error over 28 pairs: of 40 campaigns of 8 identical agents (6 problems,
+    3 attempts) at most a few call any pair established (uncorrected: about half did)."""
+    rng = np.random.default_rng(11)
+    hits = alone = 0
+    for _ in range(40):
+        diff = rng.normal(0, 15, 6)
+        att = [Attempt(f"a{k}", f"p{j}", str(i), float(np.clip(50 + diff[j] + rng.normal(0, 5) + rng.normal(0, 15),
+                                                               0, 100)), False)
+               for k in range(8) for j in range(6) for i in range(3)]
+        doc = analyse_uncertainty(att, FAST, "s", [])
+        hits += any(p["established"] for p in doc["pairs"])
+        alone += any(p["established_alone"] for p in doc["pairs"])
+    assert hits <= 5 and alone > hits
+
+
+def test_one_problem_establishes_nothing_however_many_attempts():
+    doc = analyse_uncertainty(agents_on(1, {"6of6": 6, "3of6": 3}), Settings(), "s", [])
+    assert all(p["established"] == 0 and p["established_alone"] == 0 for p in doc["pairs"])
+    assert all(v["composite"]["scope"] == TOO_FEW and v["rank"]["label"] == "1-2" for v in doc["agents"].values())
+
+
+def test_missing_attempts_leaderboard_means_and_paired_differences_agree():
+    """B is better than A on every problem, but A skipped the two hardest: A's mean over its own
+    problems is higher (the old leaderboard put A first); over the common problems the means,
+    their order and the paired difference all say B, and A's missing attempts are named and
+    flagged as falling on hard problems."""
+    hardness = {f"p{j}": 90.0 - 12 * j for j in range(6)}  # p5 hardest
+    att = []
+    for agent, edge in (("A", 0.0), ("B", 5.0)):
+        for p, base in hardness.items():
+            if agent == "A" and p in ("p4", "p5"):
+                continue  # lost to infrastructure errors
+            att += [Attempt(agent, p, str(i), base + edge + d, base + edge + d > 60) for i, d in enumerate((-1, 0, 1))]
+    att += [Attempt("C", p, str(i), base + 1.0 + d, False) for p, base in hardness.items()
+            for i, d in enumerate((-2, 0, 2)) if p != "p0"]
+    own = {a: np.mean([np.mean([x.composite for x in att if x.agent == a and x.problem == p])
+                       for p in {x.problem for x in att if x.agent == a}]) for a in "AB"}
+    assert own["A"] > own["B"]  # the defect: means over different problem sets
+    doc = analyse_uncertainty(att, Settings(), "s", [])
+    pr = doc["problems"]
+    assert pr["common"] == ["p1", "p2", "p3"] and pr["left_out"] == ["p0", "p4", "p5"]
+    means = {a: doc["agents"][a]["composite"]["estimate"] for a in "ABC"}
+    pairs = {(p["a"], p["b"]): p for p in doc["pairs"]}
+    for (a, b), p in pairs.items():
+        assert np.sign(means[a] - means[b]) == np.sign(p["composite"]["estimate"]), (a, b)
+        assert means[a] - means[b] == pytest.approx(p["composite"]["estimate"])
+    assert means["B"] > means["A"] and pairs[("A", "B")]["composite"]["estimate"] == pytest.approx(-5.0)
+    a = pr["agents"]["A"]
+    assert a["not_attempted"] == ["p4", "p5"] and a["missing"] == 6 and a["hard"]
+    assert any(w.startswith("A:") and "hard problems" in w for w in pr["warnings"])
+    assert not pr["agents"]["C"]["hard"]  # C missed the easiest problem: no warning
+    assert not any(w.startswith("C:") for w in pr["warnings"])
+    # the leaderboard the report prints: ordered by those means, B above A, its own-problem mean kept aside
+    from types import SimpleNamespace
+
+    from hpcbench.report.data import leaderboard
+
+    rows = [{"agent": x.agent, "problem": x.problem, "composite": x.composite, "categories": {}, "gates_passed": True,
+             "partial": False, "left_out": []} for x in att]
+    board = leaderboard(SimpleNamespace(scored=rows, stats=doc, sid="s", categories=[], explain=lambda p: p))
+    assert [r["agent"] for r in board].index("B") < [r["agent"] for r in board].index("A")
+    assert {r["agent"]: r["composite_mean"] for r in board} == pytest.approx(means)
+    assert next(r for r in board if r["agent"] == "A")["composite_mean_own"] == pytest.approx(own["A"])
+    # pass@k over the same problems for every agent
+    assert {t["problems"] for e in doc["agents"].values() for t in e["pass_at_k"]} == {3}
 
 
 def test_judge_share_from_the_spread_of_samples():
@@ -192,9 +305,28 @@ def test_detectable_difference_shrinks_with_attempts_and_problems():
 
 
 def test_no_detectable_difference_from_attempts_that_never_differ():
-    same = power.components({"a": {"p": [0.0, 0.0, 0.0]}, "b": {"p": [0.0, 0.0, 0.0]}})
+    same = power.components({a: {p: [0.0, 0.0, 0.0] for p in "pqr"} for a in "ab"})
     with pytest.raises(ValueError, match="differ"):
-        power.detectable(same, 1, 3, Settings())
+        power.detectable(same, 3, 3, Settings())
+    with pytest.raises(ValueError, match="fewer than 3"):
+        power.detectable(same, 2, 3, Settings())
     one = power.components({"a": {"p": [0.0, 10.0]}, "b": {"q": [5.0]}})
     with pytest.raises(ValueError, match="unknown"):
-        power.detectable(one, 1, 2, Settings())
+        power.detectable(one, 3, 2, Settings())
+
+
+def test_the_report_names_the_problems_left_out_and_the_missing_attempts():
+    from types import SimpleNamespace
+
+    from hpcbench.report.uncertainty import problems_lines
+
+    hard = [Attempt(a, f"p{j}", str(i), 90.0 - 15 * j, False) for a in "AB" for j in range(5) for i in range(2)
+            if not (a == "A" and j >= 3)]
+    text = "\n".join(problems_lines(SimpleNamespace(stats=analyse_uncertainty(hard, FAST, "s", []))))
+    assert "over the 3 problems every listed agent attempted; left out: p3, p4." in text
+    assert "| `A` | 4 | p3, p4 | 0.12 ⚠ |" in text and "⚠ A: 4 attempts missing, mostly on hard problems" in text
+    # disjoint problem sets: nothing common, and the report says the means are not compared
+    apart = [Attempt("A", "p0", "1", 50.0, False), Attempt("B", "p1", "1", 60.0, False)]
+    doc = analyse_uncertainty(apart, FAST, "s", [])
+    assert doc["problems"]["common"] == [] and doc["problems"]["warnings"] == []
+    assert "No problem was attempted by every listed agent" in "\n".join(problems_lines(SimpleNamespace(stats=doc)))

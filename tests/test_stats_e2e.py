@@ -2,8 +2,10 @@
 attempts each, every attempt either the bundled reference or the reference stopped after
 one Tao iteration (a wrong answer that passes every gate): 6/6, 4/6 and 3/6 right.
 `hpcbench run` builds and runs all of them against PETSc, scores and reports; the report
-must hold each mean inside its interval, not rank 4/6 and 3/6 apart, rank 6/6 above 3/6,
-give pass@1 and pass@k, and `explain` must draw every number again ("match").
+must order the means as the attempts do but, from one problem, give no interval and rank
+no agent apart however many attempts (an interval over attempts of one problem held the
+truth 38-62% of the time: docs/report.md), give pass@1 and pass@k, and `explain` must draw
+every number again ("match").
 
 Judge noise: the same campaign scored with three samples of a judge (the stand-in
 OpenAI-compatible server of tests/openai_server.py: no LLM provider is reachable here)
@@ -80,17 +82,14 @@ def test_intervals_contain_the_means_and_the_order_says_no_more_than_the_data(re
     lb = {r["agent"]: r for r in report["leaderboard"]}
     for agent, right in AGENTS.items():
         r = lb[agent]
-        assert r["uncertainty"]["scope"] == "these problems", r  # one problem: an interval about it only
-        assert r["composite_ci_low"] <= r["composite_mean"] <= r["composite_ci_high"], r
+        assert r["uncertainty"]["scope"] == "too few", r  # one problem: no interval, however many attempts
+        assert r["composite_ci_low"] is None and r["rank"] == "1-4", r
         assert r["pass_at_1"] == pytest.approx(right / 6)
     assert lb["six-of-six"]["composite_mean"] > lb["four-of-six"]["composite_mean"] > lb["three-of-six"][
         "composite_mean"]
-    pairs = {(p["a"], p["b"]): p["established"] for p in report["uncertainty"]["pairs"]}
-    assert pairs[("four-of-six", "three-of-six")] == 0  # not ranked apart
-    assert pairs[("six-of-six", "three-of-six")] == 1  # 6/6 ranked above 3/6
-    six, three, four = (lb[a]["uncertainty"] for a in ("six-of-six", "three-of-six", "four-of-six"))
-    assert six["rank_best"] < three["rank_best"] and six["rank_worst"] < three["rank_worst"]
-    assert four["rank_best"] <= three["rank_best"] <= four["rank_worst"]  # their ranges overlap
+    pairs = report["uncertainty"]["pairs"]
+    assert len(pairs) == 6 and all(p["established"] == 0 and p["established_alone"] == 0 for p in pairs)
+    assert report["uncertainty"]["problems"]["common"] == ["rosenbrock"]
     ref = lb["reference"]  # one attempt on one problem
     assert ref["uncertainty"]["scope"] == "too few" and ref["composite_ci_low"] is None and ref["rank"] == "1-4"
     assert report["uncertainty"]["settings"]["seed"] == 11 and report["uncertainty"]["stored"]
@@ -116,10 +115,11 @@ def test_markdown_and_html_show_intervals_ranks_and_pass_at_1(campaign, report):
     # the leaderboard's row: agent names are code spans in report.md (agent text is inert there)
     three = next(ln for ln in md.splitlines() if ln.startswith("| ") and "| `three-of-six` |" in ln)
     lb = {r["agent"]: r for r in report["leaderboard"]}["three-of-six"]
-    assert f"[{lb['composite_ci_low']:.1f}, {lb['composite_ci_high']:.1f}]‡" in three and "| 0.50 |" in three
+    assert "| too few to say |" in three and "| 0.50 |" in three and lb["composite_ci_low"] is None
     assert "## How sure" in md and "### Paired differences" in md and "### pass@k" in md
-    assert re.search(r"\| `six-of-six` \| `three-of-six` \| [\d.]+ \| \[[\d.]+, [\d.]+\]‡ \| 1 "
-                     r"\| `six-of-six` above \|", md)
+    assert "### Problems measured" in md and "Holm" in md
+    assert re.search(r"\| `six-of-six` \| `three-of-six` \| [\d.]+ \| too few to say \| 1 "
+                     r"\| not established \|", md)
     assert "too few to say" in md and "### How many attempts" in md
     html = (campaign / "report" / "report.html").read_text()
     assert "<img id='intervals'" in html and "id='pairs'" in html and "id='pass-at-k'" in html
@@ -141,10 +141,10 @@ def test_explain_draws_every_interval_rank_and_pass_at_k_again(campaign, report)
         assert "derived again, stored: match" in out and "MISMATCH" not in out, (p, out)
     lb = {r["agent"]: r for r in report["leaderboard"]}["three-of-six"]
     out = hpcbench("explain", str(campaign), f"/stats/{sid}/agents/three-of-six").stdout
-    assert f"= [{lb['composite_ci_low']:.4f}, {lb['composite_ci_high']:.4f}]" in out and "seed 11" in out
+    assert "too few to say" in out and f"estimate {lb['composite_mean']:.4f}" in out
     assert "derived again, stored: match" in out
-    low = explain(h5, f"/stats/{sid}/agents/three-of-six@low")
-    assert low.startswith(f"/stats/{sid}/agents/three-of-six@low = {lb['composite_ci_low']}")
+    est = explain(h5, f"/stats/{sid}/agents/three-of-six@estimate")
+    assert est.startswith(f"/stats/{sid}/agents/three-of-six@estimate = {lb['composite_mean']}")
     every = explain(h5, f"/stats/{sid}/agents/*")
     assert every.count("== /stats/") == 4 and every.count("stored: match") == 4  # the reference too: "too few"
 
@@ -162,7 +162,7 @@ def test_a_tampered_scoring_is_a_mismatch(campaign, report, tmp_path):
     path = camp / "scores" / f"{sid}.h5"
     with h5py.File(path, "r+") as f:
         doc = json.loads(f["stats"][()].tobytes().rstrip(b"\0"))
-        doc["agents"]["three-of-six"]["composite"]["high"] += 5.0
+        doc["agents"]["three-of-six"]["composite"]["estimate"] += 5.0
         del f["stats"]
         f.create_dataset("stats", data=np.frombuffer(json.dumps(doc).encode(), dtype="u1"))
     # the scoring's checksum finds the edit first: explain refuses the file
@@ -173,15 +173,13 @@ def test_a_tampered_scoring_is_a_mismatch(campaign, report, tmp_path):
 
     seal(path)
     out = hpcbench("explain", str(camp), f"/stats/{sid}/agents/three-of-six").stdout
-    assert "MISMATCH: high derived" in out
+    assert "MISMATCH: estimate derived" in out
 
 
-def test_plan_power_says_how_many_attempts(campaign):
-    out = hpcbench("plan-power", str(campaign), "--difference", "10").stdout
-    m = re.search(r"to detect 10 points with 1 problem: (\d+) attempts per agent and problem", out)
-    assert m and int(m.group(1)) > 6, out
-    bad = hpcbench("plan-power", str(campaign), "--difference", "10", "--problems", "12", check=False)
-    assert bad.returncode == 2 and "no two agents share two problems" in bad.stderr and "Traceback" not in bad.stderr
+def test_plan_power_says_one_problem_establishes_nothing(campaign):
+    bad = hpcbench("plan-power", str(campaign), "--difference", "10", check=False)
+    assert bad.returncode == 2 and "nothing is established from fewer than 3" in bad.stderr, bad.stderr
+    assert "Traceback" not in bad.stderr
 
 
 def test_judge_samples_split_the_interval_into_judge_and_attempts(campaign, tmp_path, openai_server):

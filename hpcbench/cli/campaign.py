@@ -138,7 +138,9 @@ def summary_text(campaign) -> str:
     if any(r["partial"] for r in rows):
         lines.append("* partial: some categories had no scored evaluator (e.g. no --judge); see the report")
     if any(r["uncertainty"]["scope"] == "these problems" for r in rows):
-        lines.append("‡ about these problems only (fewer than 6 problems); ranks are ranges no interval splits")
+        lines.append("‡ about these problems only (stored by an earlier hpcbench); ranks are ranges no interval splits")
+    if any(r["uncertainty"].get("note", "").startswith("wide") for r in rows):
+        lines.append("† wide: fewer than 6 problems; ranks are ranges Holm's tests over all pairs do not split")
     report = campaign.report_dir
     return "\n".join([*lines, "", f"campaign: {campaign.root}", f"report:   {report / 'report.md'}",
                       f"browse:   {report / 'report.html'} (or: hpcbench view {campaign.root})"])

@@ -23,33 +23,37 @@ def plan_power(campaign_dir, difference, problems, power, scoring_id) -> None:
     from hpcbench.plan import Campaign
     from hpcbench.score import uncertainty
     from hpcbench.stats import power as pw
-    from hpcbench.stats.analysis import COMPOSITE, by_agent, cells
+    from hpcbench.stats.analysis import COMPOSITE, by_agent, cells, common_groups, pair_count, pass_passes
     from hpcbench.store.scorings import read_scoring
 
     c = Campaign(Path(campaign_dir))
     sc = read_scoring(c.root, scoring_id)
     doc = uncertainty.load_uncertainty(c.root, sc.sid, sc.rows)
     settings = uncertainty.settings_of(doc)
-    groups = by_agent(uncertainty.attempts_from_rows(sc.rows))
-    comp = pw.components({a: cells(m, COMPOSITE) for a, m in groups.items()})
+    groups, _ = common_groups(by_agent(uncertainty.attempts_from_rows(sc.rows)))
+    comp = pw.components({a: cells(m, COMPOSITE) for a, m in groups.items()},
+                         passes={a: pass_passes(m) for a, m in groups.items()})
+    pairs = pair_count(len(groups))  # the leaderboard tests every pair: each at 5% / pairs (Holm's first step)
     p = problems or comp.problems
     click.echo(f"scoring {sc.sid}: {len(groups)} agent{'s' * (len(groups) != 1)}; spread of attempts within a "
                f"problem s_w^2 = {_f(comp.within)} (df {comp.within_df}), agent-by-problem interaction "
                f"s_g^2 = {_f(comp.interaction)}")
     try:
-        now = pw.detectable(comp, comp.problems, max(1, comp.attempts), settings, power)
+        now = pw.detectable(comp, comp.problems, max(1, comp.attempts), settings, power, pairs)
         click.echo(f"this design ({comp.problems} problem{'s' * (comp.problems != 1)}, {comp.attempts} attempts per "
                    "agent and problem) detects "
-                   f"{now['difference']:.1f} points ({now['scope']})")
-        n = pw.attempts_needed(comp, difference, p, settings, power)
+                   f"{now['difference']:.1f} points ({now['scope']}; as one of {pairs} pair{'s' * (pairs != 1)} "
+                   "the leaderboard tests)")
+        n = pw.attempts_needed(comp, difference, p, settings, power, pairs)
+        more = pw.problems_needed(comp, difference, max(1, comp.attempts), settings, power, pairs=pairs)
     except ValueError as e:
         raise HpcbenchError(f"cannot plan from {c.root} (scoring {sc.sid}): {e}") from None
     if n is not None:
-        d = pw.detectable(comp, p, n, settings, power)
+        d = pw.detectable(comp, p, n, settings, power, pairs)
         click.echo(f"to detect {difference:g} points with {p} problem{'s' * (p != 1)}: {n} attempts per agent and "
-                   f"problem (detects {d['difference']:.1f}; {d['scope']})")
+                   f"problem (detects {d['difference']:.1f}; {d['scope']})"
+                   + (f"; or {more} problems with {comp.attempts} attempts each" if more else ""))
         return
-    more = pw.problems_needed(comp, difference, max(1, comp.attempts), settings, power)
     click.echo(f"to detect {difference:g} points no number of attempts on {p} problems suffices: the agents' gap "
                "varies from problem to problem more than attempts average out"
                + (f"; {more} problems with {comp.attempts} attempts each would" if more else ""))

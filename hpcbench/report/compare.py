@@ -121,7 +121,7 @@ def diff(a: ComparisonSide, b: ComparisonSide) -> dict[str, Any]:
 
 def delta_interval(cells: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The change B - A as the mean over problems (each once) of each problem's mean change, with
-    its 95% interval clustered by problem (hpcbench.stats; default seed and resamples)."""
+    its 95% interval over problems (hpcbench.stats: Student t on the problems' changes)."""
     by_problem: dict[str, list[float]] = {}
     for c in cells:
         if c.get("delta") is not None:

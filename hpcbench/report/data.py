@@ -236,7 +236,8 @@ def plotted(rows: list[dict]) -> tuple[list[dict], str]:
 
 def leaderboard(rep: Report) -> list[dict]:
     """One row per agent over its scored attempts (a failed gate counts as its 0): the mean
-    over problems of each problem's mean, its interval, rank range and pass@1 (rep.stats)."""
+    over the problems every agent attempted of each problem's mean, its interval, rank range
+    and pass@1 (rep.stats; `composite_mean_own`: over every problem the agent attempted)."""
     out = []
     by_agent: dict[str, list[dict]] = {}
     for r in rep.scored:  # grouped once: campaigns have thousands of agents x attempts
@@ -244,7 +245,12 @@ def leaderboard(rep: Report) -> list[dict]:
     for agent, mine in sorted(by_agent.items()):
         comps = [r["composite"] for r in mine if r["composite"] is not None]
         st = rep.stats.get("agents", {}).get(agent, {})
-        row = {"agent": agent, "submissions": len(mine), "composite_mean": _problem_mean(mine, "composite"),
+        comp_st = st.get("composite") or {}
+        # the mean over the problems every agent attempted (rep.stats), the one the order and the
+        # paired differences rest on; over its own problems only where no statistics were drawn
+        row = {"agent": agent, "submissions": len(mine),
+               "composite_mean": comp_st["estimate"] if "estimate" in comp_st else _problem_mean(mine, "composite"),
+               "composite_mean_own": _problem_mean(mine, "composite"),
                "composite_std": statistics.stdev(comps) if len(comps) > 1 else None,
                "composite_min": min(comps) if comps else None, "composite_max": max(comps) if comps else None,
                "gate_pass_rate": sum(r["gates_passed"] for r in mine) / len(mine),
@@ -252,8 +258,9 @@ def leaderboard(rep: Report) -> list[dict]:
                "left_out": sorted({c for r in mine if r["partial"] for c in r["left_out"]}),
                "source": f"/scores/{rep.sid}/{agent}", "explain": rep.explain(f"/scores/{rep.sid}/{agent}"),
                **_uncertainty_fields(st)}
+        cat_st = st.get("categories") or {}
         for c in rep.categories:
-            row[c] = _problem_mean(mine, c)
+            row[c] = cat_st[c]["estimate"] if c in cat_st else _problem_mean(mine, c)
         out.append(row)
     return sorted(out, key=lambda r: (-(r["composite_mean"] if r["composite_mean"] is not None else -1), r["agent"]))
 

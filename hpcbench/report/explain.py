@@ -446,10 +446,19 @@ def explain_aggregate(path: str, sc: Scoring, leaves: list[dict]) -> list[str]:
         lines.append(f"  {name:40s} composite {_fmt(o['composite'], 2)}"
                      f"  gates {'pass' if o['gates_passed'] else 'FAIL ' + o['failed_gate']}"
                      + ("  partial" if o["partial"] else ""))
+    parts = path.strip("/").split("/")
+    # empty: no problem every agent attempted, and each agent's mean is over its own (stats.analysis)
+    common = (_common_problems(sc.rows) or None) if len(parts) == 3 else None
     if comps:
-        per = _by_problem(rows, lambda o: o["composite"])
-        lines += ["", f"composite_mean = mean of {len(per)} problem means (over {len(comps)} attempts) = "
-                      f"{statistics.fmean(statistics.fmean(v) for v in per.values()):.4f}  (each problem counts once)",
+        kept = [o for o in rows if common is None or o["problem"] in common]
+        per = _by_problem(kept, lambda o: o["composite"])
+        dropped = sorted({o["problem"] for o in rows} - set(per))
+        where = (f"; the problems every agent attempted, {len(dropped)} left out: {', '.join(dropped)}" if dropped
+                 else "")
+        lines += ["", f"composite_mean = mean of {len(per)} problem means (over "
+                      f"{sum(len(v) for v in per.values())} attempts) = "
+                      + (f"{statistics.fmean(statistics.fmean(v) for v in per.values()):.4f}" if per else "—")
+                      + f"  (each problem counts once{where})",
                   f"composite_std  = sample standard deviation of the attempts = "
                   f"{statistics.stdev(comps):.4f}" if len(comps) > 1 else "composite_std  = — (one attempt)"]
     if rows:
@@ -460,11 +469,20 @@ def explain_aggregate(path: str, sc: Scoring, leaves: list[dict]) -> list[str]:
             lines.append(f"{cat:15s}= mean of {len(per)} problem means = "
                          + (f"{statistics.fmean(statistics.fmean(v) for v in per.values()):.4f}" if per
                             else "— (none scored)"))
-        parts = path.strip("/").split("/")
         if len(parts) == 3:  # an agent: where its interval, rank range and pass@k are re-derived
             lines.append(f"interval: /stats/{sc.sid}/agents/{parts[2]}, rank: /stats/{sc.sid}/ranks/{parts[2]}, "
                          f"pass@k: /stats/{sc.sid}/pass_at_k/{parts[2]}")
     return lines
+
+
+def _common_problems(rows: list[dict]) -> set[str]:
+    """The problems every agent has a scored attempt at (the leaderboard's means are over these,
+    hpcbench.stats.missing)."""
+    by_agent: dict[str, set[str]] = {}
+    for o in rows:
+        if not o["refusal_set"] and o["composite"] is not None:
+            by_agent.setdefault(o["agent"], set()).add(o["problem"])
+    return set.intersection(*by_agent.values()) if by_agent else set()
 
 
 def _by_problem(rows: list[dict], value) -> dict[str, list[float]]:

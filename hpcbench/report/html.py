@@ -141,8 +141,9 @@ def _leaderboard_html(rep: Report) -> list[str]:
               "submission's page in the <a href='browse/index.html'>results browser</a> shows its runs and its "
               "time against the reference's.</p>"]
     parts += ["<h2>Leaderboard</h2>",
-              "<p class='note'>Rank range (shared where no interval sets agents apart), mean composite (0-100: mean "
-              "over problems of each problem's mean over attempts) with its 95% interval (‡: these problems only), "
+              "<p class='note'>Rank range (shared where Holm's tests over all pairs set no order), mean composite "
+              "(0-100: mean over the problems every agent attempted of each problem's mean over attempts) with its "
+              "95% interval (†: wide, under 6 problems), "
               "pass@1 (attempts passing every gate and hidden check), share of attempts passing every gate, mean "
               "category scores (0-1). * partial composite.</p>",
               _table(["rank", "agent", "n", "composite", "95% interval", "pass@1", "gate pass", *cats, "source"], body,

@@ -74,8 +74,9 @@ def _leaderboard(rep: Report, plot_file: str | None) -> list[str]:
     lb = leaderboard(rep)
     cats = rep.categories
     lines = ["## Leaderboard", "",
-             "Rank range (agents share one where no interval sets them apart), mean composite (0-100: the mean over "
-             "problems of each problem's mean over attempts) with its 95% interval (section How sure), pass@1 (share "
+             "Rank range (agents share one where Holm's tests over all pairs set no order), mean composite (0-100: the "
+             "mean over the problems every agent attempted of each problem's mean over attempts) with its 95% "
+             "interval (section How sure; †: wide, under 6 problems), pass@1 (share "
              "of attempts passing every gate and hidden check), the share of attempts passing every gate, and mean "
              "category scores (0-1). `*`: some composites are partial.", "",
              "| rank | agent | n | composite | 95% interval | pass@1 | gate pass | " + " | ".join(cats) + " | source |",

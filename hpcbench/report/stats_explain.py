@@ -6,7 +6,7 @@ what the scoring stored ("match" or "MISMATCH").
     /stats/<id>                          settings and what is there
     /stats/<id>/agents/<agent>[/<measure>]   composite (default), pass or a category
     /stats/<id>/pairs/<a>/<b>            paired difference a - b of the composite
-    /stats/<id>/ranks/<agent>            rank range from the paired intervals
+    /stats/<id>/ranks/<agent>            rank range from Holm's tests over all pairs
     /stats/<id>/pass_at_k/<agent>[/<problem>]
     /stats/<id>/power                    minimum detectable difference"""
 
@@ -16,12 +16,10 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
-
 from hpcbench.score import uncertainty
-from hpcbench.stats import analysis, passk, power, resample
+from hpcbench.stats import analysis, passk, power
 from hpcbench.stats.analysis import COMPOSITE, PASS
-from hpcbench.stats.intervals import PROBLEMS, THESE, Settings, established
+from hpcbench.stats.intervals import PROBLEMS, Settings, established
 from hpcbench.stats.ranks import label, rank_ranges
 from hpcbench.store.scorings import Scoring
 
@@ -56,9 +54,20 @@ class StatsView:
         self.sid = scoring.sid
         self.doc = uncertainty.load_uncertainty(root, scoring.sid, scoring.rows)
         self.stored = self.doc.get("stored", False)
+        # a document stored before one estimand and Holm (its method names neither): derived now by
+        # the current method, which need not give what the bootstrap then drew
+        self.earlier = self.stored and "Holm" not in str(self.doc.get("settings", {}).get("method", ""))
         self.settings: Settings = uncertainty.settings_of(self.doc)
-        self.groups = analysis.by_agent(uncertainty.attempts_from_rows(scoring.rows))
+        self.all_groups = analysis.by_agent(uncertainty.attempts_from_rows(scoring.rows))
+        # every agent on the problems every agent attempted, as analyse_uncertainty measures them
+        self.groups, self.common = analysis.common_groups(self.all_groups)
         self.categories = list(scoring.weights) or []
+
+    def verdict(self, derived: dict, stored: dict | None, keys: Sequence[str]) -> str:
+        if self.earlier:
+            return ("stored by an earlier method (a bootstrap; orders without a correction for the number of pairs): "
+                    "derived now by the current one, not compared; score again to store it")
+        return verdict(derived, stored, keys)
 
     def children(self, rest: list[str]) -> list[str] | None:
         """Names below a path (None: no such path)."""
@@ -73,7 +82,7 @@ class StatsView:
         if kind == "pairs" and len(more) == 1 and more[0] in self.groups:
             return [b for b in agents if b > more[0]]
         if kind == "pass_at_k" and len(more) == 1 and more[0] in self.groups:
-            return sorted({a.problem for a in self.groups[more[0]]})
+            return sorted({a.problem for a in self.all_groups[more[0]]})
         return None
 
     def leaf(self, rest: list[str]) -> bool:
@@ -90,7 +99,7 @@ class StatsView:
         if kind == "pairs":
             return len(more) == 2 and more[1] in self.groups and more[0] < more[1]
         if kind == "pass_at_k":
-            return len(more) == 1 or (len(more) == 2 and more[1] in {a.problem for a in self.groups[more[0]]})
+            return len(more) == 1 or (len(more) == 2 and more[1] in {a.problem for a in self.all_groups[more[0]]})
         return False
 
     def stored_item(self, rest: list[str]) -> dict | None:
@@ -148,7 +157,7 @@ class StatsView:
         if got.get("judge_share") is not None:
             lines.append(f"judge share of the interval's variance: {got['judge_share']:.3f} "
                          "(hpcbench.stats.judge_noise; the rest: attempts and problems)")
-        return lines + ["", verdict(got, self.stored_item(["agents", *more]),
+        return lines + ["", self.verdict(got, self.stored_item(["agents", *more]),
                                     ["estimate", "low", "high", "scope", "standard_error",
                                                                    "judge_share"])]
 
@@ -165,8 +174,12 @@ class StatsView:
             lines.append(f"  {p:24s} {sum(ca[p]) / len(ca[p]):8.3f} ({len(ca[p])}) - {sum(cb[p]) / len(cb[p]):8.3f} "
                          f"({len(cb[p])})")
         lines += _interval_lines(got, self.settings, f"pair/{a}/{b}/composite")
-        lines.append("order: " + {1: f"{a} above {b}", -1: f"{b} above {a}", 0: "not established"}[established(iv)])
-        return lines + ["", verdict(got, self.stored_item(["pairs", a, b]),
+        if iv.p_value is not None:
+            lines.append(f"two-sided p (t({iv.problems - 1})) = {iv.p_value:.4g}; the leaderboard's order is Holm's "
+                         f"over all pairs: /stats/{self.sid}/ranks/{a}")
+        lines.append("order alone (one planned comparison): "
+                     + {1: f"{a} above {b}", -1: f"{b} above {a}", 0: "not established"}[established(iv)])
+        return lines + ["", self.verdict(got, self.stored_item(["pairs", a, b]),
                                     ["estimate", "low", "high", "scope", "standard_error"])]
 
     def rank(self, more: list[str]) -> list[str]:
@@ -174,23 +187,22 @@ class StatsView:
         if agent not in self.groups:
             raise LookupError(f"/stats/{self.sid}/ranks: no agent {agent!r}")
         agents = sorted(self.groups)
-        order = {}
+        rows, order = analysis.ordered(self.groups, agents, self.settings, self.sid)
         lines = [f"rank of {agent}: 1 + agents established above it .. {len(agents)} - agents established below "
-                 "(established: the paired interval excludes 0)"]
-        for a in agents:
-            for b in agents:
-                if a < b:
-                    iv, _ = analysis.pair_interval(self.groups[a], self.groups[b], a, b, self.settings)
-                    order[(a, b)] = established(iv)
-                    if agent in (a, b):
-                        other = b if a == agent else a
-                        sign = order[(a, b)] if a == agent else -order[(a, b)]
-                        lines.append(f"  vs {other:24s} [{_fmt(iv.low, 2)}, {_fmt(iv.high, 2)}] -> "
-                                     + {1: "above", -1: "below", 0: "not established"}[sign])
+                 f"(established: Holm's step-down over all {len(rows)} pairs' t tests rejects equal means at 5%)"]
+        for row in rows:
+            a, b = row["a"], row["b"]
+            if agent in (a, b):
+                other = b if a == agent else a
+                sign = order[(a, b)] if a == agent else -order[(a, b)]
+                c = row[COMPOSITE]
+                verdict_ = {1: "above", -1: "below", 0: "not established"}[sign]
+                lines.append(f"  vs {other:24s} [{_fmt(c['low'], 2)}, {_fmt(c['high'], 2)}] p {_fmt(c['p_value'])} "
+                             f"Holm p {_fmt(row['p_holm'])} -> {verdict_}")
         best, worst = rank_ranges(agents, order)[agent]
         got = {"best": best, "worst": worst, "label": label(best, worst)}
         lines.append(f"rank {got['label']}")
-        return lines + ["", verdict(got, self.stored_item(["ranks", agent]), ["best", "worst"])]
+        return lines + ["", self.verdict(got, self.stored_item(["ranks", agent]), ["best", "worst"])]
 
     def pass_at_k(self, more: list[str]) -> list[str]:
         agent = more[0]
@@ -198,17 +210,19 @@ class StatsView:
         if mine is None:
             raise LookupError(f"/stats/{self.sid}/pass_at_k: no agent {agent!r}")
         if len(more) == 1:
-            passes = {p: [x == 1.0 for x in v] for p, v in analysis.cells(mine, PASS).items()}
-            table = passk.agent_table(passes)
-            lines = [f"pass@k of {agent}: mean over problems with at least k attempts of 1 - C(n-c,k)/C(n,k)"]
-            lines += [f"  k={t['k']}: {t['value']:.4f} over {t['problems']} problem(s)" for t in table]
+            k = analysis.most_k(self.groups, self.common) if self.common else None
+            table = passk.agent_table(analysis.pass_passes(mine), k, self.settings)
+            lines = [f"pass@k of {agent}: mean over the {len(self.common)} problems every agent attempted of "
+                     f"1 - C(n-c,k)/C(n,k), k up to the fewest attempts on one ({k}); interval over problems"]
+            lines += [f"  k={t['k']}: {t['value']:.4f} [{_fmt(t['low'])}, {_fmt(t['high'])}] over {t['problems']} "
+                      "problem(s)" for t in table]
             stored = self.stored_item(["pass_at_k", agent])
-            return lines + ["", verdict({"table": table}, stored, ["table"])]
-        rows = [r for r in analysis.pass_at_k_rows(mine, agent, self.sid) if r["problem"] == more[1]]
+            return lines + ["", self.verdict({"table": table}, stored, ["table"])]
+        rows = [r for r in analysis.pass_at_k_rows(self.all_groups[agent], agent, self.sid) if r["problem"] == more[1]]
         if not rows:
             raise LookupError(f"/stats/{self.sid}/pass_at_k/{agent}: no problem {more[1]!r}")
         r = rows[0]
-        flags = " ".join("P" if a.passed else "." for a in mine if a.problem == more[1])
+        flags = " ".join("P" if a.passed else "." for a in self.all_groups[agent] if a.problem == more[1])
         lines = [f"pass@k of {agent} on {more[1]}: n = {r['n']} attempts, c = {r['c']} passed every gate and "
                  f"hidden check ({flags})"]
         lines += [f"  k={k}: 1 - C({r['n'] - r['c']},{k})/C({r['n']},{k}) = {v:.4f}"
@@ -216,20 +230,31 @@ class StatsView:
         return lines + ["", verdict(r, self.stored_item(["pass_at_k", *more]), ["n", "c", "values"])]
 
     def power(self) -> list[str]:
-        comp = power.components({a: analysis.cells(m, COMPOSITE) for a, m in self.groups.items()})
+        comp = power.components({a: analysis.cells(m, COMPOSITE) for a, m in self.groups.items()},
+                                passes={a: analysis.pass_passes(m) for a, m in self.groups.items()})
+        pairs = analysis.pair_count(len(self.groups))
         lines = ["minimum detectable difference of the composite between two agents (80% power, two-sided)",
                  f"  spread of attempts within a problem s_w^2 = {_fmt(comp.within, 3)} (df {comp.within_df})",
                  f"  agent-by-problem interaction s_g^2 = {_fmt(comp.interaction, 3)} over {comp.pairs} pair(s)",
                  f"  design: {comp.problems} shared problem(s), {comp.attempts} attempt(s) per agent and problem"]
         try:
-            got = power.detectable(comp, comp.problems, max(1, comp.attempts), self.settings)
+            got = power.detectable(comp, comp.problems, max(1, comp.attempts), self.settings, pairs=pairs)
         except ValueError as e:
-            return lines + [f"  cannot say: {e}"]
-        formula = ("(2 s_g^2 + 2 s_w^2 / n) / P" if got["scope"] == PROBLEMS else "2 s_w^2 / (n P)")
-        lines += [f"  standard error = sqrt({formula}) = {got['standard_error']:.4f} ({got['scope']})",
+            lines.append(f"  cannot say: {e}")
+            if not self.stored:
+                return lines
+            stored = self.stored_item(["power"])
+            return lines + ["", "derived again, stored: match" if stored is None else
+                            f"MISMATCH: difference derived none, stored {stored.get('difference')!r}"]
+        formula = ("(2 s_g^2 + 2 s_w^2 / n) / P" if comp.within is not None else "var(differences) / P")
+        lines += [f"  standard error of two level agents = sqrt({formula}) = {got['level_standard_error']:.4f}",
+                  f"  x sqrt(spread at the gap / spread level = {got['spread_factor']:.3f}) (pass rate "
+                  f"{_fmt(comp.pass_rate, 3)}, {_fmt(comp.pass_slope, 1)} points per pass) = "
+                  f"{got['standard_error']:.4f}",
+                  f"  level 5% / {pairs} pair(s) = {1 - got['pair_level']:.4g} two-sided (Holm's first step)",
                   f"  (t_(1-a/2) + t_(power)) with {got['df']} df = {got['multiplier']:.4f}",
                   f"  detectable difference = {got['difference']:.3f} composite points"]
-        return lines + ["", verdict(got, self.stored_item(["power"]), ["difference", "standard_error", "df"])]
+        return lines + ["", self.verdict(got, self.stored_item(["power"]), ["difference", "standard_error", "df"])]
 
 
 def _cells_lines(cells: dict[str, list[float]]) -> list[str]:
@@ -243,20 +268,15 @@ def _cells_lines(cells: dict[str, list[float]]) -> list[str]:
 def _interval_lines(got: dict, settings: Settings, key: str) -> list[str]:
     note = f" ({got['note']})" if got["note"] else ""
     lines = [f"estimate {_fmt(got['estimate'])}", f"scope: {got['scope']}{note}"]
-    if got["scope"] not in (PROBLEMS, THESE):
+    if got["scope"] != PROBLEMS:
         return lines
-    lines.append(f"bootstrap: {settings.resamples} resamples, seed {settings.seed}, stream {key!r}")
-    if got["scope"] == PROBLEMS:
-        p = got["problems"]
-        half = resample.t_half_width(np.asarray(got["standard_error"]), p, settings.level)
-        lines += [f"  problems drawn with replacement, each keeping its attempts: standard error "
-                  f"{got['standard_error']:.4f}",
-                  f"  interval: estimate +- t({p - 1}) x sqrt({p}/{p - 1}) x standard error = "
-                  f"{_fmt(got['estimate'])} +- {float(half):.4f} (clipped to the measure's range) = "
-                  f"[{_fmt(got['low'])}, {_fmt(got['high'])}]"]
+    p = got["problems"]
+    lines.append(f"  over {p} problems: standard error sd / sqrt({p}) = {_fmt(got['standard_error'])}")
+    if key.startswith("pair/"):
+        lines.append(f"  Student t({p - 1}) interval on the problems' differences = [{_fmt(got['low'])}, "
+                     f"{_fmt(got['high'])}]")
     else:
-        lines.append(f"  attempts drawn with replacement within each problem, problems fixed: percentiles "
-                     f"{(1 - settings.level) / 2:.3f} and {(1 + settings.level) / 2:.3f} of the resampled means = "
-                     f"[{_fmt(got['low'])}, {_fmt(got['high'])}]")
+        lines.append(f"  bounded: Clopper-Pearson at level {settings.level} on the Korn-Graubard effective sample "
+                     "size of the problem means (scaled to [0, 1]; at most 3 per problem and 1 per attempt, times "
+                     f"(z/t({p - 1}))^2) = [{_fmt(got['low'])}, {_fmt(got['high'])}]")
     return lines
-

@@ -18,18 +18,21 @@ MAX_PAIR_ROWS = 60  # in markdown and HTML; the JSON has every pair
 DIFFERENCES = (2.0, 5.0, 10.0)  # composite points the power paragraph asks about
 
 
-def interval_text(low: float | None, high: float | None, scope: str | None, nd: int = 1) -> str:
-    """'[58.3, 91.7]', with ‡ for an interval about these problems only; 'too few to say'."""
+def interval_text(low: float | None, high: float | None, scope: str | None, nd: int = 1, note: str = "") -> str:
+    """'[58.3, 91.7]', with † for a wide one (fewer than 6 problems), ‡ for one about these
+    problems only (stored by an earlier hpcbench); 'too few to say'."""
     if scope == TOO_FEW or scope is None:
         return "too few to say"
     # + 0.0: a bound that is -0.0 after rounding prints as 0.0
     lo, hi = (None if x is None else round(x, nd) + 0.0 for x in (low, high))
-    return f"[{fmt(lo, nd)}, {fmt(hi, nd)}]" + ("‡" if scope == THESE else "")
+    mark = "‡" if scope == THESE else "†" if (note or "").startswith("wide") else ""
+    return f"[{fmt(lo, nd)}, {fmt(hi, nd)}]" + mark
 
 
 def row_interval(r: dict) -> str:
     """A leaderboard row's composite interval as the tables show it."""
-    return interval_text(r["composite_ci_low"], r["composite_ci_high"], r["uncertainty"]["scope"])
+    u = r["uncertainty"]
+    return interval_text(r["composite_ci_low"], r["composite_ci_high"], u["scope"], note=u.get("note", ""))
 
 
 def md_cell(x: object) -> str:
@@ -55,7 +58,7 @@ def ordered_pairs(rep: Report) -> list[dict]:
             est = -p["established"]
         else:
             est = p["established"]
-        out.append({"a": a, "b": b, **c, "established": est, "source": p["source"]})
+        out.append({"a": a, "b": b, **c, "established": est, "p_holm": p.get("p_holm"), "source": p["source"]})
     return sorted(out, key=lambda r: (place.get(r["a"], 0), place.get(r["b"], 0)))
 
 
@@ -68,13 +71,50 @@ def method_note(rep: Report) -> str:
     s = rep.stats.get("settings", {})
     where = ("stored with the scoring" if rep.stats.get("stored")
              else "drawn now: the scoring predates stored statistics")
-    return (f"95% intervals from a cluster bootstrap ({s.get('resamples')} resamples, seed {s.get('seed')}, "
-            f"{where}): with {s.get('min_units')} or more problems, problems are drawn with replacement, each keeping "
-            "its attempts, and the interval speaks for problems like these; with fewer, attempts are drawn within "
-            f"these problems only (‡: such an interval covers less than 95% over few attempts), and with fewer than "
-            f"{s.get('min_units')} attempts on each problem there is none (too few to say). Ranks are ranges: an "
-            "agent is ranked above another only where their paired interval excludes 0. pass@1: the share of attempts "
-            "that passed every gate and every hidden check (each problem counts once).")
+    if "Holm" not in str(s.get("method", "")):  # a document stored before one estimand and Holm
+        return (f"95% intervals from a cluster bootstrap ({s.get('resamples')} resamples, seed {s.get('seed')}, "
+                f"{where}), as this scoring stored them (‡: about these problems only). Ranks are ranges: an agent "
+                "is ranked above another where their paired interval excludes 0 (no correction for the number of "
+                "pairs). Score again for the current method.")
+    fam = rep.stats.get("family") or {}
+    pairs = fam.get("pairs", 0)
+    return (f"95% intervals over problems ({where}), every agent on the same problems (those every listed agent "
+            f"attempted; see Problems measured), from {s.get('min_units')} problems up († wide: fewer than 6), none "
+            "below (too few to say): a difference by Student's t on the problems' differences; a mean composite, "
+            "pass rate or category by a Clopper-Pearson interval on its effective sample size over problems "
+            "(Korn-Graubard), which never collapses onto 0 or 1. Ranks are ranges and orders are established by "
+            f"Holm's step-down over all {pairs} pair{'s' * (pairs != 1)} shown: the chance that any order shown is "
+            "wrong is at most 5%. Each pair's own interval and 'alone' order hold for one comparison planned in "
+            "advance, not for one picked from the table. pass@1: the share of attempts that passed every gate and "
+            "every hidden check (each problem counts once).")
+
+
+def problems_lines(rep: Report) -> list[str]:
+    """Which problems the leaderboard is over, which it leaves out, and each agent's missing attempts."""
+    pr = rep.stats.get("problems")
+    if not pr:
+        return []
+    common, left = pr.get("common") or [], pr.get("left_out") or []
+    if common:
+        head = (f"Every agent's mean, interval, rank and pass@k are over the {len(common)} problem"
+                f"{'s' * (len(common) != 1)} every listed agent attempted"
+                + (f"; left out: {', '.join(md_cell(p) for p in left)}." if left else " (none left out)."))
+    else:
+        head = ("No problem was attempted by every listed agent: each agent's mean and interval are over its own "
+                "problems, which differ, so the leaderboard's order of means is not a comparison; each pair's "
+                "difference is over the problems both attempted.")
+    lines = ["### Problems measured", "", head]
+    missing = pr.get("agents") or {}
+    if missing:
+        lines += ["", "| agent | missing attempts | not attempted | difficulty rank of the missing (0 hardest) |",
+                  "|---|---|---|---|"]
+        for a, e in sorted(missing.items()):
+            rank = "—" if e.get("hard_rank") is None else f"{e['hard_rank']:.2f}" + (" ⚠" if e.get("hard") else "")
+            lines.append(f"| {md_code(a)} | {e['missing']} | {', '.join(md_cell(p) for p in e['not_attempted']) or '—'}"
+                         f" | {rank} |")
+    for w in pr.get("warnings") or []:
+        lines += ["", f"⚠ {md_cell(w)}"]
+    return lines + [""]
 
 
 # ----------------------------------------------------------------------------- markdown
@@ -84,7 +124,8 @@ def uncertainty_markdown_lines(rep: Report) -> list[str]:
     if not rep.stats.get("agents"):
         return []
     lines = ["", "## How sure", "", method_note(rep), ""]
-    lines += _pairsmd_cell(rep) + _categoriesmd_cell(rep) + _judgemd_cell(rep) + _powermd_cell(rep)
+    lines += (problems_lines(rep) + _pairsmd_cell(rep) + _categoriesmd_cell(rep) + _judgemd_cell(rep)
+              + _powermd_cell(rep) + _passk_agent_lines(rep))
     return lines
 
 
@@ -94,15 +135,17 @@ def _pairsmd_cell(rep: Report) -> list[str]:
         return [rep.stats.get("note", "")] if rep.stats.get("note") else []
     judged = any(p.get("judge_share") is not None for p in pairs)
     lines = ["### Paired differences", "",
-             "Mean composite of A minus B over the problems both attempted, with its paired 95% interval"
-             + (" and the judge's share of its variance." if judged else "."), "",
-             "| A | B | A - B | 95% interval | problems | order | " + ("judge | " if judged else "") + "source |",
-             "|---|---|---|---|---|---|" + ("---|" if judged else "") + "---|"]
+             "Mean composite of A minus B over the problems measured, with the pair's own 95% interval (for one "
+             "comparison planned in advance)" + (", the judge's share of its variance" if judged else "")
+             + f", and the order Holm's step-down establishes over all {len(pairs)} pairs (its adjusted p).", "",
+             "| A | B | A - B | 95% interval (alone) | problems | order (all pairs) | Holm p | "
+             + ("judge | " if judged else "") + "source |",
+             "|---|---|---|---|---|---|---|" + ("---|" if judged else "") + "---|"]
     for p in pairs[:MAX_PAIR_ROWS]:
         share = f"{_pct(p.get('judge_share'))} | " if judged else ""
         lines.append(f"| {md_code(p['a'])} | {md_code(p['b'])} | {fmt(p['estimate'])} | "
-                     f"{interval_text(p['low'], p['high'], p['scope'])} | {p['problems']} | {order_text(p, md_code)} | "
-                     f"{share}`{p['source']}` |")
+                     f"{interval_text(p['low'], p['high'], p['scope'], note=p.get('note', ''))} | {p['problems']} | "
+                     f"{order_text(p, md_code)} | {fmt(p.get('p_holm'), 3)} | {share}`{p['source']}` |")
     if len(pairs) > MAX_PAIR_ROWS:
         lines.append(f"\n({len(pairs) - MAX_PAIR_ROWS} more pairs in the JSON report.)")
     return lines + [""]
@@ -147,14 +190,36 @@ def power_sentence(rep: Report) -> str:
     where = "problems like these" if d["scope"] == PROBLEMS else "these problems only"
     design = (f"{d['problems']} problem{'s' * (d['problems'] != 1)}, {d['attempts']} attempt"
               f"{'s' * (d['attempts'] != 1)} per agent and problem")
+    pairs = d.get("pairs", 1)
+    among = (f" as one of the {pairs} pairs the leaderboard tests (level 5%/{pairs}, Holm's first step)"
+             if pairs > 1 else " at the 5% level")
     return (f"With this design ({design}), two "
             f"agents' mean composites must differ by at least {d['difference']:.1f} points for the difference to be "
-            f"found 80% of the time at the 5% level ({where}; `{pw['source']}`). "
-            f"`hpcbench plan-power {rep.campaign} --difference D` gives the attempts a smaller one needs.")
+            f"established 80% of the time{among} ({where}; `{pw['source']}`). "
+            f"`hpcbench plan-power {rep.campaign} --difference D` gives the attempts or problems a smaller one needs.")
 
 
 def _powermd_cell(rep: Report) -> list[str]:
     return ["### How many attempts", "", power_sentence(rep), ""]
+
+
+def _passk_agent_lines(rep: Report) -> list[str]:
+    """Each agent's pass@k over the problems measured, k up to the fewest attempts on one."""
+    tables = {a: e.get("pass_at_k") or [] for a, e in rep.stats.get("agents", {}).items()}
+    most = max((len(t) for t in tables.values()), default=0)
+    if not most:
+        return []
+    lines = ["### pass@k of each agent", "",
+             "Mean over the problems measured of each problem's unbiased pass@k, with its 95% interval over "
+             "problems; k up to the fewest attempts any agent made on one of them, so every value is over the same "
+             "problems.", "", "| agent | " + " | ".join(f"pass@{k}" for k in range(1, most + 1)) + " |",
+             "|---|" + "---|" * most]
+    for r in leaderboard(rep):
+        cells = [f"{fmt(t['value'], 2)} "
+                 + interval_text(t.get("low"), t.get("high"), PROBLEMS if t.get("low") is not None else TOO_FEW, 2)
+                 for t in tables.get(r["agent"], [])]
+        lines.append(f"| {md_code(r['agent'])} | " + " | ".join(cells) + " |")
+    return lines + [""]
 
 
 def pass_at_k_lines(rep: Report) -> list[str]:
@@ -207,10 +272,15 @@ def html_parts(rep: Report) -> list[str]:
     body = [f"<td>{_e(p['a'])}</td><td>{_e(p['b'])}</td>" + _td(fmt(p["estimate"]), rep, p["source"])
             + _td(interval_text(p["low"], p["high"], p["scope"]), rep, p["source"])
             + f"<td class='num'>{p['problems']}</td><td>{_e(order_text(p))}</td>"
+            + f"<td class='num'>{_e(fmt(p.get('p_holm'), 3))}</td>"
             for p in ordered_pairs(rep)[:MAX_PAIR_ROWS]]
+    pr = [x for x in problems_lines(rep) if x and not x.startswith(("|", "#"))]
+    if pr:
+        parts += ["<h3>Problems measured</h3>"] + [f"<p>{_e(x.replace('`', ''))}</p>" for x in pr]
     if body:
-        parts += ["<h3>Paired differences</h3>", _table(["A", "B", "A - B", "95% interval", "problems", "order"],
-                                                         body, "pairs")]
+        parts += ["<h3>Paired differences</h3>",
+                  _table(["A", "B", "A - B", "95% interval (alone)", "problems", "order (all pairs)", "Holm p"],
+                         body, "pairs")]
     cats = rep.categories
     body = []
     for r in leaderboard(rep):
@@ -247,8 +317,8 @@ def pass_at_k_html(rep: Report) -> list[str]:
 
 
 def intervals_png(rep: Report) -> bytes:
-    """Each agent's mean composite with its 95% interval (hollow: about these problems only;
-    a cross alone: too few to say), in leaderboard order."""
+    """Each agent's mean composite with its 95% interval (hollow: wide, under 6 problems, or about
+    these problems only in an earlier document; a cross alone: too few to say), in leaderboard order."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -261,13 +331,14 @@ def intervals_png(rep: Report) -> bytes:
         kind = r["uncertainty"]["scope"]
         if kind in (PROBLEMS, THESE) and r["composite_ci_low"] is not None:
             ax.plot([r["composite_ci_low"], r["composite_ci_high"]], [y, y], color="#1f4e79", lw=2)
-            ax.plot(r["composite_mean"], y, "o", color="#1f4e79", mfc="white" if kind == THESE else "#1f4e79")
+            hollow = kind == THESE or r["uncertainty"].get("note", "").startswith("wide")
+            ax.plot(r["composite_mean"], y, "o", color="#1f4e79", mfc="white" if hollow else "#1f4e79")
         else:
             ax.plot(r["composite_mean"], y, "x", color="#888")
     ax.set_yticks(range(len(lb)))
     ax.set_yticklabels([f"{r['agent']} ({r['rank'] or '?'})" for r in reversed(lb)], fontsize=8)
     ax.set_xlim(-2, 102)
-    ax.set_xlabel("mean composite with 95% interval (hollow: these problems only; x: too few to say)", fontsize=8)
+    ax.set_xlabel("mean composite with 95% interval (hollow: wide, few problems; x: too few to say)", fontsize=8)
     ax.set_title(f"How sure (scoring {rep.sid}{left_out})", fontsize=9)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()

@@ -6,12 +6,18 @@ replacement hold at least one pass,
     pass@k = 1 - C(n - c, k) / C(n, k),
 
 computed as the product 1 - prod_{i = n-c+1}^{n} (1 - k / i), which needs no large
-binomial coefficients. An agent's pass@k is the mean over the problems with at least k
-attempts."""
+binomial coefficients. An agent's pass@k is the mean over the leaderboard's common
+problems (every agent's the same) for k up to the fewest attempts any agent made on one
+of them: a mean over a problem set that shrank with k would be neither monotone in k nor
+comparable across agents. Its interval is over problems, the bounded one of intervals.py."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from hpcbench.stats.intervals import MIN_UNITS, Settings, bounded_bounds
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -31,12 +37,19 @@ def table(passed: Sequence[bool]) -> list[float]:
     return [pass_at_k(n, c, k) for k in range(1, n + 1)]
 
 
-def agent_table(cells: Mapping[str, Sequence[bool]]) -> list[dict]:
-    """Per k (1 .. the most attempts on any problem): the mean of pass@k over the
-    problems with at least k attempts, and how many problems that is."""
-    most = max((len(v) for v in cells.values()), default=0)
+def agent_table(cells: Mapping[str, Sequence[bool]], most_k: int | None = None,
+                settings: Settings | None = None) -> list[dict]:
+    """Per k (1 .. `most_k`, default the fewest attempts on any problem of `cells`): the mean
+    of pass@k over every problem of `cells`, with its interval over problems (from 3 up)."""
+    settings = settings or Settings()
+    fewest = min((len(v) for v in cells.values()), default=0)
+    top = fewest if most_k is None else min(most_k, fewest)
     out = []
-    for k in range(1, most + 1):
-        vals = [pass_at_k(len(v), sum(bool(x) for x in v), k) for v in cells.values() if len(v) >= k]
-        out.append({"k": k, "value": sum(vals) / len(vals), "problems": len(vals)})
+    for k in range(1, top + 1):
+        vals = np.array([pass_at_k(len(v), sum(bool(x) for x in v), k) for v in cells.values()])
+        row: dict = {"k": k, "value": float(vals.mean()), "problems": len(vals), "low": None, "high": None}
+        if len(vals) >= max(settings.min_units, MIN_UNITS):
+            lo, hi = bounded_bounds(vals, sum(len(v) for v in cells.values()), settings.level)
+            row.update(low=min(float(lo), row["value"]), high=max(float(hi), row["value"]))
+        out.append(row)
     return out

@@ -4,15 +4,21 @@ wanted difference needs, from the variance the campaign shows.
 Two agents compared over P shared problems with n attempts each: the paired
 difference of their means has variance
 
-    (2 s_g^2 + 2 s_w^2 / n) / P    (problems drawn: the interval speaks for others)
-    2 s_w^2 / (n P)                (these problems only: attempts are the only chance)
+    (2 s_g^2 + 2 s_w^2 / n) / P
 
 where s_w^2 is the spread of attempts within a problem and s_g^2 the agent-by-problem
 interaction (how much two agents' gap changes from problem to problem), both estimated
 by the method of moments from every agent and pair of the campaign. The minimum
 detectable difference at power 1-beta and two-sided level alpha is
 (t_{1-alpha/2} + t_{1-beta}) x its standard error (Bloom 1995, "Minimum detectable
-effects", Evaluation Review 19(5): 547-556)."""
+effects", Evaluation Review 19(5): 547-556), at the level a pair is tested at among all
+the leaderboard's pairs: alpha / pairs (Bonferroni, Holm's first step; Holm rejects at
+least what it does, so the figure is conservative for the leaderboard's orders). Nothing is
+established from fewer than 3 problems, so no design of fewer has a detectable difference.
+With one attempt each (s_w^2 unknown) the pooled variance of the problems' differences
+gives the design's own standard error directly. The standard error is made median-unbiased
+for the degrees of freedom it rests on (median_unbiased) and scaled for how a pass/fail
+measure spreads more as two agents part (spread_factor): a figure that errs, errs large."""
 
 from __future__ import annotations
 
@@ -23,7 +29,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from hpcbench.stats.intervals import PROBLEMS, THESE, Settings
+from hpcbench.stats.intervals import MIN_UNITS, PROBLEMS, Settings
 
 MAX_ATTEMPTS = 1000
 
@@ -36,14 +42,21 @@ class Components:
     pairs: int
     problems: int  # the design: problems in the campaign's largest shared set
     attempts: int  # the design: median attempts per agent and problem
+    differences: float | None = None  # pooled variance of the problems' paired differences (2 s_g^2 + 2 s_w^2/n)
+    pass_rate: float | None = None  # the campaign's share of attempts that passed
+    pass_slope: float | None = None  # composite points between a passing and a failing attempt, on average
+    spread_df: int = 0  # degrees of freedom of the pooled spread of the problems' differences
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
-def components(cells: Mapping[str, Mapping[str, Sequence[float]]], max_agents: int = 100) -> Components:
-    """`cells`: agent -> problem -> attempt values. The interaction is pooled over the pairs of
-    the `max_agents` agents with the most attempts (pairs grow with the square of the agents)."""
+def components(cells: Mapping[str, Mapping[str, Sequence[float]]], max_agents: int = 100,
+               passes: Mapping[str, Mapping[str, Sequence[bool]]] | None = None) -> Components:
+    """`cells`: agent -> problem -> attempt values; `passes`: whether each of those attempts
+    passed (the same shape), for how the spread grows with a gap (spread_factor). The
+    interaction is pooled over the pairs of the `max_agents` agents with the most attempts
+    (pairs grow with the square of the agents)."""
     ss = df = 0.0
     for per in cells.values():
         for vals in per.values():
@@ -51,40 +64,91 @@ def components(cells: Mapping[str, Mapping[str, Sequence[float]]], max_agents: i
                 ss += float(np.var(vals, ddof=1)) * (len(vals) - 1)
                 df += len(vals) - 1
     within = ss / df if df else None
-    num = den = 0.0
+    num = den = dss = 0.0
     most = 0
     busiest = sorted(cells, key=lambda a: (-sum(len(v) for v in cells[a].values()), a))[:max_agents]
     for a, b in itertools.combinations(sorted(busiest), 2):
         shared = sorted(set(cells[a]) & set(cells[b]))
         most = max(most, len(shared))
-        if len(shared) < 2 or within is None:
+        if len(shared) < 2:
             continue
         d = [np.mean(cells[a][p]) - np.mean(cells[b][p]) for p in shared]
+        dss += float(np.var(d, ddof=1)) * (len(shared) - 1)
+        if within is None:
+            den += len(shared) - 1
+            continue
         noise = within * float(np.mean([1 / len(cells[a][p]) + 1 / len(cells[b][p]) for p in shared]))
         num += (float(np.var(d, ddof=1)) - noise) / 2 * (len(shared) - 1)
         den += len(shared) - 1
     counts = [len(v) for per in cells.values() for v in per.values()]
     if len(cells) == 1:  # no pair: the design is the one agent's problems
         most = len(next(iter(cells.values())))
-    return Components(within, int(df), max(0.0, num / den) if den else None, len(busiest) * (len(busiest) - 1) // 2,
-                      most, int(np.median(counts)) if counts else 0)
+    interaction = max(0.0, num / den) if den and within is not None else None
+    rate, slope = _pass_scale(cells, passes or {})
+    return Components(within, int(df), interaction, len(busiest) * (len(busiest) - 1) // 2,
+                      most, int(np.median(counts)) if counts else 0, dss / den if den else None, rate, slope,
+                      int(den))
+
+
+def _pass_scale(cells: Mapping[str, Mapping[str, Sequence[float]]],
+                passes: Mapping[str, Mapping[str, Sequence[bool]]]) -> tuple[float | None, float | None]:
+    """(share passed, mean composite of passing attempts - of failing ones), None where unknown."""
+    good: list[float] = []
+    bad: list[float] = []
+    for a, per in passes.items():
+        for p, flags in per.items():
+            for v, ok in zip(cells.get(a, {}).get(p, ()), flags):
+                (good if ok else bad).append(v)
+    if not good or not bad:
+        return None, None
+    slope = float(np.mean(good) - np.mean(bad))
+    return len(good) / (len(good) + len(bad)), slope if slope > 0 else None
+
+
+def median_unbiased(df: int) -> float:
+    """The factor that makes a standard error estimated on `df` degrees of freedom median-unbiased:
+    a variance from few problems is below the truth more often than above (its median is
+    chi2_median(df)/df of it: 0.87 at 5 df), and a detectable difference from it is then found
+    less often than it says (69-78% at 6 problems, bench/stats_coverage.py)."""
+    from scipy import stats
+
+    return math.sqrt(df / float(stats.chi2.median(df))) if df >= 1 else 1.0
+
+
+def spread_factor(c: Components, difference: float) -> float:
+    """How much the variance of a paired difference changes when the two agents are
+    `difference` composite points apart instead of level. A pass/fail measure spreads most at
+    a pass rate of 1/2 and least near 0 or 1 (Bernoulli's p(1-p)): two agents `difference`
+    apart pass at rates difference / pass_slope apart around the campaign's rate (shifted
+    inside [0, 1]), and the variance scales with their mean p(1-p) over the campaign's, never
+    below 1 (a figure that errs, errs large). Without passes and failures both seen: 1."""
+    if c.pass_rate is None or c.pass_slope is None or not 0 < c.pass_rate < 1:
+        return 1.0
+    gap = min(1.0, difference / c.pass_slope)
+    lo, hi = c.pass_rate - gap / 2, c.pass_rate + gap / 2
+    if lo < 0:
+        lo, hi = 0.0, gap
+    if hi > 1:
+        lo, hi = 1.0 - gap, 1.0
+    return max(1.0, (lo * (1 - lo) + hi * (1 - hi)) / (2 * c.pass_rate * (1 - c.pass_rate)))
 
 
 def standard_error(c: Components, problems: int, attempts: int, settings: Settings) -> tuple[float, int, str]:
     """(standard error of a paired difference, degrees of freedom, scope) for a design."""
+    least = max(settings.min_units, MIN_UNITS)
+    if problems < least:
+        raise ValueError(f"{problems} shared problem{'s' * (problems != 1)}: nothing is established from fewer than "
+                         f"{least}")
     if c.within is None or c.within_df < 2:
+        if c.differences is not None and attempts == c.attempts:  # the campaign's own design
+            return math.sqrt(c.differences / problems), problems - 1, PROBLEMS
         raise ValueError("too few repeated attempts (by one agent on one problem): the spread of attempts is unknown")
     if c.within <= 0:
         raise ValueError(f"no two attempts by one agent on one problem differ (over {c.within_df} df): the spread "
                          "of attempts is not measured")
-    if problems < 1:
-        raise ValueError("no two agents attempted a common problem")
-    if problems >= settings.min_units:
-        if c.interaction is None:
-            raise ValueError("no two agents share two problems: how their gap varies by problem is unknown")
-        return math.sqrt((2 * c.interaction + 2 * c.within / attempts) / problems), problems - 1, PROBLEMS
-    # two agents' attempts within fixed problems: a two-sample comparison with 2 P (n - 1) df
-    return math.sqrt(2 * c.within / (attempts * problems)), max(1, 2 * problems * (attempts - 1)), THESE
+    if c.interaction is None:
+        raise ValueError("no two agents share two problems: how their gap varies by problem is unknown")
+    return math.sqrt((2 * c.interaction + 2 * c.within / attempts) / problems), problems - 1, PROBLEMS
 
 
 def multiplier(df: int, level: float, power: float) -> float:
@@ -93,35 +157,46 @@ def multiplier(df: int, level: float, power: float) -> float:
     return float(stats.t.ppf(1 - (1 - level) / 2, df) + stats.t.ppf(power, df))
 
 
-def detectable(c: Components, problems: int, attempts: int, settings: Settings, power: float = 0.8) -> dict:
-    """The minimum detectable difference of a design, with what it rests on."""
-    se, df, kind = standard_error(c, problems, attempts, settings)
-    m = multiplier(df, settings.level, power)
-    return {"difference": m * se, "standard_error": se, "df": df, "multiplier": m, "scope": kind,
-            "problems": problems, "attempts": attempts, "power": power, "level": settings.level}
+def detectable(c: Components, problems: int, attempts: int, settings: Settings, power: float = 0.8,
+               pairs: int = 1) -> dict:
+    """The minimum detectable difference of a design, with what it rests on; `pairs`: how
+    many pairs the leaderboard tests (the level is shared among them)."""
+    se0, df, kind = standard_error(c, problems, attempts, settings)
+    se0 *= median_unbiased(c.spread_df)
+    level = 1 - (1 - settings.level) / max(1, pairs)
+    m = multiplier(df, level, power)
+    lo, hi = 0.0, max(1.0, 4 * m * se0 * 10)
+    for _ in range(60):  # the difference d with d = m x se0 x sqrt(spread_factor(d))
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if mid < m * se0 * math.sqrt(spread_factor(c, mid)) else (lo, mid)
+    d = hi
+    factor = spread_factor(c, d)
+    return {"difference": d, "standard_error": se0 * math.sqrt(factor), "df": df, "multiplier": m, "scope": kind,
+            "problems": problems, "attempts": attempts, "power": power, "level": settings.level, "pairs": pairs,
+            "pair_level": level, "spread_factor": factor, "level_standard_error": se0}
 
 
 def attempts_needed(c: Components, difference: float, problems: int, settings: Settings,
-                    power: float = 0.8) -> int | None:
+                    power: float = 0.8, pairs: int = 1) -> int | None:
     """The fewest attempts per problem (per agent) that detect `difference` with `problems`
     problems; None when no number of attempts up to MAX_ATTEMPTS does (the agents' gap
     varies from problem to problem more than attempts can average out: more problems)."""
     for n in range(1, MAX_ATTEMPTS + 1):
-        if detectable(c, problems, n, settings, power)["difference"] <= difference:
+        if detectable(c, problems, n, settings, power, pairs)["difference"] <= difference:
             return n
     return None
 
 
 def problems_needed(c: Components, difference: float, attempts: int, settings: Settings,
-                    power: float = 0.8, most: int = 100_000) -> int | None:
+                    power: float = 0.8, most: int = 100_000, pairs: int = 1) -> int | None:
     """The fewest problems that detect `difference` with `attempts` attempts on each."""
-    lo = 2
-    if detectable(c, most, attempts, settings, power)["difference"] > difference:
+    lo = max(settings.min_units, MIN_UNITS)
+    if detectable(c, most, attempts, settings, power, pairs)["difference"] > difference:
         return None
     hi = most
-    while lo < hi:  # the detectable difference falls with the problems (past the scope switch)
+    while lo < hi:  # the detectable difference falls with the problems
         mid = (lo + hi) // 2
-        if detectable(c, mid, attempts, settings, power)["difference"] <= difference and mid >= settings.min_units:
+        if detectable(c, mid, attempts, settings, power, pairs)["difference"] <= difference:
             hi = mid
         else:
             lo = mid + 1
