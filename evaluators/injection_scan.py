@@ -231,7 +231,7 @@ def injections_in_text(text: str, where: str, kind: str, line: int = 0, *,
     found = []
     for start in range(0, max(len(text), 1), MAX_SEGMENT):
         part = text[start:start + MAX_SEGMENT]
-        hit = _first(part, plain)
+        hit = _first_plain(part) if plain else _first(part)
         if hit is not None:
             found.append(InjectionFinding(where, kind, *hit, line=line))
     return found
@@ -254,7 +254,16 @@ _GIST = re.compile(r"ignor|disregard|instruction|rubric|grader|judge|evaluator|r
 
 
 @lru_cache(maxsize=4096)
-def _first(raw: str, plain: bool = False) -> tuple[str, str, str] | None:
+def _first(raw: str) -> tuple[str, str, str] | None:
+    return _first_of(raw, False)
+
+
+@lru_cache(maxsize=4096)
+def _first_plain(raw: str) -> tuple[str, str, str] | None:
+    return _first_of(raw, True)
+
+
+def _first_of(raw: str, plain: bool) -> tuple[str, str, str] | None:
     if len(raw.strip()) < 6:
         return None
     forms = [(how, text) for how, text in variants(raw) if not plain or how in ("", "homoglyphs")]

@@ -16,7 +16,6 @@ under "performance"."""
 from __future__ import annotations
 
 import json
-import math
 import random
 import secrets
 from pathlib import Path
@@ -24,28 +23,13 @@ from typing import NamedTuple
 
 from hpcbench.errors import HpcbenchError
 from hpcbench.jobs.records import write_atomic
+from hpcbench.plan.param_draw import draw_value
 from hpcbench.plan.perf_draw import draw_performance
-from hpcbench.problem import HELD_OUT_PREFIX, HeldOutParam, Problem, ProblemBundle, TestCase
+from hpcbench.problem import HELD_OUT_PREFIX, Problem, ProblemBundle, TestCase
 
 
 def held_out_path(root: Path) -> Path:
     return Path(root) / "snapshot" / "held_out.json"
-
-
-def draw_value(p: HeldOutParam, rng: random.Random) -> str:
-    """One value of `p` as the argument string the program receives."""
-    lo, hi = p.min, p.max
-    if p.log:
-        x = math.exp(rng.uniform(math.log(lo), math.log(hi)))
-    else:
-        x = rng.uniform(lo, hi)
-    if p.kind == "int":
-        m = p.multiple_of
-        k = min(max(round(x / m), math.ceil(lo / m)), math.floor(hi / m))
-        return str(int(k * m))
-    if p.either_sign and rng.random() < 0.5:
-        x = -x
-    return f"{float(f'{x:.{p.digits}g}'):.{p.digits}g}"
 
 
 def draw(problem: Problem, seed: int) -> list[TestCase]:

@@ -22,6 +22,7 @@ import random
 
 from hpcbench.agent_options import is_option_name
 from hpcbench.errors import ConfigError
+from hpcbench.plan.param_draw import draw_value
 from hpcbench.problem import Problem
 
 # Draws tried before the ranges are declared unable to avoid the published cases; with a
@@ -89,7 +90,6 @@ def published_as(problem: Problem, args: list[str]) -> str | None:
 def draw_performance(problem: Problem, seed: int) -> list[str]:
     """The drawn options of `problem`'s performance case for `seed`, as [option, value, ...]
     (empty where it draws none); never a published case (published_as)."""
-    from hpcbench.plan.held_out import draw_value  # here: held_out imports this module
 
     perf = problem.performance
     if perf is None or not perf.params:
