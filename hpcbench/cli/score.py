@@ -21,9 +21,10 @@ def scoring_options(f):
                      help="answers asked of the judge per judged evaluator; their mean scores, their spread goes "
                           "into the leaderboard's intervals (the report says how much)"),
         click.option("--bootstrap-resamples", type=click.IntRange(1000, 1_000_000), default=Settings.resamples,
-                     show_default=True, help="resamples of the leaderboard's bootstrap intervals"),
+                     show_default=True, help="recorded in the scoring only: the leaderboard's intervals are "
+                          "closed-form since 2026-12-07 (docs/report.md); kept so earlier commands still run"),
         click.option("--bootstrap-seed", type=click.IntRange(0), default=Settings.seed, show_default=True,
-                     help="seed of the bootstrap (recorded in the scoring: `explain` draws every interval again)"),
+                     help="recorded in the scoring only (as --bootstrap-resamples)"),
     ]
     for opt in reversed(opts):
         f = opt(f)
