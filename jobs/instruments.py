@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from hpcbench.jobs.log_summary import SUMMARY_MAX_BYTES, parse_log_summary
 from hpcbench.jobs.logview import MAX_BYTES as LOG_VIEW_MAX_BYTES
@@ -86,6 +88,13 @@ class Probe:
         """After the run: read what it wrote into `run`, and add its InstrumentCheck."""
 
 
+class _Parsed(Protocol):
+    parse_error: str
+
+
+T = TypeVar("T", bound=_Parsed)
+
+
 def _held_problem(held: HeldFile, what: str) -> str:
     """Why a held output cannot be trusted or is empty ("" when it has content)."""
     return held.tampered() or ("" if held.size() else f"no {what} was written")
@@ -115,38 +124,30 @@ class LogViewProbe(Probe):
         self.summary = HeldFile.create(folders.logs, self.SUMMARY)
 
     def collect(self, run: RunResult, folders: RunFolders) -> None:
-        check = InstrumentCheck(name=self.name)
-        try:
-            check.problem = _held_problem(self.held, f"-log_view report ({NOT_FINALIZED})")
-            if not check.problem:
-                view = parse_log_view(self.held.read(LOG_VIEW_MAX_BYTES), self.FILE)
-                check.problem = view.parse_error
-                run.log_view = view if not view.parse_error else None
-        except UnsafeFile as e:
-            check.problem = str(e)
-        finally:
-            self.held.close()
-        check.found = int(not check.problem)
-        run.instruments.append(check)
-        run.instruments.append(self._summary_check(run, folders))
-
-    def _summary_check(self, run: RunResult, folders: RunFolders) -> InstrumentCheck:
-        check = InstrumentCheck(name=self.SUMMARY_CHECK)
-        try:
-            if not self.with_summary:
-                check.problem = "not asked for: PETSc would split the log folder's name at its comma"
-            else:
-                check.problem = _held_problem(self.summary, f"-log_view text summary ({NOT_FINALIZED})")
-            if not check.problem:
-                counts = parse_log_summary(self.summary.read(SUMMARY_MAX_BYTES), self.SUMMARY)
-                check.problem = counts.parse_error
-                run.log_counts = counts if not counts.parse_error else None
-        except UnsafeFile as e:
-            check.problem = str(e)
-        finally:
+        problem, run.log_view = _parse_held(self.held, f"-log_view report ({NOT_FINALIZED})",
+                                            lambda b: parse_log_view(b, self.FILE), LOG_VIEW_MAX_BYTES)
+        if self.with_summary:
+            summary, run.log_counts = _parse_held(self.summary, f"-log_view text summary ({NOT_FINALIZED})",
+                                                  lambda b: parse_log_summary(b, self.SUMMARY), SUMMARY_MAX_BYTES)
+        else:
             self.summary.close()
-        check.found = int(not check.problem)
-        return check
+            summary = "not asked for: PETSc would split the log folder's name at its comma"
+        run.instruments += [InstrumentCheck(name=self.name, found=int(not problem), problem=problem),
+                            InstrumentCheck(name=self.SUMMARY_CHECK, found=int(not summary), problem=summary)]
+
+
+def _parse_held(held: HeldFile, what: str, parse: Callable[[bytes], T], cap: int) -> tuple[str, T | None]:
+    """(why it cannot be used or "", what `parse` made of it): a held output read up to `cap`,
+    closed either way; a parse error is the problem and nothing is kept."""
+    try:
+        if problem := _held_problem(held, what):
+            return problem, None
+        got = parse(held.read(cap))
+        return (got.parse_error, None) if got.parse_error else ("", got)
+    except UnsafeFile as e:
+        return str(e), None
+    finally:
+        held.close()
 
 
 # PETSc 3.26 reads -malloc_dump twice: as a bool at PetscInitialize (src/sys/objects/init.c:289,
