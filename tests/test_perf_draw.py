@@ -21,6 +21,7 @@ from hpcbench.problem import CompareCheck, Performance, load_problems
 from hpcbench.profile import FULL
 from hpcbench.site import load_site
 from hpcbench.submission import reference_submission
+from hpcbench.validation.library import Edit, Program, apply_edits
 from tests.conftest import hpcbench, profile_file
 
 PROBLEMS = load_problems()
@@ -31,7 +32,6 @@ TIMED = sorted(pid for pid, b in PROBLEMS.items() if b.problem.performance is no
 # same at every scale: docs/problems.md)
 PUBLIC: set[str] = set()
 DRAWN = [p for p in TIMED if p not in PUBLIC]
-HERE = Path(__file__).resolve().parent
 
 
 def test_every_performance_case_draws_and_no_draw_is_public():
@@ -158,9 +158,40 @@ def _solved(run) -> bool:
     return run.log_view is not None and any(e.name == "TSSolve" for e in run.log_view.events)
 
 
+# Trick (outside red team, issue 33), as edits of the robertson reference (so it follows it):
+# a table of the answers at every public -tfinal, the published cases' (40, 4e4) and the
+# performance case's as problem.json published it before its arguments were drawn (4e10).
+# Seeing one of them it prints the known answer without integrating; anywhere else it
+# integrates, as the reference does. The answer is right, so comparing the timed runs' answers
+# with the reference's never caught it.
+KNOWN_ANSWERS = Program(name="known-answers", reason="prints the known answer at a public -tfinal", edits=[
+    Edit(find="#include <petscts.h>\n", replace="""#include <petscts.h>
+
+/* y(T) at the public final times, as the reference prints them */
+static const struct {
+  PetscReal   t;
+  const char *y;
+} known[] = {
+  {40.0, "7.1582706738e-01 9.1855347293e-06 2.8416374708e-01"},
+  {4e4, "3.8983376329e-02 1.6217682847e-07 9.6101646149e-01"},
+  {4e10, "5.2082464328e-08 2.0832986803e-13 9.9999994792e-01"},
+};
+"""),
+    Edit(find="  PetscOptionsEnd();\n", replace="""  PetscOptionsEnd();
+  for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++) {
+    if (tfinal == known[k].t) { /* a public case: its answer is known */
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "y_final: %s\\n", known[k].y));
+      PetscCall(PetscFinalize());
+      return 0;
+    }
+  }
+"""),
+])
+
+
 @pytest.mark.slow
 def test_a_program_that_knows_the_public_cases_does_the_work_in_the_drawn_one(tmp_path):
-    """tests/adversarial/perf_case/robertson_known_answers.c: the reference's integrator, except
+    """KNOWN_ANSWERS: the reference's integrator, except
     that at a public -tfinal (the published cases' 40 and 4e4, and 4e10, the performance case
     problem.json published before it was drawn) it prints the known answer without solving, as
     the outside red team's program did (execution time 1.00 at 0.17x the reference's time). In
@@ -172,7 +203,8 @@ def test_a_program_that_knows_the_public_cases_does_the_work_in_the_drawn_one(tm
     tree = tmp_path / "tree"
     d = tree / "known-answers" / "robertson" / "1"
     d.mkdir(parents=True)
-    (d / "main.c").write_text((HERE / "adversarial" / "perf_case" / "robertson_known_answers.c").read_text())
+    trick = apply_edits(PROBLEMS["robertson"], "performance", KNOWN_ANSWERS, "known-answers")
+    (d / "main.c").write_text(trick["main.c"])
     (d / "submission.json").write_text(json.dumps({"problem": "robertson", "agent": "known-answers", "attempt": "1",
                                                    "entry": "main.c", "files": ["main.c"]}))
     timed = profile_file("quick-timed", performance="timed")
