@@ -11,7 +11,15 @@ from __future__ import annotations
 import errno
 import os
 import threading
+import time
+from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from hpcbench.jobs.records import JobSpec
+
+T = TypeVar("T")
 
 EXIT_DISK_FULL = 75  # sysexits.h EX_TEMPFAIL: try again later
 # Below this much room (or this many inodes) a failed step is put down to the file system:
@@ -107,3 +115,34 @@ class FullWatch(threading.Thread):
     def __exit__(self, *exc: object) -> None:
         self.stop.set()
         self.seen_full = self.seen_full or is_full(self.path)
+
+
+class FullJobs(Generic[T]):
+    """Jobs that exited for a full file system (EXIT_DISK_FULL), each with what its driver needs
+    to start it again: ready again once their file system has room, each at most RETRIES
+    times; stuck where room does not come back within ROOM_WAIT_S. The local executor stops the
+    run on a stuck one; a packed allocation leaves it unrecorded for the resume."""
+
+    ROOM_WAIT_S = 10.0
+    RETRIES = 2
+
+    def __init__(self) -> None:
+        self.waiting: dict[str, tuple[JobSpec, T, float]] = {}
+        self.tries: Counter[str] = Counter()
+
+    def add(self, job: JobSpec, item: T) -> None:
+        self.tries[job.job_id] += 1
+        self.waiting[job.job_id] = (job, item, time.monotonic())
+
+    def with_room(self) -> list[T]:
+        ready = [jid for jid, (job, _, _) in self.waiting.items()
+                 if self.tries[jid] <= self.RETRIES and not is_full(Path(job.work_dir))]
+        return [self.waiting.pop(jid)[1] for jid in ready]
+
+    def stuck(self) -> tuple[JobSpec, str] | None:
+        for jid, (job, _, since) in self.waiting.items():
+            if self.tries[jid] > self.RETRIES:
+                return job, f"the file system was full at each of its {self.tries[jid]} tries"
+            if time.monotonic() - since >= self.ROOM_WAIT_S:
+                return job, f"no room came back within {self.ROOM_WAIT_S:g} s"
+        return None

@@ -80,6 +80,7 @@ class PackDriver:
         self.summary: dict = {"allocation": self.alloc_id, "hosts": self.hosts, "cores_per_node": self.cpn,
                               "started": [], "finished": [], "not_run": [], "already_done": [], "disk_full": []}
         self.paths: dict[str, str] = {}  # job -> its spec file
+        self.full: diskfull.FullJobs[tuple[str, JobSpec]] = diskfull.FullJobs()  # tries and room: the local policy
         self.again: list[tuple[str, JobSpec]] = []  # met a full disk that has room again: run once more
 
     def _slots_dir(self, host: str) -> Path:
@@ -133,8 +134,9 @@ class PackDriver:
                 # and where room came back (a step filled it past its own limit and was freed)
                 # once more in this allocation, as the local executor does.
                 self.summary["disk_full"].append(jid)
-                if self.summary["disk_full"].count(jid) <= 2 and not diskfull.is_full(Path(spec.work_dir)):
-                    self.again.append((self.paths[jid], spec))
+                self.full.add(spec, (self.paths[jid], spec))
+                self.again += self.full.with_room()
+                self.full.waiting.clear()  # room is looked for once, at its exit: the rest wait for the resume
             elif not (Path(spec.work_dir) / "cancelled.json").is_file() and not self.stopping:
                 save_model(Path(spec.record_path), JobResult(
                     job_id=jid, agent=spec.agent, problem=spec.problem, attempt=spec.attempt, status="error",

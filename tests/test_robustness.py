@@ -216,7 +216,7 @@ def test_a_job_that_met_a_full_disk_runs_again_once_there_is_room_and_a_disk_tha
                                                                                                   monkeypatch):
     from types import SimpleNamespace
 
-    from hpcbench.executors.local import _FullJobs
+    from hpcbench.jobs.diskfull import FullJobs
 
     mnt = tmp_path / "small"
     _mount_tmpfs(mnt, "4m")
@@ -225,22 +225,22 @@ def test_a_job_that_met_a_full_disk_runs_again_once_there_is_room_and_a_disk_tha
         hog = mnt / "hog"
         with open(hog, "wb") as f:
             os.posix_fallocate(f.fileno(), 0, (4 << 20) - 8192)
-        full = _FullJobs()
-        full.add(job)
+        full = FullJobs()
+        full.add(job, job)
         assert full.with_room() == [] and full.stuck() is None  # waits for room a while
         hog.unlink()  # another step's files freed
         assert full.with_room() == [job] and not full.waiting
-        for _ in range(_FullJobs.RETRIES - 1):  # the first came back above
-            full.add(job)
+        for _ in range(FullJobs.RETRIES - 1):  # the first came back above
+            full.add(job, job)
             assert full.with_room() == [job]
-        full.add(job)  # the same job met it once more than it may: the run stops
+        full.add(job, job)  # the same job met it once more than it may: the run stops
         assert full.with_room() == [] and "at each of its 3 tries" in full.stuck()[1]
         other = SimpleNamespace(job_id="b__vec-scatter__1", work_dir=job.work_dir)
-        monkeypatch.setattr(_FullJobs, "ROOM_WAIT_S", 0.0)
+        monkeypatch.setattr(FullJobs, "ROOM_WAIT_S", 0.0)
         with open(hog, "wb") as f:
             os.posix_fallocate(f.fileno(), 0, (4 << 20) - 8192)
-        stays = _FullJobs()
-        stays.add(other)
+        stays = FullJobs()
+        stays.add(other, other)
         assert stays.with_room() == [] and "no room came back within 0 s" in stays.stuck()[1]
     finally:
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)

@@ -67,7 +67,7 @@ class LocalExecutor(Executor):
         done = 0
         counts: Counter[str] = Counter()
         last_beat = time.monotonic()
-        full = _FullJobs()
+        full: diskfull.FullJobs[JobSpec] = diskfull.FullJobs()
         # Admission only (the slots share the cores between runs): twice as many jobs as
         # cores, more while cores sit idle, so one-rank work fills the gaps around wide runs.
         admit = slots.Admission(self._slots_dir(), cores)
@@ -137,7 +137,7 @@ class LocalExecutor(Executor):
         return n
 
     def _stop_if_disk_full(self, running: dict, queue: list[JobSpec], clock: _Deadlines,
-                           full: _FullJobs) -> None:
+                           full: diskfull.FullJobs[JobSpec]) -> None:
         """A job that found the file system full exited without a record. Where room comes back
         soon (another step filled it past its own disk limit, and its files were freed) the job
         runs again; where it does not, or the same job meets it again and again, the run stops."""
@@ -146,7 +146,7 @@ class LocalExecutor(Executor):
                 del running[jid]
                 lease.release(Path(job.work_dir))
                 clock.forget(jid)
-                full.add(job)
+                full.add(job, job)
         for job in full.with_room():
             print(f"hpcbench: job {job.job_id} met a full file system that has room again; it runs again",
                   file=sys.stderr)
@@ -247,37 +247,6 @@ class LocalExecutor(Executor):
                     os.killpg(ls.pid, signal.SIGTERM)
                     n += 1
         return n
-
-
-class _FullJobs:
-    """Jobs that exited for a full file system, waiting for room (ROOM_WAIT_S) to run again,
-    each at most RETRIES times."""
-
-    ROOM_WAIT_S = 10.0
-    RETRIES = 2
-
-    def __init__(self) -> None:
-        self.waiting: dict[str, tuple[JobSpec, float]] = {}
-        self.tries: Counter[str] = Counter()
-
-    def add(self, job: JobSpec) -> None:
-        self.tries[job.job_id] += 1
-        self.waiting[job.job_id] = (job, time.monotonic())
-
-    def with_room(self) -> list[JobSpec]:
-        ready = [job for job, _ in self.waiting.values()
-                 if self.tries[job.job_id] <= self.RETRIES and not diskfull.is_full(Path(job.work_dir))]
-        for job in ready:
-            del self.waiting[job.job_id]
-        return ready
-
-    def stuck(self) -> tuple[JobSpec, str] | None:
-        for job, since in self.waiting.values():
-            if self.tries[job.job_id] > self.RETRIES:
-                return job, f"the file system was full at each of its {self.tries[job.job_id]} tries"
-            if time.monotonic() - since >= self.ROOM_WAIT_S:
-                return job, f"no room came back within {self.ROOM_WAIT_S:g} s"
-        return None
 
 
 class _Deadlines:
