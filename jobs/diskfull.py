@@ -26,6 +26,7 @@ EXIT_DISK_FULL = 75  # sysexits.h EX_TEMPFAIL: try again later
 # a build needs a few MB for objects and the binary, a record a few hundred KB.
 MIN_FREE_BYTES = 16 << 20
 MIN_FREE_INODES = 64
+LOW_SHARE = 0.1
 _WORDS = ("No space left on device", "Disk quota exceeded", "errno = 28", "errno = 122")
 
 
@@ -52,6 +53,23 @@ def free_space(path: Path) -> tuple[int, int, int]:
         p = p.parent
     st = os.statvfs(p)
     return st.f_bavail * st.f_frsize, st.f_blocks * st.f_frsize, st.f_favail
+
+
+def is_low(path: Path) -> bool:
+    """Little room left (under LOW_SHARE of the file system, or of MIN_FREE_BYTES): where a
+    step's own "No space left on device" is believed (jobs/job.py). A compiler or linker that
+    ran out of room removes its partial output at once, so a sampler rarely sees the moment the
+    file system was full; on a roomy one the words are the program's (`#error No space left`)."""
+    try:
+        free, total, _ = free_space(path)
+    except OSError:
+        return False
+    return free < LOW_SHARE * max(total, MIN_FREE_BYTES)
+
+
+def says_full(text: str) -> bool:
+    """Whether a failed step's output says it ran out of room."""
+    return any(w in text for w in _WORDS)
 
 
 def is_full(path: Path) -> bool:
@@ -101,12 +119,15 @@ class FullWatch(threading.Thread):
         super().__init__(daemon=True)
         self.path = path
         self.seen_full = is_full(path)
+        self.seen_low = is_low(path)  # little room at some moment (is_low)
         self.stop = threading.Event()
 
     def run(self) -> None:
         while not self.stop.wait(self.PERIOD_S):
             if is_full(self.path):
                 self.seen_full = True
+            if is_low(self.path):
+                self.seen_low = True
 
     def __enter__(self) -> FullWatch:
         self.start()
@@ -115,6 +136,7 @@ class FullWatch(threading.Thread):
     def __exit__(self, *exc: object) -> None:
         self.stop.set()
         self.seen_full = self.seen_full or is_full(self.path)
+        self.seen_low = self.seen_low or is_low(self.path)
 
 
 class FullJobs(Generic[T]):

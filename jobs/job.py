@@ -390,7 +390,8 @@ def main(argv: list[str] | None = None) -> int:
             return _disk_full(spec, f"{type(e).__name__}: {e}")
         result = JobResult(job_id=spec.job_id, agent=spec.agent, problem=spec.problem, attempt=spec.attempt,
                            status="error", reason=f"{type(e).__name__}: {e}", finished=now())
-    if _failed_somewhere(result) and watch.seen_full:
+    failed = _failed_steps(result)
+    if failed and (watch.seen_full or (watch.seen_low and any(diskfull.says_full(t) for t in failed))):
         return _disk_full(spec, "a build or run failed while the file system was full")
     # A cancelled job has no result: its partial record stays beside the job, and
     # `submit --resume` reruns it because records/ has nothing for it.
@@ -410,14 +411,16 @@ def main(argv: list[str] | None = None) -> int:
 OWN_LIMITS = ("disk limit", "inode limit")
 
 
-def _failed_somewhere(result: JobResult) -> bool:
-    """A step failed for a reason that a full file system may explain."""
+def _failed_steps(result: JobResult) -> list[str]:
+    """What each step that failed for a reason a full file system may explain said (its output,
+    or the job's error): empty where none failed so."""
     def other(stopped: str) -> bool:
         return not stopped.startswith(OWN_LIMITS)
 
-    return (result.status == "error"
-            or (result.build is not None and result.build.exit_code != 0 and other(result.build.stopped_reason))
-            or any(r.exit_code != 0 and other(r.stopped_reason) for r in result.runs))
+    b = result.build
+    return ([result.reason] if result.status == "error" else []) \
+        + ([b.stdout + b.stderr] if b is not None and b.exit_code != 0 and other(b.stopped_reason) else []) \
+        + [r.stdout + r.stderr for r in result.runs if r.exit_code != 0 and other(r.stopped_reason)]
 
 
 def _disk_full(spec: JobSpec, what: str) -> int:

@@ -225,6 +225,10 @@ def test_a_job_that_met_a_full_disk_runs_again_once_there_is_room_and_a_disk_tha
         hog = mnt / "hog"
         with open(hog, "wb") as f:
             os.posix_fallocate(f.fileno(), 0, (4 << 20) - 8192)
+        # a step's own "No space left on device" counts only where room is low (here: yes); on a
+        # roomy file system the words are the program's to print (`#error No space left ...`)
+        from hpcbench.jobs.diskfull import is_low
+        assert is_low(mnt) and not is_low(tmp_path)
         full = FullJobs()
         full.add(job, job)
         assert full.with_room() == [] and full.stuck() is None  # waits for room a while
