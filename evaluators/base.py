@@ -17,9 +17,9 @@ from hpcbench.errors import HpcbenchError
 from hpcbench.evaluators.categories import Category
 from hpcbench.jobs.records import JobResult, RunResult
 from hpcbench.judge.task import JudgeTask
-from hpcbench.problem import Checks, Problem
+from hpcbench.problem import Checks, Problem, language_of
 from hpcbench.registry import Registry
-from hpcbench.submission import SOURCE_SUFFIXES, Submission
+from hpcbench.submission import C_SUFFIXES, Submission
 
 if TYPE_CHECKING:  # only for the context's field types: the judge package imports this module
     from hpcbench.judge.config import JudgeConfig
@@ -97,9 +97,18 @@ class EvalContext:
         return [r for r in (self.record.runs if self.record else []) if r.kind == kind]
 
     def c_sources(self) -> dict[str, str]:
-        """Every source file the submission holds, whatever its suffix (.c, .h, .cu, .cxx, .hpp,
-        .cuh): main.c can #include any of them, so the scans read them all."""
-        return {n: s for n, s in self.sources.items() if n.endswith(SOURCE_SUFFIXES)}
+        """Every C-family source file the submission holds, whatever its suffix (.c, .h, .cu, .cxx,
+        .hpp, .cuh): main.c can #include any of them, so the scans read them all."""
+        return {n: s for n, s in self.sources.items() if n.endswith(C_SUFFIXES)}
+
+    def py_sources(self) -> dict[str, str]:
+        """Every Python file of a petsc4py submission."""
+        return {n: s for n, s in self.sources.items() if n.endswith(".py")}
+
+    @property
+    def language(self) -> str:
+        """"python" for a petsc4py submission, else "c" (problem.language_of)."""
+        return language_of(self.submission.entry)
 
 
 class Evaluator(ABC):

@@ -199,12 +199,21 @@ class Performance(FrozenStrict):
         return self
 
 
+def language_of(entry: str) -> str:
+    """"python" for a petsc4py program (a `.py` entry), else "c" (C, CUDA or Kokkos sources)."""
+    return "python" if entry.endswith(".py") else "c"
+
+
 class Problem(FrozenStrict):
     id: str
     title: str
     modules: Annotated[list[str], Field(min_length=1)]
     difficulty: Literal["easy", "medium", "hard"]
     language: Literal["c", "cuda", "kokkos"] = "c"
+    # What a submission may be written in: "c" is the problem's own `language` above (C, CUDA or
+    # Kokkos sources), "python" a petsc4py program (hpcbench/submission.py language_of,
+    # docs/python.md). The task text given to a generating agent names them (task_for).
+    languages: Annotated[list[Literal["c", "python"]], Field(min_length=1)] = ["c"]
     task: Annotated[str, Field(min_length=20)]
     output: list[OutputQuantity] = []
     requires: list[Requirement] = []
@@ -220,6 +229,20 @@ class Problem(FrozenStrict):
     agent_options: list[str] = []
     allowed_ranks: list[Annotated[int, Field(ge=1, le=65536)]] | Literal["any"] = []
     held_out: HeldOut | None = None
+
+    @field_validator("languages")
+    @classmethod
+    def _languages(cls, v: list[str]) -> list[str]:
+        if len(set(v)) != len(v):
+            raise ValueError(f"a language appears twice ({v})")
+        return v
+
+    def task_for(self, language: str) -> str:
+        """The task text as an agent writing in `language` is given it: the C task's own words
+        where it says "in C", petsc4py's where Python is asked."""
+        if language == "python":
+            return re.sub(r"\bprogram in C\b", "program in Python with petsc4py", self.task, count=1)
+        return self.task
 
     @field_validator("id")
     @classmethod
@@ -252,6 +275,13 @@ class Problem(FrozenStrict):
             if why:
                 raise ValueError(f"entry {i}: {why}")
         return v
+
+    @model_validator(mode="after")
+    def _python_task(self) -> Problem:
+        if "python" in self.languages and self.task_for("python") == self.task:
+            raise ValueError("languages: 'python' needs a task that says 'program in C' (the words a Python "
+                             "agent is given instead: task_for)")
+        return self
 
     @model_validator(mode="after")
     def _unique_cases(self) -> Problem:

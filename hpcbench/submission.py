@@ -18,10 +18,13 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, f
 from hpcbench.agent_options import args_refusal, ranks_refusal
 from hpcbench.errors import format_validation_error
 from hpcbench.jobs.untrusted_files import UnsafeFile, read_untrusted
-from hpcbench.problem import Problem
+from hpcbench.problem import Problem, language_of
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
-SOURCE_SUFFIXES = (".c", ".h", ".cu", ".cxx", ".hpp", ".cuh")
+C_SUFFIXES = (".c", ".h", ".cu", ".cxx", ".hpp", ".cuh")
+SOURCE_SUFFIXES = (*C_SUFFIXES, ".py")
+COMPILED_SUFFIXES = (".c", ".cu", ".cxx")
+PYTHON_SUFFIX = ".py"  # problem.language_of
 MAX_FILE_BYTES = 1 << 20
 MAX_META_BYTES = 1 << 20  # submission.json: metadata and generation cost, never this large
 MAX_FILES = 64
@@ -291,13 +294,31 @@ def _names_rejected(meta_path: Path, meta: Submission, given: dict[str, str | No
     return None
 
 
-def _sources_rejected(folder: Path, meta: Submission) -> Rejected | None:
-    """The entry is a compilable source among the files; each file is there, regular, UTF-8 text."""
-    meta_path = folder / "submission.json"
+def _language_rejected(meta_path: Path, meta: Submission) -> Rejected | None:
+    """A Python submission holds only `.py` files; a C one none (one program, one language)."""
     if meta.entry not in meta.files:
         return Rejected(meta_path, "entry", f"{meta.entry!r} is not among files {meta.files}")
-    if not meta.entry.endswith((".c", ".cu", ".cxx")):
-        return Rejected(meta_path, "entry", f"{meta.entry!r} is not a compilable source")
+    if language_of(meta.entry) == "python":
+        other = [f for f in meta.files if not f.endswith(PYTHON_SUFFIX)]
+        if other:
+            return Rejected(meta_path, "files", f"a Python submission (entry {meta.entry!r}) holds only .py files, "
+                                                f"not {other[:3]}")
+        return None
+    if not meta.entry.endswith(COMPILED_SUFFIXES):
+        return Rejected(meta_path, "entry", f"{meta.entry!r} is not a compilable source or a Python program")
+    py = [f for f in meta.files if f.endswith(PYTHON_SUFFIX)]
+    if py:
+        return Rejected(meta_path, "files", f"a C submission (entry {meta.entry!r}) holds Python files {py[:3]}")
+    return None
+
+
+def _sources_rejected(folder: Path, meta: Submission) -> Rejected | None:
+    """The entry is a compilable source or a Python program among the files, of one language;
+    each file is there, regular, UTF-8 text."""
+    meta_path = folder / "submission.json"
+    bad = _language_rejected(meta_path, meta)
+    if bad is not None:
+        return bad
     for name in meta.files:
         try:
             data = read_untrusted(folder, name, MAX_FILE_BYTES)
@@ -329,6 +350,11 @@ def request_rejected(sub: LoadedSubmission, problem: Problem) -> Rejected | None
     """The rejection of a loaded submission whose args or ranks its problem does not allow."""
     if sub.meta.refused or sub.meta.generation_error:
         return None
+    language = language_of(sub.meta.entry)
+    if language not in problem.languages:
+        return Rejected(sub.folder / "submission.json", "entry",
+                        f"{sub.meta.entry!r} is a {language} program; problem {problem.id!r} accepts "
+                        f"{', '.join(problem.languages)} (problem.json languages)")
     bad = request_refusal(sub.meta.args, sub.meta.ranks, problem)
     return Rejected(sub.folder / "submission.json", *bad) if bad else None
 

@@ -7,6 +7,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from hpcbench.jobs.build_python import BINARY_NAME, build_python
 from hpcbench.jobs.capture import Confinement, run_captured
 from hpcbench.jobs.cores import cpu_list
 from hpcbench.jobs.interposition import SymbolCheckError, refusal, replaced_functions
@@ -15,7 +16,6 @@ from hpcbench.jobs.sandbox import Step, step_env
 from hpcbench.petsc_env import PetscInstall
 
 MAKEFILE_NAME = "hpcbench.mk"
-BINARY_NAME = "app"
 
 
 def object_name(source: str) -> str:
@@ -58,6 +58,8 @@ def build_submission(
     (`isolation`, default bwrap) with the confinement's limits (memory, processes, disk; default
     Limits()), on its `cpus` (the build's core slots: as many make jobs as it holds, never on
     another run's cores)."""
+    if entry.endswith(".py"):  # a petsc4py program: checked, not compiled (docs/python.md)
+        return build_python(folder, sources, entry, petsc, timeout_s, output_cap, extra_env, isolation, confinement)
     folder = Path(folder)
     given = confinement or Confinement()
     cpus = given.cpus

@@ -23,6 +23,7 @@ from pathlib import Path
 from hpcbench.jobs import affinity, binding, build_cache, diskfull, interrupt, perf, resume, slots
 from hpcbench.jobs.api_snapshot import ensure_petsc_api
 from hpcbench.jobs.build import BINARY_NAME
+from hpcbench.jobs.build_python import package_dirs, python_hidden
 from hpcbench.jobs.capture import Confinement, run_captured
 from hpcbench.jobs.instruments import EVERY_RUN, LogViewProbe, MallocProbe, Probe, ValgrindProbe, options_argv
 from hpcbench.jobs.launch import run_env
@@ -33,6 +34,7 @@ from hpcbench.jobs.run_folders import RunFolders, fresh_folders, stage_sources
 from hpcbench.jobs.sandbox import Step
 from hpcbench.jobs.valgrind import valgrind_path
 from hpcbench.petsc_env import PetscInstall, find_petsc
+from hpcbench.problem import language_of
 
 NULL_PROGRAM = r"""/* Launcher-overhead calibration: PETSc start-up and shutdown, nothing else. */
 #include <petscsys.h>
@@ -57,19 +59,35 @@ def first_line(cmd: list[str]) -> str:
         return ""
 
 
+# A petsc4py program's calibration: the interpreter, petsc4py's import and PETSc's start-up and
+# shutdown (petsc4py finalizes at exit), which every Python run pays before its own work.
+NULL_PYTHON = (
+    '"""Launcher-overhead calibration of a petsc4py program."""\n'
+    "import sys\n\nimport petsc4py\n\npetsc4py.init(sys.argv)\n"
+    "from petsc4py import PETSc  # noqa: E402,F401\n"
+)
+
+
+def is_python(spec: JobSpec) -> bool:
+    """Whether the job's submission is a petsc4py program (docs/python.md)."""
+    return language_of(spec.entry) == "python"
+
+
 def null_program(spec: JobSpec, petsc: PetscInstall) -> Path | None:
-    """Build (once per variant, shared between jobs) the calibration program."""
+    """Build (once per variant and language, shared between jobs) the calibration program."""
     if not spec.null_program_dir:
         return None
-    final = Path(spec.null_program_dir)
+    python = is_python(spec)
+    final = Path(spec.null_program_dir + ("-python" if python else ""))
     if (final / BINARY_NAME).is_file():
         return final / BINARY_NAME
     tmp = final.parent / f".{final.name}.{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    (tmp / "null.c").write_text(NULL_PROGRAM)
+    source = "null.py" if python else "null.c"
+    (tmp / source).write_text(NULL_PYTHON if python else NULL_PROGRAM)
     with slots.hold(1) as held:
-        res = build_cache.build(spec.build_cache, tmp, ["null.c"], "null.c", petsc, timeout_s=spec.build_timeout_s,
+        res = build_cache.build(spec.build_cache, tmp, [source], source, petsc, timeout_s=spec.build_timeout_s,
                                 isolation=spec.isolation,
                                 confinement=Confinement(spec.limits, binding.of_held(held).cpus))
     if res.exit_code != 0:
@@ -82,6 +100,10 @@ def null_program(spec: JobSpec, petsc: PetscInstall) -> Path | None:
     return final / BINARY_NAME
 
 
+# docs/python.md: why a petsc4py program's memory is PETSc's allocator records alone
+PYTHON_NO_VALGRIND = ("not run for a Python program: its frames are all the interpreter's and PETSc's (none is "
+                      "the submission's own code to blame), ctypes is not loadable in its sandbox, and the PETSc "
+                      "objects it leaves are PETSc's allocations, which -malloc_dump reports")
 VALGRIND_RUNS = 10  # a valgrind run takes about as long as this many plain runs (memcheck)
 
 
@@ -93,7 +115,7 @@ def planned_runs(spec: JobSpec) -> float:
     runs += sum(spec.timing_repeats * spec.cores_for(r) for r in timed)  # null runs
     if spec.perf is not None:  # the performance case: both programs, and three null runs
         runs += sum((2 * spec.perf.repeats + 3) * spec.cores_for(c.ranks) for c in spec.perf.runs)
-    if spec.valgrind and spec.runs:
+    if spec.valgrind and spec.runs and not is_python(spec):
         runs += VALGRIND_RUNS * min(spec.cores_for(c.ranks) for c in spec.runs)
     return float(runs)
 
@@ -104,7 +126,12 @@ class Runner:
         self.env = run_env(petsc.env(), spec.launcher)
         # Each run in folders of its own, fresh (jobs/run_folders.py); the binary (and the
         # shared null program) read-only; nothing else of the campaign.
-        readonly = [build_dir] + ([Path(spec.null_program_dir)] if spec.null_program_dir else [])
+        null_dir = spec.null_program_dir + ("-python" if is_python(spec) else "")
+        readonly = [build_dir] + ([Path(null_dir)] if spec.null_program_dir else [])
+        # a petsc4py program sees the allowed packages and no ctypes (jobs/build_python.py)
+        self.hidden = python_hidden() if is_python(spec) else []
+        if is_python(spec):
+            readonly += package_dirs()
         # rankfiles (read by the launcher inside the sandbox) and per-rank probes (jobs/affinity.py)
         self.bind_dir = Path(spec.work_dir) / "bind"
         self.bind_dir.mkdir(parents=True, exist_ok=True)
@@ -151,7 +178,7 @@ class Runner:
         ranks = ranks or case.ranks
         self.count += 1
         folders = fresh_folders(self.spec, self.petsc, f"{self.count}-{kind}-{case.case}-r{ranks}", self.readonly,
-                                with_sources=kind != "null")
+                                with_sources=kind != "null", hidden=self.hidden)
         try:
             for probe in probes:
                 probe.prepare(folders, ranks)
@@ -356,7 +383,9 @@ def valgrind_target(spec: JobSpec, result: JobResult) -> CaseRun | None:
 
 def _valgrind_run(spec: JobSpec, runner: Runner, binary: Path, result: JobResult) -> None:
     target = valgrind_target(spec, result)
-    if valgrind_path() is None:
+    if is_python(spec):
+        result.extra["valgrind"] = PYTHON_NO_VALGRIND
+    elif valgrind_path() is None:
         result.extra["valgrind"] = "not installed on this node"
     elif target is not None:
         result.runs.append(runner.valgrind(binary, target))

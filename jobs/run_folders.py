@@ -53,7 +53,7 @@ class RunFolders:
 
 
 def fresh_folders(spec: JobSpec, petsc: PetscInstall, name: str, readonly: list[Path],
-                  with_sources: bool) -> RunFolders:
+                  with_sources: bool, hidden: list[Path] | None = None) -> RunFolders:
     work = Path(spec.work_dir)
     root = work / "runs" / name
     if root.exists():
@@ -66,7 +66,7 @@ def fresh_folders(spec: JobSpec, petsc: PetscInstall, name: str, readonly: list[
     logs.mkdir(parents=True)
     scratch = root / "tmp" if spec.isolation.per_rank else None
     step = Step(spec.isolation, petsc, cwd=work / "run", writable=[run, logs], readonly=readonly,
-                scratch=scratch, at={run: work / "run", logs: work / "logs"})
+                scratch=scratch, at={run: work / "run", logs: work / "logs"}, hidden=list(hidden or []))
     if step.level == "none":
         step.cwd = run
     return RunFolders(root, run, logs, step)

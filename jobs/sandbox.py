@@ -112,6 +112,9 @@ class Step:
     # folders of its own, all seen at the same paths, so a run cannot tell itself from the
     # others by where it is; at level `none` nothing can be remapped and the host paths show.
     at: dict[Path, Path] = field(default_factory=dict)
+    # files shown empty inside (a Python program's ctypes module, jobs/build_python.py); at level
+    # `none` nothing is hidden
+    hidden: list[Path] = field(default_factory=list)
 
     @property
     def level(self) -> str:
@@ -189,6 +192,8 @@ def bwrap_prefix(step: Step) -> list[str]:
         # mounts onto the link's target, outside the new root.
         if p.exists() and not (p.is_relative_to("/usr") and p.resolve().is_relative_to("/usr")):
             args += _bind("--ro-bind", p)
+    for p in step.hidden:
+        args += ["--ro-bind", "/dev/null", str(p)]
     for p in step.writable:
         args += ["--bind", str(p), str(step.inside(p))]
     # Per rank, nothing of the PMI/PMIx server is bound (its variables are set per step, after
@@ -213,6 +218,8 @@ def apptainer_prefix(step: Step) -> list[str]:
         args += ["--containall", "--net", "--network", "none"]
     for p in step.ro_paths():
         args += ["--bind", f"{p}:{p}:ro"]
+    for p in step.hidden:
+        args += ["--bind", f"/dev/null:{p}:ro"]
     for p in step.writable:
         args += ["--bind", f"{p}:{step.inside(p)}"]
     args += ["--pwd", str(step.cwd), step.isolation.image]

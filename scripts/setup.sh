@@ -10,7 +10,6 @@
 #   HPCBENCH_VENV            where the venv lives (default: <repo>/.venv)
 #   HPCBENCH_PETSC=pypi|none pypi (default) builds PETSc into the venv; none
 #                            relies on PETSC_DIR/PETSC_ARCH given by the user
-#   HPCBENCH_WITH_PETSC4PY=1 also builds petsc4py against that same PETSc
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -55,6 +54,17 @@ PY="$VENV/bin/python"
 "$PY" -m pip install -q --upgrade pip setuptools wheel >/dev/null
 
 # --- PETSc ------------------------------------------------------------------
+petsc4py_loads_ours() {  # petsc4py imports and the libpetsc it loads is the venv's PETSc's
+  "$PY" - 2>/dev/null <<'EOF'
+import os, sys
+import petsc, petsc4py
+petsc4py.init([])
+from petsc4py import PETSc  # noqa: F401
+want = os.path.realpath(os.path.join(petsc.get_petsc_dir(), "lib"))
+loaded = {os.path.dirname(os.path.realpath(line.split()[-1])) for line in open("/proc/self/maps") if "libpetsc.so" in line}
+sys.exit(0 if loaded == {want} else 1)
+EOF
+}
 if [ "$PETSC_MODE" = "pypi" ]; then
   have=$("$PY" -c 'import importlib.metadata as m; print(m.version("petsc"))' 2>/dev/null || true)
   if [ "$have" != "$PETSC_VERSION" ]; then
@@ -64,16 +74,35 @@ if [ "$PETSC_MODE" = "pypi" ]; then
     PETSC_CONFIGURE_OPTIONS="${PETSC_CONFIGURE_OPTIONS:---with-debugging=0 --with-fc=0 --with-x=0 --with-cuda=0 --with-hip=0}" \
       "$PY" -m pip install -q --no-binary petsc "petsc==$PETSC_VERSION"
   fi
-  if [ "${HPCBENCH_WITH_PETSC4PY:-0}" = "1" ]; then
-    have4=$("$PY" -c 'import importlib.metadata as m; print(m.version("petsc4py"))' 2>/dev/null || true)
-    if [ "$have4" != "$PETSC_VERSION" ]; then
-      log "building petsc4py $PETSC_VERSION against the PETSc in the venv"
-      "$PY" -m pip install -q cython numpy
-      # No build isolation: otherwise pip builds a second PETSc for petsc4py.
+  # petsc4py: Python submissions run on it (docs/python.md). Its extension finds libpetsc through
+  # $ORIGIN first, so a wheel from pip's cache built in another virtual environment loads this
+  # one's PETSc; the check below says which libpetsc it loads, and rebuilds where it is not ours.
+  if ! petsc4py_loads_ours; then
+    log "building petsc4py $PETSC_VERSION against the PETSc in the venv (about 4 minutes on 2 cores)"
+    "$PY" -m pip install -q cython numpy
+    # No build isolation: otherwise pip builds a second PETSc for petsc4py.
+    PETSC_DIR="$("$PY" -c 'import petsc; print(petsc.get_petsc_dir())')" PETSC_ARCH="" \
+      LDFLAGS="${LDFLAGS:-} -Wl,-rpath,\$ORIGIN/../../petsc/lib" \
+      "$PY" -m pip install -q --no-build-isolation --force-reinstall --no-deps "petsc4py==$PETSC_VERSION"
+    if ! petsc4py_loads_ours; then
+      # a wheel cached before petsc4py was built so: dropped, and built again (cached this time)
+      log "petsc4py from pip's cache loads another PETSc: rebuilding it"
+      "$PY" -m pip cache remove petsc4py >/dev/null 2>&1 || true
       PETSC_DIR="$("$PY" -c 'import petsc; print(petsc.get_petsc_dir())')" PETSC_ARCH="" \
-        "$PY" -m pip install -q --no-build-isolation "petsc4py==$PETSC_VERSION"
+        LDFLAGS="${LDFLAGS:-} -Wl,-rpath,\$ORIGIN/../../petsc/lib" \
+        "$PY" -m pip install -q --no-build-isolation --force-reinstall --no-deps "petsc4py==$PETSC_VERSION"
+      petsc4py_loads_ours || { log "petsc4py does not load this venv's PETSc"; exit 1; }
     fi
   fi
+  # its record of where PETSc is (petsc4py.get_config) names this venv's, not the one it was built in
+  "$PY" - <<'EOF'
+import pathlib, petsc, petsc4py
+cfg = pathlib.Path(petsc4py.__file__).parent / "lib" / "petsc.cfg"
+cfg.write_text(f"PETSC_DIR  = {petsc.get_petsc_dir()}\nPETSC_ARCH = \n")
+EOF
+else
+  log "HPCBENCH_PETSC=none: Python submissions need petsc4py built against $PETSC_DIR (pip install petsc4py"
+  log "  with PETSC_DIR and PETSC_ARCH set, --no-build-isolation); C submissions do not"
 fi
 
 # PETSc's own tutorials are not installed with PETSc; `hpcbench lint` is tested on

@@ -159,3 +159,17 @@ def test_clipping_the_free_membrane_fails_the_obstacle_problem(sample_rows):
     acc = row["evaluators"]["numerical_accuracy"]
     assert acc["score"] < 0.3 and "u_line" in acc["rationale"]
     assert row["composite"] < sample_rows[("reference", "obstacle-vi", "1")]["composite"] - 15
+
+
+def test_the_petsc4py_sample_is_scored_beside_the_c_reference_on_the_same_evaluators(sample_rows):
+    """petsc4py-coder's vec-scatter (docs/python.md): built, run and checked like the C reference,
+    and the library evaluators scored for both, so neither composite leaves them out."""
+    row = sample_rows[("petsc4py-coder", "vec-scatter", "1")]
+    assert row["gates_passed"], row["why"]
+    assert row["evaluators"]["numerical_accuracy"]["score"] == 1.0
+    assert "petsc4py.init(sys.argv)" in row["evaluators"]["api_usage"]["rationale"]
+    ref = sample_rows[("reference", "vec-scatter", "1")]
+    for name in ("error_handling", "parallel_awareness", "public_api"):
+        assert row["evaluators"][name]["status"] == "scored", (name, row["evaluators"][name])
+        assert ref["evaluators"][name]["status"] == "scored", (name, ref["evaluators"][name])
+    assert "library" in row["categories"] and row["categories"]["library"] is not None, row["categories"]

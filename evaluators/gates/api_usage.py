@@ -15,6 +15,7 @@ from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, registe
 from hpcbench.evaluators.csource import Call, SourceFacts, analyse_source, is_petsc_call
 from hpcbench.evaluators.harness_tampering import failing, scan_source
 from hpcbench.evaluators.petsc_conventions import is_private_header
+from hpcbench.evaluators.pysource import analyse, missing_modules
 
 # Calls that show a module is really used; any one of them counts, and so does any call
 # whose name starts with one of the module's MODULE_CONSTRUCTORS (every PetscFECreate*,
@@ -58,6 +59,8 @@ class ApiUsage(Evaluator):
     order = 40
 
     def evaluate(self, ctx: EvalContext) -> EvalResult:
+        if ctx.language == "python":
+            return self._python(ctx)
         srcs = ctx.c_sources()
         if not srcs:
             return self.unscored("no C sources to parse")
@@ -87,6 +90,33 @@ class ApiUsage(Evaluator):
                    if private else ", public headers only")
         return self.gate(True, "PetscInitialize/PetscFinalize bracket main" + headers + ", uses "
                          + ", ".join(ctx.problem.modules), confidence=confidence, evidence=evidence)
+
+
+    def _python(self, ctx: EvalContext) -> EvalResult:
+        """A petsc4py program: PETSc reads its command line, it uses the problem's classes, solves
+        nothing with numpy's dense solvers and leaves the harness's options alone."""
+        srcs = ctx.py_sources()
+        facts = [analyse(n, s) for n, s in sorted(srcs.items())]
+        problems = [f.syntax_error for f in facts if f.syntax_error]
+        if not any(f.init_with_argv for f in facts):
+            problems.append("petsc4py.init(sys.argv) is never called: PETSc never reads the command line "
+                            "(the task's options and the harness's)")
+        missing = missing_modules(ctx.problem.modules, facts)
+        if missing:
+            problems.append(f"does not use the module the problem calls for: {'; '.join(missing)}")
+        shortcuts = [s for f in facts for s in f.shortcuts]
+        if shortcuts:
+            problems.append(f"solves with numpy instead of PETSc: {shortcuts[0]}")
+        tamper = [t for f in facts for t in f.tampering]
+        if tamper:
+            problems.append(f"tampers with the harness: {tamper[0]}")
+        evidence = {"files": sorted(srcs), "language": "python",
+                    "petsc_classes": sorted({c for f in facts for c in f.petsc_classes}),
+                    "numpy_shortcuts": shortcuts[:10], "harness_tampering": tamper[:10]}
+        if problems:
+            return self.gate(False, "; ".join(problems), evidence=evidence)
+        return self.gate(True, "petsc4py.init(sys.argv) gives PETSc the command line; uses "
+                         + ", ".join(ctx.problem.modules), evidence=evidence)
 
 
 def _bracketing(facts: list[SourceFacts]) -> list[str]:

@@ -18,7 +18,12 @@ allocator), the program's behaviour is compared across its runs instead: what PE
 in every instrumented, timing and valgrind run of a case (objects by class, calls by event,
 flops) must agree with the instrumented run's (evaluators/watched_runs.py). A program that
 creates, destroys or calls differently in some of them "behaves differently when observed",
-and the gate fails naming the runs, the class or event and the numbers."""
+and the gate fails naming the runs, the class or event and the numbers.
+
+A petsc4py program is not run under valgrind (jobs/job.py PYTHON_NO_VALGRIND); petsc4py destroys
+the objects a program leaves when Python collects them or at exit, before -malloc_dump looks, so
+its source is read for them instead: an object made and never destroyed
+fails the gate as a C program's undestroyed object does (docs/python.md)."""
 
 from __future__ import annotations
 
@@ -26,6 +31,7 @@ from typing import Any
 
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, register
 from hpcbench.evaluators.instrumentation import blame, missing_instruments, verifiable
+from hpcbench.evaluators.pysource import analyse, undestroyed
 from hpcbench.evaluators.watched_runs import TOLERANCE_RULE, compare_runs
 from hpcbench.jobs.records import VALGRIND_LEAK_KINDS, ValgrindSummary
 
@@ -40,6 +46,19 @@ def _leak_problems(ctx: EvalContext, evidence: dict[str, Any]) -> list[str]:
         return []
     funcs = sorted({lk.function for lk in leaks})
     return [f"-malloc_dump: {len(leaks)} blocks ({leak_bytes} bytes) never freed, allocated in {', '.join(funcs[:4])}"]
+
+
+def _left_to_gc(ctx: EvalContext, evidence: dict[str, Any]) -> list[str]:
+    """A petsc4py program's PETSc objects never destroyed: petsc4py destroys
+    what is left when Python collects it or at exit, so -malloc_dump cannot see them, and a C
+    program that left them would leak (docs/python.md). Read from the source (pysource.undestroyed)."""
+    if ctx.language != "python":
+        return []
+    left = [u for n, s in sorted(ctx.py_sources().items()) for u in undestroyed(analyse(n, s))]
+    evidence["left_to_garbage_collector"] = left[:20]
+    if not left:
+        return []
+    return [f"{len(left)} PETSc object(s) never destroyed, left to the garbage collector: {', '.join(left[:3])}"]
 
 
 def _valgrind_problems(v: ValgrindSummary, evidence: dict[str, Any]) -> list[str]:
@@ -84,7 +103,7 @@ class MemorySafety(Evaluator):
         disabled, unverified = blame(missing_instruments(ctx.record), missing_instruments(ctx.reference))
         evidence: dict[str, Any] = {"instrumentation_disabled": [str(m) for m in disabled[:10]],
                                     "instrumentation_unverified": [str(m) for m in unverified[:10]]}
-        problems = _leak_problems(ctx, evidence) + _behaviour_problems(ctx, evidence)
+        problems = _leak_problems(ctx, evidence) + _behaviour_problems(ctx, evidence) + _left_to_gc(ctx, evidence)
         vg = [r for r in ctx.runs("valgrind") if r.valgrind and r.valgrind.ran]
         if vg:
             problems += _valgrind_problems(vg[0].valgrind or ValgrindSummary(), evidence)
@@ -96,7 +115,9 @@ class MemorySafety(Evaluator):
         # instruments that could not be confirmed here (nor for the reference).
         valgrind_ok = bool(vg) and not any(m.instrument == "valgrind" for m in unverified)
         confidence = 1.0 if valgrind_ok else 0.8
-        method = "malloc_dump + valgrind" if vg else "malloc_dump only (valgrind did not run)"
+        method = ("malloc_dump + valgrind" if vg else "malloc_dump and the objects the source destroys (valgrind "
+                  "does not run Python programs)" if ctx.language == "python"
+                  else "malloc_dump only (valgrind did not run)")
         if unverified or not verifiable(ctx.record):
             confidence = min(confidence, 0.8)
             method += "; instruments unverified" + (f": {unverified[0]}" if unverified else " (an older record)")

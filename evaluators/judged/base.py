@@ -54,7 +54,8 @@ class JudgedEvaluator(Evaluator):
             return self.unscored(NO_JUDGE, evidence={"prompt_version": self.prompt_version})
         evidence = collect_evidence(ctx, ctx.results)
         data = agent_data(ctx.sources, ctx.submission, evidence)
-        messages = render_messages(PROMPTS, self.prompt_version, ctx.problem, data, evidence, ctx.judge.boundary_key)
+        messages = render_messages(PROMPTS, self.prompt_version, ctx.problem, data, evidence, ctx.judge.boundary_key,
+                                   ctx.language)
         oversize = ""
         if data.source_chars > ctx.judge.max_source_chars:
             oversize = (f"too large to judge: {data.source_chars:,} characters of source and submission.json, the "

@@ -15,6 +15,7 @@ from collections import Counter
 
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, register
 from hpcbench.evaluators.petsc_conventions import CREDIT, ERROR_HANDLING_CODES, check_error_handling
+from hpcbench.evaluators.pysource import analyse, swallowed_calls
 
 MAX_LISTED = 200  # calls listed one by one in the evidence; the counts cover all
 
@@ -27,6 +28,8 @@ class ErrorHandling(Evaluator):
     order = 10
 
     def evaluate(self, ctx: EvalContext) -> EvalResult:
+        if ctx.language == "python":
+            return self._python(ctx)
         srcs = ctx.c_sources()
         if not srcs:
             return self.unscored("no C sources to parse")
@@ -67,3 +70,20 @@ class ErrorHandling(Evaluator):
             "parse_errors": [n for n, r in zip(sorted(srcs), reports) if r.parse_error],
         }
         return self.result(score, rationale, confidence=confidence, evidence=evidence)
+
+    def _python(self, ctx: EvalContext) -> EvalResult:
+        """petsc4py raises every PETSc error as PETSc.Error: the program handles errors unless it
+        catches them broadly and goes on (a swallowed failure prints answers from a failed solve)."""
+        total, hidden = 0, []
+        for n, s in sorted(ctx.py_sources().items()):
+            calls, lines = swallowed_calls(s, analyse(n, s))
+            total += calls
+            hidden += [f"{n}:{line}" for line in lines]
+        if not total:
+            return self.unscored("no call into PETSc found")
+        score = 1.0 - len(hidden) / total
+        rationale = (f"{total} calls into PETSc; petsc4py raises each failure as PETSc.Error"
+                     + (f"; {len(hidden)} inside a try that swallows it, e.g. {hidden[0]}" if hidden
+                        else ", none swallowed by a broad except"))
+        return self.result(score, rationale, evidence={"language": "python", "petsc_calls": total,
+                                                       "swallowed": hidden[:MAX_LISTED]})

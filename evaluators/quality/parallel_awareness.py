@@ -18,6 +18,7 @@ import math
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, register
 from hpcbench.evaluators.metrics.numerical_accuracy import outputs
 from hpcbench.evaluators.petsc_conventions import check_parallel
+from hpcbench.evaluators.pysource import parallel_facts
 from hpcbench.problem import Checks, CompareCheck
 
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-6, 1e-12
@@ -119,10 +120,12 @@ class ParallelAwareness(Evaluator):
     order = 20
 
     def evaluate(self, ctx: EvalContext) -> EvalResult:
+        multi = any(max(c.ranks) > 1 for c in ctx.problem.cases)
+        if ctx.language == "python":
+            return self._python(ctx, multi)
         srcs = ctx.c_sources()
         if not srcs:
             return self.unscored("no C sources to parse")
-        multi = any(max(c.ranks) > 1 for c in ctx.problem.cases)
         reports = [check_parallel(n, s, multi) for n, s in sorted(srcs.items())]
         comm = [u for r in reports for u in r.comm_uses]
         setters = [s for r in reports for s in r.setters]
@@ -149,3 +152,29 @@ class ParallelAwareness(Evaluator):
             confidence = min(confidence, 0.8)  # source evidence only, no run compared
         evidence["weights"] = weights
         return self.result(score, "; ".join(notes), confidence=confidence, evidence=evidence)
+
+    def _python(self, ctx: EvalContext, multi: bool) -> EvalResult:
+        """The same parts for a petsc4py program: communicators passed as comm=, values set by
+        ownership range, output through PETSc.Sys.Print (a bare print() runs on every rank)."""
+        reps = [parallel_facts(s, multi) for _, s in sorted(ctx.py_sources().items())]
+        comm = [u for r in reps for u in r.comm_uses]
+        owners = [{"call": o} for r in reps for o in r.ownership]
+        setters = [{"guarded": False}] * sum(r.writes for r in reps)
+        parts: dict[str, float] = {}
+        notes: list[str] = []
+        _source_parts(multi, comm, setters, owners, [], 0, parts, notes)
+        bare = [line for r in reps for line in r.bare_prints]
+        if multi and (bare or any(r.guarded_prints for r in reps)):
+            parts["rank_branches"] = 0.0 if bare else 1.0
+            notes.append(f"print() on every rank at line {bare[0]} (PETSc.Sys.Print prints once)" if bare
+                         else "print() only under a rank test")
+        comparisons = rank_invariance(ctx) if ctx.record else []
+        _invariance_part(comparisons, parts, notes)
+        evidence = {"language": "python", "multi_rank_problem": multi, "components": parts, "communicators": comm,
+                    "ownership_queries": owners[:100], "bare_prints": bare[:20], "rank_comparisons": comparisons}
+        if not parts:
+            return self.unscored("nothing parallel to judge", evidence=evidence)
+        weights = {k: RUN_WEIGHT if k == "same_answer_1_vs_n" else 1.0 for k in parts}
+        evidence["weights"] = weights
+        score = sum(weights[k] * v for k, v in parts.items()) / sum(weights.values())
+        return self.result(score, "; ".join(notes), evidence=evidence)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, register
 from hpcbench.evaluators.petsc_conventions import check_public_api
+from hpcbench.evaluators.pysource import private_uses
 
 # One private header or several: the program depends on PETSc's internals either way.
 PRIVATE_SCORE = 0.5
@@ -23,6 +24,12 @@ class PublicApi(Evaluator):
     order = 30
 
     def evaluate(self, ctx: EvalContext) -> EvalResult:
+        if ctx.language == "python":
+            found = [u for n, s in sorted(ctx.py_sources().items()) for u in private_uses(s, n)]
+            if not found:
+                return self.result(1.0, "petsc4py's public interface only", evidence={"findings": []})
+            return self.result(PRIVATE_SCORE, f"uses petsc4py's private names ({found[0]}): its implementation, "
+                               "which changes between releases", evidence={"findings": found[:50]})
         srcs = ctx.c_sources()
         if not srcs:
             return self.unscored("no C sources to parse")

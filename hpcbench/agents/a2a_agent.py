@@ -30,12 +30,12 @@ from typing import Any
 from hpcbench.agents.base import Conversation, GeneratingAgent, agent_name
 from hpcbench.agents.contract import (
     PROMPT_VERSION,
-    SYSTEM_PROMPT,
     Answer,
     GenerationFailure,
     Reply,
     parse_json_answer,
     render_user_prompt,
+    system_prompt,
     validate_answer,
 )
 from hpcbench.agents.kinds import AgentRequest, agent_kind
@@ -209,6 +209,7 @@ class A2AAgent(GeneratingAgent):
         host = urllib.parse.urlsplit(url)
         self.name = name or agent_name(f"a2a-{host.hostname}-{host.port or ''}")
         self.fixed_name = name is not None
+        self.language = "c"  # what it is asked to write (AgentOptions.language)
         self.card: Any = None
         self.protocol = ""
         self.start_error = ""
@@ -260,7 +261,9 @@ class A2AConversation(Conversation):
         return msg
 
     async def first(self) -> Reply:
-        return await self._send(self._message(SYSTEM_PROMPT + "\n" + render_user_prompt(self.problem), True))
+        language = self.agent.language
+        text = system_prompt(language) + "\n" + render_user_prompt(self.problem, language)
+        return await self._send(self._message(text, True))
 
     async def follow_up(self, text: str) -> Reply:
         return await self._send(self._message(text, False))
@@ -439,4 +442,6 @@ async def _fetch(uri: str, timeout_s: float, agent_url: str) -> bytes | Generati
 
 @agent_kind("a2a", "a2a:URL")
 def _a2a(arg: str, req: AgentRequest) -> A2AAgent:
-    return A2AAgent(arg, timeout_s=req.opts.timeout_s)
+    agent = A2AAgent(arg, timeout_s=req.opts.timeout_s)
+    agent.language = req.opts.language
+    return agent

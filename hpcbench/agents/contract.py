@@ -69,11 +69,50 @@ Rules:
 """
 
 
-def render_user_prompt(problem: Problem) -> str:
-    """The task as the agent sees it: the public description, then problem.json's
-    public fields verbatim (cases, output contract, requirements)."""
+PYTHON_SYSTEM_PROMPT = """\
+You are writing a PETSc program in Python with petsc4py. It will be run under mpiexec with the
+interpreter of a real PETSc installation's petsc4py; it may import the standard library, its own
+files, petsc4py, numpy and mpi4py, nothing else. Call petsc4py.init(sys.argv) before
+`from petsc4py import PETSc`, so that PETSc reads the command line.
+
+Answer with ONE JSON object and nothing else (no prose outside it; a ```json fence is tolerated):
+{
+  "files":   [{"name": "main.py", "content": "<full source text>"}, ...],
+  "entry":   "main.py",
+  "ranks":   [<MPI rank counts you intend, e.g. 1>],
+  "args":    ["<extra command-line options for every run, e.g. -ksp_type cg>"],
+  "refused": false,
+  "refusal_reason": ""
+}
+Rules:
+- "files": every source file, relative names of letters, digits, '.', '_' or '-'
+  (sub-folders with '/'), ending in .py; at most 64 files.
+- "entry": the file run as the program; it must be one of "files".
+- The test cases' own options (listed below) are appended to "args" on every run.
+- Print exactly the output lines the task asks for, from rank 0 (PETSc.Sys.Print).
+- If the task cannot be done as stated (it needs something this PETSc lacks, or its
+  requirements contradict each other), do not invent a program: answer
+  {"refused": true, "refusal_reason": "<what is wrong, and what you would need>"}.
+"""
+LANGUAGE_NAMES = {"c": "C", "python": "Python (petsc4py)"}
+
+
+def system_prompt(language: str = "c") -> str:
+    """The answer contract for an agent writing in `language` (the C one unchanged)."""
+    return PYTHON_SYSTEM_PROMPT if language == "python" else SYSTEM_PROMPT
+
+
+def render_user_prompt(problem: Problem, language: str = "c") -> str:
+    """The task as the agent sees it: the public description (in the words for `language`),
+    then problem.json's public fields verbatim (cases, output contract, requirements). A problem
+    that accepts more than one language says which."""
     public = problem.public_view()
-    lines = [f"# {problem.title}", "", problem.task, ""]
+    if "task" in public:
+        public["task"] = problem.task_for(language)
+    lines = [f"# {problem.title}", "", problem.task_for(language), ""]
+    if len(problem.languages) > 1:
+        lines += ["Languages this problem accepts: " + ", ".join(LANGUAGE_NAMES.get(x, x) for x in problem.languages)
+                  + f"; answer in {LANGUAGE_NAMES.get(language, language)}.", ""]
     if problem.output:
         lines += ["Output contract (rank 0 prints one line per quantity, `name: v1 v2 ...`):"]
         lines += [f"- {q.name}: {q.description}" for q in problem.output] + [""]
@@ -261,8 +300,9 @@ def validate_answer(obj: dict[str, Any], extra_files: list[tuple[str, Any]] | No
         entry = next(iter(files))
     if not isinstance(entry, str) or entry not in files:
         return GenerationFailure("entry_not_in_files", f"entry {entry!r} is not among files {sorted(files)}")
-    if not entry.endswith((".c", ".cu", ".cxx")):
-        return GenerationFailure("entry_not_in_files", f"entry {entry!r} is not a compilable source")
+    if not entry.endswith((".c", ".cu", ".cxx", ".py")):
+        return GenerationFailure("entry_not_in_files",
+                                 f"entry {entry!r} is not a compilable source or a Python program")
     run = _run_fields(obj)
     if isinstance(run, GenerationFailure):
         return run

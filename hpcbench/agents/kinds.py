@@ -29,6 +29,7 @@ class AgentOptions:
     max_tokens: int = 32000
     timeout_s: float = 900.0
     site: str = "local"
+    language: str = "c"  # what generating agents write: "c" or "python" (problem.json languages)
 
 
 @dataclass

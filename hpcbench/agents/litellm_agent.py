@@ -15,11 +15,11 @@ from typing import Any
 from hpcbench.agents.base import Conversation, GeneratingAgent, agent_name
 from hpcbench.agents.contract import (
     PROMPT_VERSION,
-    SYSTEM_PROMPT,
     GenerationFailure,
     Reply,
     answer_from_text,
     render_user_prompt,
+    system_prompt,
 )
 from hpcbench.agents.kinds import AgentRequest, agent_kind
 from hpcbench.agents.llm_errors import failure_from_exception
@@ -43,6 +43,7 @@ class LitellmAgent(GeneratingAgent):
         self.api_key = api_key or os.environ.get("HPCBENCH_API_KEY") or ("unused" if base_url else None)
         self.request_timeout_s, self.num_retries = request_timeout_s, num_retries
         self.name = agent_name(model)
+        self.language = "c"  # what it is asked to write (AgentOptions.language)
 
     def conversation(self, problem: Problem) -> Conversation:
         return LitellmConversation(self, problem)
@@ -112,8 +113,8 @@ class LitellmAgent(GeneratingAgent):
 class LitellmConversation(Conversation):
     def __init__(self, agent: LitellmAgent, problem: Problem):
         self.agent = agent
-        self.messages = [{"role": "system", "content": SYSTEM_PROMPT},
-                         {"role": "user", "content": render_user_prompt(problem)}]
+        self.messages = [{"role": "system", "content": system_prompt(agent.language)},
+                         {"role": "user", "content": render_user_prompt(problem, agent.language)}]
 
     async def first(self) -> Reply:
         reply, text = await self.agent.complete(self.messages)
@@ -130,5 +131,7 @@ class LitellmConversation(Conversation):
 @agent_kind("litellm", "litellm:MODEL")
 def _litellm(arg: str, req: AgentRequest) -> LitellmAgent:
     o = req.opts
-    return LitellmAgent(arg, base_url=o.base_url, api_key=o.api_key, max_tokens=o.max_tokens,
-                        request_timeout_s=o.timeout_s)
+    agent = LitellmAgent(arg, base_url=o.base_url, api_key=o.api_key, max_tokens=o.max_tokens,
+                         request_timeout_s=o.timeout_s)
+    agent.language = o.language
+    return agent

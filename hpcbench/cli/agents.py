@@ -27,8 +27,11 @@ import click
               help="seconds one attempt may take (all its turns)")
 @click.option("--retry-failed", is_flag=True, help="regenerate attempts recorded as failed generations")
 @click.option("--site", default="local", show_default=True, help="site whose PETSc the repair agent builds with")
+@click.option("--language", type=click.Choice(["c", "python"]), default="c", show_default=True,
+              help="what the agents write: C, or Python with petsc4py (only the problems whose problem.json "
+                   "languages accept it; docs/python.md)")
 def generate(agents, problem_ids, attempts, out, base_url, api_key_env, max_tokens, concurrency, timeout_s,
-             retry_failed, site) -> None:
+             retry_failed, site, language) -> None:
     """Write submissions <out>/<agent>/<problem>/<attempt>/ from agents under test.
 
     Finished attempts are not regenerated; a failed generation is recorded in its
@@ -41,12 +44,18 @@ def generate(agents, problem_ids, attempts, out, base_url, api_key_env, max_toke
     from hpcbench.agents.generate import PreflightError, preflight
     from hpcbench.agents.generate import generate_submissions as run_generate
     from hpcbench.cli.progress import GENERATE, Display
+    from hpcbench.plan.gather import accepting
     from hpcbench.problem import known_problem_ids, load_problems, parse_ids
 
-    bundles = load_problems(None, parse_ids(problem_ids))
+    bundles, other = accepting(load_problems(None, parse_ids(problem_ids)), language)
+    if other:
+        click.echo(f"--language {language}: {len(other)} problem(s) do not accept it, left out: "
+                   f"{', '.join(other)}", err=True)
+    if not bundles:
+        raise click.UsageError(f"--language {language}: none of the problems asked accepts it (problem.json languages)")
     known = known_problem_ids()
     opts = AgentOptions(base_url=base_url, api_key=os.environ.get(api_key_env), max_tokens=max_tokens,
-                        timeout_s=timeout_s, site=site)
+                        timeout_s=timeout_s, site=site, language=language)
     made = [make_agent(a, bundles, known, opts) for a in agents]
 
     async def checked():

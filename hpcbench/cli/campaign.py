@@ -23,6 +23,9 @@ endpoint_opts = [
     click.option("--api-key-env", metavar="VAR", default="HPCBENCH_API_KEY", show_default=True,
                  help="environment variable holding the generating agents' API key (or the provider's own, "
                       "e.g. OPENAI_API_KEY, when this one is unset)"),
+    click.option("--language", type=click.Choice(["c", "python"]), default="c", show_default=True,
+                 help="what generating agents write: C, or Python with petsc4py (only the problems whose "
+                      "problem.json languages accept it; docs/python.md)"),
 ]
 attempts_opt = click.option("--attempts", default=1, show_default=True, type=click.IntRange(1, 1000),
                             help="attempts per problem of each generating agent")

@@ -35,6 +35,8 @@ def show_planned(out: Path, planned) -> None:
         echo_summary(str(Path(out) / "generated"), planned.gathered.generated)
     for line in planned.gathered.not_generated:
         click.echo(f"dry run: {line} (no LLM asked)", err=True)
+    for line in planned.gathered.notes:
+        click.echo(line, err=True)
     for r in planned.gathered.rejected:
         click.echo(f"rejected: {r}", err=True)
     for s in planned.plan.skipped:

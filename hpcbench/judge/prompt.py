@@ -53,8 +53,12 @@ def load_rubric(prompts: Path, version: str) -> tuple[Template, Template]:
     return Template(parts["system"].strip()), Template(parts["user"].strip())
 
 
-def problem_text(p: Problem) -> str:
-    lines = [f"{p.title} (id {p.id}; modules {', '.join(p.modules)}; difficulty {p.difficulty})", "", p.task.strip()]
+def problem_text(p: Problem, language: str = "c") -> str:
+    """The task as the judged program's author was given it; a Python program's says so (a C
+    program's text is unchanged, so its prompts and cached verdicts stay the same)."""
+    said = "; written in Python with petsc4py" if language == "python" else ""
+    lines = [f"{p.title} (id {p.id}; modules {', '.join(p.modules)}; difficulty {p.difficulty}{said})", "",
+             p.task_for(language).strip()]
     if p.output:
         lines += ["", "Output contract (rank 0 prints `name: values`):"]
         lines += [f"- {o.name}: {o.description}" for o in p.output]
@@ -99,10 +103,10 @@ def fence(b: str, pieces: list[tuple[str, str]], empty: str) -> str:
 
 
 def render_messages(prompts: Path, version: str, problem: Problem, data: AgentData, evidence: Evidence,
-           key: bytes) -> list[dict[str, str]]:
+           key: bytes, language: str = "c") -> list[dict[str, str]]:
     system, user = load_rubric(prompts, version)
     b = boundary(key, version, data.texts)
-    values = {"problem": problem_text(problem), "code": fence(b, data.code, "(no source files)"),
+    values = {"problem": problem_text(problem, language), "code": fence(b, data.code, "(no source files)"),
               "evidence": "\n".join(evidence.measured) or "(none)",
               "agent_evidence": fence(b, data.evidence, "(none)"), "boundary": b, "answer_format": FORMAT}
     return [{"role": "system", "content": system.substitute(values)},

@@ -32,6 +32,7 @@ class Gathered:
     generated: Summary | None = None  # what the generating agents wrote, when there were any
     errors: list[GenerationError] = field(default_factory=list)  # infrastructure: retried, not scored
     not_generated: list[str] = field(default_factory=list)  # a dry run: the generating agents it did not ask
+    notes: list[str] = field(default_factory=list)  # what the generating agents were not asked, and why
 
     def add(self, loaded: tuple[list[LoadedSubmission], list[Rejected]]) -> None:
         self.submissions += loaded[0]
@@ -45,11 +46,18 @@ class Planned:
     gathered: Gathered
 
 
-def agent_options(base_url: str | None = None, api_key_env: str = "HPCBENCH_API_KEY") -> AgentOptions:
-    """Generating agents in `run`/`submit`: the endpoint given (else $HPCBENCH_BASE_URL) and
-    the key in the variable named (never the key itself on a command line)."""
+def agent_options(base_url: str | None = None, api_key_env: str = "HPCBENCH_API_KEY",
+                  language: str = "c") -> AgentOptions:
+    """Generating agents in `run`/`submit`: the endpoint given (else $HPCBENCH_BASE_URL), the
+    key in the variable named (never the key itself on a command line), the language they write."""
     return AgentOptions(base_url=base_url or os.environ.get("HPCBENCH_BASE_URL"),
-                        api_key=os.environ.get(api_key_env))
+                        api_key=os.environ.get(api_key_env), language=language)
+
+
+def accepting(problems: dict[str, ProblemBundle], language: str) -> tuple[dict[str, ProblemBundle], list[str]]:
+    """The problems whose problem.json `languages` accept `language`, and the ids of the others."""
+    ok = {pid: b for pid, b in problems.items() if language in b.problem.languages}
+    return ok, sorted(set(problems) - set(ok))
 
 
 @dataclass
@@ -77,11 +85,16 @@ def gather(specs: list[str], submissions: str | Path | None, problems: dict[str,
         else:
             generating.append(agent)
     rules = {pid: b.problem for pid, b in problems.items()}  # what each problem lets args and ranks ask
+    asked, other = accepting(problems, opts.language)
+    if generating and other:
+        out.notes.append(f"--language {opts.language}: {len(other)} problem(s) accept only "
+                                 f"{'C' if opts.language != 'c' else 'another language'}, not asked of the "
+                                 f"generating agents ({', '.join(other[:6])}{' ...' if len(other) > 6 else ''})")
     if generating and o.dry_run:
-        out.not_generated = [f"{a.kind} agent {a.name or '?'}: {o.attempts} attempt(s) of each of "
-                             f"{len(problems)} problem(s) would be generated" for a in generating]
+        out.not_generated += [f"{a.kind} agent {a.name or '?'}: {o.attempts} attempt(s) of each of "
+                              f"{len(asked)} problem(s) would be generated" for a in generating]
     elif generating:
-        out.generated = generate_tree(generating, problems, generated, opts.timeout_s, progress, o.attempts)
+        out.generated = generate_tree(generating, asked, generated, opts.timeout_s, progress, o.attempts)
         out.add(load_tree(generated, known, reserved_agent_names(), rules))
     if Path(generated).is_dir():  # errors of earlier runs too, until an answer replaces them
         out.errors = [e for e in read_errors(generated) if e.problem in problems]
@@ -135,7 +148,7 @@ def request_for(out: Path, opts: RunOptions, progress: Progress | None = None, d
         raise ConfigError("--out", None, why)
     problems = load_problems(None, parse_ids(opts.problems))
     options = GatherOptions(attempts=opts.attempts, dry_run=dry_run,
-                            agents=agent_options(opts.base_url, opts.api_key_env))
+                            agents=agent_options(opts.base_url, opts.api_key_env, opts.language))
     got = gather(opts.agents, opts.submissions, problems, Path(out) / "generated", progress, options)
     return got, PlanRequest(problems, got.submissions, got.rejected, [e.__dict__ for e in got.errors],
                             keep_work=opts.keep_work)

@@ -8,6 +8,7 @@ environment, named by the *_env fields."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -41,6 +42,7 @@ class RunOptions(BaseModel):
     account: str | None = None
     base_url: str | None = None  # endpoint of generating agents
     api_key_env: str = "HPCBENCH_API_KEY"  # the variable holding their key (never the key)
+    language: Literal["c", "python"] = "c"  # what generating agents write (docs/python.md)
     judge: JudgeOptions = JudgeOptions()
     bootstrap_resamples: int = 10_000  # the leaderboard's intervals (hpcbench.stats), recorded in the scoring
     bootstrap_seed: int = 0
