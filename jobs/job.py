@@ -27,7 +27,7 @@ from hpcbench.jobs.capture import Confinement, run_captured
 from hpcbench.jobs.instruments import EVERY_RUN, LogViewProbe, MallocProbe, Probe, ValgrindProbe, options_argv
 from hpcbench.jobs.launch import run_env
 from hpcbench.jobs.launchers import launcher_of, rank_variables
-from hpcbench.jobs.placement import place
+from hpcbench.jobs.placement import build_confinement, build_cpus, place
 from hpcbench.jobs.records import CaseRun, JobResult, JobSpec, RunResult, TimingSummary, compact, save_model
 from hpcbench.jobs.run_folders import RunFolders, fresh_folders, stage_sources
 from hpcbench.jobs.sandbox import Step
@@ -69,9 +69,9 @@ def null_program(spec: JobSpec, petsc: PetscInstall) -> Path | None:
     tmp.mkdir(parents=True)
     (tmp / "null.c").write_text(NULL_PROGRAM)
     with slots.hold(1) as held:
+        where = build_confinement(spec.limits, binding.of_held(held).cpus, Path(spec.work_dir) / "bind" / "null.cpus")
         res = build_cache.build(spec.build_cache, tmp, ["null.c"], "null.c", petsc, timeout_s=spec.build_timeout_s,
-                                isolation=spec.isolation,
-                                confinement=Confinement(spec.limits, binding.of_held(held).cpus))
+                                isolation=spec.isolation, confinement=where)
     if res.exit_code != 0:
         shutil.rmtree(tmp, ignore_errors=True)
         return None
@@ -265,11 +265,14 @@ def run_job(spec: JobSpec, previous: JobResult | None = None) -> JobResult:
     result.mpi_version = first_line(["mpiexec", "--version"])
     result.compilers = {"mpicc": first_line(["mpicc", "--version"])}
     stage_sources(spec, build_dir)
+    probe = work / "bind" / "build.cpus"
     with slots.hold(1, priority=slots.priority_for(planned_runs(spec))) as held:
+        where = build_confinement(spec.limits, binding.of_held(held).cpus, probe)
         result.build = build_cache.build(spec.build_cache, build_dir, spec.files, spec.entry, petsc,
-                                         timeout_s=spec.build_timeout_s, isolation=spec.isolation,
-                                         confinement=Confinement(spec.limits, binding.of_held(held).cpus))
+                                         timeout_s=spec.build_timeout_s, isolation=spec.isolation, confinement=where)
     result.build.started_at, result.build.slot_wait_s = held.started_at, held.waited_s
+    if not result.build.cached:
+        result.build.cpus = build_cpus(where, probe, result.build.cpus)
     if result.build.exit_code != 0:
         return _finish(result, t0)
     binary = build_dir / BINARY_NAME

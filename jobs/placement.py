@@ -18,13 +18,17 @@ from pathlib import Path
 
 from hpcbench.jobs.affinity import probe_prefix
 from hpcbench.jobs.binding import Binding
+from hpcbench.jobs.capture import Confinement
 from hpcbench.jobs.cores import cpu_list
 from hpcbench.jobs.launchers import launcher_for, rank_variables
-from hpcbench.jobs.records import Launcher, Placement
+from hpcbench.jobs.records import Launcher, Limits, Placement
 from hpcbench.jobs.sandbox import Step
 from hpcbench.schedulers.base import view_for
 
 ENV = "HPCBENCH_PACK"
+# Run first in a build's own step: it writes the CPUs the scheduler gave the step ($0), then
+# becomes the sandboxed build (same pid), so what is recorded is the step's, not a guess.
+_CPUS_PROBE = 'grep "^Cpus_allowed_list:" /proc/self/status > "$0"; exec "$@"'
 
 
 @dataclass(frozen=True)
@@ -131,3 +135,27 @@ def place(launcher: Launcher, ranks: int, cores: int, program: list[str], step: 
             program = probe_prefix(probes, rank_variables(launcher_for(launcher.binding, argv))) + program
     cpus = held.cpus if held is not None and not per_rank else []
     return Launch(argv + program, over, where, env, cpus, probes)
+
+
+def build_confinement(limits: Limits | None, cpus: list[int], probe: Path) -> Confinement:
+    """Where a build runs: started on `cpus` (its core slots' CPUs); in a packed allocation whose
+    scheduler places steps itself (Slurm: srun --exact steps), as a step of its own on as many
+    CPUs of the job's first node, so that Slurm never puts a timed step on a compiler's core,
+    behind a probe that writes into `probe` the CPUs the step was given (build_cpus reads it)."""
+    ctx = PackContext.from_env()
+    step = view_for(ctx.scheduler).own_step(len(cpus) or 1, ctx.hosts[0]) if ctx is not None else []
+    if not step:
+        return Confinement(limits, cpus)
+    probe.parent.mkdir(parents=True, exist_ok=True)
+    probe.unlink(missing_ok=True)
+    return Confinement(limits, cpus, (*step, "sh", "-c", _CPUS_PROBE, str(probe)))
+
+
+def build_cpus(where: Confinement, probe: Path, planned: str) -> str:
+    """The CPUs a build ran on: what its own step's probe wrote, else `planned` (its slots')."""
+    if not where.launch:
+        return planned
+    try:
+        return probe.read_text().split(":", 1)[1].strip()
+    except (OSError, IndexError):
+        return planned
