@@ -179,7 +179,7 @@ class Runner:
                 gpus=self.spec.gpus_for(ranks)) as held:
             # bound to the cores (and GPUs) it holds, its ranks' real affinity read as it runs
             go = place(self.spec.launcher, ranks, self.spec.cores, program, folders.step, binding.of_held(held),
-                       self.bind_dir)
+                       self.bind_dir, case.nodes)
             began = time.time()
             cap = run_captured(go.argv, cwd=folders.run, env={**self.env, **go.env}, timeout_s=limit,
                                output_cap=self.spec.limits.output_bytes, step=folders.step,
@@ -331,7 +331,7 @@ def _run_case_group(spec: JobSpec, runner: Runner, binary: Path, null_bin: Path 
             result.runs += null_kept
         if null_bin is not None and c.ranks not in nulls:
             # Once per rank count, not per case: it only calibrates the launcher.
-            null_case = CaseRun(case=c.case, args=[], ranks=c.ranks, time_limit_s=60)
+            null_case = CaseRun(case=c.case, args=[], ranks=c.ranks, time_limit_s=60, nodes=c.nodes)
             nulls[c.ranks] = [runner.null(null_bin, null_case, i) for i in range(spec.timing_repeats)]
             result.runs += nulls[c.ranks]
         summary = summarise_timings(timing[c.ranks], nulls.get(c.ranks, []))

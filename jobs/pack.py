@@ -161,8 +161,9 @@ class PackDriver:
                 self.summary["already_done"].append(spec.job_id)
             else:
                 todo.append((path, spec))
-        def nodes(spec: JobSpec) -> int:  # the fewest nodes that hold it (one node: oversubscribed)
-            return max(1, min(len(self.hosts), -(-spec.width // self.per_node(spec.variant.name))))
+        def nodes(spec: JobSpec) -> int:  # the fewest that hold it, or its runs' own span (a sweep point's)
+            fewest = -(-spec.width // self.per_node(spec.variant.name))
+            return max(1, min(len(self.hosts), max(fewest, spec.span)))
 
         wide = [(p, s) for p, s in todo if nodes(s) > 1]
         narrow = [(p, s) for p, s in todo if nodes(s) == 1]

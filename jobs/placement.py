@@ -75,14 +75,15 @@ def hostfile(ctx: PackContext, hosts: list[str]) -> Path:
 
 
 def placed_launcher(launcher: Launcher, ranks: int, ctx: PackContext | None,
-                    hostfile_for=hostfile) -> tuple[list[str], bool, Placement]:
+                    hostfile_for=hostfile, nodes: int = 0) -> tuple[list[str], bool, Placement]:
     """The launcher part of the argv (program not included), whether it oversubscribes,
-    and the placement it asks for."""
+    and the placement it asks for: on `nodes` nodes of the job's set where the run asks for them
+    (a sweep point's; never more than the set or the ranks), else the fewest that hold it."""
     if ctx is None:
         argv = launcher.argv(ranks, ranks)
         return argv, False, Placement(nodes=[socket.gethostname()], ranks_per_node=ranks, binding=binding_of(argv))
     cpn = max(1, ctx.cores_per_node)
-    n = max(1, min(len(ctx.hosts), -(-ranks // cpn)))
+    n = max(1, min(len(ctx.hosts), max(-(-ranks // cpn), min(nodes, ranks))))
     use = list(ctx.hosts[:n])
     ppn = -(-ranks // n)
     over = ranks > n * cpn
@@ -108,13 +109,13 @@ class Launch:
 
 
 def place(launcher: Launcher, ranks: int, cores: int, program: list[str], step: Step | None = None,
-          held: Binding | None = None, files: Path | None = None) -> Launch:
+          held: Binding | None = None, files: Path | None = None, nodes: int = 0) -> Launch:
     """The launch of `program` at `ranks` ranks where this job's allocation puts it, bound to
     the cores and GPUs `held` (the run's core slots; None or empty: the launcher's or the
     scheduler's own placement). With a per-rank `step` (batch schedulers) each rank is wrapped
     in its sandbox here, behind a probe that records its affinity into `files`/probes."""
     ctx = PackContext.from_env()
-    argv, over, where = placed_launcher(launcher, ranks, ctx)
+    argv, over, where = placed_launcher(launcher, ranks, ctx, nodes=nodes)
     if ctx is None:
         over = ranks > cores
         where.oversubscribed = over

@@ -65,7 +65,7 @@ def _variant_pack(variant: str, members: list[JobSpec], site: SiteConfig) -> Pac
     rpn = site.ranks_per_node(variant)
     # Nodes only where the site declares what a node holds; else one node (this machine,
     # a test cluster) on which a wider job runs oversubscribed, as unpacked.
-    nodes = max(-(-j.width // rpn) for j in members) if rpn else 1
+    nodes = max(max(-(-j.width // rpn), j.span) for j in members) if rpn else 1
     shape, part = shape_of(members[0], site, nodes)
     cpn = part.cores_per_node if part and part.cores_per_node else site.total_cores()
     # Cores asked per node: a whole node on node-exclusive sites or when the pack
@@ -123,8 +123,8 @@ def launch_lines(job: JobSpec, site: SiteConfig, ctx: PackContext | None) -> lis
     program as <null>); `ctx` None: unpacked (the template as is)."""
     lines = []
 
-    def line(what: str, ranks: int, program: list[str]) -> None:
-        argv, over, _ = placed_launcher(job.launcher, ranks, ctx, hostfile_for=_dry_hostfile)
+    def line(what: str, ranks: int, program: list[str], nodes: int = 0) -> None:
+        argv, over, _ = placed_launcher(job.launcher, ranks, ctx, hostfile_for=_dry_hostfile, nodes=nodes)
         if ctx is None:
             over = ranks > job.cores
         if over and job.launcher.oversubscribe_flag:
@@ -143,12 +143,12 @@ def launch_lines(job: JobSpec, site: SiteConfig, ctx: PackContext | None) -> lis
                     if a.startswith("-"))
     for c in job.runs:
         prog = ["<app>", *c.args, *opts]
-        line(f"{c.case} r{c.ranks} instrumented", c.ranks, [*prog, f"[file: {held}]"])
+        line(f"{c.case} r{c.ranks} instrumented", c.ranks, [*prog, f"[file: {held}]"], c.nodes)
         if job.repeats_of(c):
-            line(f"{c.case} r{c.ranks} timing x{job.repeats_of(c)}", c.ranks, [*prog, "[file: -log_view]"])
+            line(f"{c.case} r{c.ranks} timing x{job.repeats_of(c)}", c.ranks, [*prog, "[file: -log_view]"], c.nodes)
         if job.null_program_dir and c.ranks not in seen_null and job.repeats_of(c):
             seen_null.add(c.ranks)
-            line(f"null r{c.ranks} x{job.timing_repeats}", c.ranks, ["<null>"])
+            line(f"null r{c.ranks} x{job.timing_repeats}", c.ranks, ["<null>"], c.nodes)
     if job.valgrind and job.runs:
         c = min(job.runs, key=lambda r: r.ranks)  # the case itself is drawn as the job runs (valgrind_target)
         line(f"a case's r{c.ranks} valgrind", c.ranks, ["<valgrind>", "<app>", *c.args, *opts, "[file: -log_view]"])
@@ -197,7 +197,7 @@ def plan_launch_lines(plan: ArrayPlan, site: SiteConfig) -> list[str]:
         narrow = 0
         for j in plan.jobs:
             rpn = min(plan.cores_per_node, plan.ranks_per_node.get(j.variant.name) or plan.cores_per_node)
-            n = max(1, min(len(hosts), -(-j.width // rpn)))
+            n = max(1, min(len(hosts), max(-(-j.width // rpn), j.span)))
             if n > 1:
                 mine = hosts[:n]
             else:

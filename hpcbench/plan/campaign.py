@@ -189,8 +189,8 @@ def case_runs(prob: Problem, args: list[str], held_out: list[TestCase], time_lim
               ) -> list[CaseRun]:
     """Every run of a submission: its `args` before each case's own, at each case's rank counts
     (limits `time_limit_factor` times the problem's); the held-out cases checked but not timed."""
-    runs = [CaseRun(case=c.name, args=[*args, *c.args], ranks=r, time_limit_s=c.time_limit_s * time_limit_factor)
-            for c in prob.cases for r in c.ranks]
+    runs = [CaseRun(case=c.name, args=[*args, *c.args], ranks=r, time_limit_s=c.time_limit_s * time_limit_factor,
+                    nodes=c.nodes) for c in prob.cases for r in c.ranks]
     return runs + [CaseRun(case=c.name, args=[*args, *c.args], ranks=r,
                            time_limit_s=c.time_limit_s * time_limit_factor, repeats=0)
                    for c in held_out for r in c.ranks]
