@@ -23,6 +23,7 @@ from hpcbench.jobs.cores import cpu_list
 from hpcbench.jobs.launchers import launcher_for, rank_variables
 from hpcbench.jobs.records import Launcher, Limits, Placement
 from hpcbench.jobs.sandbox import Step
+from hpcbench.jobs.slots import Held
 from hpcbench.schedulers.base import view_for
 
 ENV = "HPCBENCH_PACK"
@@ -138,13 +139,15 @@ def place(launcher: Launcher, ranks: int, cores: int, program: list[str], step: 
     return Launch(argv + program, over, where, env, cpus, probes)
 
 
-def build_confinement(limits: Limits | None, cpus: list[int], probe: Path) -> Confinement:
-    """Where a build runs: started on `cpus` (its core slots' CPUs); in a packed allocation whose
-    scheduler places steps itself (Slurm: srun --exact steps), as a step of its own on as many
-    CPUs of the job's first node, so that Slurm never puts a timed step on a compiler's core,
-    behind a probe that writes into `probe` the CPUs the step was given (build_cpus reads it)."""
+def build_confinement(limits: Limits | None, held: Held, depth: int, probe: Path) -> Confinement:
+    """Where a build runs: started on the CPUs of the cores it holds (`held`, its core slots); in a
+    packed allocation whose scheduler places steps itself (Slurm: srun --exact steps), as a step of
+    its own on as many cores of the job's first node (`depth` CPUs a core, as the launcher counts
+    them: srun -c), so that Slurm never puts a timed step on a compiler's core, behind a probe
+    that writes into `probe` the CPUs the step was given (build_cpus reads it)."""
+    cpus = [c for core in held.cores for c in core]
     ctx = PackContext.from_env()
-    step = view_for(ctx.scheduler).own_step(len(cpus) or 1, ctx.hosts[0]) if ctx is not None else []
+    step = view_for(ctx.scheduler).own_step(max(1, len(held.cores)) * depth, ctx.hosts[0]) if ctx else []
     if not step:
         return Confinement(limits, cpus)
     probe.parent.mkdir(parents=True, exist_ok=True)

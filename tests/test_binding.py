@@ -79,8 +79,8 @@ def test_launcher_kinds():
     assert kind(Launcher(), ["mpiexec", "-n", "1"]) == "openmpi"  # this machine's Open MPI
     assert kind(Launcher(template="./run.sh {ranks}"), ["./run.sh", "1"]) == "none"
     # a build as a step of its own: Slurm places it beside the runs' --exact steps, never under one
-    assert SlurmView({}).own_step(2, "nid001") == ["srun", "--exact", "-n", "1", "--cpus-per-task=2", "-N", "1",
-                                                   "--nodelist=nid001", "--cpu-bind=cores", "--mem=0",
+    assert SlurmView({}).own_step(2, "nid001") == ["srun", "--exact", "-N", "1", "--nodelist=nid001", "-n", "1",
+                                                   "-c", "2", "--cpu-bind=cores", "--mem=0",
                                                    "--job-name=hpcbench-build", "--quiet"]
 
 

@@ -188,3 +188,10 @@ def test_builds_are_steps_of_their_own_and_no_run_shares_a_core_with_one(slurm_c
     for r in beside:  # the other job's runs while it compiled: on other cores
         seen = {c for a in r["affinity"] for c in parse_cpu_list(a["cpus"])}
         assert not seen & cpus, (r["kind"], r["case"], sorted(seen), sorted(cpus))
+
+
+def test_the_clusters_max_step_count_is_read_before_a_pack_is_submitted(slurm_cluster, tmp_path):
+    from hpcbench.executors.slurm import SlurmBackend
+    from hpcbench.site import load_site
+
+    assert SlurmBackend(load_site("ci-slurm"), tmp_path, tmp_path).max_step_count() == 40000  # slurm.conf's default

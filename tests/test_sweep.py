@@ -147,7 +147,7 @@ def test_a_point_runs_on_the_nodes_it_is_labelled_with(tmp_path, monkeypatch):
     assert re.search(r"n400000-nodes2 r4 timing x3 +srun --exact -N 2 --nodelist=node0,node1 -n 4 ", out), out
 
 
-def _doc_sweeps() -> list[dict[str, str]]:
+def doc_sweeps() -> list[dict[str, str]]:
     """Every `hpcbench sweep` command of docs/sweeps.md's examples (continuation lines joined; a
     comment's `e.g.` options added to the command before it), as {option: value}."""
     text = (ROOT / "docs" / "sweeps.md").read_text().replace("\\\n", " ")
@@ -167,7 +167,7 @@ def test_the_docs_sweep_examples_are_plans_the_problems_accept():
     """Each example of docs/sweeps.md plans on its site: two asked for fewer cells per rank than
     the problems' own min_per_rank (darcy-dmplex at -n 128 on 16 ranks, cavity-dmstag at -n 64
     on 16) and were refused before anything ran."""
-    examples = _doc_sweeps()
+    examples = doc_sweeps()
     assert len(examples) >= 5
     for ex in examples:
         if ex.get("--site", "S") == "S":  # the synopsis, or a local example without a site

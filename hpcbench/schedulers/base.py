@@ -77,7 +77,8 @@ class AllocationView:
         return self.env.get(self.job_id_env, "") if self.job_id_env else ""
 
     def own_step(self, cpus: int, host: str) -> list[str]:
-        """The command prefix that runs a process (a build) as a step of its own on `cpus` CPUs of
+        """The command prefix that runs a process (a build) as a step of its own on `cpus` CPUs (as
+        the site's launcher counts them) of
         `host`, so that the scheduler places it beside the runs' steps and never under one;
         [] where steps are the launcher's business (the process runs where its caller does)."""
         return []

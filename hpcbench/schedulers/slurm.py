@@ -32,10 +32,11 @@ class SlurmView(AllocationView):
         return min(planned, int(got)) if got.isdigit() and int(got) > 0 else planned
 
     def own_step(self, cpus: int, host: str) -> list[str]:
-        """`srun --exact` on `cpus` CPUs of `host`: Slurm picks the cores of every --exact step of
-        the allocation, so a build run in the batch step and pinned to a core slot's CPUs could
+        """`srun --exact` on `cpus` CPUs of `host` (srun -c's count: the launcher's {depth} a core).
+        Slurm picks the cores of every --exact step of the allocation, so a build run in the batch
+        step and pinned to a core slot's CPUs could
         share a core with a timed step Slurm placed there; as a step, Slurm gives it CPUs no other
         step holds (sacct names it hpcbench-build). `--mem=0`: all of the job's memory, none of it
         taken from the other steps (srun(1), --mem)."""
-        return ["srun", "--exact", "-n", "1", f"--cpus-per-task={max(1, cpus)}", "-N", "1", f"--nodelist={host}",
+        return ["srun", "--exact", "-N", "1", f"--nodelist={host}", "-n", "1", "-c", str(max(1, cpus)),
                 "--cpu-bind=cores", "--mem=0", "--job-name=hpcbench-build", "--quiet"]
