@@ -8,6 +8,8 @@ again resuming only the points that had not finished."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -15,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from hpcbench.jobs.cores import parse_cpu_list
-from tests.clusters import rosenbrock_tree
+from tests.clusters import rosenbrock_tree, site_variant
 from tests.conftest import QUICK, hpcbench
 
 pytestmark = [pytest.mark.slurm, pytest.mark.petsc]
@@ -158,16 +160,27 @@ def _interval(start: float, wall: float) -> tuple[float, float]:
     return start, start + wall
 
 
-def test_builds_are_steps_of_their_own_and_no_run_shares_a_core_with_one(slurm_cluster, tmp_path):
+def test_builds_are_steps_of_their_own_and_no_run_shares_a_core_with_one(slurm_cluster, tmp_path, monkeypatch):
     """Slurm picks the cores of the runs' `srun --exact` steps; a build run in the batch step
     (pinned to a core slot's CPUs, which Slurm does not know of) could share its core with one.
     Each build is a step of its own (sacct: hpcbench-build), its CPUs are what the step saw, and
-    no run that overlaps a build in time ran on one of its CPUs."""
+    no run that overlaps a build in time ran on one of its CPUs. With a centre's poll (60 s),
+    `--wait` asks sacct at most every 10 s at the end (it asked every 0.5 s)."""
     tree = rosenbrock_tree(tmp_path / "t", "quick-coder", _sleeper(1, 0, str(tmp_path)))
     rosenbrock_tree(tmp_path / "t", "heavy-coder", _sleeper(0, 4000, str(tmp_path)))
     out = tmp_path / "c"
-    hpcbench("submit", "--site", "ci-slurm", "--profile", str(QUICK), "--pack", "--wait", "--problems", "rosenbrock",
+    site = site_variant(tmp_path, "ci-slurm-patient", **{"  poll_s: 2": "  poll_s: 60"})
+    calls = tmp_path / "sacct.log"
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    real = shutil.which("sacct")
+    (bindir / "sacct").write_text(f'#!/bin/sh\necho "$(date +%s.%N) $*" >> {calls}\nexec {real} "$@"\n')
+    (bindir / "sacct").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
+    hpcbench("submit", "--site", str(site), "--profile", str(QUICK), "--pack", "--wait", "--problems", "rosenbrock",
              "--submissions", str(tree), "--out", str(out))
+    polls = [float(line.split()[0]) for line in calls.read_text().splitlines() if "JobID,State,ExitCode" in line]
+    assert len(polls) >= 2 and min(b - a for a, b in zip(polls, polls[1:])) >= 9.5, polls
     ledger = json.loads((out / "scheduler" / "ledger.json").read_text())
     alloc = {e["sched_id"] for e in ledger["jobs"].values()}.pop()
     names = subprocess.run(["sacct", "-n", "-P", "-j", alloc, "-o", "JobID,JobName"], capture_output=True, text=True,
