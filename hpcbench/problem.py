@@ -60,6 +60,8 @@ class TestCase(FrozenStrict):
     ranks: CaseRanks = [1]
     time_limit_s: Annotated[float, Field(gt=0, le=86400)] = 60.0
     description: str = ""
+    # The nodes its runs span on a batch site (a sweep point's `--nodes`); 0: the fewest that hold them.
+    nodes: Annotated[int, Field(ge=0, le=65536)] = 0
 
 
 class Scaling(FrozenStrict):

@@ -325,6 +325,17 @@ class SiteConfig(Strict):
             return part.gpu_ranks_per_node
         return part.cores_per_node
 
+    def job_cores(self, variant: str, width: int) -> int:
+        """Cores a job of `variant` whose widest run has `width` ranks is planned to have: on a batch
+        site the cores of the partition's nodes that hold it (the compute nodes, never the login
+        node that runs `submit`), else this machine's (`total_cores`; a test cluster that declares
+        no cores_per_node is this machine)."""
+        part = self.partition_for(variant) if self.is_batch() else None
+        if part is not None and part.cores_per_node:
+            per_node = self.ranks_per_node(variant, part) or part.cores_per_node
+            return part.cores_per_node * max(1, -(-width // per_node))
+        return self.total_cores()
+
     def total_cores(self) -> int:
         """The cores a local campaign is planned for: `cores`, else those this process may use."""
         return self.cores or len(self.local_layout().cores)

@@ -46,8 +46,6 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hpcbench.schedulers.base import view_for
-
 SITE_BINDS = ("--cpu-set", "--cpu-list", "--rankfile", "-rf", "--bind-to", "-bind-to", "-binding",
               "--cpu-bind", "--cpu_bind")
 OMPI_MAPS = ("--map-by", "-map-by", "--npernode", "-npernode", "--ppr", "-ppr", "-N")
@@ -60,7 +58,6 @@ class Binding:
     cores: tuple[tuple[int, ...], ...] = ()
     gpus: tuple[str, ...] = ()
     gpu_env: str = ""
-    mem_per_cpu_mb: int = 0  # srun: the step's share of the job's memory per CPU (0: not known)
     notes: list[str] = field(default_factory=list, compare=False)
 
     @property
@@ -160,7 +157,7 @@ def _without_policy(argv: list[str]) -> list[str]:
 
 def _srun(argv: list[str], ranks: int, b: Binding) -> list[str]:
     """Slurm picks the step's cores (--exact); this binds its tasks to them, gives a task whole
-    cores, the step its share of memory and a GPU per task, where the template does not say."""
+    cores, the step the job's memory (shared) and a GPU per task, where the template does not say."""
     has = lambda flag: any(a == flag or a.startswith(flag + "=") for a in argv)  # noqa: E731
     opts = []
     if b.cores and not has("--cpu-bind") and not has("--cpu_bind"):
@@ -168,8 +165,13 @@ def _srun(argv: list[str], ranks: int, b: Binding) -> list[str]:
     threads = len(b.cores[0]) if b.cores else 1
     if threads > 1 and not has("--cpus-per-task") and not has("-c"):
         opts.append(f"--cpus-per-task={threads}")
-    if b.mem_per_cpu_mb > 0 and not has("--mem-per-cpu") and not has("--mem"):
-        opts.append(f"--mem-per-cpu={b.mem_per_cpu_mb}M")
+    if (b.cores or b.gpus) and not any(has(f) for f in ("--mem", "--mem-per-cpu", "--mem-per-gpu")):
+        # All of the job's memory, none of it taken from the steps beside it (srun(1), --mem: "a
+        # memory limit of zero for a job step will restrict the job step to the amount of memory
+        # allocated to the job, but not remove any of the job's memory allocation from being
+        # available to other job steps"). A --mem-per-cpu share gave a one-rank step 1/128 of a
+        # node: the big one-rank base point of a sweep was killed for memory.
+        opts.append("--mem=0")
     if b.gpus and not any(has(f) for f in ("--gpus-per-task", "--gpus", "-G", "--gres")):
         opts.append("--gpus-per-task=1" if ranks <= len(b.gpus) else f"--gpus={len(b.gpus)}")
     argv[1:1] = opts
@@ -177,6 +179,5 @@ def _srun(argv: list[str], ranks: int, b: Binding) -> list[str]:
 
 
 def of_held(held) -> Binding:
-    """The binding of what a run holds (jobs/slots.Held), with the allocation's memory per CPU
-    (its scheduler's view: srun gives a step its share)."""
-    return Binding(tuple(tuple(c) for c in held.cores), tuple(held.gpus), held.gpu_env, view_for().mem_per_cpu_mb())
+    """The binding of what a run holds (jobs/slots.Held)."""
+    return Binding(tuple(tuple(c) for c in held.cores), tuple(held.gpus), held.gpu_env)

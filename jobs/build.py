@@ -57,7 +57,8 @@ def build_submission(
     """Run `make` in `folder` (which holds only the submission's files), sandboxed
     (`isolation`, default bwrap) with the confinement's limits (memory, processes, disk; default
     Limits()), on its `cpus` (the build's core slots: as many make jobs as it holds, never on
-    another run's cores)."""
+    another run's cores), as the scheduler step it names where it names one (jobs/placement.py
+    build_confinement: Slurm's srun --exact)."""
     if entry.endswith(".py"):  # a petsc4py program: checked, not compiled (docs/python.md)
         return build_python(folder, sources, entry, petsc, timeout_s, output_cap, extra_env, isolation, confinement)
     folder = Path(folder)
@@ -75,7 +76,7 @@ def build_submission(
     step = Step(iso, petsc, cwd=folder, writable=[folder])
     t0 = time.perf_counter()
     out = run_captured(cmd, cwd=folder, env=env, timeout_s=timeout_s, output_cap=output_cap,
-                       step=step, confinement=Confinement(given.limits or Limits(), cpus))
+                       step=step, confinement=Confinement(given.limits or Limits(), cpus, given.launch))
     wall = time.perf_counter() - t0
     ok = out.exit_code == 0 and (folder / BINARY_NAME).is_file()
     refused, replaced = "", dict[str, list[str]]()

@@ -147,7 +147,7 @@ def build_python(folder: Path, sources: list[str], entry: str, petsc: PetscInsta
     step = Step(iso, petsc, cwd=folder, writable=[folder], readonly=package_dirs(), hidden=python_hidden())
     t0 = time.perf_counter()
     out = run_captured(cmd, cwd=folder, env=env, timeout_s=timeout_s, output_cap=output_cap,
-                       step=step, confinement=Confinement(given.limits or Limits(), given.cpus))
+                       step=step, confinement=Confinement(given.limits or Limits(), given.cpus, given.launch))
     wall = time.perf_counter() - t0
     ok = out.exit_code == 0 and not out.timed_out
     if ok:

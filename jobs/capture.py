@@ -42,10 +42,14 @@ class Captured:
 
 @dataclass(frozen=True)
 class Confinement:
-    """The limits a step runs under (None: no cgroup, no rlimits, no disk watch) and the cores
-    it starts on (None: wherever the caller runs)."""
+    """The limits a step runs under (None: no cgroup, no rlimits, no disk watch), the cores
+    it starts on (None: wherever the caller runs), and the scheduler step it runs as (a build's
+    `srun --exact ...`, jobs/placement.build_launch; empty: a child of ours): the sandbox goes
+    inside that step, and its processes are the scheduler daemon's, so the limits reach them as
+    rlimits (srun passes them on), not through our cgroup."""
     limits: Limits | None = None
     cpus: list[int] | None = None
+    launch: tuple[str, ...] = ()
 
 
 class _Reader(threading.Thread):
@@ -275,6 +279,9 @@ def run_captured(
         cmd, cwd = step.wrap(cmd), step.host_cwd
         if step.level == "apptainer":
             env = apptainer_env(env)
+    if where.launch:
+        cmd = [*where.launch, *cmd]
+        where = Confinement(limits, None, where.launch)  # the scheduler places it: not pinned here
     cgroup = StepCgroup.create(limits.processes, limits.memory_mb) if limits else None
     try:
         return _run(cmd, cwd, env, timeout_s, output_cap, step, where, cgroup, observe)
@@ -368,12 +375,13 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, outpu
          step: Step | None, where: Confinement, cgroup: StepCgroup | None, observe=None) -> Captured:
     limits = where.limits
     flood_at = limits.flood_bytes if limits else 1 << 30
+    not_ours = bool(where.launch) or (step is not None and step.isolation.per_rank)  # the scheduler's processes
     t0 = time.perf_counter()
     try:
         proc = subprocess.Popen(
             cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            preexec_fn=_limit_preexec(limits, cgroup, step is not None and step.isolation.per_rank, where.cpus),
+            preexec_fn=_limit_preexec(limits, cgroup, not_ours, where.cpus),
         )
     except OSError as e:
         return Captured(127, None, False, f"could not start: {e}", 0.0, "", str(e), False, False, 0, 0)

@@ -28,7 +28,7 @@ from hpcbench.jobs.capture import Confinement, run_captured
 from hpcbench.jobs.instruments import EVERY_RUN, LogViewProbe, MallocProbe, Probe, ValgrindProbe, options_argv
 from hpcbench.jobs.launch import run_env
 from hpcbench.jobs.launchers import launcher_of, rank_variables
-from hpcbench.jobs.placement import place
+from hpcbench.jobs.placement import build_confinement, build_cpus, place
 from hpcbench.jobs.records import CaseRun, JobResult, JobSpec, RunResult, TimingSummary, compact, save_model
 from hpcbench.jobs.run_folders import RunFolders, fresh_folders, stage_sources
 from hpcbench.jobs.sandbox import Step
@@ -87,9 +87,9 @@ def null_program(spec: JobSpec, petsc: PetscInstall) -> Path | None:
     source = "null.py" if python else "null.c"
     (tmp / source).write_text(NULL_PYTHON if python else NULL_PROGRAM)
     with slots.hold(1) as held:
+        where = build_confinement(spec.limits, held, spec.launcher.depth, Path(spec.work_dir) / "bind" / "null.cpus")
         res = build_cache.build(spec.build_cache, tmp, [source], source, petsc, timeout_s=spec.build_timeout_s,
-                                isolation=spec.isolation,
-                                confinement=Confinement(spec.limits, binding.of_held(held).cpus))
+                                isolation=spec.isolation, confinement=where)
     if res.exit_code != 0:
         shutil.rmtree(tmp, ignore_errors=True)
         return None
@@ -206,7 +206,7 @@ class Runner:
                 gpus=self.spec.gpus_for(ranks)) as held:
             # bound to the cores (and GPUs) it holds, its ranks' real affinity read as it runs
             go = place(self.spec.launcher, ranks, self.spec.cores, program, folders.step, binding.of_held(held),
-                       self.bind_dir)
+                       self.bind_dir, case.nodes)
             began = time.time()
             cap = run_captured(go.argv, cwd=folders.run, env={**self.env, **go.env}, timeout_s=limit,
                                output_cap=self.spec.limits.output_bytes, step=folders.step,
@@ -292,11 +292,14 @@ def run_job(spec: JobSpec, previous: JobResult | None = None) -> JobResult:
     result.mpi_version = first_line(["mpiexec", "--version"])
     result.compilers = {"mpicc": first_line(["mpicc", "--version"])}
     stage_sources(spec, build_dir)
+    probe = work / "bind" / "build.cpus"
     with slots.hold(1, priority=slots.priority_for(planned_runs(spec))) as held:
+        where = build_confinement(spec.limits, held, spec.launcher.depth, probe)
         result.build = build_cache.build(spec.build_cache, build_dir, spec.files, spec.entry, petsc,
-                                         timeout_s=spec.build_timeout_s, isolation=spec.isolation,
-                                         confinement=Confinement(spec.limits, binding.of_held(held).cpus))
+                                         timeout_s=spec.build_timeout_s, isolation=spec.isolation, confinement=where)
     result.build.started_at, result.build.slot_wait_s = held.started_at, held.waited_s
+    if not result.build.cached:
+        result.build.cpus = build_cpus(where, probe, result.build.cpus)
     if result.build.exit_code != 0:
         return _finish(result, t0)
     binary = build_dir / BINARY_NAME
@@ -355,7 +358,7 @@ def _run_case_group(spec: JobSpec, runner: Runner, binary: Path, null_bin: Path 
             result.runs += null_kept
         if null_bin is not None and c.ranks not in nulls:
             # Once per rank count, not per case: it only calibrates the launcher.
-            null_case = CaseRun(case=c.case, args=[], ranks=c.ranks, time_limit_s=60)
+            null_case = CaseRun(case=c.case, args=[], ranks=c.ranks, time_limit_s=60, nodes=c.nodes)
             nulls[c.ranks] = [runner.null(null_bin, null_case, i) for i in range(spec.timing_repeats)]
             result.runs += nulls[c.ranks]
         summary = summarise_timings(timing[c.ranks], nulls.get(c.ranks, []))

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -62,6 +63,9 @@ class PackManifest(BaseModel):
     # The allocation's nodes are the job's alone (the site's batch `whole_nodes`, ALCF): every core of
     # the layout is its own, whatever per-chunk count the scheduler exports (see PackDriver).
     whole_nodes: bool = False
+    # Jobs in flight at once, each running one step (a build or a run) at a time: the site's
+    # `batch.max_steps` (OLCF: at most 100 simultaneous srun's; every step asks the controller).
+    max_steps: int = 100
 
 
 class PackDriver:
@@ -83,8 +87,14 @@ class PackDriver:
         self.full: diskfull.FullJobs[tuple[str, JobSpec]] = diskfull.FullJobs()  # tries and room: the local policy
         self.again: list[tuple[str, JobSpec]] = []  # met a full disk that has room again: run once more
 
+    @property
+    def slots_root(self) -> Path:
+        """The allocation's core slots, in node-local memory (jobs/slots.py): every job driver runs
+        here, on the batch step's node, whichever nodes its runs go to."""
+        return slots.node_local_root() / f"hpcbench-slots-{self.alloc_id.replace('/', '_')}"
+
     def _slots_dir(self, host: str) -> Path:
-        folder = Path(self.m.work_dir) / ".pack-slots" / self.alloc_id.replace("/", "_") / host
+        folder = self.slots_root / host
         if not folder.is_dir() and self.m.layout is not None:
             # slot i is core i of the node (never more cores than the scheduler gave)
             folder.mkdir(parents=True, exist_ok=True)
@@ -161,8 +171,9 @@ class PackDriver:
                 self.summary["already_done"].append(spec.job_id)
             else:
                 todo.append((path, spec))
-        def nodes(spec: JobSpec) -> int:  # the fewest nodes that hold it (one node: oversubscribed)
-            return max(1, min(len(self.hosts), -(-spec.width // self.per_node(spec.variant.name))))
+        def nodes(spec: JobSpec) -> int:  # the fewest that hold it, or its runs' own span (a sweep point's)
+            fewest = -(-spec.width // self.per_node(spec.variant.name))
+            return max(1, min(len(self.hosts), max(fewest, spec.span)))
 
         wide = [(p, s) for p, s in todo if nodes(s) > 1]
         narrow = [(p, s) for p, s in todo if nodes(s) == 1]
@@ -180,8 +191,8 @@ class PackDriver:
         admit = slots.Admission(self._slots_dir(self.hosts[0]), self.cpn)
         i = 0
         while (narrow and not self.stopping) or self.running:
-            while not self.stopping and (k := admit.next(narrow, len(self.running) // len(self.hosts),
-                                                        lambda ps: ps[1].width)) is not None:
+            while not self.stopping and len(self.running) < self.m.max_steps and \
+                    (k := admit.next(narrow, len(self.running) // len(self.hosts), lambda ps: ps[1].width)) is not None:
                 path, spec = narrow.pop(k)
                 self._start(path, spec, [self.hosts[i % len(self.hosts)]])
                 i += 1
@@ -223,6 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     driver.summary["not_run"] = [s.job_id for _, s in specs if not Path(s.record_path).is_file()]
     driver.summary["wall_s"] = time.time() - t0
     driver.summary["stopped"] = driver.stopping
+    shutil.rmtree(driver.slots_root, ignore_errors=True)  # node-local memory: nobody else frees it
     write_atomic(Path(m.summary), json.dumps(driver.summary, indent=1))
     return 0
 

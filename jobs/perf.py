@@ -29,8 +29,8 @@ from pathlib import Path
 
 from hpcbench.jobs import build_cache, slots
 from hpcbench.jobs.build import BINARY_NAME
-from hpcbench.jobs.capture import Confinement
 from hpcbench.jobs.instruments import LogViewProbe
+from hpcbench.jobs.placement import build_confinement
 from hpcbench.jobs.records import SAME_PROGRAM, CaseRun, JobResult, JobSpec, RunResult
 from hpcbench.petsc_env import PetscInstall
 
@@ -61,9 +61,10 @@ def reference_binary(spec: JobSpec, petsc: PetscInstall) -> Path | str:
         for name in plan.reference_files:
             shutil.copyfile(home / "src" / name, tmp / name)
         with slots.hold(1) as held:
+            where = build_confinement(spec.limits, held, spec.launcher.depth,
+                                      Path(spec.work_dir) / "bind" / "reference.cpus")
             res = build_cache.build(spec.build_cache, tmp, plan.reference_files, plan.reference_entry, petsc,
-                                    timeout_s=spec.build_timeout_s, isolation=spec.isolation,
-                                    confinement=Confinement(spec.limits, [c for core in held.cores for c in core]))
+                                    timeout_s=spec.build_timeout_s, isolation=spec.isolation, confinement=where)
         if res.exit_code != 0:
             why = f"the reference did not build for the performance case: {res.stderr.strip()[-300:]}"
             failed.write_text(why)

@@ -18,13 +18,18 @@ from pathlib import Path
 
 from hpcbench.jobs.affinity import probe_prefix
 from hpcbench.jobs.binding import Binding
+from hpcbench.jobs.capture import Confinement
 from hpcbench.jobs.cores import cpu_list
 from hpcbench.jobs.launchers import launcher_for, rank_variables
-from hpcbench.jobs.records import Launcher, Placement
+from hpcbench.jobs.records import Launcher, Limits, Placement
 from hpcbench.jobs.sandbox import Step
+from hpcbench.jobs.slots import Held
 from hpcbench.schedulers.base import view_for
 
 ENV = "HPCBENCH_PACK"
+# Run first in a build's own step: it writes the CPUs the scheduler gave the step ($0), then
+# becomes the sandboxed build (same pid), so what is recorded is the step's, not a guess.
+_CPUS_PROBE = 'grep "^Cpus_allowed_list:" /proc/self/status > "$0"; exec "$@"'
 
 
 @dataclass(frozen=True)
@@ -71,14 +76,15 @@ def hostfile(ctx: PackContext, hosts: list[str]) -> Path:
 
 
 def placed_launcher(launcher: Launcher, ranks: int, ctx: PackContext | None,
-                    hostfile_for=hostfile) -> tuple[list[str], bool, Placement]:
+                    hostfile_for=hostfile, nodes: int = 0) -> tuple[list[str], bool, Placement]:
     """The launcher part of the argv (program not included), whether it oversubscribes,
-    and the placement it asks for."""
+    and the placement it asks for: on `nodes` nodes of the job's set where the run asks for them
+    (a sweep point's; never more than the set or the ranks), else the fewest that hold it."""
     if ctx is None:
         argv = launcher.argv(ranks, ranks)
         return argv, False, Placement(nodes=[socket.gethostname()], ranks_per_node=ranks, binding=binding_of(argv))
     cpn = max(1, ctx.cores_per_node)
-    n = max(1, min(len(ctx.hosts), -(-ranks // cpn)))
+    n = max(1, min(len(ctx.hosts), max(-(-ranks // cpn), min(nodes, ranks))))
     use = list(ctx.hosts[:n])
     ppn = -(-ranks // n)
     over = ranks > n * cpn
@@ -104,13 +110,13 @@ class Launch:
 
 
 def place(launcher: Launcher, ranks: int, cores: int, program: list[str], step: Step | None = None,
-          held: Binding | None = None, files: Path | None = None) -> Launch:
+          held: Binding | None = None, files: Path | None = None, nodes: int = 0) -> Launch:
     """The launch of `program` at `ranks` ranks where this job's allocation puts it, bound to
     the cores and GPUs `held` (the run's core slots; None or empty: the launcher's or the
     scheduler's own placement). With a per-rank `step` (batch schedulers) each rank is wrapped
     in its sandbox here, behind a probe that records its affinity into `files`/probes."""
     ctx = PackContext.from_env()
-    argv, over, where = placed_launcher(launcher, ranks, ctx)
+    argv, over, where = placed_launcher(launcher, ranks, ctx, nodes=nodes)
     if ctx is None:
         over = ranks > cores
         where.oversubscribed = over
@@ -131,3 +137,29 @@ def place(launcher: Launcher, ranks: int, cores: int, program: list[str], step: 
             program = probe_prefix(probes, rank_variables(launcher_for(launcher.binding, argv))) + program
     cpus = held.cpus if held is not None and not per_rank else []
     return Launch(argv + program, over, where, env, cpus, probes)
+
+
+def build_confinement(limits: Limits | None, held: Held, depth: int, probe: Path) -> Confinement:
+    """Where a build runs: started on the CPUs of the cores it holds (`held`, its core slots); in a
+    packed allocation whose scheduler places steps itself (Slurm: srun --exact steps), as a step of
+    its own on as many cores of the job's first node (`depth` CPUs a core, as the launcher counts
+    them: srun -c), so that Slurm never puts a timed step on a compiler's core, behind a probe
+    that writes into `probe` the CPUs the step was given (build_cpus reads it)."""
+    cpus = [c for core in held.cores for c in core]
+    ctx = PackContext.from_env()
+    step = view_for(ctx.scheduler).own_step(max(1, len(held.cores)) * depth, ctx.hosts[0]) if ctx else []
+    if not step:
+        return Confinement(limits, cpus)
+    probe.parent.mkdir(parents=True, exist_ok=True)
+    probe.unlink(missing_ok=True)
+    return Confinement(limits, cpus, (*step, "sh", "-c", _CPUS_PROBE, str(probe)))
+
+
+def build_cpus(where: Confinement, probe: Path, planned: str) -> str:
+    """The CPUs a build ran on: what its own step's probe wrote, else `planned` (its slots')."""
+    if not where.launch:
+        return planned
+    try:
+        return probe.read_text().split(":", 1)[1].strip()
+    except (OSError, IndexError):
+        return planned

@@ -147,6 +147,9 @@ class CaseRun(Model):
     # Timed runs of this case; None: the job's timing_repeats. Held-out cases (drawn at planning)
     # are checked, not timed: 0.
     repeats: int | None = Field(None, ge=0, le=100)
+    # The nodes its ranks are spread over in a packed allocation (a sweep point's); 0: the fewest
+    # that hold them. "32 ranks on 8 nodes" ran on one node, labelled N8, before this was carried.
+    nodes: int = Field(0, ge=0)
 
 
 class PerfPlan(Model):
@@ -213,6 +216,11 @@ class JobSpec(Model):
     def width(self) -> int:
         """Ranks the job needs at once (its resource shape)."""
         return max((r.ranks for r in self.runs), default=1)
+
+    @property
+    def span(self) -> int:
+        """Nodes its widest-spread run asks for (0: none asks; the fewest that hold them)."""
+        return max((r.nodes for r in self.runs), default=0)
 
     def repeats_of(self, case: CaseRun) -> int:
         """How many timed runs follow `case`'s instrumented one."""

@@ -29,6 +29,12 @@ Runner.bounds); where either is unknown nothing passes. No library does this
 for processes that are not children of one parent. Under Slurm and PBS the
 packed allocation's driver shares its cores the same way (jobs/pack.py).
 
+The packed allocation's driver keeps its slots in node-local memory (`node_local_root`:
+/dev/shm, else $TMPDIR), never on the campaign's file system: on a centre that is Lustre, and
+every look of every waiter (up to four job drivers a core) was a metadata operation on its
+servers. A waiter that sees nothing change backs off (20 ms doubling to `look_s`), and starts
+again at 20 ms when the queue or a release moves.
+
 Slot i is core i of the node's layout (jobs/cores.py; `layout.json` beside the slots, written
 by the executor): a holder knows which cores it holds (`Held.cores`), and its run is bound to
 exactly those (jobs/binding.py). GPUs are slots too (`gpu<i>` files), taken with the cores,
@@ -103,8 +109,17 @@ def priority_for(work_left_s: float) -> int:
     return max(1 << 21, WORK_SCALE - int(work_left_s * 1000))
 
 
+def node_local_root() -> Path:
+    """Where coordination files of one node go: node-local memory (/dev/shm), else $TMPDIR, else
+    /tmp; the first that is a writable folder."""
+    for cand in ("/dev/shm", os.environ.get("TMPDIR", ""), "/tmp"):
+        if cand and os.path.isdir(cand) and os.access(cand, os.W_OK | os.X_OK):
+            return Path(cand)
+    return Path("/tmp")
+
+
 class CoreSlots:
-    poll_s = 0.02
+    poll_s = 0.02  # a waiter's first nap; doubled while nothing changes, up to look_s
     patience_s = 5.0
     # A waiter takes its full look (the mutex, the queue, a probe of every slot: about a
     # millisecond of Python) only when the queue or the release count changed since its last
@@ -249,12 +264,15 @@ class CoreSlots:
         held: list = []
         gpu_locks: list = []
         try:
-            seen, next_look = None, 0.0
+            seen, next_look, nap = None, 0.0, self.poll_s
             while not held:
                 now, changes = time.monotonic(), self._changes()
                 if changes == seen and now < next_look:
-                    time.sleep(self.poll_s)
+                    time.sleep(nap)
+                    nap = min(self.look_s, nap * 2)  # backoff: nothing moved
                     continue
+                if changes != seen:
+                    nap = self.poll_s  # a release or a new waiter: look again soon
                 seen, next_look = changes, now + self.look_s
                 with self._mutex():
                     queue = self._queue()
@@ -268,7 +286,7 @@ class CoreSlots:
                                 fh.write(f"{earliest_end}\n")
                                 fh.flush()
                 if not held:
-                    time.sleep(self.poll_s)
+                    time.sleep(nap)
             mine, my_gpus = self._what(held, gpu_locks)
             yield Held(time.time(), (time.time_ns() - me.since_ns) / 1e9, mine, my_gpus,
                        self.layout["gpu_env"] if my_gpus else "")

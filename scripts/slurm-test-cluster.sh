@@ -12,6 +12,9 @@
 # cores split between them, one slurmd each on its own port): multi-node placement (srun
 # --nodelist, steps spanning nodes) tested for real. Give such a cluster its own
 # HPCBENCH_SLURM_DIR, HPCBENCH_SLURM_PORT_BASE and HPCBENCH_SLURM_CLUSTER.
+# HPCBENCH_SLURM_CPUS_PER_NODE=C gives each of those nodes C CPUs (default: the cores split;
+# at most the machine's: the nodes then share its cores, as Slurm never sees), so that a rank
+# count one node holds can still be asked to span two (a sweep's --nodes).
 #
 # All state (configs, spool, logs, the database) lives under $HPCBENCH_SLURM_DIR
 # (default ${TMPDIR:-/tmp}/hpcbench-slurm). Ports are off the defaults so that
@@ -29,6 +32,7 @@ DB_PORT=$((PORT_BASE + 3))
 DB_PASS="hpcbench-test"   # a throw-away database bound to 127.0.0.1 only
 HOST="$(hostname -s)"
 NODES="${HPCBENCH_SLURM_NODES:-1}"
+CPUS_PER_NODE="${HPCBENCH_SLURM_CPUS_PER_NODE:-0}"
 if [ "$NODES" -gt 1 ]; then NODE_NAMES=$(seq -f 'node%g' -s ' ' 1 "$NODES"); else NODE_NAMES=$HOST; fi
 NODE_LIST=${NODE_NAMES// /,}
 export SLURM_CONF="$DIR/etc/slurm.conf"
@@ -85,7 +89,9 @@ write_configs() {
     for name in $NODE_NAMES; do
       i=$((i + 1))
       nodes_conf+="NodeName=$name NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$((PORT_BASE + 10 + i)) "
-      nodes_conf+="CPUs=$(( cpus / NODES > 0 ? cpus / NODES : 1 )) RealMemory=$(( mem / NODES )) State=UNKNOWN"$'\n'
+      local per=$(( cpus / NODES > 0 ? cpus / NODES : 1 ))
+      if [ "$CPUS_PER_NODE" -gt 0 ] && [ "$CPUS_PER_NODE" -le "$cpus" ]; then per=$CPUS_PER_NODE; fi
+      nodes_conf+="CPUs=$per RealMemory=$(( mem / NODES )) State=UNKNOWN"$'\n'
     done
   fi
   cat >"$SLURM_CONF" <<EOF

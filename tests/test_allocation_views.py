@@ -24,10 +24,10 @@ def test_each_view_reads_its_own_schedulers_variables(tmp_path):
     nodefile.write_text("n1\nn1\nn2\nn2\n")  # PBS: one line per MPI slot
     pbs = view_for("pbs", {"PBS_NODEFILE": str(nodefile), "NCPUS": "64", "PBS_JOBID": "7.s",
                            "SLURM_CPUS_ON_NODE": "3"})
-    assert (pbs.hosts(), pbs.cores_per_node(32), pbs.job_id(), pbs.mem_per_cpu_mb()) == (["n1", "n2"], 32, "7.s", 0)
+    assert (pbs.hosts(), pbs.cores_per_node(32), pbs.job_id()) == (["n1", "n2"], 32, "7.s")
     slurm = view_for("slurm", {"SLURM_CPUS_ON_NODE": "3", "NCPUS": "64", "SLURM_JOB_ID": "12",
                                "SLURM_MEM_PER_NODE": "9000"})
-    assert (slurm.cores_per_node(32), slurm.job_id(), slurm.mem_per_cpu_mb()) == (3, "12", 3000)
+    assert (slurm.cores_per_node(32), slurm.job_id()) == (3, "12")
     local = view_for("local", {"SLURM_JOB_ID": "12", "SLURM_CPUS_ON_NODE": "3"})
     assert (local.hosts(), local.cores_per_node(8), local.job_id()) == ([socket.gethostname()], 8, "")
 

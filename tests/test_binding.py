@@ -41,9 +41,11 @@ def test_hydra_pals_and_srun_options():
     # PALS: one list per rank, ':' between ranks, placed before Aurora's wrapper script
     argv, _ = apply_binding("pals", ["mpiexec", "--np", "2", "--ppn", "2", "gpu_tile_compact.sh"], 2, TWO, None)
     assert argv == ["mpiexec", "--np", "2", "--ppn", "2", "--cpu-bind", "list:2,34:3,35", "gpu_tile_compact.sh"]
-    gpu = Binding(cores=((5, 37),), gpus=("1",), gpu_env="CUDA_VISIBLE_DEVICES", mem_per_cpu_mb=1900)
+    gpu = Binding(cores=((5, 37),), gpus=("1",), gpu_env="CUDA_VISIBLE_DEVICES")
     argv, env = apply_binding("srun", ["srun", "-n", "1"], 1, gpu, None)
-    assert argv == ["srun", "--cpu-bind=cores", "--cpus-per-task=2", "--mem-per-cpu=1900M", "--gpus-per-task=1",
+    # --mem=0: the job's memory, shared with the steps beside it (srun(1) --mem), never a
+    # --mem-per-cpu share that starves a big one-rank step
+    assert argv == ["srun", "--cpu-bind=cores", "--cpus-per-task=2", "--mem=0", "--gpus-per-task=1",
                     "-n", "1"]
     assert env == {}  # Slurm sets the step's CUDA_VISIBLE_DEVICES itself
     argv, env = apply_binding("pals", ["mpiexec", "--np", "1"], 1, gpu, None)
@@ -63,8 +65,11 @@ def test_a_template_that_binds_by_itself_is_left_as_written():
     assert argv == ["mpiexec", "--np", "1", "--cpu-bind", "list:7"]
     # srun: the template's --cpu-bind stays, memory and GPUs are still added
     argv, _ = apply_binding("srun", ["srun", "--cpu-bind=verbose,cores", "-n", "1"], 1,
-                    Binding(cores=((0,),), gpus=("0",), mem_per_cpu_mb=100), None)
-    assert argv == ["srun", "--mem-per-cpu=100M", "--gpus-per-task=1", "--cpu-bind=verbose,cores", "-n", "1"]
+                    Binding(cores=((0,),), gpus=("0",)), None)
+    assert argv == ["srun", "--mem=0", "--gpus-per-task=1", "--cpu-bind=verbose,cores", "-n", "1"]
+    # a memory request the site wrote stays the site's
+    argv, _ = apply_binding("srun", ["srun", "--mem-per-cpu=4G", "-n", "1"], 1, Binding(cores=((0,),)), None)
+    assert argv == ["srun", "--cpu-bind=cores", "--mem-per-cpu=4G", "-n", "1"]
 
 
 def test_launcher_kinds():
@@ -73,9 +78,10 @@ def test_launcher_kinds():
     assert kind(Launcher(binding="pals"), ["mpiexec"]) == "pals"
     assert kind(Launcher(), ["mpiexec", "-n", "1"]) == "openmpi"  # this machine's Open MPI
     assert kind(Launcher(template="./run.sh {ranks}"), ["./run.sh", "1"]) == "none"
-    mem = lambda env: SlurmView(env).mem_per_cpu_mb()  # noqa: E731
-    assert mem({"SLURM_MEM_PER_NODE": "8000", "SLURM_CPUS_ON_NODE": "4"}) == 2000
-    assert mem({"SLURM_MEM_PER_CPU": "1000"}) == 1000 and mem({}) == 0
+    # a build as a step of its own: Slurm places it beside the runs' --exact steps, never under one
+    assert SlurmView({}).own_step(2, "nid001") == ["srun", "--exact", "-N", "1", "--nodelist=nid001", "-n", "1",
+                                                   "-c", "2", "--cpu-bind=cores", "--mem=0",
+                                                   "--job-name=hpcbench-build", "--quiet"]
 
 
 HOLD = r"""

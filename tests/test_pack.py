@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import socket
 from pathlib import Path
 
@@ -243,3 +244,37 @@ def test_dry_run_says_how_the_partitions_own_launcher_binds(tmp_path, monkeypatc
     said = [ln for ln in text.splitlines() if ln.startswith("# at run time each run is also bound")]
     assert said and all(ln.endswith("-bind-to user:<its CPUs>") for ln in said), said
     assert re.search(r"r1 instrumented +mpiexec -n 1 -f \S+node0\.hosts <app>", text)
+
+
+def test_a_packed_allocation_runs_at_most_max_steps_jobs_at_once(tmp_path):
+    """Each job of the allocation runs one step (a build or a run) at a time; the driver keeps at
+    most the site's `batch.max_steps` of them in flight (OLCF: no more than 100 simultaneous
+    srun's). Before, up to four jobs a core ran: 16 on this 4-core allocation."""
+    import subprocess
+    import time
+    from types import SimpleNamespace
+
+    from hpcbench.jobs.pack import PackDriver, PackManifest
+    from hpcbench.schedulers.base import view_for
+    from hpcbench.site import load_site
+
+    assert load_site("frontier").batch.max_steps == 100  # the default
+    m = PackManifest(scheduler="local", variant="cpu", specs=[], cores_per_node=4, work_dir=str(tmp_path),
+                     summary=str(tmp_path / "s.json"), max_steps=3)
+    d = PackDriver(m, view_for("local", {}))
+    widest: list[int] = []
+
+    def start(path, spec, hosts):  # a job: a short process that leaves its record
+        widest.append(len(d.running) + 1)
+        d.running[spec.job_id] = (subprocess.Popen(["sh", "-c", f"sleep 0.3; : > {spec.record_path}"]), spec)
+
+    d._start = start  # type: ignore[method-assign]
+    specs = [("p", SimpleNamespace(job_id=f"j{i}", width=1, span=0, variant=SimpleNamespace(name="cpu"),
+                                   record_path=str(tmp_path / f"j{i}.json"))) for i in range(10)]
+    t0 = time.monotonic()
+    try:
+        d.run(specs)  # type: ignore[arg-type]
+    finally:
+        shutil.rmtree(d.slots_root, ignore_errors=True)
+    assert len(widest) == 10 and max(widest) == 3, widest
+    assert time.monotonic() - t0 < 60

@@ -8,13 +8,16 @@ again resuming only the points that had not finished."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.clusters import rosenbrock_tree
+from hpcbench.jobs.cores import parse_cpu_list
+from tests.clusters import rosenbrock_tree, site_variant
 from tests.conftest import QUICK, hpcbench
 
 pytestmark = [pytest.mark.slurm, pytest.mark.petsc]
@@ -33,6 +36,18 @@ int main(int argc, char **argv)
 
 def _tree(root: Path) -> Path:
     return rosenbrock_tree(root, "slowish-coder", SLOWISH_C)
+
+
+def _sleeper(seconds: float, functions: int, tag: str) -> str:
+    """A program whose runs sleep `seconds` and whose build compiles `functions` generated
+    functions (a build of some seconds: the other job's runs go on meanwhile); `tag` keeps the
+    build cache from answering for it."""
+    body = "\n".join(f"static double f{i}(double x) {{ double s = 0; for (int k = 0; k < {i % 7 + 3}; k++) "
+                     f"s += x * k + {i}; return s; }}" for i in range(functions))
+    calls = " + ".join(f"f{i}(1.0)" for i in range(functions)) or "0"
+    return (f"/* {tag} */\n#include <petscsys.h>\n{body}\nint main(int argc, char **argv)\n{{\n"
+            f"  volatile double r = {calls};\n  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));\n"
+            f"  PetscCall(PetscSleep({seconds}));\n  PetscCall(PetscFinalize());\n  return r < 0;\n}}\n")
 
 
 def _until(cond, what: str, timeout: float = 240) -> None:
@@ -139,3 +154,57 @@ def test_sweep_is_one_sbatch_and_the_same_command_after_scancel_runs_only_the_re
     assert timed == {(f"n{n}", k) for n in (400000, 800000) for k in (1, 2)}
     assert all(r["placement"]["packed"] and _exact_step(r["command"]) for r in rec["runs"])
     assert "report:" in again.stdout and (out / "report" / "scaling.html").is_file(), again.stdout
+
+
+def _interval(start: float, wall: float) -> tuple[float, float]:
+    return start, start + wall
+
+
+def test_builds_are_steps_of_their_own_and_no_run_shares_a_core_with_one(slurm_cluster, tmp_path, monkeypatch):
+    """Slurm picks the cores of the runs' `srun --exact` steps; a build run in the batch step
+    (pinned to a core slot's CPUs, which Slurm does not know of) could share its core with one.
+    Each build is a step of its own (sacct: hpcbench-build), its CPUs are what the step saw, and
+    no run that overlaps a build in time ran on one of its CPUs. With a centre's poll (60 s),
+    `--wait` asks sacct at most every 10 s at the end (it asked every 0.5 s)."""
+    tree = rosenbrock_tree(tmp_path / "t", "quick-coder", _sleeper(1, 0, str(tmp_path)))
+    rosenbrock_tree(tmp_path / "t", "heavy-coder", _sleeper(0, 4000, str(tmp_path)))
+    out = tmp_path / "c"
+    site = site_variant(tmp_path, "ci-slurm-patient", **{"  poll_s: 2": "  poll_s: 60"})
+    calls = tmp_path / "sacct.log"
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    real = shutil.which("sacct")
+    (bindir / "sacct").write_text(f'#!/bin/sh\necho "$(date +%s.%N) $*" >> {calls}\nexec {real} "$@"\n')
+    (bindir / "sacct").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
+    hpcbench("submit", "--site", str(site), "--profile", str(QUICK), "--pack", "--wait", "--problems", "rosenbrock",
+             "--submissions", str(tree), "--out", str(out))
+    polls = [float(line.split()[0]) for line in calls.read_text().splitlines() if "JobID,State,ExitCode" in line]
+    assert len(polls) >= 2 and min(b - a for a, b in zip(polls, polls[1:])) >= 9.5, polls
+    ledger = json.loads((out / "scheduler" / "ledger.json").read_text())
+    alloc = {e["sched_id"] for e in ledger["jobs"].values()}.pop()
+    names = subprocess.run(["sacct", "-n", "-P", "-j", alloc, "-o", "JobID,JobName"], capture_output=True, text=True,
+                           check=True).stdout.splitlines()
+    recs = {p.stem.split("__")[0]: json.loads(p.read_text()) for p in (out / "records").glob("*.json")}
+    builds = [r["build"] for r in recs.values() if not r["build"].get("cached")]
+    assert builds, "every build came from the cache: nothing compiled"
+    # each compiled build (and the null program's) a step of the allocation, on the CPUs it says
+    assert sum(n.endswith("|hpcbench-build") for n in names) >= len(builds), names
+    assert all(b["cpus"] for b in builds), [b["cpus"] for b in builds]
+    build = recs["heavy-coder"]["build"]
+    assert not build.get("cached") and build["exit_code"] == 0, build.get("stderr", "")[-500:]
+    cpus = set(parse_cpu_list(build["cpus"]))
+    lo, hi = _interval(build["started_at"], build["wall_s"])
+    beside = [r for r in recs["quick-coder"]["runs"]
+              if r["started_at"] < hi and r["started_at"] + r["wall_s"] > lo and r["affinity"]]
+    assert beside, "no run of the other job overlapped the heavy build: nothing was shown"
+    for r in beside:  # the other job's runs while it compiled: on other cores
+        seen = {c for a in r["affinity"] for c in parse_cpu_list(a["cpus"])}
+        assert not seen & cpus, (r["kind"], r["case"], sorted(seen), sorted(cpus))
+
+
+def test_the_clusters_max_step_count_is_read_before_a_pack_is_submitted(slurm_cluster, tmp_path):
+    from hpcbench.executors.slurm import SlurmBackend
+    from hpcbench.site import load_site
+
+    assert SlurmBackend(load_site("ci-slurm"), tmp_path, tmp_path).max_step_count() == 40000  # slurm.conf's default

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -293,6 +292,7 @@ def test_dry_run_prints_batch_scripts_without_a_scheduler(site, tmp_path, monkey
         assert "#SBATCH --signal=B:USR2@" in text and "exec " in text
         assert 'export HPCBENCH_SCHEDULER_JOB_ID="${SLURM_JOB_ID:-}"' in text  # the job's record names its id
         assert ("#SBATCH --account=proj123" in text) or site == "ci-slurm"
+        assert "--wckey" not in text  # none configured: not submitit's `--wckey=submitit`
     assert text.count("#!/bin/bash") == 2  # rosenbrock (1 rank) and vec-scatter (3 ranks): two shapes
     assert not (tmp_path / "c" / "scheduler" / "ledger.json").exists()
 
@@ -327,20 +327,26 @@ def test_a_variant_launcher_overrides_the_sites(tmp_path, monkeypatch):
         ["-vec_type", "cuda", "-mat_type", "aijcusparse"]
 
 
-def test_waiting_ends_soon_after_the_last_record_not_a_whole_poll_later(tmp_path):
-    """_doze (between scheduler polls in `wait`) wakes once every active job has its record;
-    until then it sleeps the whole poll (the scheduler is not asked more often)."""
-    from hpcbench.executors.batch import _doze
+def test_waiting_ends_soon_after_the_last_record_but_asks_the_scheduler_at_most_every_10_s(tmp_path, monkeypatch):
+    """_doze (between scheduler polls in `wait`) sleeps the whole poll while jobs run; once every
+    active job has its record it wakes END_POLL_S (10 s) after the last poll, not a minute later,
+    and no sooner: it asked sacct/qstat every half second until they said the jobs ended."""
+    from hpcbench.executors import batch
 
+    clock = [0.0]  # the module's clock, advanced by its sleeps alone
+    monkeypatch.setattr(batch.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(batch.time, "sleep", lambda s: clock.__setitem__(0, clock[0] + s))
     specs = [SimpleNamespace(record_path=str(tmp_path / f"{i}.json")) for i in range(2)]
-    t0 = time.monotonic()
-    _doze(specs, 1.0)
-    assert time.monotonic() - t0 >= 1.0  # no record yet: the whole poll
+    batch._doze(specs, 60.0)
+    assert clock[0] == pytest.approx(60.0)  # no record yet: the whole poll
     for s in specs:
         Path(s.record_path).write_text("{}")
-    t0 = time.monotonic()
-    _doze(specs, 60.0)
-    assert time.monotonic() - t0 < 30.0  # every record written: wakes at once, not a minute later
+    clock[0] = 0.0
+    batch._doze(specs, 60.0)
+    assert batch.END_POLL_S == 10.0 and 10.0 <= clock[0] < 11.0, clock[0]
+    clock[0] = 0.0
+    batch._doze(specs, 2.0)  # a site polling more often (the test cluster) keeps its poll
+    assert clock[0] == pytest.approx(2.0)
 
 
 def test_each_scheduler_validates_its_own_batch_settings_and_old_manifests_still_open():
@@ -361,3 +367,41 @@ def test_each_scheduler_validates_its_own_batch_settings_and_old_manifests_still
         with pytest.raises(ValueError, match=f"batch.{field}"):
             SiteConfig.model_validate(cfg)
         assert not hasattr(planned_site(cfg).batch, field)  # a stored manifest: the old field dropped
+
+
+@pytest.mark.petsc
+def test_a_wckey_only_where_configured_and_job_cores_from_the_partition(tmp_path, monkeypatch):
+    """sbatch gets `--wckey` only from the site's `batch.wckey` (submitit adds --wckey=submitit by
+    default, refused where wckeys are enforced); a job's cores are the partition's nodes' (a
+    3-rank job has 3 on Frontier), not those of the machine that runs `submit` (2 here)."""
+    monkeypatch.setenv("HPCBENCH_ACCOUNT", "proj123")
+    s = load_site("frontier").model_dump(mode="json")
+    s["batch"]["wckey"] = "myproj"
+    site = tmp_path / "frontier-wckey.yaml"
+    site.write_text(yaml.safe_dump(s))
+    out = tmp_path / "c"
+    text = hpcbench("submit", "--dry-run", "--no-pack", "--problems", "vec-scatter", "--site", str(site),
+                    "--out", str(out)).stdout
+    assert "#SBATCH --wckey=myproj" in text and "--wckey=submitit" not in text
+    spec = json.loads(next((out / "specs").glob("reference__vec-scatter__*.json")).read_text())
+    assert spec["cores"] == 3, spec["cores"]
+
+
+def test_a_pack_past_the_clusters_max_step_count_is_refused_before_sbatch(tmp_path):
+    """Slurm refuses every step past MaxStepCount (slurm.conf(5), 40000 by default): an allocation
+    planned past it would leave its last jobs not run. Counted: each job's build and runs, the
+    null program's build and the baseline's points."""
+    from hpcbench.executors.pack import job_steps, plan_packs, planned_steps, steps_refusal
+    from hpcbench.executors.slurm import parse_max_step_count
+
+    site = load_site("frontier")
+    jobs = [_spec(tmp_path, f"j{i}", ranks=2) for i in range(3)]
+    per_job = job_steps(jobs[0])
+    assert per_job == 1 + sum(1 + jobs[0].repeats_of(c) for c in jobs[0].runs) + int(jobs[0].valgrind)  # no null run
+    plan = plan_packs(jobs, site)[0]
+    assert planned_steps(plan, [1, 2]) == 3 * per_job + 2 + 1
+    assert steps_refusal(plan, 40000, 40000) == ""
+    why = steps_refusal(plan, 40001, 40000)
+    assert "40001 job steps" in why and "MaxStepCount 40000" in why
+    assert parse_max_step_count("MaxJobCount             = 10000\nMaxStepCount            = 40000\n") == 40000
+    assert parse_max_step_count("") == 0

@@ -74,10 +74,16 @@ class Rendered:
     login_launch: list[str] | str = ""  # doctor's 2-rank check from a login node
 
 
-def job_spec(site: SiteConfig, tmp: Path, jid: str, variant: str, ranks: list[int]) -> JobSpec:
+def job_spec(site: SiteConfig, tmp: Path, jid: str, variant: str, ranks: list[int],
+             nodes: list[int] | None = None) -> JobSpec:
+    """A job of `variant` whose runs have `ranks` ranks (each on `nodes` nodes where given: a
+    sweep point's label)."""
     v = site.variant(variant)
+    spans = nodes or [0] * len(ranks)
     return JobSpec(job_id=jid, agent="a", problem="p", attempt="1", source_dir=str(tmp), entry="main.c",
-                   files=["main.c"], runs=[CaseRun(case=f"c{r}", args=[], ranks=r, time_limit_s=30) for r in ranks],
+                   files=["main.c"], runs=[CaseRun(case=f"c{r}" + (f"-nodes{n}" if n else ""), args=[], ranks=r,
+                                                   time_limit_s=30, nodes=n) for r, n in zip(ranks, spans,
+                                                                                            strict=True)],
                    variant=Variant(name=variant, petsc_dir=v.petsc_dir, runtime_options=v.runtime_options,
                                    features=["gpu"] if v.is_gpu() else []),
                    launcher=v.launcher or site.launcher, limits=site.limits, isolation=site.sandbox(),
@@ -128,6 +134,9 @@ def render_site(name: str, tmp: Path, site: SiteConfig | None = None) -> Rendere
         render(site, tmp, f"{v.name} submit unpacked 2 jobs", jobs1, False, None, out)
         sweep = [job_spec(site, tmp, f"{v.name}-sweep", v.name, [1, 2, rpn, 2 * rpn])]
         render(site, tmp, f"{v.name} sweep", sweep, True, [1, 2, rpn], out)
+        if v is site.variants[0]:  # `sweep --nodes 1,2 --ranks 2`: one node holds both ranks, the label says 2
+            labelled = [job_spec(site, tmp, f"{v.name}-nodes", v.name, [2, 2], nodes=[1, 2])]
+            render(site, tmp, f"{v.name} sweep labelled nodes", labelled, True, [2], out)
     every = [job_spec(site, tmp, f"{v.name}-all", v.name, [1]) for v in site.variants]
     render(site, tmp, "all variants packed", every, True, None, out)
     from hpcbench.executors import executor_class
@@ -551,6 +560,133 @@ def check_isolation_site(r: Rendered) -> list[str]:
     return bad
 
 
+def _packed(r: Rendered) -> list[Script]:
+    return [s for s in r.scripts if isinstance(s.plan, PackPlan)]
+
+
+BUILD_STEP = re.compile(r"srun --exact -N 1 --nodelist=\S+ -n 1 -c \d+ --cpu-bind=cores --mem=0 "
+                        r"--job-name=hpcbench-build ")
+
+
+def check_slurm_build_step(r: Rendered) -> list[str]:
+    bad = []
+    for s in _packed(r):
+        builds = [cmd for cmd in s.launches if "hpcbench-build" in cmd]
+        if len(builds) != len(s.plan.jobs) or not all(BUILD_STEP.match(b) for b in builds):
+            bad.append(f"{s.label}: {len(s.plan.jobs)} jobs, builds {builds}")
+    return bad
+
+
+def check_slurm_step_mem(r: Rendered) -> list[str]:
+    from hpcbench.jobs.binding import Binding, apply_binding
+
+    bad = []
+    for s in _packed(r):
+        for cmd in s.launches:
+            if cmd.startswith("srun") and "hpcbench-build" not in cmd:
+                bound = apply_binding("srun", cmd.split(), 1, Binding(cores=((0,),)), None)[0]
+                if "--mem=0" not in bound or any(a.startswith("--mem-per-cpu") for a in bound):
+                    bad.append(f"{s.label}: {' '.join(bound)}")
+    return bad
+
+
+def check_sweep_nodes(r: Rendered) -> list[str]:
+    bad = []
+    for s in (s for s in r.scripts if s.label.endswith("sweep labelled nodes")):
+        if s.plan.node_count() < 2:
+            bad.append(f"{s.label}: an allocation of {s.plan.node_count()} node for a point labelled 2")
+        for line in plan_launch_lines(s.plan, r.site):
+            if "-nodes2 " in line and not (" -N 2 " in line or "node0+node1" in line):
+                bad.append(f"{s.label}: {line.strip()}")
+            if "-nodes1 " in line and (" -N 2 " in line or "node0+node1" in line):
+                bad.append(f"{s.label}: the 1-node point spans 2: {line.strip()}")
+    labelled = [s for s in r.scripts if s.label.endswith("sweep labelled nodes")]
+    return bad or ([] if labelled else ["no labelled sweep rendered"])
+
+
+def check_sweep_docs(r: Rendered) -> list[str]:
+    from hpcbench.problem import load_problems
+    from hpcbench.sweep.plan import SweepRefused, make_plan
+    from tests.test_sweep import doc_sweeps
+
+    bad = []
+    for ex in (e for e in doc_sweeps() if e.get("--site") == r.site.name):
+        num = lambda k, ex=ex: [int(v) for v in ex[k].split(",")] if k in ex else None  # noqa: E731
+        mode = ex.get("--mode", "strong")
+        try:
+            make_plan(load_problems(None, ex["--problems"].split(",")), r.site, ranks=num("--ranks"),
+                      nodes=num("--nodes"), sizes=num("--sizes"),
+                      modes=["strong", "weak"] if mode == "both" else [mode])
+        except SweepRefused as e:
+            bad.append(f"docs/sweeps.md {ex}: {e.reasons[:2]}")
+    return bad
+
+
+def check_pack_slots_local(r: Rendered) -> list[str]:
+    from hpcbench.jobs.pack import PackDriver, PackManifest
+    from hpcbench.jobs.slots import node_local_root
+    from hpcbench.schedulers.base import view_class, view_for
+
+    work = Path(tempfile.mkdtemp(prefix="conformance-"))
+    m = PackManifest(scheduler=r.site.scheduler, variant="cpu", specs=[], cores_per_node=2, work_dir=str(work),
+                     summary=str(work / "s.json"))
+    job_id = view_class(r.site.scheduler).job_id_env
+    root = PackDriver(m, view_for(r.site.scheduler, {job_id: "7"})).slots_root
+    return [] if root.parent == node_local_root() and not root.is_relative_to(work) else [f"slots in {root}"]
+
+
+def check_scheduler_poll(r: Rendered) -> list[str]:
+    from hpcbench.executors.batch import END_POLL_S
+
+    bad = [f"batch.poll_s {r.site.batch.poll_s} s"] if r.site.batch.poll_s < 10 else []
+    return bad + ([f"END_POLL_S {END_POLL_S}"] if END_POLL_S < 10 else [])
+
+
+def check_step_cap(r: Rendered) -> list[str]:
+    from hpcbench.executors.pack import manifest_for
+
+    bad = [f"batch.max_steps {r.site.batch.max_steps}"] if r.site.batch.max_steps > 100 else []
+    campaign = Campaign(Path(tempfile.mkdtemp(prefix="conformance-")))
+    for s in _packed(r):
+        m = manifest_for(s.plan, campaign, r.site, "k", None, "python")[1]  # type: ignore[arg-type]
+        if m.max_steps != r.site.batch.max_steps:
+            bad.append(f"{s.label}: the driver keeps {m.max_steps} jobs in flight")
+    return bad
+
+
+def check_slurm_wckey(r: Rendered) -> list[str]:
+    want = getattr(r.site.batch, "wckey", "")
+    return [f"{s.label}: {line}" for s in r.scripts for line in s.text.splitlines()
+            if line.startswith("#SBATCH --wckey") and line != f"#SBATCH --wckey={want}"]
+
+
+PERLMUTTER_CPU = ["module unload craype-accel-nvidia80", "module load cpu", "unset CRAY_ACCEL_TARGET"]
+
+
+def check_perlmutter_cpu_env(r: Rendered) -> list[str]:
+    bad = []
+    for s in r.scripts:
+        merged = getattr(s.plan, "variant_setup", {})
+        lines = merged["cpu"] if "cpu" in merged else s.text.splitlines()
+        if "cpu" in s.variants and [ln for ln in lines if ln in PERLMUTTER_CPU] != PERLMUTTER_CPU:
+            bad.append(f"{s.label}: the CPU variant's lines lack {PERLMUTTER_CPU}")
+        if "cpu" not in s.variants and "module load cpu" in s.text:
+            bad.append(f"{s.label}: a GPU job loads the cpu module")
+    return bad
+
+
+def check_job_cores(r: Rendered) -> list[str]:
+    bad = []
+    for v in r.site.variants:
+        part = r.site.partition_for(v.name)
+        rpn = r.site.ranks_per_node(v.name)
+        for width, nodes in ((1, 1), (rpn + 1, 2)):
+            got = r.site.job_cores(v.name, width)
+            if part is None or got != part.cores_per_node * nodes:
+                bad.append(f"variant {v.name}: a {width}-rank job gets {got} cores")
+    return bad
+
+
 CHECKS: dict[str, Callable[[Rendered], list[str]]] = {
     name[len("check_"):].replace("_", "-"): fn for name, fn in globals().items() if name.startswith("check_")}
 
@@ -622,6 +758,9 @@ PLANTED: list[tuple[str, str, Callable[[dict], None]]] = [
         petsc_dir="/lustre/orion/P/proj-shared/hpcbench/views/cpu")),
     ("frontier", "queues", lambda raw: _queue(raw, "batch").update(walltime_bins=[])),
     ("perlmutter", "perlmutter-c", lambda raw: raw["launcher"].update(depth=1)),
+    ("perlmutter", "perlmutter-cpu-env", lambda raw: raw["variants"][0].pop("setup")),
+    ("polaris", "scheduler-poll", lambda raw: raw["batch"].update(poll_s=0.5)),
+    ("frontier", "step-cap", lambda raw: raw["batch"].update(max_steps=500)),
     ("perlmutter", "perlmutter-no-partition", lambda raw: [p.pop("submit_as") for p in raw["partitions"]]),
 ]
 

@@ -7,6 +7,9 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
+
+import pytest
 
 from hpcbench.jobs.slots import PRIORITY_ENV, CoreSlots, Waiter, admitted
 
@@ -249,3 +252,46 @@ def test_a_waiter_takes_a_full_look_only_when_something_changed(tmp_path, monkey
     holder.wait()
     # one look per look_s (and the first): looking at every 20 ms poll made about 75 in 1.5 s
     assert waited >= 1.4 and len(looks) <= waited / CoreSlots.look_s + 3, (len(looks), waited)
+
+
+def test_a_waiter_that_sees_nothing_change_backs_off(tmp_path, monkeypatch):
+    """Between its full looks a waiter checks two files; it did so every 20 ms for as long as it
+    waited (a packed allocation's slots were on the campaign's Lustre: metadata operations on the
+    centre's servers). Now its naps double while nothing changes, up to look_s."""
+    import fcntl
+
+    from hpcbench.jobs import slots as slots_mod
+
+    slots = CoreSlots(tmp_path, 1)
+    fh = open(tmp_path / "slot0", "a")  # noqa: SIM115 (held by this test while the waiter waits)
+    fcntl.flock(fh, fcntl.LOCK_EX)
+    naps: list[float] = []
+
+    class Enough(Exception):
+        pass
+
+    def nap(s: float) -> None:
+        naps.append(s)
+        if len(naps) >= 8:
+            raise Enough
+
+    monkeypatch.setattr(slots_mod.time, "sleep", nap)
+    with pytest.raises(Enough), slots.hold(1):
+        pass
+    fh.close()
+    assert naps[0] == CoreSlots.poll_s and max(naps) == CoreSlots.look_s, naps
+    assert naps == sorted(naps)  # never shorter while nothing changed
+
+
+def test_a_packed_allocations_slots_are_in_node_local_memory(tmp_path):
+    """Not under the campaign's work folder (a centre's Lustre): /dev/shm, else $TMPDIR."""
+    from hpcbench.jobs.pack import PackDriver, PackManifest
+    from hpcbench.jobs.slots import node_local_root
+    from hpcbench.schedulers.base import view_for
+
+    m = PackManifest(scheduler="slurm", variant="cpu", specs=[], cores_per_node=2, work_dir=str(tmp_path),
+                     summary=str(tmp_path / "s.json"))
+    d = PackDriver(m, view_for("slurm", {"SLURM_JOB_ID": "77", "SLURM_CPUS_ON_NODE": "2"}))
+    folder = d.slots_root
+    assert folder.parent == node_local_root() and not folder.is_relative_to(tmp_path)
+    assert node_local_root() == Path("/dev/shm") or not os.access("/dev/shm", os.W_OK)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -25,7 +26,7 @@ from hpcbench.problem import Checks, load_problems
 from hpcbench.site import load_site
 from hpcbench.sweep.analysis import analyse_sweep
 from hpcbench.sweep.plan import SweepRefused, make_plan, weak_size
-from tests.conftest import hpcbench, machine_to_ourselves
+from tests.conftest import ROOT, hpcbench, machine_to_ourselves
 
 # ----------------------------------------------------------------------------- plan (no MPI)
 
@@ -133,6 +134,49 @@ def test_dry_run_prints_the_packed_allocation_and_every_launch_line(tmp_path, mo
     for r in (1, 2, 4, 8):
         assert re.search(rf"n400000 r{r} timing x3 +mpiexec --np {r} --ppn {r} .*--hostfile", out), r
     assert not list((tmp_path / "s").glob("records/*.json"))  # nothing ran
+
+
+def test_a_point_runs_on_the_nodes_it_is_labelled_with(tmp_path, monkeypatch):
+    """Frontier (dry run): 4 ranks fit one node of 56 cores, yet the point labelled 2 nodes spans
+    two (srun -N 2) and the allocation holds both; before, it ran on one node labelled N2."""
+    monkeypatch.setenv("HPCBENCH_ACCOUNT", "myproj")
+    out = hpcbench("sweep", "--site", "frontier", "--problems", "advection1d", "--ranks", "4", "--nodes", "1,2",
+                   "--sizes", "400000", "--dry-run", "--out", str(tmp_path / "s")).stdout
+    assert "#SBATCH --nodes=2" in out
+    assert re.search(r"n400000 r4 timing x3 +srun --exact -N 1 --nodelist=node0 -n 4 ", out), out
+    assert re.search(r"n400000-nodes2 r4 timing x3 +srun --exact -N 2 --nodelist=node0,node1 -n 4 ", out), out
+
+
+def doc_sweeps() -> list[dict[str, str]]:
+    """Every `hpcbench sweep` command of docs/sweeps.md's examples (continuation lines joined; a
+    comment's `e.g.` options added to the command before it), as {option: value}."""
+    text = (ROOT / "docs" / "sweeps.md").read_text().replace("\\\n", " ")
+    out: list[dict[str, str]] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("hpcbench sweep "):
+            words = shlex.split(line.split("#")[0])[2:]
+            out.append({w: words[i + 1] for i, w in enumerate(words[:-1]) if w.startswith("--")})
+        elif line.startswith("#") and "e.g. --" in line and out:
+            words = shlex.split(line.split("e.g.", 1)[1])
+            out.append({**out[-1], **{w: words[i + 1] for i, w in enumerate(words[:-1]) if w.startswith("--")}})
+    return out
+
+
+def test_the_docs_sweep_examples_are_plans_the_problems_accept():
+    """Each example of docs/sweeps.md plans on its site: two asked for fewer cells per rank than
+    the problems' own min_per_rank (darcy-dmplex at -n 128 on 16 ranks, cavity-dmstag at -n 64
+    on 16) and were refused before anything ran."""
+    examples = doc_sweeps()
+    assert len(examples) >= 5
+    for ex in examples:
+        if ex.get("--site", "S") == "S":  # the synopsis, or a local example without a site
+            continue
+        num = lambda k, ex=ex: [int(v) for v in ex[k].split(",")] if k in ex else None  # noqa: E731
+        mode = ex.get("--mode", "strong")
+        make_plan(load_problems(None, ex["--problems"].split(",")), load_site(ex["--site"]),
+                  modes=["strong", "weak"] if mode == "both" else [mode], ranks=num("--ranks"), nodes=num("--nodes"),
+                  sizes=num("--sizes"))
 
 
 def test_analysis_formulas_and_wrong_answers_excluded():

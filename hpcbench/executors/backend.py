@@ -61,6 +61,10 @@ class Backend(ABC):
         id -> accounting.Usage; those it cannot say are left out."""
         return {}
 
+    def max_step_count(self) -> int:
+        """The most steps one job may start (0: the scheduler sets no such limit)."""
+        return 0
+
     def render_pack(self, plan: PackPlan, account: str, manifest: Path, command: str) -> str:
         """The script of one packed allocation (executors/pack.py) whose job runs `command`."""
         raise HpcbenchError(f"{self.name}: this scheduler cannot run a packed allocation (use --no-pack)")
@@ -81,6 +85,9 @@ class Backend(ABC):
         folder = campaign.root / "scheduler" / "pack"
         folder.mkdir(parents=True, exist_ok=True)
         key = pack.next_key(folder, plan.name)
+        refused = pack.steps_refusal(plan, pack.planned_steps(plan, baseline_ranks), self.max_step_count())
+        if refused:
+            raise HpcbenchError(refused)
         path, manifest = pack.manifest_for(plan, campaign, self.site, key, baseline_ranks, self.python)
         write_atomic(path, manifest.model_dump_json(indent=1))
         return self.submit_pack(plan, account, path, key, pack.driver_command(self.python, path))

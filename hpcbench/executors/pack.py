@@ -26,6 +26,7 @@ from hpcbench.jobs.instruments import EVERY_RUN, OPTIONS_FILE, LogViewProbe, Mal
 from hpcbench.jobs.pack import BaselineRequest, PackManifest
 from hpcbench.jobs.placement import PackContext, placed_launcher
 from hpcbench.jobs.records import JobSpec, Launcher
+from hpcbench.schedulers.base import view_for
 from hpcbench.site import SiteConfig
 
 BASELINE_S = 120.0  # walltime kept for the machine baseline and the driver's start
@@ -65,7 +66,7 @@ def _variant_pack(variant: str, members: list[JobSpec], site: SiteConfig) -> Pac
     rpn = site.ranks_per_node(variant)
     # Nodes only where the site declares what a node holds; else one node (this machine,
     # a test cluster) on which a wider job runs oversubscribed, as unpacked.
-    nodes = max(-(-j.width // rpn) for j in members) if rpn else 1
+    nodes = max(max(-(-j.width // rpn), j.span) for j in members) if rpn else 1
     shape, part = shape_of(members[0], site, nodes)
     cpn = part.cores_per_node if part and part.cores_per_node else site.total_cores()
     # Cores asked per node: a whole node on node-exclusive sites or when the pack
@@ -111,6 +112,34 @@ def plan_packs(jobs: list[JobSpec], site: SiteConfig) -> list[PackPlan]:
     return out
 
 
+def job_steps(job: JobSpec) -> int:
+    """Scheduler steps a job starts in a packed allocation: its build, and every run (instrumented,
+    timed, null, valgrind, the performance case's with its reference's build)."""
+    n = 1 + sum(1 + job.repeats_of(c) for c in job.runs)
+    if job.null_program_dir:
+        n += job.timing_repeats * len({c.ranks for c in job.runs if job.repeats_of(c)})
+    n += int(job.valgrind and bool(job.runs))
+    if job.perf is not None:
+        n += 1 + len(job.perf.runs) * (2 * job.perf.repeats + 3)
+    return n
+
+
+def planned_steps(plan: PackPlan, baseline_ranks: list[int] | None = None) -> int:
+    """Steps the whole allocation starts: its jobs', the shared null program's build, the baseline's."""
+    return sum(job_steps(j) for j in plan.jobs) + len(set(baseline_ranks or [])) + 1
+
+
+def steps_refusal(plan: PackPlan, planned: int, max_step_count: int) -> str:
+    """Why the allocation cannot run all its steps ("": it can): Slurm refuses every step past
+    the cluster's MaxStepCount (slurm.conf(5): 'The maximum number of steps that any job can
+    initiate', 40000 by default), and the jobs left would end as not run."""
+    if max_step_count <= 0 or planned <= max_step_count:
+        return ""
+    return (f"allocation {plan.name} would start {planned} job steps ({len(plan.jobs)} jobs), more than the "
+            f"cluster's MaxStepCount {max_step_count} (scontrol show config): submit the campaign in parts "
+            "(fewer --problems or agents at a time), or with fewer timing repeats")
+
+
 # ----------------------------------------------------------------------------- launch lines
 
 
@@ -123,8 +152,8 @@ def launch_lines(job: JobSpec, site: SiteConfig, ctx: PackContext | None) -> lis
     program as <null>); `ctx` None: unpacked (the template as is)."""
     lines = []
 
-    def line(what: str, ranks: int, program: list[str]) -> None:
-        argv, over, _ = placed_launcher(job.launcher, ranks, ctx, hostfile_for=_dry_hostfile)
+    def line(what: str, ranks: int, program: list[str], nodes: int = 0) -> None:
+        argv, over, _ = placed_launcher(job.launcher, ranks, ctx, hostfile_for=_dry_hostfile, nodes=nodes)
         if ctx is None:
             over = ranks > job.cores
         if over and job.launcher.oversubscribe_flag:
@@ -133,6 +162,11 @@ def launch_lines(job: JobSpec, site: SiteConfig, ctx: PackContext | None) -> lis
         shown = " ".join(shlex.quote(a) if any(c.isspace() for c in a) else a for a in argv + program)
         lines.append(f"{what:<26s} {shown}{wrap}")
 
+    # in a packed allocation whose scheduler places steps itself, the build is a step of its own
+    # (jobs/placement.build_confinement), one core of the job's first node
+    step = view_for(ctx.scheduler).own_step(job.launcher.depth, ctx.hosts[0]) if ctx is not None else []
+    if step:
+        lines.append(f"{'build':<26s} {' '.join(step)} <probe> <sandbox> make app")
     # every run of the program names its instruments in one options file, the same argv for all
     # (jobs/instruments.py options_argv): the file holds -log_view, and for the instrumented run
     # the allocator's checks too
@@ -143,12 +177,12 @@ def launch_lines(job: JobSpec, site: SiteConfig, ctx: PackContext | None) -> lis
                     if a.startswith("-"))
     for c in job.runs:
         prog = ["<app>", *c.args, *opts]
-        line(f"{c.case} r{c.ranks} instrumented", c.ranks, [*prog, f"[file: {held}]"])
+        line(f"{c.case} r{c.ranks} instrumented", c.ranks, [*prog, f"[file: {held}]"], c.nodes)
         if job.repeats_of(c):
-            line(f"{c.case} r{c.ranks} timing x{job.repeats_of(c)}", c.ranks, [*prog, "[file: -log_view]"])
+            line(f"{c.case} r{c.ranks} timing x{job.repeats_of(c)}", c.ranks, [*prog, "[file: -log_view]"], c.nodes)
         if job.null_program_dir and c.ranks not in seen_null and job.repeats_of(c):
             seen_null.add(c.ranks)
-            line(f"null r{c.ranks} x{job.timing_repeats}", c.ranks, ["<null>"])
+            line(f"null r{c.ranks} x{job.timing_repeats}", c.ranks, ["<null>"], c.nodes)
     if job.valgrind and job.runs:
         c = min(job.runs, key=lambda r: r.ranks)  # the case itself is drawn as the job runs (valgrind_target)
         line(f"a case's r{c.ranks} valgrind", c.ranks, ["<valgrind>", "<app>", *c.args, *opts, "[file: -log_view]"])
@@ -164,7 +198,7 @@ def launch_lines(job: JobSpec, site: SiteConfig, ctx: PackContext | None) -> lis
     return lines
 
 
-_BINDS = {"pals": "its own --cpu-bind list:<CPUs>", "srun": "its own --cpu-bind=cores and memory share",
+_BINDS = {"pals": "its own --cpu-bind list:<CPUs>", "srun": "its own --cpu-bind=cores --mem=0",
           "openmpi": "a rankfile of its CPUs", "mpich": "-bind-to user:<its CPUs>",
           "none": "started on its CPUs, its ranks inherit them"}
 
@@ -174,7 +208,7 @@ def _binding_words(launcher: Launcher) -> str:
     kind = launcher.binding
     if kind == "auto":
         head = Path(launcher.argv(1, 1)[0]).name
-        return "by the launcher found there (" + ("its own --cpu-bind=cores and memory share" if head == "srun"
+        return "by the launcher found there (" + ("its own --cpu-bind=cores --mem=0" if head == "srun"
                                                   else "a rankfile or -bind-to list of its CPUs") + ")"
     return _BINDS.get(kind, kind)
 
@@ -197,7 +231,7 @@ def plan_launch_lines(plan: ArrayPlan, site: SiteConfig) -> list[str]:
         narrow = 0
         for j in plan.jobs:
             rpn = min(plan.cores_per_node, plan.ranks_per_node.get(j.variant.name) or plan.cores_per_node)
-            n = max(1, min(len(hosts), -(-j.width // rpn)))
+            n = max(1, min(len(hosts), max(-(-j.width // rpn), j.span)))
             if n > 1:
                 mine = hosts[:n]
             else:
@@ -230,7 +264,7 @@ def manifest_for(plan: PackPlan, campaign, site: SiteConfig, key: str, baseline_
                      summary=str(folder / f"{key}.summary.json"), baseline=base,
                      layout=site.node_layout(plan.shape.variant, plan.cores_per_node),
                      ranks_per_node=plan.ranks_per_node, variant_setup=plan.variant_setup,
-                     whole_nodes=bool(getattr(site.batch, "whole_nodes", False)))
+                     whole_nodes=bool(getattr(site.batch, "whole_nodes", False)), max_steps=site.batch.max_steps)
     return folder / f"{key}.json", m
 
 

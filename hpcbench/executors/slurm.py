@@ -71,12 +71,13 @@ def _split_options(item: str) -> list[str]:
 def sbatch_parameters(plan: ArrayPlan, site: SiteConfig, account: str, python: str) -> dict:
     part = plan.partition
     extra = parse_directives([*site.batch.directives, *(part.directives if part else [])])
-    extra["signal"] = f"B:USR2@{own_settings(site.batch, SlurmSettings).signal_margin_s}"
+    own = own_settings(site.batch, SlurmSettings)
+    extra["signal"] = f"B:USR2@{own.signal_margin_s}"
     params: dict = dict(
         job_name=plan.name, time=plan.walltime_min, nodes=1, ntasks_per_node=1, cpus_per_task=plan.shape.cpus,
         setup=[*plan.setup, f"export {WALLTIME_ENV}={plan.walltime_min * 60}"],
         array_parallelism=max(1, site.batch.array_parallelism), use_srun=False, stderr_to_stdout=True,
-        additional_parameters=extra,
+        additional_parameters=extra, wckey=own.wckey or None,  # None: no --wckey line (submitit's default: submitit)
     )
     if part and part.queue:
         params["partition"] = part.queue
@@ -126,6 +127,12 @@ def parse_squeue(text: str) -> dict[str, SchedInfo]:
             for j in expand_array_id(jid):
                 out[j] = SchedInfo(state=state.strip() or "UNKNOWN")
     return out
+
+
+def parse_max_step_count(text: str) -> int:
+    """`MaxStepCount            = 40000` of `scontrol show config` (0: not there)."""
+    m = re.search(r"^MaxStepCount\s*=\s*(\d+)", text, re.M)
+    return int(m.group(1)) if m else 0
 
 
 def exec_command(python: str, folder: Path) -> str:
@@ -223,6 +230,14 @@ class SlurmBackend(Backend):
         return array_id, ids, script
 
     # ------------------------------------------------------------------ packed allocation
+    def max_step_count(self) -> int:
+        """MaxStepCount of the cluster (`scontrol show config`; 0 where it does not say)."""
+        try:
+            p = schedcmd.call(["scontrol", "show", "config"], self.query)
+        except schedcmd.SchedulerUnreachable:
+            return 0
+        return parse_max_step_count(p.stdout) if p.returncode == 0 else 0
+
     def pack_parameters(self, plan: PackPlan, account: str) -> dict:
         params = sbatch_parameters(plan, self.site, account, self.python)
         # Tasks, not one task with many cpus: `srun --exact -n R` steps take R of them.

@@ -189,8 +189,8 @@ def case_runs(prob: Problem, args: list[str], held_out: list[TestCase], time_lim
               ) -> list[CaseRun]:
     """Every run of a submission: its `args` before each case's own, at each case's rank counts
     (limits `time_limit_factor` times the problem's); the held-out cases checked but not timed."""
-    runs = [CaseRun(case=c.name, args=[*args, *c.args], ranks=r, time_limit_s=c.time_limit_s * time_limit_factor)
-            for c in prob.cases for r in c.ranks]
+    runs = [CaseRun(case=c.name, args=[*args, *c.args], ranks=r, time_limit_s=c.time_limit_s * time_limit_factor,
+                    nodes=c.nodes) for c in prob.cases for r in c.ranks]
     return runs + [CaseRun(case=c.name, args=[*args, *c.args], ranks=r,
                            time_limit_s=c.time_limit_s * time_limit_factor, repeats=0)
                    for c in held_out for r in c.ranks]
@@ -260,7 +260,8 @@ def _job_spec(campaign: Campaign, site: SiteConfig, profile: CampaignProfile, m:
         files=m.files, runs=runs, variant=variant, launcher=launcher, limits=site.limits, isolation=site.sandbox(),
         timing_repeats=repeats, valgrind=site.valgrind and profile.valgrind == "every",
         malloc_debug=site.malloc_debug and profile.malloc_debug, work_dir=str(campaign.work_dir / jid),
-        record_path=str(campaign.record_path(jid)), cores=min(max(r.ranks for r in runs), site.total_cores()),
+        record_path=str(campaign.record_path(jid)),
+        cores=min(width := max(r.ranks for r in runs), site.job_cores(vcfg.name, width)),
         null_program_dir=str(campaign.work_dir / f"_null_{vcfg.name}"),
         gpus_per_rank=int("gpu" in vcfg.provides or bool({"cuda", "hip", "sycl"} & set(inst.features))),
         stop_at_failure=profile.stop_at_failure, build_cache=build_cache_dir(site, profile))

@@ -76,9 +76,12 @@ class AllocationView:
     def job_id(self) -> str:
         return self.env.get(self.job_id_env, "") if self.job_id_env else ""
 
-    def mem_per_cpu_mb(self) -> int:
-        """The allocation's memory per CPU in MB, 0 where it does not say (srun asks a step's share)."""
-        return 0
+    def own_step(self, cpus: int, host: str) -> list[str]:
+        """The command prefix that runs a process (a build) as a step of its own on `cpus` CPUs (as
+        the site's launcher counts them) of
+        `host`, so that the scheduler places it beside the runs' steps and never under one;
+        [] where steps are the launcher's business (the process runs where its caller does)."""
+        return []
 
     def step(self, launcher: SubsetLauncher, argv: list[str], hosts: list[str], over: bool,
              hostfile: Callable[[], Path]) -> list[str]:

@@ -26,6 +26,9 @@ class BatchConfig(BaseModel):
     python: str = ""  # Python on the compute nodes ("": the driver's own, on the shared file system)
     directives: list[str] = []  # extra scheduler options for every job
     login_node_mpi: bool = False  # `doctor` may start a tiny MPI program where it runs
+    # Steps (builds and runs: each job of a packed allocation runs one at a time) one allocation
+    # runs at once: every srun asks the shared controller, and OLCF advises no more than 100.
+    max_steps: int = Field(100, ge=1)
     # Scheduler commands (executors/schedcmd.py): a query (sacct, squeue, qstat, scancel ...) or a
     # submission (sbatch, qsub) not answered within its timeout is tried again `command_tries` times
     # in all with backoff (a submission only after a connection failure), then reported unreachable.
@@ -46,6 +49,9 @@ class SlurmSettings(BatchConfig):
     """Slurm's own fields of `batch:`."""
 
     signal_margin_s: int = Field(60, ge=0)  # USR2 this long before the walltime, time to write the record
+    # sbatch --wckey, only where the site configures one (submitit's default `--wckey=submitit` is
+    # refused where wckeys are enforced, TrackWCKey with AccountingStorageEnforce=wckeys)
+    wckey: str = ""
 
 
 S = TypeVar("S", bound=BatchConfig)

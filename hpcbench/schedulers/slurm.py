@@ -1,6 +1,6 @@
 """Slurm's allocation as a job inside it sees it (sbatch(1), OUTPUT ENVIRONMENT VARIABLES:
-SLURM_JOB_ID, SLURM_JOB_NODELIST, SLURM_CPUS_ON_NODE, SLURM_MEM_PER_CPU / SLURM_MEM_PER_NODE).
-Steps on a subset of its nodes are srun's (jobs/launchers.py)."""
+SLURM_JOB_ID, SLURM_JOB_NODELIST, SLURM_CPUS_ON_NODE). Steps on a subset of its nodes are
+srun's (jobs/launchers.py); a build is an `srun --exact` step of its own (own_step)."""
 
 from __future__ import annotations
 
@@ -31,13 +31,12 @@ class SlurmView(AllocationView):
         got = self.env.get("SLURM_CPUS_ON_NODE", "")
         return min(planned, int(got)) if got.isdigit() and int(got) > 0 else planned
 
-    def mem_per_cpu_mb(self) -> int:
-        """SLURM_MEM_PER_CPU, or SLURM_MEM_PER_NODE over SLURM_CPUS_ON_NODE (a step asking no
-        memory is given all of the job's, and the next step waits for it: jobs/binding.py)."""
-        per_cpu = self.env.get("SLURM_MEM_PER_CPU", "")
-        if per_cpu.isdigit():
-            return int(per_cpu)
-        node, cpus = self.env.get("SLURM_MEM_PER_NODE", ""), self.env.get("SLURM_CPUS_ON_NODE", "")
-        if node.isdigit() and cpus.isdigit() and int(cpus) > 0:
-            return int(node) // int(cpus)
-        return 0
+    def own_step(self, cpus: int, host: str) -> list[str]:
+        """`srun --exact` on `cpus` CPUs of `host` (srun -c's count: the launcher's {depth} a core).
+        Slurm picks the cores of every --exact step of the allocation, so a build run in the batch
+        step and pinned to a core slot's CPUs could
+        share a core with a timed step Slurm placed there; as a step, Slurm gives it CPUs no other
+        step holds (sacct names it hpcbench-build). `--mem=0`: all of the job's memory, none of it
+        taken from the other steps (srun(1), --mem)."""
+        return ["srun", "--exact", "-N", "1", f"--nodelist={host}", "-n", "1", "-c", str(max(1, cpus)),
+                "--cpu-bind=cores", "--mem=0", "--job-name=hpcbench-build", "--quiet"]

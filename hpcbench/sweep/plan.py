@@ -56,12 +56,13 @@ class ProblemSweep(BaseModel):
     def cases(self) -> list[TestCase]:
         """One case per size, its rank counts in increasing order: the job runs them one after
         another on the same resources, so the points of one program are comparable."""
-        by_case: dict[str, tuple[int, set[int]]] = {}
+        by_case: dict[str, tuple[int, int, set[int]]] = {}
         for p in self.points:
-            by_case.setdefault(p.case, (p.size, set()))[1].add(p.ranks)
+            by_case.setdefault(p.case, (p.size, p.nodes, set()))[2].add(p.ranks)
+        # each case's runs span the nodes its points are labelled with (jobs/placement.py)
         return [TestCase(name=c, args=[*self.args, self.option, str(size)], ranks=sorted(rs),
-                         time_limit_s=self.time_limit_s, description=f"sweep point {self.option} {size}")
-                for c, (size, rs) in sorted(by_case.items(), key=lambda kv: kv[1][0])]
+                         time_limit_s=self.time_limit_s, description=f"sweep point {self.option} {size}", nodes=nodes)
+                for c, (size, nodes, rs) in sorted(by_case.items(), key=lambda kv: (kv[1][0], kv[1][1]))]
 
 
 class SweepPlan(BaseModel):
