@@ -30,7 +30,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from hpcbench.jobs import baseline, diskfull, slots
+from hpcbench.jobs import baseline, diskfull, interrupt, slots
 from hpcbench.jobs.cores import NodeLayout
 from hpcbench.jobs.interrupt import WALLTIME_ENV
 from hpcbench.jobs.placement import ENV, PackContext
@@ -210,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     driver = PackDriver(m, view_for(m.scheduler))
     for sig in (signal.SIGTERM, signal.SIGUSR2, signal.SIGINT):
         signal.signal(sig, driver.stop)
+    interrupt.warn_before_walltime(driver.stop)  # PBS warns of no walltime: the driver's own timer
     t0 = time.time()
     if m.baseline and not Path(m.baseline.out).is_file():
         try:

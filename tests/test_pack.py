@@ -63,6 +63,31 @@ def test_a_stopped_pbs_allocation_kills_its_jobs_before_pbs_kills_the_driver(tmp
     assert stubborn.wait(timeout=5) == -9 and time.monotonic() - t0 < 10
 
 
+def test_a_pbs_driver_warns_itself_before_the_walltime(tmp_path):
+    """PBS sends no signal before the walltime (qsub has no --signal), only SIGTERM at it and
+    SIGKILL kill_delay later: main at 1e0203d let every packed PBS allocation run into the limit.
+    The driver arms its own timer (the walltime less the margin) that stops it as USR2 would;
+    under Slurm the batch script's --signal=B:USR2 does and no timer is armed."""
+    import signal
+    import time
+
+    from hpcbench.jobs import interrupt
+
+    d = _pbs_driver(tmp_path, ncpus=2, planned=2)
+    env = {"HPCBENCH_SCHEDULER": "pbs", interrupt.WALLTIME_ENV: "10"}
+    try:
+        assert interrupt.warn_before_walltime(d.stop, env) > 0
+        deadline = time.monotonic() + 5
+        while not d.stopping and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert d.stopping
+        assert interrupt.warn_before_walltime(d.stop, {**env, "HPCBENCH_SCHEDULER": "slurm"}) == 0
+        assert interrupt.warn_before_walltime(d.stop, {"HPCBENCH_SCHEDULER": "pbs"}) == 0  # no walltime known
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+
+
 def test_pals_runs_go_to_the_fewest_hosts_of_the_job_in_order(tmp_path):
     ctx = PackContext("pbs", ("n0", "n1", "n2", "n3"), 4, str(tmp_path))
     argv, over, where = placed_launcher(PALS, 6, ctx)

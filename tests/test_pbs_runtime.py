@@ -1,0 +1,78 @@
+"""The run-time conformance suite of the PBS sites (Polaris, Aurora): what each run sees when
+it runs, not what the script says. For each site, cpu and GPU variants, packed on one node and
+on the widest allocation its queues take, and unpacked, the real driver, core slots, placement,
+binding and per-rank GPU choice run in the environment OpenPBS's MoM gives the batch script
+(tests/pbs_runtime.py; the stand-in stands only for the PBS server and MoM, which cannot run
+here), and the runs that share a node must get disjoint cores and GPUs (tiles on Aurora), each
+rank its GPU's nearest cores, and the node count they asked for.
+
+Failures seen on main at 1e0203d (before the fixes of issue 37): Aurora kokkos packed, every
+concurrent run on the template's `--cpu-bind list:1-8:...` and gpu_tile_compact.sh's tiles 0.0,
+0.1, ... ("share CPUs", "share GPUs"; the layout had 6 GPU slots and no ZE_AFFINITY_MASK);
+Polaris cuda, rank 0 of GPU 0 on cores 0-2 ("far from its GPU 0")."""
+
+from __future__ import annotations
+
+import pytest
+
+from hpcbench.site import load_site
+from tests.pbs_runtime import GPU_SLOTS, Allocation, flaws, host_lines, hostfile_of, spec_for, unpacked_run
+from tests.test_sites_conformance import job_spec, rendered
+
+CASES = [(s, v) for s in ("polaris", "aurora") for v in (("cpu", "cuda") if s == "polaris" else ("cpu", "kokkos"))]
+
+
+def _script(site: str, label: str):
+    r = rendered(site)
+    return next(s for s in r.scripts if s.label == label)
+
+
+def _allocation(site_name: str, variant: str, wide: bool, tmp):
+    site = load_site(site_name)
+    r = rendered(site_name)
+    labels = [s.label for s in r.scripts if s.label.startswith(f"{variant} submit packed ")]
+    label = max(labels, key=lambda lb: int(lb.split()[3])) if wide else f"{variant} submit packed 1 node"
+    s = _script(site_name, label)
+    return site, s, Allocation.start(site, s.plan, s.text, tmp)
+
+
+@pytest.mark.parametrize("site_name,variant", CASES)
+@pytest.mark.parametrize("wide", [False, True], ids=["1-node", "widest"])
+def test_packed_runs_side_by_side_get_their_own_cores_and_gpus(site_name, variant, wide, tmp_path):
+    site, s, alloc = _allocation(site_name, variant, wide, tmp_path)
+    d = alloc.driver
+    part = site.partition_for(variant)
+    assert part is not None
+    # the allocation as the MoM gives it: every node of the select, every core of a node
+    assert len(d.hosts) == s.plan.nodes and d.cpn == part.cores_per_node, (d.hosts[:3], d.cpn, alloc.env["NCPUS"])
+    spec = spec_for(site, job_spec(site, tmp_path, f"{variant}-j", variant, [1]))
+    gpus = GPU_SLOTS[site_name] if site.is_gpu_variant(variant) else 0
+    # a GPU slot per GPU (per tile on Aurora), each runs are given of their own
+    assert len(site.node_layout(variant).gpus) == GPU_SLOTS[site_name] and site.node_layout(variant).gpu_env
+    rpn = site.ranks_per_node(variant)
+    hosts_used = min(2, len(d.hosts))  # narrow jobs go round the nodes: two nodes' worth
+    for ranks in (1, 2):
+        per_node = (gpus // ranks) if gpus else min(8, d.cpn // ranks)
+        spec = spec.model_copy(update={"cores": ranks})
+        runs = alloc.runs(spec, ranks, per_node * hosts_used)
+        bad = flaws(site, variant, runs, 1, rpn)
+        assert not bad, f"{site_name} {variant} {s.label}, {ranks}-rank runs:\n  " + "\n  ".join(bad)
+    if wide:  # a job as wide as four nodes runs on four nodes, a node's full share on each
+        n = min(4, len(d.hosts))
+        spec = spec.model_copy(update={"cores": rpn * n})
+        run = alloc.runs(spec, rpn * n, 1)
+        assert not flaws(site, variant, run, n, rpn), flaws(site, variant, run, n, rpn)
+        assert host_lines(hostfile_of(run[0].argv)) == d.hosts[:n]
+
+
+@pytest.mark.parametrize("site_name,variant", CASES)
+def test_an_unpacked_run_on_a_whole_node_keeps_ranks_apart_and_near_their_gpus(site_name, variant, tmp_path):
+    site = load_site(site_name)
+    rpn = site.ranks_per_node(variant)
+    spec = spec_for(site, job_spec(site, tmp_path, f"{variant}-u", variant, [rpn]))
+    for ranks in sorted({1, 2, rpn}):
+        run = unpacked_run(site, spec, ranks)
+        bad = flaws(site, variant, [run], 1, rpn)
+        assert not bad, f"{site_name} {variant} unpacked at {ranks} ranks:\n  " + "\n  ".join(bad)
+        if site.is_gpu_variant(variant):
+            assert all(r.gpu for r in run.ranks), run.argv
