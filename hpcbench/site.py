@@ -99,6 +99,13 @@ class Partition(Strict):
         return self.gpus_per_node * self.tiles_per_gpu
 
     @property
+    def hardware_threads(self) -> int:
+        """A node's hardware threads, reserved cores included (0: cores not declared): what ALCF's
+        PBS counts as a node's `ncpus` (docs.alcf.anl.gov/running-jobs, "ncpus ... equates to a
+        hardware thread": 64 on Polaris, 208 on Aurora)."""
+        return (self.cores_per_node + len(self.reserved_cores)) * self.threads_per_core if self.cores_per_node else 0
+
+    @property
     def queue(self) -> str:
         return self.name if self.submit_as is None else self.submit_as
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from hpcbench.jobs import baseline, diskfull, interrupt, slots
-from hpcbench.jobs.cores import NodeLayout
+from hpcbench.jobs.cores import NodeLayout, cpu_list
 from hpcbench.jobs.interrupt import WALLTIME_ENV
 from hpcbench.jobs.placement import ENV, PackContext
 from hpcbench.jobs.records import JobResult, JobSpec, Launcher, save_model, write_atomic
@@ -62,6 +62,25 @@ class PackManifest(BaseModel):
     # The allocation's nodes are the job's alone (the site's batch `whole_nodes`, ALCF): every core of
     # the layout is its own, whatever per-chunk count the scheduler exports (see PackDriver).
     whole_nodes: bool = False
+    node_threads: int = 0  # a node's hardware threads as the site declares them (ALCF's ncpus of a node; 0: unknown)
+
+
+def node_warnings(m: PackManifest, ncpus: str, affinity: set[int]) -> list[str]:
+    """Where the node the driver runs on disagrees with the site's node on whole-node sites: the
+    MoM's NCPUS (the first chunk's ncpus, OpenPBS src/resmom/start_exec.c) is not the node's hardware
+    threads the select asked, or the driver's affinity (the MoM's cpuset) lacks CPUs the layout binds
+    runs to. The driver keeps the site's cores (its documented node); these say why a run may fail."""
+    if not m.whole_nodes or m.layout is None:
+        return []
+    out = []
+    if m.node_threads and ncpus != str(m.node_threads):
+        out.append(f"NCPUS is {ncpus or 'unset'} where a whole node has {m.node_threads} hardware threads: "
+                   f"the MoM's count is not the node's; runs use the site's {m.cores_per_node} cores a node")
+    missing = sorted(set(m.layout.cpus(range(len(m.layout.cores)))) - affinity)
+    if missing:
+        out.append(f"this node's CPU affinity lacks {len(missing)} of the site's CPUs ({cpu_list(missing)[:60]}): "
+                   "the job's cpuset is smaller than the node the site declares; runs bound there will fail")
+    return out
 
 
 class PackDriver:
@@ -74,11 +93,15 @@ class PackDriver:
         # node's cores it put every run of a Polaris or Aurora allocation on core 0.
         self.cpn = manifest.cores_per_node if manifest.whole_nodes else view.cores_per_node(manifest.cores_per_node)
         self.alloc_id = view.job_id() or f"local-{os.getpid()}"
+        self.warnings = node_warnings(manifest, view.env.get("NCPUS", ""), os.sched_getaffinity(0))
+        for w in self.warnings:
+            print(f"hpcbench pack: warning: {w}", file=sys.stderr)
         self.stopping = False
         self.priority: dict[str, int] = {}  # job -> its place in the manifest (the most work first)
         self.running: dict[str, tuple[subprocess.Popen, JobSpec]] = {}
         self.summary: dict = {"allocation": self.alloc_id, "hosts": self.hosts, "cores_per_node": self.cpn,
-                              "started": [], "finished": [], "not_run": [], "already_done": [], "disk_full": []}
+                              "started": [], "finished": [], "not_run": [], "already_done": [], "disk_full": [],
+                              "warnings": self.warnings}
         self.paths: dict[str, str] = {}  # job -> its spec file
         self.full: diskfull.FullJobs[tuple[str, JobSpec]] = diskfull.FullJobs()  # tries and room: the local policy
         self.again: list[tuple[str, JobSpec]] = []  # met a full disk that has room again: run once more

@@ -9,6 +9,7 @@ of a variant in one batch job, each run placed inside it.
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 from pathlib import Path
@@ -148,7 +149,8 @@ def test_dry_run_of_a_job_wider_than_a_node_spans_a_host_subset(tmp_path, monkey
     site.write_text((ROOT / "site-configs" / "polaris.yaml").read_text().replace("cores_per_node: 32",
                     "cores_per_node: 2").replace("_per_user: 1", "_per_user: 0"))
     text = _dry(str(site), tmp_path / "c")
-    assert "#PBS -l select=2:system=polaris" in text and "#PBS -l place=scatter" in text
+    # a whole node's hardware threads asked (2 cores of 2 threads here; ALCF's ncpus, docs/sites.md)
+    assert "#PBS -l select=2:ncpus=4:system=polaris" in text and "#PBS -l place=scatter" in text
     assert re.search(r"default r3 instrumented +mpiexec --np 3 --ppn 2 .*--hostfile \$PACK_HOSTS/node0\+node1\.hosts",
                      text)
     assert re.search(r"n6 r1 instrumented +mpiexec --np 1 --ppn 1 .*--hostfile \$PACK_HOSTS/node0\.hosts", text)
@@ -174,7 +176,7 @@ def test_pbs_packed_campaign_is_one_qsub_and_places_runs_with_hostfiles(fake_pbs
     alloc = ledger["arrays"][0]["array_id"]
     assert alloc == "1001.pbs-test" and {e["sched_id"] for e in ledger["jobs"].values()} == {alloc}
     script = Path(ledger["arrays"][0]["script"]).read_text()
-    assert "#PBS -J" not in script and "#PBS -l select=1:system=polaris" in script
+    assert "#PBS -J" not in script and f"#PBS -l select=1:ncpus={os.cpu_count()}:system=polaris" in script
     host = socket.gethostname()
     nodefile = tmp_path / "nodefile"
     nodefile.write_text(f"{host}\n{host}\n")  # PBS lists a host once per MPI process slot

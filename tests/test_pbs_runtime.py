@@ -13,6 +13,8 @@ Polaris cuda, rank 0 of GPU 0 on cores 0-2 ("far from its GPU 0")."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from hpcbench.site import load_site
@@ -76,3 +78,17 @@ def test_an_unpacked_run_on_a_whole_node_keeps_ranks_apart_and_near_their_gpus(s
         assert not bad, f"{site_name} {variant} unpacked at {ranks} ranks:\n  " + "\n  ".join(bad)
         if site.is_gpu_variant(variant):
             assert all(r.gpu for r in run.ranks), run.argv
+
+
+@pytest.mark.parametrize("site_name,threads", [("polaris", 64), ("aurora", 208)])
+def test_the_select_asks_the_whole_node_so_the_moms_ncpus_is_the_nodes(site_name, threads, tmp_path):
+    """main at 1e0203d asked `select=N:system=polaris` (no ncpus): the MoM's NCPUS was 1 (the
+    chunk's ncpus). Now the chunk asks the node's hardware threads (ALCF's ncpus) and NCPUS is the
+    node's; a script without it still runs on the site's cores, and the driver says NCPUS is wrong."""
+    site, s, alloc = _allocation(site_name, "cpu", False, tmp_path)
+    assert alloc.env["NCPUS"] == str(threads) and not [w for w in alloc.driver.warnings if "NCPUS" in w]
+    old = re.sub(r":ncpus=\d+", "", s.text)
+    before = Allocation.start(site, s.plan, old, tmp_path)
+    assert before.env["NCPUS"] == "1" and before.driver.cpn == site.partition_for("cpu").cores_per_node
+    assert any(w.startswith("NCPUS is 1 where a whole node has") for w in before.driver.warnings)
+    assert before.driver.summary["warnings"] == before.driver.warnings

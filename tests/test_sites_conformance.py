@@ -254,9 +254,10 @@ def check_alcf_filesystems(r: Rendered) -> list[str]:
 
 def check_alcf_whole_nodes(r: Rendered) -> list[str]:
     bad = []
+    threads = {"polaris": 64, "aurora": 208}[r.site.name]
     for s in r.scripts:
         sel = re.search(r"^#PBS -l select=(.+)$", s.text, re.M)
-        if sel is None or "ncpus" in sel.group(1) or "ngpus" in sel.group(1):
+        if sel is None or f":ncpus={threads}" not in sel.group(1) or "ngpus" in sel.group(1):
             bad.append(f"{s.label}: select {sel.group(1) if sel else None}")
         elif r.site.name == "polaris" and "system=polaris" not in sel.group(1):
             bad.append(f"{s.label}: select without system=polaris")
@@ -283,10 +284,11 @@ def check_pbs_whole_node_cores(r: Rendered) -> list[str]:
         script = tmp / "job.sh"
         script.write_text(s.text)
         env = {**mom_env(script, tmp, f"{i}.pbs"), "PBS_JOBID": f"{i}.pbs"}
-        cpn = PackDriver(m, view_for(r.site.scheduler, env)).cpn
-        if cpn != s.plan.cores_per_node:
-            bad.append(f"{s.label}: the driver takes {cpn} cores a node of the {s.plan.cores_per_node} planned "
+        d = PackDriver(m, view_for(r.site.scheduler, env))
+        if d.cpn != s.plan.cores_per_node:
+            bad.append(f"{s.label}: the driver takes {d.cpn} cores a node of the {s.plan.cores_per_node} planned "
                        f"(NCPUS={env['NCPUS']})")
+        bad += [f"{s.label}: {w}" for w in d.warnings if w.startswith("NCPUS")]
     return bad
 
 

@@ -230,7 +230,8 @@ def manifest_for(plan: PackPlan, campaign, site: SiteConfig, key: str, baseline_
                      summary=str(folder / f"{key}.summary.json"), baseline=base,
                      layout=site.node_layout(plan.shape.variant, plan.cores_per_node),
                      ranks_per_node=plan.ranks_per_node, variant_setup=plan.variant_setup,
-                     whole_nodes=bool(getattr(site.batch, "whole_nodes", False)))
+                     whole_nodes=bool(getattr(site.batch, "whole_nodes", False)),
+                     node_threads=part.hardware_threads if (part := site.partition_for(plan.shape.variant)) else 0)
     return folder / f"{key}.json", m
 
 
