@@ -133,9 +133,10 @@ def test_dry_run_prints_one_allocation_and_every_launch_command(site, tmp_path, 
             repeats = s["timing_repeats"] if r.get("repeats") is None else r["repeats"]  # held-out cases: none
             for kind in ("instrumented", f"timing x{repeats}") if repeats else ("instrumented",):
                 line = next(ln for ln in text.splitlines() if f"{r['case']} r{r['ranks']} {kind}" in ln)
-                if pbs:
-                    assert re.search(rf"mpiexec (--np|-n) {r['ranks']} --ppn {r['ranks']} .*--hostfile \S+node0\.hosts"
-                                     r" <app>", line), line
+                if pbs:  # the run's own list (what a run alone on the node gets), never the template's depth
+                    m = re.search(rf"mpiexec (--np|-n) {r['ranks']} --ppn {r['ranks']} .*--hostfile \S+node0\.hosts"
+                                  r" --cpu-bind list:(\S+) <app>", line)
+                    assert m and len(m.group(2).split(":")) == r["ranks"] and "cpu-bind depth" not in line, line
                 else:
                     assert re.search(rf"srun --exact -N 1 --nodelist=node0 -n {r['ranks']} ", line), line
         assert any(f"null r{r['ranks']}" in ln for ln in text.splitlines() for r in s["runs"])
@@ -269,4 +270,4 @@ def test_dry_run_says_how_the_partitions_own_launcher_binds(tmp_path, monkeypatc
     text = _dry(str(path), tmp_path / "c")
     said = [ln for ln in text.splitlines() if ln.startswith("# at run time each run is also bound")]
     assert said and all(ln.endswith("-bind-to user:<its CPUs>") for ln in said), said
-    assert re.search(r"r1 instrumented +mpiexec -n 1 -f \S+node0\.hosts <app>", text)
+    assert re.search(r"r1 instrumented +mpiexec -n 1 -f \S+node0\.hosts -bind-to user:\d+\+\d+ <app>", text)

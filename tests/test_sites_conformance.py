@@ -82,7 +82,8 @@ def job_spec(site: SiteConfig, tmp: Path, jid: str, variant: str, ranks: list[in
                                    features=["gpu"] if v.is_gpu() else []),
                    launcher=v.launcher or site.launcher, limits=site.limits, isolation=site.sandbox(),
                    timing_repeats=1, valgrind=False, work_dir=str(tmp / "work" / jid),
-                   record_path=str(tmp / "records" / f"{jid}.json"), cores=max(ranks), null_program_dir="")
+                   record_path=str(tmp / "records" / f"{jid}.json"), cores=max(ranks), null_program_dir="",
+                   gpus_per_rank=int(v.is_gpu()))  # as the planner sets it (plan/campaign.py)
 
 
 def widest(site: SiteConfig, variant: str) -> int:
@@ -463,6 +464,11 @@ def _runtime_flaws(r: Rendered, want: Callable[[str], bool]) -> list[str]:
     return bad
 
 
+def check_pbs_dry_run_binding(r: Rendered) -> list[str]:
+    return [f"{s.label}: {cmd}" for s in r.scripts if isinstance(s.plan, PackPlan) for cmd in s.launches
+            if "--cpu-bind list:" not in cmd or "--cpu-bind depth" in cmd]
+
+
 def check_pals_own_list(r: Rendered) -> list[str]:
     return _runtime_flaws(r, lambda f: " share " in f or "reserved" in f)
 
@@ -530,7 +536,7 @@ def check_aurora_socket_bind(r: Rendered) -> list[str]:
             if not m:
                 bad.append(f"{s.label}: GPU run without --cpu-bind list: {cmd}")
                 continue
-            sets = [_cores(x) for x in m.group(1).split(":")]
+            sets = [{c % 104 for c in _cores(x)} for x in m.group(1).split(":")]  # CPU c is core c mod 104
             for i, cores in enumerate(sets):
                 socket = range(1, 52) if (i % 12) < 6 else range(53, 104)  # tiles of GPUs 0-2 / 3-5
                 if not cores <= set(socket) or cores & {0, 52, 104, 156}:
