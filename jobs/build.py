@@ -53,11 +53,14 @@ def build_submission(
     extra_env: dict[str, str] | None = None,
     isolation: Isolation | None = None,
     confinement: Confinement | None = None,
+    launch: list[str] | None = None,
 ) -> BuildResult:
     """Run `make` in `folder` (which holds only the submission's files), sandboxed
     (`isolation`, default bwrap) with the confinement's limits (memory, processes, disk; default
     Limits()), on its `cpus` (the build's core slots: as many make jobs as it holds, never on
-    another run's cores)."""
+    another run's cores). `launch`: the launcher line that starts it on another node, bound to
+    those CPUs there (placement.build_launch): the sandbox then wraps `make` behind it, as a
+    rank is wrapped, and the launcher runs here unconfined."""
     folder = Path(folder)
     given = confinement or Confinement()
     cpus = given.cpus
@@ -69,11 +72,12 @@ def build_submission(
            f"PETSC_DIR={petsc.petsc_dir}", f"PETSC_ARCH={petsc.petsc_arch}"]
     env = step_env({**petsc.env(), **(extra_env or {})})
     # The compiler runs where the program will (per-rank wrapping is a launch matter).
-    iso = (isolation or Isolation()).model_copy(update={"per_rank": False})
+    iso = (isolation or Isolation()).model_copy(update={"per_rank": bool(launch)})
     step = Step(iso, petsc, cwd=folder, writable=[folder])
+    run, here = (cmd, cpus) if not launch else ([*launch, *step.wrap(cmd)], [])
     t0 = time.perf_counter()
-    out = run_captured(cmd, cwd=folder, env=env, timeout_s=timeout_s, output_cap=output_cap,
-                       step=step, confinement=Confinement(given.limits or Limits(), cpus))
+    out = run_captured(run, cwd=folder, env=env, timeout_s=timeout_s, output_cap=output_cap,
+                       step=step, confinement=Confinement(given.limits or Limits(), here))
     wall = time.perf_counter() - t0
     ok = out.exit_code == 0 and (folder / BINARY_NAME).is_file()
     refused, replaced = "", dict[str, list[str]]()
@@ -83,7 +87,7 @@ def build_submission(
             (folder / BINARY_NAME).unlink()
             ok = False
     return BuildResult(
-        command=" ".join(cmd),
+        command=" ".join(run),
         exit_code=out.exit_code if out.exit_code != 0 or ok else 1,
         timed_out=out.timed_out,
         wall_s=wall,

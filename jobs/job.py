@@ -27,7 +27,7 @@ from hpcbench.jobs.capture import Confinement, run_captured
 from hpcbench.jobs.instruments import EVERY_RUN, LogViewProbe, MallocProbe, Probe, ValgrindProbe, options_argv
 from hpcbench.jobs.launch import run_env
 from hpcbench.jobs.launchers import launcher_of, rank_variables
-from hpcbench.jobs.placement import place
+from hpcbench.jobs.placement import build_launch, place
 from hpcbench.jobs.records import CaseRun, JobResult, JobSpec, RunResult, TimingSummary, compact, save_model
 from hpcbench.jobs.run_folders import RunFolders, fresh_folders, stage_sources
 from hpcbench.jobs.sandbox import Step
@@ -69,9 +69,10 @@ def null_program(spec: JobSpec, petsc: PetscInstall) -> Path | None:
     tmp.mkdir(parents=True)
     (tmp / "null.c").write_text(NULL_PROGRAM)
     with slots.hold(1) as held:
+        cpus = binding.of_held(held).cpus
         res = build_cache.build(spec.build_cache, tmp, ["null.c"], "null.c", petsc, timeout_s=spec.build_timeout_s,
-                                isolation=spec.isolation,
-                                confinement=Confinement(spec.limits, binding.of_held(held).cpus))
+                                isolation=spec.isolation, confinement=Confinement(spec.limits, cpus),
+                                launch=build_launch(spec.launcher, cpus))  # on the job's own node
     if res.exit_code != 0:
         shutil.rmtree(tmp, ignore_errors=True)
         return None
@@ -266,9 +267,11 @@ def run_job(spec: JobSpec, previous: JobResult | None = None) -> JobResult:
     result.compilers = {"mpicc": first_line(["mpicc", "--version"])}
     stage_sources(spec, build_dir)
     with slots.hold(1, priority=slots.priority_for(planned_runs(spec))) as held:
+        cpus = binding.of_held(held).cpus
         result.build = build_cache.build(spec.build_cache, build_dir, spec.files, spec.entry, petsc,
                                          timeout_s=spec.build_timeout_s, isolation=spec.isolation,
-                                         confinement=Confinement(spec.limits, binding.of_held(held).cpus))
+                                         confinement=Confinement(spec.limits, cpus),
+                                         launch=build_launch(spec.launcher, cpus))  # on the job's own node
     result.build.started_at, result.build.slot_wait_s = held.started_at, held.waited_s
     if result.build.exit_code != 0:
         return _finish(result, t0)

@@ -116,7 +116,8 @@ class PackDriver:
 
     def _context(self, hosts: list[str], variant: str = "") -> PackContext:
         return PackContext(self.m.scheduler, tuple(hosts), self.per_node(variant),
-                           str(Path(self.m.work_dir) / ".pack-hosts" / self.alloc_id.replace("/", "_")))
+                           str(Path(self.m.work_dir) / ".pack-hosts" / self.alloc_id.replace("/", "_")),
+                           driver_host=self.hosts[0])
 
     def per_node(self, variant: str) -> int:
         """Ranks a node holds for a run of `variant`: its cores, or one per GPU for a GPU variant."""

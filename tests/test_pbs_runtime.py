@@ -92,3 +92,52 @@ def test_the_select_asks_the_whole_node_so_the_moms_ncpus_is_the_nodes(site_name
     assert before.env["NCPUS"] == "1" and before.driver.cpn == site.partition_for("cpu").cores_per_node
     assert any(w.startswith("NCPUS is 1 where a whole node has") for w in before.driver.warnings)
     assert before.driver.summary["warnings"] == before.driver.warnings
+
+
+def test_a_build_of_a_job_on_another_node_runs_there_on_its_own_cpus(tmp_path):
+    """A packed job on node k runs its driver process on the allocation's first node; main at
+    1e0203d built there too, bound to CPU ids of node k's slots (so on cores node 0's runs held).
+    The build is now one rank of the site's launcher on node k bound to its slot's CPUs; a job on
+    the driver's node builds in place."""
+    from hpcbench.jobs.placement import PackContext, build_launch
+
+    site = load_site("polaris")
+    ctx = PackContext("pbs", ("x4001c0s0b0n0",), 32, str(tmp_path / "hosts"), driver_host="x4000c0s0b0n0")
+    for variant in ("cpu", "cuda"):
+        argv = build_launch(site.launcher_for(variant), [5, 37], ctx)
+        hf = argv[argv.index("--hostfile") + 1]
+        assert argv[:5] == ["mpiexec", "--np", "1", "--ppn", "1"] and host_lines(hf) == ["x4001c0s0b0n0"], argv
+        assert argv[-2:] == ["--cpu-bind", "list:5,37"] and "gpu_bind" not in " ".join(argv), argv
+    here = PackContext("pbs", ("x4000c0s0b0n0",), 32, str(tmp_path / "hosts"), driver_host="x4000c0s0b0n0")
+    assert build_launch(site.launcher_for("cpu"), [5], here) == []
+    assert build_launch(site.launcher_for("cpu"), [5], None) == []  # unpacked: the job's own node
+
+
+def test_a_build_started_through_pals_on_its_node_builds(tmp_path, monkeypatch):
+    """The build line above, run: `make` of a PETSc program behind the PALS stand-in (PALS cannot run
+    here; tests/fake_pbs/pals_mpiexec.py starts the rank with Open MPI on its --cpu-bind entry)."""
+    import os
+    from pathlib import Path
+
+    from hpcbench.jobs.build import BINARY_NAME, build_submission
+    from hpcbench.jobs.placement import PackContext, build_launch
+    from hpcbench.jobs.records import Isolation
+    from hpcbench.petsc_env import find_petsc
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "mpiexec").symlink_to(Path(__file__).parent / "fake_pbs" / "pals_mpiexec.py")
+    monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
+    monkeypatch.setenv("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    monkeypatch.setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "main.c").write_text('#include <petscsys.h>\nint main(int argc, char **argv) {\n'
+                                '  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));\n'
+                                '  PetscCall(PetscFinalize());\n  return 0;\n}\n')
+    cpu = sorted(os.sched_getaffinity(0))[0]
+    ctx = PackContext("pbs", ("nodek",), 1, str(tmp_path / "hosts"), driver_host="node0")
+    launch = build_launch(load_site("polaris").launcher_for("cpu"), [cpu], ctx)
+    res = build_submission(src, ["main.c"], "main.c", find_petsc(), isolation=Isolation(level="none"), launch=launch)
+    assert res.exit_code == 0 and (src / BINARY_NAME).is_file(), res.stderr[-800:]
+    assert res.command.startswith("mpiexec --np 1 --ppn 1") and f"list:{cpu}" in res.command

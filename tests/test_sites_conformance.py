@@ -361,6 +361,22 @@ def check_pbs_step_env(r: Rendered) -> list[str]:
     return bad
 
 
+def check_pbs_build_on_its_node(r: Rendered) -> list[str]:
+    """A packed job on the allocation's second node builds there: the build line its job would run."""
+    from hpcbench.jobs.placement import PackContext, build_launch
+
+    bad = []
+    for s in r.scripts:
+        if not isinstance(s.plan, PackPlan) or s.plan.nodes < 2:
+            continue
+        for v in s.variants:
+            ctx = PackContext(r.site.scheduler, ("node1",), 1, tempfile.mkdtemp(dir=SESSION), driver_host="node0")
+            argv = build_launch(r.site.launcher_for(v), [3], ctx)
+            if "--hostfile" not in argv or "--cpu-bind" not in argv or argv[argv.index("--cpu-bind") + 1] != "list:3":
+                bad.append(f"{s.label}: variant {v}'s build on node1 is {argv}")
+    return bad
+
+
 def check_pals_launch(r: Rendered) -> list[str]:
     bad = []
     for s in r.scripts:
