@@ -53,14 +53,13 @@ def build_submission(
     extra_env: dict[str, str] | None = None,
     isolation: Isolation | None = None,
     confinement: Confinement | None = None,
-    launch: list[str] | None = None,
 ) -> BuildResult:
     """Run `make` in `folder` (which holds only the submission's files), sandboxed
     (`isolation`, default bwrap) with the confinement's limits (memory, processes, disk; default
     Limits()), on its `cpus` (the build's core slots: as many make jobs as it holds, never on
-    another run's cores). `launch`: the launcher line that starts it on another node, bound to
-    those CPUs there (placement.build_launch): the sandbox then wraps `make` behind it, as a
-    rank is wrapped, and the launcher runs here unconfined."""
+    another run's cores). With the confinement's `launch` (placement.build_launch) it runs on
+    another node, bound to those CPUs there: the sandbox then wraps `make` behind the launcher,
+    as a rank is wrapped, and the launcher runs here unconfined."""
     folder = Path(folder)
     given = confinement or Confinement()
     cpus = given.cpus
@@ -72,6 +71,7 @@ def build_submission(
            f"PETSC_DIR={petsc.petsc_dir}", f"PETSC_ARCH={petsc.petsc_arch}"]
     env = step_env({**petsc.env(), **(extra_env or {})})
     # The compiler runs where the program will (per-rank wrapping is a launch matter).
+    launch = given.launch
     iso = (isolation or Isolation()).model_copy(update={"per_rank": bool(launch)})
     step = Step(iso, petsc, cwd=folder, writable=[folder])
     run, here = (cmd, cpus) if not launch else ([*launch, *step.wrap(cmd)], [])

@@ -14,7 +14,7 @@ import signal
 import subprocess
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from hpcbench.jobs.cgroup import StepCgroup
@@ -43,9 +43,11 @@ class Captured:
 @dataclass(frozen=True)
 class Confinement:
     """The limits a step runs under (None: no cgroup, no rlimits, no disk watch) and the cores
-    it starts on (None: wherever the caller runs)."""
+    it starts on (None: wherever the caller runs); `launch`: for a build, the launcher line that
+    starts it on another node, on those cores there (jobs/placement.build_launch; [] here)."""
     limits: Limits | None = None
     cpus: list[int] | None = None
+    launch: list[str] = field(default_factory=list)
 
 
 class _Reader(threading.Thread):

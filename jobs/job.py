@@ -71,8 +71,8 @@ def null_program(spec: JobSpec, petsc: PetscInstall) -> Path | None:
     with slots.hold(1) as held:
         cpus = binding.of_held(held).cpus
         res = build_cache.build(spec.build_cache, tmp, ["null.c"], "null.c", petsc, timeout_s=spec.build_timeout_s,
-                                isolation=spec.isolation, confinement=Confinement(spec.limits, cpus),
-                                launch=build_launch(spec.launcher, cpus))  # on the job's own node
+                                isolation=spec.isolation,  # on the job's own node:
+                                confinement=Confinement(spec.limits, cpus, build_launch(spec.launcher, cpus)))
     if res.exit_code != 0:
         shutil.rmtree(tmp, ignore_errors=True)
         return None
@@ -270,8 +270,8 @@ def run_job(spec: JobSpec, previous: JobResult | None = None) -> JobResult:
         cpus = binding.of_held(held).cpus
         result.build = build_cache.build(spec.build_cache, build_dir, spec.files, spec.entry, petsc,
                                          timeout_s=spec.build_timeout_s, isolation=spec.isolation,
-                                         confinement=Confinement(spec.limits, cpus),
-                                         launch=build_launch(spec.launcher, cpus))  # on the job's own node
+                                         # on the job's own node (its launcher's step there, or here)
+                                         confinement=Confinement(spec.limits, cpus, build_launch(spec.launcher, cpus)))
     result.build.started_at, result.build.slot_wait_s = held.started_at, held.waited_s
     if result.build.exit_code != 0:
         return _finish(result, t0)

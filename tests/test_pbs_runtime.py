@@ -120,6 +120,7 @@ def test_a_build_started_through_pals_on_its_node_builds(tmp_path, monkeypatch):
     from pathlib import Path
 
     from hpcbench.jobs.build import BINARY_NAME, build_submission
+    from hpcbench.jobs.capture import Confinement
     from hpcbench.jobs.placement import PackContext, build_launch
     from hpcbench.jobs.records import Isolation
     from hpcbench.petsc_env import find_petsc
@@ -138,6 +139,7 @@ def test_a_build_started_through_pals_on_its_node_builds(tmp_path, monkeypatch):
     cpu = sorted(os.sched_getaffinity(0))[0]
     ctx = PackContext("pbs", ("nodek",), 1, str(tmp_path / "hosts"), driver_host="node0")
     launch = build_launch(load_site("polaris").launcher_for("cpu"), [cpu], ctx)
-    res = build_submission(src, ["main.c"], "main.c", find_petsc(), isolation=Isolation(level="none"), launch=launch)
+    res = build_submission(src, ["main.c"], "main.c", find_petsc(), isolation=Isolation(level="none"),
+                           confinement=Confinement(None, [cpu], launch))
     assert res.exit_code == 0 and (src / BINARY_NAME).is_file(), res.stderr[-800:]
     assert res.command.startswith("mpiexec --np 1 --ppn 1") and f"list:{cpu}" in res.command
