@@ -65,8 +65,11 @@ class Partition(Strict):
     tiles_per_gpu: int = Field(1, ge=1)  # ranks a GPU takes, one per tile (Aurora's PVC: 2)
     directives: list[str] = []  # extra options for jobs on this partition only
     gpu_visibility: GpuVisibility = ""  # the variable that gives a run its GPUs (CUDA_VISIBLE_DEVICES ...)
-    gpu_devices: list[str] = []  # the node's GPUs as that variable names them ([]: 0 .. gpus_per_node-1)
-    gpu_cores: list[list[Annotated[int, Field(ge=0)]]] = []  # per GPU (gpu_devices order), the cores nearest it
+    # The node's GPU slots as that variable names them ([]: 0 .. gpus_per_node-1, and with tiles
+    # each GPU's tiles "g.t", the ZE_AFFINITY_MASK form): a slot is what one rank takes, a tile
+    # where a GPU has tiles (docs/sites.md, aurora-tiles)
+    gpu_devices: list[str] = []
+    gpu_cores: list[list[Annotated[int, Field(ge=0)]]] = []  # per GPU slot (gpu_devices order), the cores nearest it
     launcher: Launcher | None = None  # this queue's nodes' launcher (a variant's own still wins)
 
     def walltime_cap(self, nodes: int) -> int:
@@ -96,6 +99,13 @@ class Partition(Strict):
         return self.gpus_per_node * self.tiles_per_gpu
 
     @property
+    def hardware_threads(self) -> int:
+        """A node's hardware threads, reserved cores included (0: cores not declared): what ALCF's
+        PBS counts as a node's `ncpus` (docs.alcf.anl.gov/running-jobs, "ncpus ... equates to a
+        hardware thread": 64 on Polaris, 208 on Aurora)."""
+        return (self.cores_per_node + len(self.reserved_cores)) * self.threads_per_core if self.cores_per_node else 0
+
+    @property
     def queue(self) -> str:
         return self.name if self.submit_as is None else self.submit_as
 
@@ -107,16 +117,28 @@ class Partition(Strict):
         if self.cores_per_node and any(k >= physical for k in self.reserved_cores):
             raise ValueError(f"reserved_cores: core indices must be below the node's {physical} cores "
                              f"(cores_per_node {self.cores_per_node} usable + {len(self.reserved_cores)} reserved)")
-        if self.gpu_devices and len(self.gpu_devices) != self.gpus_per_node:
-            raise ValueError(f"gpu_devices: {len(self.gpu_devices)} ids for gpus_per_node {self.gpus_per_node}")
-        if self.gpu_cores and len(self.gpu_cores) != self.gpus_per_node:
-            raise ValueError(f"gpu_cores: one list of cores per GPU ({self.gpus_per_node}), got {len(self.gpu_cores)}")
+        slots = self.gpu_ranks_per_node
+        if self.gpu_devices and len(self.gpu_devices) != slots:
+            raise ValueError(f"gpu_devices: {len(self.gpu_devices)} ids for {slots} GPU slots (gpus_per_node "
+                             f"{self.gpus_per_node} x tiles_per_gpu {self.tiles_per_gpu})")
+        if self.gpu_cores and len(self.gpu_cores) != slots:
+            raise ValueError(f"gpu_cores: one list of cores per GPU slot ({slots}: gpus_per_node {self.gpus_per_node} "
+                             f"x tiles_per_gpu {self.tiles_per_gpu}), got {len(self.gpu_cores)}")
         return self
+
+    def gpu_slots(self) -> list[str]:
+        """The node's GPU slots as its `gpu_visibility` variable names them: one per tile where a GPU
+        has tiles ("0.0", "0.1", "1.0", ...: Level Zero's device.tile in ZE_AFFINITY_MASK, COMPOSITE
+        hierarchy), so concurrent runs of a packed allocation each get tiles of their own."""
+        if self.gpu_devices:
+            return list(self.gpu_devices)
+        gpus = [str(i) for i in range(self.gpus_per_node)]
+        return gpus if self.tiles_per_gpu == 1 else [f"{g}.{t}" for g in gpus for t in range(self.tiles_per_gpu)]
 
     def layout(self, cores: int = 0) -> NodeLayout:
         """The cores and GPUs of one of its nodes, as runs are given them (`cores`: what the
         scheduler gave, where the partition does not declare cores_per_node)."""
-        gpus = self.gpu_devices or [str(i) for i in range(self.gpus_per_node)]
+        gpus = self.gpu_slots()
         physical = (self.cores_per_node + len(self.reserved_cores)) if self.cores_per_node else (cores or 1)
         return declared(physical, self.threads_per_core, self.reserved_cores, gpus, self.gpu_visibility,
                         self.gpu_cores)

@@ -94,7 +94,9 @@ def option_end(argv: list[str]) -> int:
 
 
 def _site_binds(argv: list[str]) -> bool:
-    return any(a == f or a.startswith(f + "=") or a.startswith(f + ":") for a in argv for f in SITE_BINDS)
+    """Whether the launcher's own options bind (a wrapper's or the program's are not its)."""
+    return any(a == f or a.startswith(f + "=") or a.startswith(f + ":") for a in argv[:option_end(argv)]
+               for f in SITE_BINDS)
 
 
 def apply_binding(kind: str, argv: list[str], ranks: int, b: Binding, files: Path | None,
@@ -108,7 +110,11 @@ def apply_binding(kind: str, argv: list[str], ranks: int, b: Binding, files: Pat
     if kind == "srun":
         return _srun(argv, ranks, b), env
     if kind == "pals":
-        argv = _without_policy(argv)  # a site's `--cpu-bind depth` binds every run from core 0
+        # A site's `--cpu-bind depth` binds every run from core 0, and its fixed `list:` (Aurora's
+        # 1-8:9-16:...) puts every concurrent run on the same cores: a run holding cores binds to
+        # its own list instead (ALCF, "Running Multiple MPI Applications on a node": each mpiexec
+        # its own --cpu-bind list). Without cores of its own a site's list stays.
+        argv = _without_policy(argv, lists=bool(b.cores))
     if not b.cores or _site_binds(argv):
         if b.cores:
             b.notes.append("binding: the site's launcher template binds by itself")
@@ -137,19 +143,24 @@ def apply_binding(kind: str, argv: list[str], ranks: int, b: Binding, files: Pat
     return argv, env
 
 
-def _without_policy(argv: list[str]) -> list[str]:
-    """PALS argv without a `--cpu-bind <policy>` (depth, core, numa ...): replaced by the run's
-    own list. A `list:` the site wrote stays (and then is the site's binding)."""
+def _without_policy(argv: list[str], lists: bool = False) -> list[str]:
+    """PALS argv without a `--cpu-bind <policy>` (depth, core, numa ...), and with `lists` without
+    a `--cpu-bind list:` either: replaced by the run's own list. Only the launcher's own options
+    are read (a wrapper's or the program's arguments are theirs)."""
+    end = option_end(argv)
     out, skip = [], False
     for i, a in enumerate(argv):
         if skip:
             skip = False
             continue
+        if i >= end:
+            out.append(a)
+            continue
         nxt = argv[i + 1] if i + 1 < len(argv) else ""
-        if a == "--cpu-bind" and not nxt.startswith("list:"):
+        if a == "--cpu-bind" and (lists or not nxt.startswith("list:")):
             skip = True
             continue
-        if a.startswith("--cpu-bind=") and not a.split("=", 1)[1].startswith("list:"):
+        if a.startswith("--cpu-bind=") and (lists or not a.split("=", 1)[1].startswith("list:")):
             continue
         out.append(a)
     return out

@@ -57,8 +57,8 @@ def build_submission(
     """Run `make` in `folder` (which holds only the submission's files), sandboxed
     (`isolation`, default bwrap) with the confinement's limits (memory, processes, disk; default
     Limits()), on its `cpus` (the build's core slots: as many make jobs as it holds, never on
-    another run's cores), as the scheduler step it names where it names one (jobs/placement.py
-    build_confinement: Slurm's srun --exact)."""
+    another run's cores), started where the confinement's `launch` starts it (jobs/placement.py
+    build_confinement: Slurm's srun --exact step, or the site's launcher on the job's own node)."""
     if entry.endswith(".py"):  # a petsc4py program: checked, not compiled (docs/python.md)
         return build_python(folder, sources, entry, petsc, timeout_s, output_cap, extra_env, isolation, confinement)
     folder = Path(folder)
@@ -86,7 +86,7 @@ def build_submission(
             (folder / BINARY_NAME).unlink()
             ok = False
     return BuildResult(
-        command=" ".join(cmd),
+        command=" ".join([*given.launch, *cmd]),
         exit_code=out.exit_code if out.exit_code != 0 or ok else 1,
         timed_out=out.timed_out,
         wall_s=wall,

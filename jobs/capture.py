@@ -43,10 +43,11 @@ class Captured:
 @dataclass(frozen=True)
 class Confinement:
     """The limits a step runs under (None: no cgroup, no rlimits, no disk watch), the cores
-    it starts on (None: wherever the caller runs), and the scheduler step it runs as (a build's
-    `srun --exact ...`, jobs/placement.build_launch; empty: a child of ours): the sandbox goes
-    inside that step, and its processes are the scheduler daemon's, so the limits reach them as
-    rlimits (srun passes them on), not through our cgroup."""
+    it starts on (None: wherever the caller runs), and the launch that starts it elsewhere (a
+    build: Slurm's `srun --exact ...` step, or under PBS one rank of the site's launcher on the
+    job's own node; jobs/placement.build_confinement; empty: a child of ours): the sandbox goes
+    inside that launch, and its processes are the scheduler's, so the limits reach them as
+    rlimits (the launcher passes them on), not through our cgroup."""
     limits: Limits | None = None
     cpus: list[int] | None = None
     launch: tuple[str, ...] = ()

@@ -6,8 +6,14 @@ Polaris: docs/sites.md, polaris-gpu-bind).
 sets VARIABLE (CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES, ZE_AFFINITY_MASK) to the entry of
 the comma-separated ORDER at this rank's node-local index (modulo its length), then execs the
 program in its place, so signals and exit status are the program's. Where VARIABLE is set
-already (a packed run's own GPUs, jobs/binding.py), only those are chosen from, in ORDER's
-order: runs sharing a node keep their GPUs apart, and each rank of a run gets one of its own."""
+already (a packed run's own GPUs or tiles, jobs/binding.py), only those are chosen from, in the
+order the run holds them (rank r's nearest its core r): runs sharing a node keep their GPUs
+apart, and each rank of a run gets one of its own.
+
+On Aurora this is gpu_tile_compact.sh's rule (ALCF's Aurora PE script: ZE_AFFINITY_MASK=
+gpu.tile, local rank r on tile r % 2 of GPU r / 2) with ORDER 0.0,0.1,1.0,...,5.1; the script
+itself cannot serve packed runs: it sets the mask from the local rank alone, so every concurrent
+run took tiles 0.0, 0.1, ... (docs/sites.md, aurora-tiles)."""
 
 from __future__ import annotations
 
@@ -31,8 +37,12 @@ def local_rank(env: dict[str, str]) -> int:
 def device_for(order: str, env: dict[str, str], variable: str = "") -> str:
     devices = [d for d in order.split(",") if d]
     given = [d for d in env.get(variable, "").split(",") if d] if variable else []
-    if given:  # the run's own GPUs, in the preferred order where ORDER names them
-        devices = [d for d in devices if d in given] + [d for d in given if d not in devices]
+    if given:
+        # The run's own GPUs (a packed run's, jobs/binding.py), in the order it holds them: the
+        # order of its cores, each taken nearest its GPU (jobs/slots.py), so rank r's GPU is the one
+        # nearest rank r's core. ORDER is the whole node's rank-to-GPU rule for a run that holds
+        # none (Polaris 3,2,1,0 for `--depth 8 --cpu-bind depth`, Aurora gpu_tile_compact.sh's).
+        devices = given
     return devices[local_rank(env) % len(devices)]
 
 

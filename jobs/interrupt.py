@@ -4,7 +4,9 @@ group) and still writes what it has, instead of vanishing.
 
     Slurm: `--signal=B:USR2@M` sends USR2 to the batch shell (which `exec`s Python)
            M seconds before the walltime; at the limit and on scancel it sends SIGTERM.
-    PBS:   SIGTERM at the walltime and on qdel, no advance warning.
+    PBS:   SIGTERM at the walltime and on qdel, no advance warning: the job (and a packed
+           allocation's driver) warns itself with a timer at the walltime less the margin
+           (`warn_before_walltime`), which stops it as USR2 would.
     local: the executor's cancel sends SIGTERM.
 
 USR2 always means the walltime is near. SIGTERM is a timeout when it arrives within
@@ -17,7 +19,8 @@ import datetime as dt
 import os
 import signal
 import time
-from typing import Literal
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
 
 from hpcbench.jobs.records import JobResult, JobSpec, JobStatus
 
@@ -66,6 +69,26 @@ def _handler(signum: int, frame) -> None:
 def install() -> None:
     for sig in (signal.SIGTERM, signal.SIGUSR2):
         signal.signal(sig, _handler)
+    warn_before_walltime(_handler)
+
+
+def warn_before_walltime(handler: Callable[[int, Any], None], environ: Mapping[str, str] | None = None) -> float:
+    """Under a scheduler that sends no warning (its view's `warns_itself`: PBS), a timer that calls
+    `handler` as USR2 at the walltime ($HPCBENCH_WALLTIME_S from the batch script) less the margin,
+    counted from this process's start. The seconds until it fires; 0 where none is armed."""
+    from hpcbench.schedulers.base import view_for
+
+    env = os.environ if environ is None else environ
+    try:
+        walltime = float(env.get(WALLTIME_ENV, "0") or 0)
+    except ValueError:
+        walltime = 0.0
+    if walltime <= 0 or not view_for(environ=env).warns_itself:
+        return 0.0
+    at = max(0.05, walltime - walltime_margin_s(walltime) - (time.monotonic() - _t0))
+    signal.signal(signal.SIGALRM, lambda signum, frame: handler(signal.SIGUSR2, frame))
+    signal.setitimer(signal.ITIMER_REAL, at)
+    return at
 
 
 def track(result: JobResult) -> None:

@@ -87,7 +87,7 @@ def null_program(spec: JobSpec, petsc: PetscInstall) -> Path | None:
     source = "null.py" if python else "null.c"
     (tmp / source).write_text(NULL_PYTHON if python else NULL_PROGRAM)
     with slots.hold(1) as held:
-        where = build_confinement(spec.limits, held, spec.launcher.depth, Path(spec.work_dir) / "bind" / "null.cpus")
+        where = build_confinement(spec.limits, held, spec.launcher, Path(spec.work_dir) / "bind" / "null.cpus")
         res = build_cache.build(spec.build_cache, tmp, [source], source, petsc, timeout_s=spec.build_timeout_s,
                                 isolation=spec.isolation, confinement=where)
     if res.exit_code != 0:
@@ -294,7 +294,7 @@ def run_job(spec: JobSpec, previous: JobResult | None = None) -> JobResult:
     stage_sources(spec, build_dir)
     probe = work / "bind" / "build.cpus"
     with slots.hold(1, priority=slots.priority_for(planned_runs(spec))) as held:
-        where = build_confinement(spec.limits, held, spec.launcher.depth, probe)
+        where = build_confinement(spec.limits, held, spec.launcher, probe)
         result.build = build_cache.build(spec.build_cache, build_dir, spec.files, spec.entry, petsc,
                                          timeout_s=spec.build_timeout_s, isolation=spec.isolation, confinement=where)
     result.build.started_at, result.build.slot_wait_s = held.started_at, held.waited_s

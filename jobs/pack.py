@@ -20,6 +20,7 @@ stay without a record: both are "not run", and `submit --resume` runs them."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -31,8 +32,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from hpcbench.jobs import baseline, diskfull, slots
-from hpcbench.jobs.cores import NodeLayout
+from hpcbench.jobs import baseline, diskfull, interrupt, slots
+from hpcbench.jobs.cores import NodeLayout, cpu_list
 from hpcbench.jobs.interrupt import WALLTIME_ENV
 from hpcbench.jobs.placement import ENV, PackContext
 from hpcbench.jobs.records import JobResult, JobSpec, Launcher, save_model, write_atomic
@@ -66,6 +67,25 @@ class PackManifest(BaseModel):
     # Jobs in flight at once, each running one step (a build or a run) at a time: the site's
     # `batch.max_steps` (OLCF: at most 100 simultaneous srun's; every step asks the controller).
     max_steps: int = 100
+    node_threads: int = 0  # a node's hardware threads as the site declares them (ALCF's ncpus of a node; 0: unknown)
+
+
+def node_warnings(m: PackManifest, ncpus: str, affinity: set[int]) -> list[str]:
+    """Where the node the driver runs on disagrees with the site's node on whole-node sites: the
+    MoM's NCPUS (the first chunk's ncpus, OpenPBS src/resmom/start_exec.c) is not the node's hardware
+    threads the select asked, or the driver's affinity (the MoM's cpuset) lacks CPUs the layout binds
+    runs to. The driver keeps the site's cores (its documented node); these say why a run may fail."""
+    if not m.whole_nodes or m.layout is None:
+        return []
+    out = []
+    if m.node_threads and ncpus != str(m.node_threads):
+        out.append(f"NCPUS is {ncpus or 'unset'} where a whole node has {m.node_threads} hardware threads: "
+                   f"the MoM's count is not the node's; runs use the site's {m.cores_per_node} cores a node")
+    missing = sorted(set(m.layout.cpus(range(len(m.layout.cores)))) - affinity)
+    if missing:
+        out.append(f"this node's CPU affinity lacks {len(missing)} of the site's CPUs ({cpu_list(missing)[:60]}): "
+                   "the job's cpuset is smaller than the node the site declares; runs bound there will fail")
+    return out
 
 
 class PackDriver:
@@ -78,11 +98,15 @@ class PackDriver:
         # node's cores it put every run of a Polaris or Aurora allocation on core 0.
         self.cpn = manifest.cores_per_node if manifest.whole_nodes else view.cores_per_node(manifest.cores_per_node)
         self.alloc_id = view.job_id() or f"local-{os.getpid()}"
+        self.warnings = node_warnings(manifest, view.env.get("NCPUS", ""), os.sched_getaffinity(0))
+        for w in self.warnings:
+            print(f"hpcbench pack: warning: {w}", file=sys.stderr)
         self.stopping = False
         self.priority: dict[str, int] = {}  # job -> its place in the manifest (the most work first)
         self.running: dict[str, tuple[subprocess.Popen, JobSpec]] = {}
         self.summary: dict = {"allocation": self.alloc_id, "hosts": self.hosts, "cores_per_node": self.cpn,
-                              "started": [], "finished": [], "not_run": [], "already_done": [], "disk_full": []}
+                              "started": [], "finished": [], "not_run": [], "already_done": [], "disk_full": [],
+                              "warnings": self.warnings}
         self.paths: dict[str, str] = {}  # job -> its spec file
         self.full: diskfull.FullJobs[tuple[str, JobSpec]] = diskfull.FullJobs()  # tries and room: the local policy
         self.again: list[tuple[str, JobSpec]] = []  # met a full disk that has room again: run once more
@@ -91,7 +115,10 @@ class PackDriver:
     def slots_root(self) -> Path:
         """The allocation's core slots, in node-local memory (jobs/slots.py): every job driver runs
         here, on the batch step's node, whichever nodes its runs go to."""
-        return slots.node_local_root() / f"hpcbench-slots-{self.alloc_id.replace('/', '_')}"
+        # one allocation's of one campaign (its work folder): two campaigns, or tests, that see one
+        # allocation id never share slots
+        tag = hashlib.sha1(self.m.work_dir.encode()).hexdigest()[:10]
+        return slots.node_local_root() / f"hpcbench-slots-{self.alloc_id.replace('/', '_')}-{tag}"
 
     def _slots_dir(self, host: str) -> Path:
         folder = self.slots_root / host
@@ -103,7 +130,8 @@ class PackDriver:
 
     def _context(self, hosts: list[str], variant: str = "") -> PackContext:
         return PackContext(self.m.scheduler, tuple(hosts), self.per_node(variant),
-                           str(Path(self.m.work_dir) / ".pack-hosts" / self.alloc_id.replace("/", "_")))
+                           str(Path(self.m.work_dir) / ".pack-hosts" / self.alloc_id.replace("/", "_")),
+                           driver_host=self.hosts[0])
 
     def per_node(self, variant: str) -> int:
         """Ranks a node holds for a run of `variant`: its cores, or one per GPU for a GPU variant."""
@@ -219,8 +247,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     m = PackManifest.model_validate_json(Path(argv[0]).read_text())
     driver = PackDriver(m, view_for(m.scheduler))
+    # a requeued allocation keeps its id (Slurm's requeue): slots a driver that is gone left on this
+    # node's memory would hold cores nobody releases
+    shutil.rmtree(driver.slots_root, ignore_errors=True)
     for sig in (signal.SIGTERM, signal.SIGUSR2, signal.SIGINT):
         signal.signal(sig, driver.stop)
+    interrupt.warn_before_walltime(driver.stop)  # PBS warns of no walltime: the driver's own timer
     t0 = time.time()
     if m.baseline and not Path(m.baseline.out).is_file():
         try:

@@ -61,7 +61,7 @@ def reference_binary(spec: JobSpec, petsc: PetscInstall) -> Path | str:
         for name in plan.reference_files:
             shutil.copyfile(home / "src" / name, tmp / name)
         with slots.hold(1) as held:
-            where = build_confinement(spec.limits, held, spec.launcher.depth,
+            where = build_confinement(spec.limits, held, spec.launcher,
                                       Path(spec.work_dir) / "bind" / "reference.cpus")
             res = build_cache.build(spec.build_cache, tmp, plan.reference_files, plan.reference_entry, petsc,
                                     timeout_s=spec.build_timeout_s, isolation=spec.isolation, confinement=where)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hpcbench.jobs.affinity import probe_prefix
-from hpcbench.jobs.binding import Binding
+from hpcbench.jobs.binding import Binding, option_end
 from hpcbench.jobs.capture import Confinement
 from hpcbench.jobs.cores import cpu_list
 from hpcbench.jobs.launchers import launcher_for, rank_variables
@@ -38,10 +38,12 @@ class PackContext:
     hosts: tuple[str, ...]  # this job's node set
     cores_per_node: int
     hostfile_dir: str = ""
+    driver_host: str = ""  # the node the allocation's driver (and so this job's process) runs on
 
     def to_env(self) -> str:
         return json.dumps({"scheduler": self.scheduler, "hosts": list(self.hosts),
-                           "cores_per_node": self.cores_per_node, "hostfile_dir": self.hostfile_dir})
+                           "cores_per_node": self.cores_per_node, "hostfile_dir": self.hostfile_dir,
+                           "driver_host": self.driver_host})
 
     @classmethod
     def from_env(cls) -> PackContext | None:
@@ -49,7 +51,14 @@ class PackContext:
         if not raw:
             return None
         d = json.loads(raw)
-        return cls(d["scheduler"], tuple(d["hosts"]), int(d["cores_per_node"]), d.get("hostfile_dir", ""))
+        return cls(d["scheduler"], tuple(d["hosts"]), int(d["cores_per_node"]), d.get("hostfile_dir", ""),
+                   d.get("driver_host", ""))
+
+    @property
+    def elsewhere(self) -> bool:
+        """The job's nodes are not the driver's: its process runs on the driver's node, its work
+        (runs, and builds) on its own."""
+        return bool(self.driver_host) and self.hosts[0] != self.driver_host
 
 
 def binding_of(argv: list[str]) -> str:
@@ -93,6 +102,26 @@ def placed_launcher(launcher: Launcher, ranks: int, ctx: PackContext | None,
     argv = view_for(ctx.scheduler).step(part, argv, use, over, lambda: hostfile_for(ctx, use))
     return argv, over, Placement(nodes=use, ranks_per_node=ppn, binding=binding_of(argv), oversubscribed=over,
                                  packed=True)
+
+
+def build_launch(launcher: Launcher, cpus: list[int], ctx: PackContext | None = None) -> list[str]:
+    """The launch that puts a job's build on its own node, bound to the CPUs its core slot gave it,
+    where the job's node is not the one its process runs on (a packed allocation's job on node k;
+    the slots are node k's, so a build run here would take CPUs of another node's runs): one rank of
+    the site's launcher on that node (`mpiexec -n 1 --ppn 1 --hostfile k --cpu-bind list:<cpus>`, as
+    ALCF runs a script a node with `mpiexec -n NNODES --ppn 1 ./enable_mps_polaris.sh`). [] where
+    the build runs here."""
+    ctx = ctx if ctx is not None else PackContext.from_env()
+    if ctx is None or not ctx.elsewhere:
+        return []
+    host = [ctx.hosts[0]]
+    argv = launcher.argv(1, 1)
+    argv = argv[:option_end(argv)]  # the launcher alone: a GPU wrapper is a run's, not a build's
+    part = launcher_for(launcher.binding, argv)
+    argv = view_for(ctx.scheduler).step(part, argv, host, False, lambda: hostfile(ctx, host))
+    if cpus:  # one rank on every CPU the build holds (make -j runs its jobs there)
+        argv, _ = part.bind(argv, 1, Binding(cores=(tuple(sorted(cpus)),)), None, host)
+    return argv
 
 
 @dataclass
@@ -139,17 +168,19 @@ def place(launcher: Launcher, ranks: int, cores: int, program: list[str], step: 
     return Launch(argv + program, over, where, env, cpus, probes)
 
 
-def build_confinement(limits: Limits | None, held: Held, depth: int, probe: Path) -> Confinement:
+def build_confinement(limits: Limits | None, held: Held, launcher: Launcher, probe: Path) -> Confinement:
     """Where a build runs: started on the CPUs of the cores it holds (`held`, its core slots); in a
     packed allocation whose scheduler places steps itself (Slurm: srun --exact steps), as a step of
     its own on as many cores of the job's first node (`depth` CPUs a core, as the launcher counts
     them: srun -c), so that Slurm never puts a timed step on a compiler's core, behind a probe
-    that writes into `probe` the CPUs the step was given (build_cpus reads it)."""
+    that writes into `probe` the CPUs the step was given (build_cpus reads it); in one whose job is
+    on another node than its driver (PBS), as one rank of the site's launcher there, bound to the
+    slot's CPUs (build_launch)."""
     cpus = [c for core in held.cores for c in core]
     ctx = PackContext.from_env()
-    step = view_for(ctx.scheduler).own_step(max(1, len(held.cores)) * depth, ctx.hosts[0]) if ctx else []
+    step = view_for(ctx.scheduler).own_step(max(1, len(held.cores)) * launcher.depth, ctx.hosts[0]) if ctx else []
     if not step:
-        return Confinement(limits, cpus)
+        return Confinement(limits, cpus, tuple(build_launch(launcher, cpus, ctx)) if ctx else ())
     probe.parent.mkdir(parents=True, exist_ok=True)
     probe.unlink(missing_ok=True)
     return Confinement(limits, cpus, (*step, "sh", "-c", _CPUS_PROBE, str(probe)))

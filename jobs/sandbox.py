@@ -44,6 +44,9 @@ ENV_PREFIXES = (
     "OMPI_", "PMIX_", "PMI_", "MPICH_", "I_MPI_", "FI_", "UCX_", "HWLOC_",
     "OMP_", "KMP_", "GOMP_", "CUDA_", "NVIDIA_", "ROCR_", "HIP_", "HSA_", "ZE_", "SYCL_",
     "ONEAPI_DEVICE_", "CRAY_", "PE_", "NCCL_",
+    # Cray's compiler wrappers and MPICH's control variables (MPIR_CVAR_*, read at MPI_Init: ALCF's
+    # and OLCF's pages set them), Kokkos' runtime settings (KOKKOS_*, read at Kokkos::initialize)
+    "CRAYPE_", "MPIR_CVAR_", "KOKKOS_",
 )
 # Whatever an allowed prefix lets through, these never pass: they name credentials; options the
 # submitting user left around change the program, and PETSc reads both PETSC_OPTIONS and

@@ -231,12 +231,35 @@ class CoreSlots:
         gpu_locks = self._lock_free(names, min(gpus, len(names))) if gpus and names else []
         if gpus and names and not gpu_locks:
             return [], []
-        held = self._try_take(k, [c for fh in gpu_locks for c in self._gpu_cores(fh.name)])
+        held = self._paired(k, [self._gpu_cores(fh.name) for fh in gpu_locks])
         if not held:
             for fh in gpu_locks:
                 fh.close()
             return [], []
         return held, gpu_locks
+
+    def _paired(self, k: int, near: list[list[int]]) -> list:
+        """`k` core locks, the r-th nearest the run's r-th GPU (binding.py puts rank r on core r and
+        gpu_bind gives it GPU r): for each GPU a free core of its nearest, the rest from the
+        nearest of all; or none."""
+        if not near:
+            return self._try_take(k)
+        held: list = []
+        for ks in near[:k]:
+            taken = {int(Path(fh.name).name[4:]) for fh in held}
+            one = self._try_take(1, [c for c in ks if c not in taken])
+            if not one:
+                break
+            held += one
+        taken = {int(Path(fh.name).name[4:]) for fh in held}
+        rest = [c for ks in near for c in ks if c not in taken]
+        more = self._lock_free([f"slot{i}" for i in dict.fromkeys([*rest, *range(self.count)]) if i < self.count
+                                and i not in taken], k - len(held)) if k > len(held) else []
+        if len(held) + len(more) < k:
+            for fh in held + more:
+                fh.close()
+            return []
+        return held + more
 
     def _gpu_cores(self, path: str) -> list[int]:
         i = int(Path(path).name[3:])

@@ -148,11 +148,12 @@ def _chunk(text: str) -> tuple[int, dict[str, str]]:
     return n, dict(p.split("=", 1) for p in parts if "=" in p)
 
 
-def mom_env(script: Path, d: Path, jid: str) -> dict[str, str]:
+def mom_env(script: Path, d: Path, jid: str, hosts: list[str] | None = None) -> dict[str, str]:
     """What OpenPBS's MoM puts in a job's environment from its select (src/resmom/start_exec.c):
     NCPUS and OMP_NUM_THREADS, the first chunk's ncpus, which is 1 where the select asks none
     (src/server/node_manager.c); and, unless the test wrote its own, PBS_NODEFILE, a host line per
-    MPI process slot (a chunk's mpiprocs, 1 by default), every chunk on this one machine."""
+    MPI process slot (a chunk's mpiprocs, 1 by default), every chunk on this one machine, or with
+    `hosts` chunk i on hosts[i] (place=scatter: a vnode each)."""
     select = ""
     for line in script.read_text().splitlines():
         m = re.match(r"#PBS\s+-l\s+select=(\S+)", line)
@@ -161,10 +162,12 @@ def mom_env(script: Path, d: Path, jid: str) -> dict[str, str]:
     chunks = [_chunk(c) for c in select.split("+") if c] or [(1, {})]
     res = chunks[0][1]
     env = {"NCPUS": res.get("ncpus", "1"), "OMP_NUM_THREADS": res.get("ompthreads", res.get("ncpus", "1"))}
-    if not os.environ.get("PBS_NODEFILE"):
-        lines = []
+    if hosts or not os.environ.get("PBS_NODEFILE"):
+        lines: list[str] = []
         for n, kv in chunks:
-            lines += [socket.gethostname()] * (n * int(kv.get("mpiprocs", 1)))
+            for _ in range(n):
+                host = hosts[len(set(lines)) % len(hosts)] if hosts else socket.gethostname()
+                lines += [host] * int(kv.get("mpiprocs", 1))
         nodefile = d / f"nodefile.{jid}"
         nodefile.write_text("".join(f"{h}\n" for h in lines))
         env["PBS_NODEFILE"] = str(nodefile)

@@ -46,6 +46,19 @@ def test_a_step_keeps_only_its_schedulers_and_launchers_variables():
     assert not any(k.startswith("SLURM_") for k in under_pbs) and "PALS_RANKID" in under_pbs
 
 
+def test_a_pbs_step_keeps_pbs_cray_mpich_and_kokkos_variables():
+    """PALS mpiexec reads $PBS_NODEFILE (its default --hostfile: ALCF's Polaris running-jobs page),
+    Cray MPICH its MPIR_CVAR_* at MPI_Init, Kokkos its KOKKOS_* at initialize, the cc wrappers
+    CRAYPE_*: main at 1e0203d dropped all four from a step's environment; secrets stay out."""
+    base = {"HPCBENCH_SCHEDULER": "pbs", "PBS_JOBID": "3.s", "PBS_NODEFILE": "/var/spool/pbs/aux/3.s",
+            "CRAYPE_LINK_TYPE": "dynamic", "MPIR_CVAR_ENABLE_GPU": "1", "KOKKOS_NUM_DEVICES": "1",
+            "PBS_SECRET_TOKEN": "x"}
+    env = step_env({}, base)
+    assert {"PBS_JOBID", "PBS_NODEFILE", "CRAYPE_LINK_TYPE", "MPIR_CVAR_ENABLE_GPU", "KOKKOS_NUM_DEVICES"} <= set(env)
+    assert "PBS_SECRET_TOKEN" not in env
+    assert "PBS_JOBID" not in step_env({}, {**base, "HPCBENCH_SCHEDULER": "slurm"})
+
+
 def test_each_launcher_names_a_steps_hosts_in_its_own_terms(tmp_path):
     hf = lambda: tmp_path / "h.hosts"  # noqa: E731
     argv = ["mpiexec", "-n", "4", "wrapper.sh"]

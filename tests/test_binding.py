@@ -58,10 +58,16 @@ def test_a_template_that_binds_by_itself_is_left_as_written():
     assert argv == ["mpiexec", "-n", "1", "--bind-to", "socket"] and "binds by itself" in b.notes[0]
     assert apply_binding("openmpi", ["mpiexec", "-n", "1"], 1, Binding(), None)[0] == ["mpiexec", "-n", "1"]
     # PALS: a policy (Polaris's --cpu-bind depth binds every run from core 0) gives way to the
-    # run's own list; a list the site wrote stays
+    # run's own list; so does a list the site wrote (Aurora's fixed 1-8:9-16:... put every
+    # concurrent packed run on the same cores: main at 1e0203d kept it), which stays only for a
+    # run holding no cores; a wrapper's or program's own --cpu-bind is not the launcher's
     argv, _ = apply_binding("pals", ["mpiexec", "--np", "1", "--depth", "1", "--cpu-bind", "depth"], 1, b, None)
     assert argv == ["mpiexec", "--np", "1", "--depth", "1", "--cpu-bind", "list:0"]
-    argv, _ = apply_binding("pals", ["mpiexec", "--np", "1", "--cpu-bind", "list:7"], 1, b, None)
+    argv, _ = apply_binding("pals", ["mpiexec", "--np", "1", "--cpu-bind", "list:7", "w.sh", "--cpu-bind", "x"],
+                            1, b, None)
+    assert argv == ["mpiexec", "--np", "1", "--cpu-bind", "list:0", "w.sh", "--cpu-bind", "x"]
+    argv, _ = apply_binding("pals", ["mpiexec", "--np", "1", "--cpu-bind", "list:7"], 1,
+                            Binding(gpus=("0",), gpu_env="CUDA_VISIBLE_DEVICES"), None)
     assert argv == ["mpiexec", "--np", "1", "--cpu-bind", "list:7"]
     # srun: the template's --cpu-bind stays, memory and GPUs are still added
     argv, _ = apply_binding("srun", ["srun", "--cpu-bind=verbose,cores", "-n", "1"], 1,

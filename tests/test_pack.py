@@ -9,6 +9,7 @@ of a variant in one batch job, each run placed inside it.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import socket
@@ -64,6 +65,31 @@ def test_a_stopped_pbs_allocation_kills_its_jobs_before_pbs_kills_the_driver(tmp
     assert stubborn.wait(timeout=5) == -9 and time.monotonic() - t0 < 10
 
 
+def test_a_pbs_driver_warns_itself_before_the_walltime(tmp_path):
+    """PBS sends no signal before the walltime (qsub has no --signal), only SIGTERM at it and
+    SIGKILL kill_delay later: main at 1e0203d let every packed PBS allocation run into the limit.
+    The driver arms its own timer (the walltime less the margin) that stops it as USR2 would;
+    under Slurm the batch script's --signal=B:USR2 does and no timer is armed."""
+    import signal
+    import time
+
+    from hpcbench.jobs import interrupt
+
+    d = _pbs_driver(tmp_path, ncpus=2, planned=2)
+    env = {"HPCBENCH_SCHEDULER": "pbs", interrupt.WALLTIME_ENV: "10"}
+    try:
+        assert interrupt.warn_before_walltime(d.stop, env) > 0
+        deadline = time.monotonic() + 5
+        while not d.stopping and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert d.stopping
+        assert interrupt.warn_before_walltime(d.stop, {**env, "HPCBENCH_SCHEDULER": "slurm"}) == 0
+        assert interrupt.warn_before_walltime(d.stop, {"HPCBENCH_SCHEDULER": "pbs"}) == 0  # no walltime known
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+
+
 def test_pals_runs_go_to_the_fewest_hosts_of_the_job_in_order(tmp_path):
     ctx = PackContext("pbs", ("n0", "n1", "n2", "n3"), 4, str(tmp_path))
     argv, over, where = placed_launcher(PALS, 6, ctx)
@@ -108,9 +134,10 @@ def test_dry_run_prints_one_allocation_and_every_launch_command(site, tmp_path, 
             repeats = s["timing_repeats"] if r.get("repeats") is None else r["repeats"]  # held-out cases: none
             for kind in ("instrumented", f"timing x{repeats}") if repeats else ("instrumented",):
                 line = next(ln for ln in text.splitlines() if f"{r['case']} r{r['ranks']} {kind}" in ln)
-                if pbs:
-                    assert re.search(rf"mpiexec (--np|-n) {r['ranks']} --ppn {r['ranks']} .*--hostfile \S+node0\.hosts"
-                                     r" <app>", line), line
+                if pbs:  # the run's own list (what a run alone on the node gets), never the template's depth
+                    m = re.search(rf"mpiexec (--np|-n) {r['ranks']} --ppn {r['ranks']} .*--hostfile \S+node0\.hosts"
+                                  r" --cpu-bind list:(\S+) <app>", line)
+                    assert m and len(m.group(2).split(":")) == r["ranks"] and "cpu-bind depth" not in line, line
                 else:
                     assert re.search(rf"srun --exact -N 1 --nodelist=node0 -n {r['ranks']} ", line), line
         assert any(f"null r{r['ranks']}" in ln for ln in text.splitlines() for r in s["runs"])
@@ -124,7 +151,8 @@ def test_dry_run_of_a_job_wider_than_a_node_spans_a_host_subset(tmp_path, monkey
     site.write_text((ROOT / "site-configs" / "polaris.yaml").read_text().replace("cores_per_node: 32",
                     "cores_per_node: 2").replace("_per_user: 1", "_per_user: 0"))
     text = _dry(str(site), tmp_path / "c")
-    assert "#PBS -l select=2:system=polaris" in text and "#PBS -l place=scatter" in text
+    # a whole node's hardware threads asked (2 cores of 2 threads here; ALCF's ncpus, docs/sites.md)
+    assert "#PBS -l select=2:ncpus=4:system=polaris" in text and "#PBS -l place=scatter" in text
     assert re.search(r"default r3 instrumented +mpiexec --np 3 --ppn 2 .*--hostfile \$PACK_HOSTS/node0\+node1\.hosts",
                      text)
     assert re.search(r"n6 r1 instrumented +mpiexec --np 1 --ppn 1 .*--hostfile \$PACK_HOSTS/node0\.hosts", text)
@@ -150,7 +178,7 @@ def test_pbs_packed_campaign_is_one_qsub_and_places_runs_with_hostfiles(fake_pbs
     alloc = ledger["arrays"][0]["array_id"]
     assert alloc == "1001.pbs-test" and {e["sched_id"] for e in ledger["jobs"].values()} == {alloc}
     script = Path(ledger["arrays"][0]["script"]).read_text()
-    assert "#PBS -J" not in script and "#PBS -l select=1:system=polaris" in script
+    assert "#PBS -J" not in script and f"#PBS -l select=1:ncpus={os.cpu_count()}:system=polaris" in script
     host = socket.gethostname()
     nodefile = tmp_path / "nodefile"
     nodefile.write_text(f"{host}\n{host}\n")  # PBS lists a host once per MPI process slot
@@ -243,7 +271,7 @@ def test_dry_run_says_how_the_partitions_own_launcher_binds(tmp_path, monkeypatc
     text = _dry(str(path), tmp_path / "c")
     said = [ln for ln in text.splitlines() if ln.startswith("# at run time each run is also bound")]
     assert said and all(ln.endswith("-bind-to user:<its CPUs>") for ln in said), said
-    assert re.search(r"r1 instrumented +mpiexec -n 1 -f \S+node0\.hosts <app>", text)
+    assert re.search(r"r1 instrumented +mpiexec -n 1 -f \S+node0\.hosts -bind-to user:\d+\+\d+ <app>", text)
 
 
 def test_a_packed_allocation_runs_at_most_max_steps_jobs_at_once(tmp_path):

@@ -6,6 +6,7 @@ PBS Pro's documented formats; the test plays the server, running each subjob's g
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -49,8 +50,8 @@ def test_polaris_campaign_array_timeout_unknown_id_and_qdel(fake_pbs, tmp_path):
     array_id = ledger["arrays"][0]["array_id"]
     assert array_id == "1001[].pbs-test"
     script = Path(ledger["arrays"][0]["script"]).read_text()
-    for line in ("#PBS -l select=1:system=polaris", "#PBS -l filesystems=home:eagle", "#PBS -q debug",
-                 "#PBS -A MyProj", "#PBS -J 0-1", "#PBS -l walltime=00:"):
+    for line in (f"#PBS -l select=1:ncpus={os.cpu_count()}:system=polaris", "#PBS -l filesystems=home:eagle",
+                 "#PBS -q debug", "#PBS -A MyProj", "#PBS -J 0-1", "#PBS -l walltime=00:"):
         assert line in script, line
     ids = {jid: e["sched_id"] for jid, e in ledger["jobs"].items()}
     assert sorted(ids.values()) == ["1001[0].pbs-test", "1001[1].pbs-test"]

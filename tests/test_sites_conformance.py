@@ -88,7 +88,8 @@ def job_spec(site: SiteConfig, tmp: Path, jid: str, variant: str, ranks: list[in
                                    features=["gpu"] if v.is_gpu() else []),
                    launcher=v.launcher or site.launcher, limits=site.limits, isolation=site.sandbox(),
                    timing_repeats=1, valgrind=False, work_dir=str(tmp / "work" / jid),
-                   record_path=str(tmp / "records" / f"{jid}.json"), cores=max(ranks), null_program_dir="")
+                   record_path=str(tmp / "records" / f"{jid}.json"), cores=max(ranks), null_program_dir="",
+                   gpus_per_rank=int(v.is_gpu()))  # as the planner sets it (plan/campaign.py)
 
 
 def widest(site: SiteConfig, variant: str) -> int:
@@ -263,9 +264,10 @@ def check_alcf_filesystems(r: Rendered) -> list[str]:
 
 def check_alcf_whole_nodes(r: Rendered) -> list[str]:
     bad = []
+    threads = {"polaris": 64, "aurora": 208}[r.site.name]
     for s in r.scripts:
         sel = re.search(r"^#PBS -l select=(.+)$", s.text, re.M)
-        if sel is None or "ncpus" in sel.group(1) or "ngpus" in sel.group(1):
+        if sel is None or f":ncpus={threads}" not in sel.group(1) or "ngpus" in sel.group(1):
             bad.append(f"{s.label}: select {sel.group(1) if sel else None}")
         elif r.site.name == "polaris" and "system=polaris" not in sel.group(1):
             bad.append(f"{s.label}: select without system=polaris")
@@ -292,10 +294,11 @@ def check_pbs_whole_node_cores(r: Rendered) -> list[str]:
         script = tmp / "job.sh"
         script.write_text(s.text)
         env = {**mom_env(script, tmp, f"{i}.pbs"), "PBS_JOBID": f"{i}.pbs"}
-        cpn = PackDriver(m, view_for(r.site.scheduler, env)).cpn
-        if cpn != s.plan.cores_per_node:
-            bad.append(f"{s.label}: the driver takes {cpn} cores a node of the {s.plan.cores_per_node} planned "
+        d = PackDriver(m, view_for(r.site.scheduler, env))
+        if d.cpn != s.plan.cores_per_node:
+            bad.append(f"{s.label}: the driver takes {d.cpn} cores a node of the {s.plan.cores_per_node} planned "
                        f"(NCPUS={env['NCPUS']})")
+        bad += [f"{s.label}: {w}" for w in d.warnings if w.startswith("NCPUS")]
     return bad
 
 
@@ -323,6 +326,64 @@ def check_pbs_kill_delay(r: Rendered) -> list[str]:
 
     grace = view_for(r.site.scheduler, {}).stop_grace_s
     return [] if grace < 10 else [f"the driver's grace is {grace:g} s, PBS kills at 10 s"]
+
+
+def check_pbs_walltime_warning(r: Rendered) -> list[str]:
+    """Each script's job (array subjob or packed driver) under the walltime the script exports arms its
+    own warning before it (PBS sends none)."""
+    import signal
+
+    from hpcbench.jobs import interrupt
+
+    bad = []
+    for s in r.scripts:
+        m = re.search(rf"^export {interrupt.WALLTIME_ENV}=(\d+)$", s.text, re.M)
+        if m is None:
+            bad.append(f"{s.label}: no {interrupt.WALLTIME_ENV} exported")
+            continue
+        env = {"HPCBENCH_SCHEDULER": r.site.scheduler, interrupt.WALLTIME_ENV: m.group(1)}
+        try:
+            at = interrupt.warn_before_walltime(lambda signum, frame: None, env)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        if not 0 < at < int(m.group(1)):
+            bad.append(f"{s.label}: no warning armed before the walltime ({m.group(1)} s)")
+    return bad
+
+
+def check_pbs_step_env(r: Rendered) -> list[str]:
+    from hpcbench.jobs.sandbox import step_env
+    from tests.clusters import mom_env
+
+    bad = []
+    keep = {"PBS_NODEFILE", "PBS_JOBID", "CRAYPE_LINK_TYPE", "MPIR_CVAR_ENABLE_GPU", "KOKKOS_NUM_THREADS"}
+    for i, s in enumerate(r.scripts[:3]):
+        tmp = Path(tempfile.mkdtemp(dir=SESSION))
+        script = tmp / "job.sh"
+        script.write_text(s.text)
+        env = {**mom_env(script, tmp, f"{i}.pbs"), "PBS_JOBID": f"{i}.pbs", "HPCBENCH_SCHEDULER": r.site.scheduler,
+               "CRAYPE_LINK_TYPE": "dynamic", "MPIR_CVAR_ENABLE_GPU": "1", "KOKKOS_NUM_THREADS": "1"}
+        lost = keep - set(step_env({}, env))
+        if lost:
+            bad.append(f"{s.label}: a step loses {sorted(lost)}")
+    return bad
+
+
+def check_pbs_build_on_its_node(r: Rendered) -> list[str]:
+    """A packed job on the allocation's second node builds there: the build line its job would run."""
+    from hpcbench.jobs.placement import PackContext, build_launch
+
+    bad = []
+    for s in r.scripts:
+        if not isinstance(s.plan, PackPlan) or s.plan.nodes < 2:
+            continue
+        for v in s.variants:
+            ctx = PackContext(r.site.scheduler, ("node1",), 1, tempfile.mkdtemp(dir=SESSION), driver_host="node0")
+            argv = build_launch(r.site.launcher_for(v), [3], ctx)
+            if "--hostfile" not in argv or "--cpu-bind" not in argv or argv[argv.index("--cpu-bind") + 1] != "list:3":
+                bad.append(f"{s.label}: variant {v}'s build on node1 is {argv}")
+    return bad
 
 
 def check_pals_launch(r: Rendered) -> list[str]:
@@ -403,6 +464,44 @@ def check_polaris_gpu_bind(r: Rendered) -> list[str]:
     return bad
 
 
+def _runtime_flaws(r: Rendered, want: Callable[[str], bool]) -> list[str]:
+    """Each packed allocation's driver started in the MoM's environment, runs of each of its variants
+    side by side on a node (a rank a GPU slot, else two-rank runs on eight cores), and each
+    variant's unpacked run at a node's ranks: what tests/pbs_runtime.flaws finds that `want` keeps."""
+    from tests.pbs_runtime import Allocation, flaws, spec_for, unpacked_run
+
+    bad: list[str] = []
+    tmp = Path(tempfile.mkdtemp(dir=SESSION))
+    for s in r.scripts:
+        if not isinstance(s.plan, PackPlan) or s.plan.nodes > 16:
+            continue
+        alloc = Allocation.start(r.site, s.plan, s.text, tmp)
+        for v in sorted(s.variants):
+            gpus = len(r.site.node_layout(v).gpus) if r.site.is_gpu_variant(v) else 0
+            ranks = 1 if gpus else 2
+            spec = spec_for(r.site, job_spec(r.site, tmp, f"{v}-rt", v, [ranks]))
+            runs = alloc.runs(spec, ranks, gpus or 8)
+            bad += [f"{s.label}: {f}" for f in flaws(r.site, v, runs, 1, r.site.ranks_per_node(v)) if want(f)]
+    for v in r.site.variants:
+        rpn = r.site.ranks_per_node(v.name)
+        run = unpacked_run(r.site, spec_for(r.site, job_spec(r.site, tmp, f"{v.name}-u", v.name, [rpn])), rpn)
+        bad += [f"unpacked {v.name}: {f}" for f in flaws(r.site, v.name, [run], 1, rpn) if want(f)]
+    return bad
+
+
+def check_pbs_dry_run_binding(r: Rendered) -> list[str]:
+    return [f"{s.label}: {cmd}" for s in r.scripts if isinstance(s.plan, PackPlan) for cmd in s.launches
+            if "--cpu-bind list:" not in cmd or "--cpu-bind depth" in cmd]
+
+
+def check_pals_own_list(r: Rendered) -> list[str]:
+    return _runtime_flaws(r, lambda f: " share " in f or "reserved" in f)
+
+
+def check_polaris_gpu_near(r: Rendered) -> list[str]:
+    return _runtime_flaws(r, lambda f: "far from its GPU" in f)
+
+
 def check_aurora_queues(r: Rendered) -> list[str]:
     return _queue_values(r, {"debug": {"min_nodes": 1, "max_nodes": 2, "max_walltime_min": 60, "user_job_limit": 1},
                              "debug-scaling": {"min_nodes": 2, "max_nodes": 256, "max_walltime_min": 60,
@@ -434,9 +533,14 @@ def check_aurora_tiles(r: Rendered) -> list[str]:
             if r.site.is_gpu_variant(v) and "ZE_FLAT_DEVICE_HIERARCHY=COMPOSITE" not in _variant_lines(s, r.site, v):
                 bad.append(f"{s.label}: variant {v} without ZE_FLAT_DEVICE_HIERARCHY=COMPOSITE")
         for cmd in s.launches:
-            if "-vec_type kokkos" in cmd and ("gpu_tile_compact.sh" not in cmd or _ranks_per_node(cmd) > 12):
+            if "-vec_type kokkos" in cmd and (f"-m hpcbench.jobs.gpu_bind ZE_AFFINITY_MASK {TILE_COMPACT} " not in cmd
+                                              or _ranks_per_node(cmd) > 12):
                 bad.append(f"{s.label}: {cmd}")
     return bad
+
+
+# gpu_tile_compact.sh's rule (ALCF's Aurora PE): local rank r on tile r % 2 of GPU r // 2
+TILE_COMPACT = ",".join(f"{g}.{t}" for g in range(6) for t in range(2))
 
 
 def _cores(spec: str) -> set[int]:
@@ -457,7 +561,7 @@ def check_aurora_socket_bind(r: Rendered) -> list[str]:
             if not m:
                 bad.append(f"{s.label}: GPU run without --cpu-bind list: {cmd}")
                 continue
-            sets = [_cores(x) for x in m.group(1).split(":")]
+            sets = [{c % 104 for c in _cores(x)} for x in m.group(1).split(":")]  # CPU c is core c mod 104
             for i, cores in enumerate(sets):
                 socket = range(1, 52) if (i % 12) < 6 else range(53, 104)  # tiles of GPUs 0-2 / 3-5
                 if not cores <= set(socket) or cores & {0, 52, 104, 156}:
@@ -749,6 +853,7 @@ PLANTED: list[tuple[str, str, Callable[[dict], None]]] = [
     ("polaris", "polaris-queues", lambda raw: _queue(raw, "debug").update(max_nodes=8)),
     ("polaris", "polaris-debug-user", lambda raw: [_queue(raw, q).update(max_running_per_user=0, max_queued_per_user=0)
                                                    for q in ("debug", "debug-scaling")]),
+    ("polaris", "polaris-gpu-near", lambda raw: [p.pop("gpu_cores") for p in raw["partitions"]]),
     ("polaris", "polaris-gpu-bind", lambda raw: raw["variants"][1]["launcher"].update(
         template="mpiexec --np {ranks} --ppn {ppn} --depth {depth} --cpu-bind depth")),
     ("aurora", "aurora-pe", lambda raw: raw.update(modules=["load frameworks"])),

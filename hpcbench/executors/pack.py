@@ -16,16 +16,22 @@ the executor records them as not run (cancelled) and `submit --resume` runs them
 
 from __future__ import annotations
 
+import functools
 import shlex
-from dataclasses import dataclass, field
+import tempfile
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from hpcbench.executors.queues import capped_walltime
 from hpcbench.executors.shapes import ArrayPlan, job_walltime_s, shape_of, start_order
+from hpcbench.jobs.binding import Binding
+from hpcbench.jobs.cores import NodeLayout
 from hpcbench.jobs.instruments import EVERY_RUN, OPTIONS_FILE, LogViewProbe, MallocProbe
+from hpcbench.jobs.launchers import launcher_for
 from hpcbench.jobs.pack import BaselineRequest, PackManifest
 from hpcbench.jobs.placement import PackContext, placed_launcher
 from hpcbench.jobs.records import JobSpec, Launcher
+from hpcbench.jobs.slots import CoreSlots
 from hpcbench.schedulers.base import view_for
 from hpcbench.site import SiteConfig
 
@@ -147,19 +153,48 @@ def _dry_hostfile(ctx: PackContext, hosts: list[str]) -> Path:
     return Path("$PACK_HOSTS") / ("+".join(hosts) + ".hosts")
 
 
+def lone_binding(job: JobSpec, site: SiteConfig, ppn: int) -> Binding:
+    """What a packed run holds on each of its nodes when it is alone there (`ppn` ranks a node): the
+    core (and GPU) slots the driver's slots give it first (jobs/slots.py on the site's node layout),
+    so a dry run shows the binding the run really gets (runs beside it get other cores and GPUs)."""
+    layout = site.node_layout(job.variant.name)
+    held = _first_held(layout.model_dump_json(), min(job.cores_for(ppn), len(layout.cores)),
+                       min(job.gpus_for(ppn), len(layout.gpus)))
+    return replace(held, notes=[])  # binding adds notes to its own copy
+
+
+@functools.lru_cache(maxsize=256)
+def _first_held(layout_json: str, cores: int, gpus: int) -> Binding:
+    """The slots a lone holder of `cores` cores and `gpus` GPUs gets on an idle node of this layout
+    (the same every time: a dry run of many jobs asks each once)."""
+    layout = NodeLayout.model_validate_json(layout_json)
+    with tempfile.TemporaryDirectory(prefix="hpcbench-dry-slots-") as d:
+        layout.save(Path(d))
+        with CoreSlots(Path(d), len(layout.cores)).hold(cores, gpus=gpus) as held:
+            return Binding(tuple(tuple(c) for c in held.cores), tuple(held.gpus), held.gpu_env)
+
+
 def launch_lines(job: JobSpec, site: SiteConfig, ctx: PackContext | None) -> list[str]:
     """Every launch command the job will run (program shown as <app>, the calibration
-    program as <null>); `ctx` None: unpacked (the template as is)."""
+    program as <null>); `ctx` None: unpacked (the template as is); packed, bound as the run is
+    when it is alone on its node (its own --cpu-bind list:, its GPUs' variable before it)."""
     lines = []
+    bound: dict[int, Binding] = {}
 
     def line(what: str, ranks: int, program: list[str], nodes: int = 0) -> None:
-        argv, over, _ = placed_launcher(job.launcher, ranks, ctx, hostfile_for=_dry_hostfile, nodes=nodes)
+        argv, over, where = placed_launcher(job.launcher, ranks, ctx, hostfile_for=_dry_hostfile, nodes=nodes)
+        env: dict[str, str] = {}
         if ctx is None:
             over = ranks > job.cores
+        elif job.launcher.binding != "auto":  # `auto` is resolved on the node (the launcher found there)
+            ppn = where.ranks_per_node
+            b = bound.setdefault(ppn, lone_binding(job, site, ppn))
+            argv, env = launcher_for(job.launcher.binding, argv).bind(argv, ppn, b, None, where.nodes)
         if over and job.launcher.oversubscribe_flag:
             argv.append(job.launcher.oversubscribe_flag)
         wrap = " [each rank in its sandbox]" if job.isolation.per_rank and job.isolation.level != "none" else ""
-        shown = " ".join(shlex.quote(a) if any(c.isspace() for c in a) else a for a in argv + program)
+        words = [f"{k}={v}" for k, v in env.items()] + argv + program
+        shown = " ".join(shlex.quote(a) if any(c.isspace() for c in a) else a for a in words)
         lines.append(f"{what:<26s} {shown}{wrap}")
 
     # in a packed allocation whose scheduler places steps itself, the build is a step of its own
@@ -264,7 +299,8 @@ def manifest_for(plan: PackPlan, campaign, site: SiteConfig, key: str, baseline_
                      summary=str(folder / f"{key}.summary.json"), baseline=base,
                      layout=site.node_layout(plan.shape.variant, plan.cores_per_node),
                      ranks_per_node=plan.ranks_per_node, variant_setup=plan.variant_setup,
-                     whole_nodes=bool(getattr(site.batch, "whole_nodes", False)), max_steps=site.batch.max_steps)
+                     whole_nodes=bool(getattr(site.batch, "whole_nodes", False)), max_steps=site.batch.max_steps,
+                     node_threads=part.hardware_threads if (part := site.partition_for(plan.shape.variant)) else 0)
     return folder / f"{key}.json", m
 
 

@@ -53,8 +53,14 @@ def pbs_head(plan: ArrayPlan, site: SiteConfig, account: str, log_dir: Path, nod
     part = plan.partition
     own = own_settings(site.batch, PbsSettings)
     select = f"select={nodes}"
-    if not own.whole_nodes:  # ALCF gives whole nodes: ncpus/ngpus are not asked for there
+    if not own.whole_nodes:
         select += f":ncpus={ncpus}" + (f":ngpus={plan.shape.gpus}" if plan.shape.gpus else "")
+    elif part is not None and part.cores_per_node:
+        # Whole nodes (ALCF): each chunk asks the node's every hardware thread, which is what ALCF's
+        # PBS counts in ncpus (64 on Polaris, 208 on Aurora), so the MoM's NCPUS is the node's and
+        # not the 1 of a chunk that asks none (OpenPBS src/resmom/start_exec.c; docs/sites.md
+        # alcf-whole-nodes). The driver still takes the node's cores from the site (jobs/pack.py).
+        select += f":ncpus={part.hardware_threads}"
     if own.select_extra:
         select += f":{own.select_extra}"
     lines = ["#!/bin/bash", f"#PBS -N {plan.name[:15]}", f"#PBS -l {select}", *placement,

@@ -57,6 +57,10 @@ class AllocationView:
     # (SIGTERM) before it kills them and writes its summary: within the time the scheduler
     # leaves between its SIGTERM and its SIGKILL (Slurm's KillWait, 30 s by default).
     stop_grace_s: ClassVar[float] = 20.0
+    # The scheduler sends no warning before the walltime (PBS: SIGTERM at the limit, SIGKILL
+    # kill_delay later): a job or driver under it warns itself, a timer at the walltime less the
+    # margin (jobs/interrupt.warn_before_walltime), as Slurm's --signal=B:USR2@M does.
+    warns_itself: ClassVar[bool] = False
 
     def __init__(self, environ: Mapping[str, str] | None = None):
         self.env = os.environ if environ is None else environ

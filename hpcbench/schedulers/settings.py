@@ -42,7 +42,9 @@ class PbsSettings(BatchConfig):
 
     filesystems: str = ""  # -l filesystems=... (ALCF: home:eagle)
     select_extra: str = ""  # appended to select=N (ALCF: system=polaris)
-    whole_nodes: bool = False  # nodes are not shared (ALCF), so no ncpus/ngpus in select
+    # nodes are not shared (ALCF): a chunk asks the node's every hardware thread (ncpus) and no ngpus,
+    # and the packed driver takes a node's cores from the site, never from NCPUS
+    whole_nodes: bool = False
 
 
 class SlurmSettings(BatchConfig):
