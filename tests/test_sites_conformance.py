@@ -687,6 +687,22 @@ def check_job_cores(r: Rendered) -> list[str]:
     return bad
 
 
+def _spack(rule: str) -> Callable[[Rendered], list[str]]:
+    """A rule of the site's Spack environment (spack/<site>/spack.yaml), checked in tests/test_spack_envs.py."""
+    def check(r: Rendered) -> list[str]:
+        from tests.test_spack_envs import FINDINGS
+        return FINDINGS[rule](r.site.name)
+    return check
+
+
+check_spack_gtl = _spack("spack-gtl")
+check_spack_oneapi = _spack("spack-oneapi")
+check_spack_rocm_externals = _spack("spack-rocm-externals")
+check_spack_versions = _spack("spack-versions")
+check_spack_build_jobs = _spack("spack-build-jobs")
+check_spack_roots = _spack("spack-roots")
+
+
 CHECKS: dict[str, Callable[[Rendered], list[str]]] = {
     name[len("check_"):].replace("_", "-"): fn for name, fn in globals().items() if name.startswith("check_")}
 
