@@ -75,10 +75,11 @@ def _gtl_in_libpetsc(libdir: Path) -> tuple[re.Match[str] | None, str]:
 def ncpus_check(site: SiteConfig, env: Mapping[str, str] | None = None,
                 cpus: int | None = None) -> Row:
     """[doctor-ncpus] Inside a PBS job (`qsub -I`): the NCPUS the MoM set from the chunk's ncpus,
-    and the CPUs the job may use (its cpuset), against the node's cores in the site file. NCPUS
-    short of the cores is what ALCF's `select=N` chunks give (one): the pack driver does not read
-    it as the node's cores (pbs-whole-node-cores), but a tool that reads NCPUS or OMP_NUM_THREADS
-    does. A cpuset short of the cores would put several runs' slots on the same CPUs."""
+    and the CPUs the job may use (its cpuset), against the node in the site file. NCPUS other than
+    the node's hardware threads (ALCF's `select=N` chunks get one) is a warning: the pack driver
+    does not read it as the node's cores (pbs-whole-node-cores), but a tool that reads NCPUS or
+    OMP_NUM_THREADS does. A cpuset short of the node's cores would put several runs' slots on the
+    same CPUs: a failure."""
     env = os.environ if env is None else env
     if site.scheduler != "pbs":
         return "n/a", "not a PBS site", False
@@ -97,9 +98,10 @@ def ncpus_check(site: SiteConfig, env: Mapping[str, str] | None = None,
     if have < cores:
         return "FAILED", (f"this job may use {have} CPUs (its cpuset) but the site file says {cores} cores a node "
                           f"in {where}: packed runs would share CPUs; ask the whole node"), True
-    if not ncpus.isdigit() or int(ncpus) < part.cores_per_node:
+    if ncpus != str(cores * threads):
         return "WARNING", (f"NCPUS={ncpus or '(unset)'} (OMP_NUM_THREADS={env.get('OMP_NUM_THREADS', '?')}) in "
-                           f"{where}: the chunk asks no ncpus, so PBS gives it one; hpcbench's driver takes the "
+                           f"{where}, not the node's {cores * threads} hardware threads: the MoM sets it from the "
+                           "chunk's ncpus (one where the select asks none); hpcbench's driver takes the "
                            "partition's cores (docs/sites.md, pbs-whole-node-cores), a program reading NCPUS "
                            f"sees {ncpus or 'nothing'}; {have} CPUs usable"), False
     return "ok", f"NCPUS={ncpus}, {have} CPUs usable in {where}", False

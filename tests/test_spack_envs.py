@@ -47,8 +47,12 @@ needs_recipes = pytest.mark.skipif(
            "download them (scripts/setup.sh tries); set HPCBENCH_SPACK_PACKAGES to a checkout. NOT RUN.")
 
 
+def env_text(site: str) -> str:
+    return (ROOT / "spack" / site / "spack.yaml").read_text()
+
+
 def env(site: str) -> dict:
-    return yaml.safe_load((ROOT / "spack" / site / "spack.yaml").read_text())["spack"]
+    return yaml.safe_load(env_text(site))["spack"]
 
 
 def overlay_versions(pkg: str) -> dict[str, str]:
@@ -293,7 +297,7 @@ def versions_problems(site: str) -> list[str]:
     """[spack-versions] Externals no older than the centre's current programming environment, and
     the file says to rerun `spack external find` after a PE upgrade."""
     e = env(site)
-    text = (ROOT / "spack" / site / "spack.yaml").read_text()
+    text = env_text(site)
     bad = [] if "spack external find" in text and "PE upgrade" in text else [
         "the header does not say to rerun `spack external find` after a PE upgrade"]
     for name, low in MIN_EXTERNALS.get(site, {}).items():
@@ -365,10 +369,8 @@ def _at_5379f62(site: str) -> str:
     ("spack-versions", "aurora"), ("spack-build-jobs", "polaris"), ("spack-roots", "frontier")])
 def test_the_reviewed_environments_break_the_rules(rule, site, monkeypatch):
     """Each check fails on the environment issue 37's review read (main 5379f62)."""
-    old = yaml.safe_load(_at_5379f62(site))["spack"]
-    monkeypatch.setitem(globals(), "env", lambda s: old)
-    if rule == "spack-versions":
-        monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: _at_5379f62(site))
+    old = _at_5379f62(site)
+    monkeypatch.setitem(globals(), "env_text", lambda s: old)
     assert FINDINGS[rule](site), (rule, site)
 
 
