@@ -12,6 +12,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hpcbench.doctor_machine import gtl_link_check, inherited_env_check, ncpus_check
 from hpcbench.errors import HpcbenchError
 from hpcbench.executors.shapes import resolve_account
 from hpcbench.plan.campaign import choose_variant
@@ -159,8 +160,20 @@ def petsc_rows(rep: DoctorReport, site: SiteConfig) -> dict:
         rep.row(f"  configure [{v.name}]", "ok" if not missing else "WRONG",
                 f"claims {' '.join(v.claims)} not in its configure options" if missing
                 else (opts[:160] + ("..." if len(opts) > 160 else "")))
-        rep.row(f"  features [{v.name}]", "ok", ", ".join(sorted(set(inst.features) | set(v.provides))))
+        features = set(inst.features) | set(v.provides)
+        rep.row(f"  features [{v.name}]", "ok", ", ".join(sorted(features)))
+        status, detail, required = gtl_link_check(site, v.name, inst, features)
+        rep.row(f"  GTL [{v.name}]", status, detail, required=required)
     return installs
+
+
+def machine_rows(rep: DoctorReport, site: SiteConfig) -> None:
+    """What a job on this machine is given (hpcbench/doctor_machine.py): a PBS job's NCPUS and
+    cpuset, and the environment a batch job inherits, per CPU variant."""
+    status, detail, required = ncpus_check(site)
+    rep.row("NCPUS (PBS job)", status, detail, required=required)
+    for name, (status, detail, required) in inherited_env_check(site):
+        rep.row(f"inherited env [{name}]", status, detail, required=required)
 
 
 def tool_rows(rep: DoctorReport) -> None:
@@ -175,6 +188,7 @@ def doctor(site: SiteConfig, account: str | None, run_launcher: bool = True) -> 
     rep = DoctorReport()
     acct = scheduler_rows(rep, site, account)
     installs = petsc_rows(rep, site)
+    machine_rows(rep, site)
     tool_rows(rep)
     if run_launcher:
         rep.row("launcher", *launcher_check(site, acct))

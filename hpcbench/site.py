@@ -375,7 +375,7 @@ class SiteConfig(Strict):
 
 def _gpu_only(line: str) -> bool:
     words = line.replace("=", " ").split()
-    on = any(w in GPU_AWARE_MPI_ENV for w in words) and not line.rstrip().endswith("=0")
+    on = any(w in GPU_AWARE_MPI_ENV for w in words) and not line.rstrip().endswith("=0") and "unset" not in words
     return on or (any(w.startswith(GPU_ONLY_MODULES) for w in words) and "unload" not in words)
 
 

@@ -764,7 +764,8 @@ def check_slurm_wckey(r: Rendered) -> list[str]:
             if line.startswith("#SBATCH --wckey") and line != f"#SBATCH --wckey={want}"]
 
 
-PERLMUTTER_CPU = ["module unload craype-accel-nvidia80", "module load cpu", "unset CRAY_ACCEL_TARGET"]
+PERLMUTTER_CPU = ["module unload craype-accel-nvidia80", "module load cpu", "unset CRAY_ACCEL_TARGET",
+                  "unset MPICH_GPU_SUPPORT_ENABLED"]
 
 
 def check_perlmutter_cpu_env(r: Rendered) -> list[str]:
@@ -789,6 +790,37 @@ def check_job_cores(r: Rendered) -> list[str]:
             if part is None or got != part.cores_per_node * nodes:
                 bad.append(f"variant {v.name}: a {width}-rank job gets {got} cores")
     return bad
+
+
+def _spack(rule: str) -> Callable[[Rendered], list[str]]:
+    """A rule of the site's Spack environment (spack/<site>/spack.yaml), checked in tests/test_spack_envs.py."""
+    def check(r: Rendered) -> list[str]:
+        from tests.test_spack_envs import FINDINGS
+        return FINDINGS[rule](r.site.name)
+    return check
+
+
+check_spack_gtl = _spack("spack-gtl")
+check_spack_oneapi = _spack("spack-oneapi")
+check_spack_rocm_externals = _spack("spack-rocm-externals")
+check_spack_versions = _spack("spack-versions")
+check_spack_build_jobs = _spack("spack-build-jobs")
+check_spack_roots = _spack("spack-roots")
+
+
+def check_doctor_gtl(r: Rendered) -> list[str]:
+    from tests.test_doctor_machine import gtl_findings
+    return gtl_findings(r.site, Path(tempfile.mkdtemp(prefix="conformance-")))
+
+
+def check_doctor_ncpus(r: Rendered) -> list[str]:
+    from tests.test_doctor_machine import ncpus_findings
+    return ncpus_findings(r.site, Path(tempfile.mkdtemp(prefix="conformance-")))
+
+
+def check_doctor_inherited_env(r: Rendered) -> list[str]:
+    from tests.test_doctor_machine import inherited_env_findings
+    return inherited_env_findings(r.site)
 
 
 CHECKS: dict[str, Callable[[Rendered], list[str]]] = {
