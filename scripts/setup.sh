@@ -78,7 +78,7 @@ if [ "$PETSC_MODE" = "pypi" ]; then
   # $ORIGIN first, so a wheel from pip's cache built in another virtual environment loads this
   # one's PETSc; the check below says which libpetsc it loads, and rebuilds where it is not ours.
   if ! petsc4py_loads_ours; then
-    log "building petsc4py $PETSC_VERSION against the PETSc in the venv (about 4 minutes on 2 cores)"
+    log "installing petsc4py $PETSC_VERSION against the PETSc in the venv (a wheel pip cached, else built: 5-7 minutes on 2 cores)"
     "$PY" -m pip install -q cython numpy
     # No build isolation: otherwise pip builds a second PETSc for petsc4py.
     PETSC_DIR="$("$PY" -c 'import petsc; print(petsc.get_petsc_dir())')" PETSC_ARCH="" \
