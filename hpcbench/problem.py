@@ -103,7 +103,9 @@ class HeldOutParam(FrozenStrict):
     """One option of a held-out case, drawn at planning from [min, max]: an integer (a multiple of
     `multiple_of`) or a real rounded to `digits` significant digits; `log`: log-uniform;
     `either_sign`: a magnitude in [min, max] with a random sign; `default`: the value the task
-    states a program uses where the option is not given (a case that leaves it unset is at it)."""
+    states a program uses where the option is not given (a case that leaves it unset is at it);
+    `edge`: the width of the low and high bands a stratified held-out draw takes a value from
+    (hpcbench/plan/param_draw.py), as a fraction of the range on the scale it is drawn on."""
 
     option: Annotated[str, Field(pattern=OPTION)]
     kind: Literal["int", "real"]
@@ -114,6 +116,7 @@ class HeldOutParam(FrozenStrict):
     either_sign: bool = False
     digits: Annotated[int, Field(ge=1, le=12)] = 4
     default: float | None = None
+    edge: Annotated[float, Field(gt=0, lt=0.5)] = 0.1
 
     @model_validator(mode="after")
     def _range(self) -> HeldOutParam:
@@ -131,11 +134,21 @@ class HeldOutParam(FrozenStrict):
         return self
 
 
+# From this many held-out cases on, the draw is stratified (hpcbench/plan/held_out.py): every
+# param's low band, high band and interior each appear, and each case runs at one of `ranks`.
+STRATIFIED_FROM = 3
+
+
 class HeldOut(FrozenStrict):
     """Held-out cases: `cases` of them are drawn per campaign at planning (seeded, recorded in the
-    campaign's snapshot, never in problem.json), each with `args` and one value per param, run at
-    `ranks` by every submission and the reference. The ranges are public: the task says the
-    program must accept these options, and the ranges say for which values."""
+    campaign's snapshot, never in problem.json), each with `args` and one value per param, run by
+    every submission and the reference. The ranges are public: the task says the program must
+    accept these options, and the ranges say for which values.
+
+    With `cases` >= STRATIFIED_FROM the draw is stratified: each param takes its low band, its
+    high band and its interior in one case each (the further cases interior), and each case runs
+    at one rank count of `ranks`, every one of them used. With fewer, each case is drawn uniformly
+    and runs at every rank count of `ranks` (the draws before issue 35)."""
 
     cases: Annotated[int, Field(ge=1, le=8)] = 1
     ranks: CaseRanks = [1]
@@ -151,7 +164,14 @@ class HeldOut(FrozenStrict):
         fixed = [o for o in names if o in self.args]
         if fixed:
             raise ValueError(f"params: {', '.join(fixed)} also in args")
+        if self.stratified and self.cases < len(self.ranks):
+            raise ValueError(f"cases: {self.cases} stratified cases cannot each run at one of {len(self.ranks)} "
+                             f"rank counts {self.ranks} and use them all")
         return self
+
+    @property
+    def stratified(self) -> bool:
+        return self.cases >= STRATIFIED_FROM
 
 
 Ratios = tuple[float, float, float, float]
