@@ -34,9 +34,12 @@ class OutputQuantity(FrozenStrict):
 
 
 # Cases drawn at planning (hpcbench/plan/held_out.py) are named HELD_OUT_PREFIX + k; a check
-# naming HELD_OUT_CASES in its `cases` applies to every one of them.
+# naming HELD_OUT_CASES in its `cases` applies to every one of them, one naming ALL_CASES to
+# every published case and every held-out one (a requirement the task states for every input,
+# an iteration bound: issue 35).
 HELD_OUT_PREFIX = "held-out-"
 HELD_OUT_CASES = "@held_out"
+ALL_CASES = "@all"
 
 
 def is_held_out(case: str) -> bool:
@@ -396,14 +399,19 @@ class RefusalSpec(FrozenStrict):
     keywords: list[str] = []
 
 
+def names_held_out(chk: CompareCheck | SanityCheck | RefinementCheck) -> bool:
+    """Whether `chk` names the held-out cases (HELD_OUT_CASES or ALL_CASES in its `cases`)."""
+    return HELD_OUT_CASES in chk.cases or ALL_CASES in chk.cases
+
+
 def applies_to(chk: CompareCheck | SanityCheck | RefinementCheck, case: str) -> bool:
-    """Whether `chk` judges `case`: the cases it names, every public case when it names none.
-    A held-out case only where it names HELD_OUT_CASES, and never by a literal value (that
-    belongs to fixed arguments; held-out ones are drawn at planning)."""
+    """Whether `chk` judges `case`: the cases it names, every public case when it names none or
+    ALL_CASES. A held-out case only where it names HELD_OUT_CASES or ALL_CASES, and never by a
+    literal value (that belongs to fixed arguments; held-out ones are drawn at planning)."""
     if is_held_out(case):
         literal = isinstance(chk, CompareCheck) and chk.reference.source == "literal"
-        return HELD_OUT_CASES in chk.cases and not literal
-    return not chk.cases or case in chk.cases
+        return names_held_out(chk) and not literal
+    return not chk.cases or ALL_CASES in chk.cases or case in chk.cases
 
 
 class Checks(FrozenStrict):
@@ -478,7 +486,7 @@ def load_problem(folder: Path) -> ProblemBundle:
                 folder / "checks.json", f"checks[{i}].quantity",
                 f"{chk.quantity!r} is not in problem.json's output contract {sorted(declared)}",
             )
-        unknown = set(chk.cases) - cases - {HELD_OUT_CASES}
+        unknown = set(chk.cases) - cases - {HELD_OUT_CASES, ALL_CASES}
         if unknown:
             raise ConfigError(folder / "checks.json", f"checks[{i}].cases", f"unknown cases {sorted(unknown)}")
         why = held_out_misuse(chk, problem)
@@ -490,14 +498,17 @@ def load_problem(folder: Path) -> ProblemBundle:
 def held_out_misuse(chk: CompareCheck | SanityCheck | RefinementCheck, problem: Problem) -> str | None:
     """Why a check cannot name the held-out cases: their arguments are drawn at planning, so
     only the reference's run in the same campaign or a physical law can judge them."""
-    if HELD_OUT_CASES not in chk.cases:
+    named = next((n for n in (HELD_OUT_CASES, ALL_CASES) if n in chk.cases), None)
+    if named is None:
         return None
-    if problem.held_out is None:
+    if named == HELD_OUT_CASES and problem.held_out is None:
         return f"{HELD_OUT_CASES!r}: problem.json declares no held_out cases"
     if isinstance(chk, RefinementCheck):
-        return f"{HELD_OUT_CASES!r}: a refinement check needs fixed cases in order"
+        return f"{named!r}: a refinement check needs fixed cases in order"
     if isinstance(chk, CompareCheck) and chk.reference.source == "literal":
-        return f"{HELD_OUT_CASES!r}: a literal value belongs to fixed arguments (use reference_run)"
+        return f"{named!r}: a literal value belongs to fixed arguments (use reference_run)"
+    if named == ALL_CASES and len(chk.cases) > 1:
+        return f"{ALL_CASES!r} names every case already: name no other"
     return None
 
 

@@ -75,3 +75,16 @@ def test_a_check_takes_its_worst_held_out_case_not_the_mean():
     # published 1.0; the third held-out case scores (10 - 5.5) / 9 = 0.5
     assert res.score == pytest.approx(0.4 + 0.6 * 0.5)
     assert "held-out case held-out-3" in res.rationale
+
+
+def test_a_bound_named_at_every_case_fails_the_program_at_a_held_out_case():
+    """An iteration bound the task states, one sanity check naming "@all": broken only at a held-out
+    case (schur-diag's 62-66 outer iterations against 60 at n 100-120) caps the accuracy below the
+    kill line whatever the published cases give."""
+    from hpcbench.problem import ALL_CASES, SanityCheck
+
+    bound = SanityCheck(kind="sanity", name="at most 60", quantity="y", cases=[ALL_CASES], test="all_within",
+                        lo=1, hi=60)
+    assert accuracy(2.0, 2.0, Checks(checks=[bound])) == 1.0
+    assert accuracy(2.0, 64.0, Checks(checks=[bound])) <= 0.4
+    assert accuracy(64.0, 2.0, Checks(checks=[bound])) <= 0.4

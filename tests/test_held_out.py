@@ -138,6 +138,10 @@ def test_held_out_runs_are_checked_not_timed():
       "reference": {"source": "literal", "value": [1.0], "citation": "x"}, "rtol": 1e-9}, "literal"),
     ({"kind": "refinement", "name": "r", "quantity": "sum", "cases": ["default", "larger", HELD_OUT_CASES]},
      "refinement"),
+    ({"kind": "compare", "quantity": "sum", "cases": ["@all"],
+      "reference": {"source": "literal", "value": [1.0], "citation": "x"}, "rtol": 1e-9}, "literal"),
+    ({"kind": "sanity", "name": "s", "quantity": "sum", "cases": ["@all", "default"], "test": "nonnegative"},
+     "every case already"),
 ])
 def test_checks_cannot_judge_held_out_cases_by_a_fixed_value(tmp_path, edit, words):
     import shutil
@@ -150,6 +154,30 @@ def test_checks_cannot_judge_held_out_cases_by_a_fixed_value(tmp_path, edit, wor
     with pytest.raises(ConfigError, match=words) as e:
         load_problem(folder)
     assert "checks.json" in str(e.value) and "cases" in str(e.value)
+
+
+def test_a_check_naming_all_cases_judges_the_published_and_every_held_out_case(tmp_path):
+    """Issue 35: a requirement the task states for every input (an iteration bound) is checked at
+    every case, held-out ones included, by one check naming "@all"; the cheap screens keep it
+    for the published cases they run."""
+    import shutil
+
+    from hpcbench.plan.cases import one_rank
+    from hpcbench.problem import ALL_CASES, applies_to, names_held_out
+
+    folder = tmp_path / "vec-scatter"
+    shutil.copytree(PROBLEMS["vec-scatter"].folder, folder)
+    checks = json.loads((folder / "checks.json").read_text())
+    checks["checks"].append({"kind": "sanity", "name": "bound", "quantity": "norm2", "cases": [ALL_CASES],
+                             "test": "all_within", "lo": 0, "hi": 1e9})
+    (folder / "checks.json").write_text(json.dumps(checks))
+    b = load_problem(folder)
+    chk = b.checks.checks[-1]
+    assert names_held_out(chk)
+    assert all(applies_to(chk, c.name) for c in b.problem.cases)
+    assert all(applies_to(chk, c.name) for c in draw(b.problem, 0))
+    screened = one_rank(b)
+    assert screened is not None and any(c.cases == [ALL_CASES] for c in screened.checks.checks)
 
 
 def test_a_problem_without_ranges_cannot_name_held_out_cases(tmp_path):
