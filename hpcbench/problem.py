@@ -174,6 +174,8 @@ class Performance(FrozenStrict):
     params: list[HeldOutParam] = []
     ranks: Annotated[list[Annotated[int, Field(ge=1, le=4096)]], Field(min_length=1)] = [1]
     repeats: Annotated[int, Field(ge=3, le=50)] = 5
+    # with a par: rounds at most, where the repeats spread too much to decide (jobs/perf.py)
+    max_repeats: Annotated[int, Field(ge=3, le=50)] = 9
     time_limit_s: Annotated[float, Field(gt=0, le=86400)] = 60.0
     thresholds: Ratios = (1.25, 2.0, 4.0, 8.0)
     memory_thresholds: Ratios = (1.5, 3.0, 6.0, 12.0)
@@ -425,6 +427,16 @@ class ProblemBundle(BaseModel):
     @property
     def reference_dir(self) -> Path:
         return self.folder / "reference"
+
+    @property
+    def par_dir(self) -> Path:
+        """The problem's performance par (docs/problems.md): the fastest valid program known for
+        its performance case, with its own submission.json like the reference's."""
+        return self.folder / "par"
+
+    @property
+    def has_par(self) -> bool:
+        return (self.par_dir / "submission.json").is_file()
 
 
 def load_json_model(path: Path, model: type[BaseModel]) -> BaseModel:
