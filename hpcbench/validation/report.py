@@ -7,9 +7,10 @@
   compile tests nothing: *broken*, reported and counted as not killed (fix its edits).
   Generated mutants add their own verdicts (mutation/verdict.py).
 - performance (validate-performance): a slower program is *killed* when its execution_time
-  is below PERF_ACCEPT_AT times the reference's (it lost score against the reference: the
-  reference's own is 1 without a par, below 1 where par is faster); an as-fast one is *accepted*
-  at or above that; a faster one is *ahead* when it scores above every program (the reference
+  is below PERF_ACCEPT_AT (it lost score); an as-fast one is *accepted* at or above it. Where
+  the programs are timed against a par (the reference then scores below 1 too), that line is
+  the score of a program AS_FAST_RATIO (1.25) times the reference's time instead, the old
+  thresholds' first band; a faster one is *ahead* when it scores above every program (the reference
   included) whose measured time is FASTER_APART (1.5) times its own or more, else *BEHIND*; the
   problem's par is *accepted* at PERF_ACCEPT_AT against itself. A program that fails a gate or the
   hidden checks is no right program: *broken*, reported, left out of the rates.
@@ -21,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from hpcbench.evaluators.metrics.execution_time import PAR_EXPONENT
 from hpcbench.score.scoring import CHECKS_PASSED_AT
 from hpcbench.validation.library import KINDS, Measure
 from hpcbench.validation.mutation.verdict import GeneratedReport, MutantOutcome
@@ -29,6 +31,7 @@ KILL_BELOW = 0.5
 ACCEPT_AT = CHECKS_PASSED_AT
 PERF_ACCEPT_AT = 0.95
 FASTER_APART = 1.5  # a faster program must outscore every program this many times slower than it
+AS_FAST_RATIO = 1.25  # against a par: as fast as the reference means within this many times its time
 KILL_TARGET = 0.95
 ACCEPT_TARGET = 1.0
 
@@ -84,9 +87,9 @@ class ProblemReport:
     against_par: bool = False  # execution_time scored the reference (so every program) against a par
 
     def decide(self) -> None:
-        """Performance: where a par is timed, slower and as-fast programs are told apart at
-        PERF_ACCEPT_AT times the reference's score; each faster program against every program
-        FASTER_APART times slower than it (the reference among them)."""
+        """Performance: where a par is timed, slower and as-fast programs are told apart at the
+        score of a program AS_FAST_RATIO times the reference's time; each faster program against
+        every program FASTER_APART times slower than it (the reference among them)."""
         timed = [(o.name, o.ratio, o.score) for o in self.outcomes
                  if not o.broken and o.ratio is not None and o.score is not None]
         if self.reference_ratio is not None and self.reference_score is not None:
@@ -94,7 +97,7 @@ class ProblemReport:
         if self.reference_score is not None and self.against_par:
             for o in self.outcomes:
                 if o.kind in ("slower", "as_fast"):
-                    o.bar = PERF_ACCEPT_AT * self.reference_score
+                    o.bar = self.reference_score * AS_FAST_RATIO ** -PAR_EXPONENT
         for o in self.outcomes:
             if o.kind != "faster" or o.broken or o.ratio is None or o.score is None:
                 continue
