@@ -181,6 +181,9 @@ class Performance(FrozenStrict):
     repeats: Annotated[int, Field(ge=3, le=50)] = 5
     # with a par: rounds at most, where the repeats spread too much to decide (jobs/perf.py)
     max_repeats: Annotated[int, Field(ge=3, le=50)] = 9
+    # the reference is the fastest valid program known (no par/ needed): execution_time scores
+    # against its time on par's scale rather than on `thresholds`
+    reference_is_par: bool = False
     time_limit_s: Annotated[float, Field(gt=0, le=86400)] = 60.0
     thresholds: Ratios = (1.25, 2.0, 4.0, 8.0)
     memory_thresholds: Ratios = (1.5, 3.0, 6.0, 12.0)

@@ -186,3 +186,16 @@ def test_more_rounds_while_the_submission_or_par_spreads_beyond_the_cap():
     quiet = [run("perf", i, 0.30) for i in range(3)] + [run("perf_par", i, 0.20 + 0.005 * i) for i in range(3)]
     assert not undecided(quiet)
     assert undecided(quiet + [run("perf_par", 3, 0.40)])
+
+
+def test_a_reference_that_is_par_is_scored_on_pars_scale():
+    """problem.json performance.reference_is_par: no par/ to time, the reference's runs stand for
+    it (1.5x the reference: 0.86, not the thresholds' 0.95)."""
+    perf = BUNDLE.problem.performance.model_copy(update={"reference_is_par": True})
+    problem = BUNDLE.problem.model_copy(update={"performance": perf})
+    c = ctx(record([0.60] * 5, [0.40] * 5))
+    got = ExecutionTime().evaluate(EvalContext(problem=problem, checks=c.checks, submission=c.submission,
+                                               sources={}, record=c.record))
+    assert got.score is not None and got.score < 0.9 and got.evidence["against"] == "par"
+    old = ExecutionTime().evaluate(ctx(record([0.60] * 5, [0.40] * 5)))
+    assert old.score is not None and old.score > 0.9 and "against" not in old.evidence

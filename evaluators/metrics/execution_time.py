@@ -9,7 +9,9 @@ that allowance capped at NOISE_CAP (0.1: a program measurably 1.3x slower never 
 beyond it the square root of (1 + allowance) / ratio, which keeps falling with the ratio
 (1.5x: 0.86, 2x: 0.74, 4x: 0.52, 8x: 0.37, 32x: 0.19 at the full allowance). Where the repeats
 spread by more than the cap after the job's extra rounds (PerfPlan.max_repeats), the score
-stands at lower confidence. The ratio to the reference is kept in the evidence.
+stands at lower confidence. The ratio to the reference is kept in the evidence. A problem whose
+reference is the fastest known (problem.json `performance.reference_is_par`) is scored so
+against the reference's runs.
 
 Without a par, the submission and the reference ran the performance case (problem.json `performance`)
 alternately on the same cores of the same node in this campaign (jobs/perf.py). Per rank
@@ -127,6 +129,10 @@ class ExecutionTime(Evaluator):
             return self.absolute(ctx)
         perf = ctx.problem.performance
         counts = rank_counts(ctx.record, ctx.contended)
+        if perf is not None and perf.reference_is_par:  # the reference is the expert's choice: it is par
+            for rc in counts:
+                if not rc.has_par:
+                    rc.par = rc.ref
         if perf is None or not counts:
             why = (ctx.record.extra.get("perf", "") if ctx.record else "") or "no performance case in the record"
             return self.fallback(ctx, why)
