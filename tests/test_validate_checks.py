@@ -113,11 +113,12 @@ def test_rates_verdicts_and_the_summary_name_each_survivor_and_rejected_variant(
 
 
 def test_validate_performance_second_side_a_faster_program_must_outscore_every_much_slower_one():
-    """validate-performance with a par: slower/as-fast told apart at 0.95 of the reference's own
-    score; a faster program is ahead only above every program 1.5x or more slower than it."""
+    """validate-performance with a par: slower/as-fast told apart by their ratio to the reference in
+    the same rounds (vs_reference, on the thresholds), not by their score against par; a faster
+    program is ahead only above every program 1.5x or more slower than it."""
     r = ProblemReport("p", "performance", [
-        Outcome("slower", "slow", "needless work", 0.45, ratio=5.0),
-        Outcome("as_fast", "same", "another good solver", 0.70, ratio=2.05),
+        Outcome("slower", "slow", "needless work", 0.45, ratio=5.0, vs_reference=0.6),
+        Outcome("as_fast", "same", "another good solver", 0.70, ratio=2.05, vs_reference=1.0),
         Outcome("faster", "quick", "a better method", 0.93, ratio=1.15),
         Outcome("faster", "tied", "near the reference's time, scored as much", 0.60, ratio=1.3),
         Outcome("par", "par", "the par", 1.0, ratio=1.0),

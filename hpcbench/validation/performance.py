@@ -20,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hpcbench.errors import ConfigError
+from hpcbench.evaluators.metrics.execution_time import time_score
 from hpcbench.profile import PERFORMANCE
 from hpcbench.validation.campaigns import load_programs, reference_of, score_programs
 from hpcbench.validation.library import ALL_KINDS, PerfLibrary, agent_of, kind_of, reasons, write_programs
@@ -99,4 +100,15 @@ def _outcome(sc, reason: str, kind: str = "") -> Outcome:
         broken = f"not a right program: accuracy {acc.score if acc else None} ({acc.rationale if acc else ''})"[:300]
     return Outcome(kind or kind_of(sc.agent), sc.attempt, reason,
                    None if et is None or et.status != "scored" else et.score,
-                   broken=broken, why=et.rationale if et else "", ratio=_par_ratio(et))
+                   broken=broken, why=et.rationale if et else "", ratio=_par_ratio(et),
+                   vs_reference=_vs_reference(et))
+
+
+def _vs_reference(et) -> float | None:
+    """Against a par: the program's ratio to the reference in the same rounds, scored on the
+    problem's thresholds as execution_time did before par (the worst rank count); None without."""
+    if et is None or et.evidence.get("against") != "par":
+        return None
+    th = tuple(et.evidence.get("thresholds", (1.25, 2.0, 4.0, 8.0)))
+    rows = [r for r in et.evidence.get("performance", []) if "ratio" in r]
+    return min((1.0 if r["within_noise"] else time_score(r["ratio"], th)) for r in rows) if rows else None

@@ -8,12 +8,13 @@
   Generated mutants add their own verdicts (mutation/verdict.py).
 - performance (validate-performance): a slower program is *killed* when its execution_time
   is below PERF_ACCEPT_AT (it lost score); an as-fast one is *accepted* at or above it. Where
-  the programs are timed against a par (the reference then scores below 1 too), that line is
-  the score of a program AS_FAST_RATIO (1.25) times the reference's time instead, the old
-  thresholds' first band; a faster one is *ahead* when it scores above every program (the reference
-  included) whose measured time is FASTER_APART (1.5) times its own or more, else *BEHIND*; the
-  problem's par is *accepted* at PERF_ACCEPT_AT against itself. A program that fails a gate or the
-  hidden checks is no right program: *broken*, reported, left out of the rates.
+  the programs are timed against a par, that is their ratio to the reference timed in the same
+  rounds, scored on the problem's `thresholds` as before par (`vs_reference`: the same job's
+  ratio, robust where two jobs' ratios to par differ by the load's noise). A faster one is
+  *ahead* when it scores above every program (the reference included) whose measured time is
+  FASTER_APART (1.5) times its own or more, else *BEHIND*; the problem's par is *accepted* at
+  PERF_ACCEPT_AT against itself. A program that fails a gate or the hidden checks is no right
+  program: *broken*, reported, left out of the rates.
 
 Targets: kill >= 95% and acceptance 100% (and the generated mutants' kill rate >= 95%)."""
 
@@ -22,7 +23,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from hpcbench.evaluators.metrics.execution_time import PAR_EXPONENT
 from hpcbench.score.scoring import CHECKS_PASSED_AT
 from hpcbench.validation.library import KINDS, Measure
 from hpcbench.validation.mutation.verdict import GeneratedReport, MutantOutcome
@@ -31,7 +31,6 @@ KILL_BELOW = 0.5
 ACCEPT_AT = CHECKS_PASSED_AT
 PERF_ACCEPT_AT = 0.95
 FASTER_APART = 1.5  # a faster program must outscore every program this many times slower than it
-AS_FAST_RATIO = 1.25  # against a par: as fast as the reference means within this many times its time
 KILL_TARGET = 0.95
 ACCEPT_TARGET = 1.0
 
@@ -48,7 +47,9 @@ class Outcome:
     screened: bool = False  # decided by the screen (every case at one rank count): the score is an upper bound
     # performance: time over par's (or the reference's, without a par) in its own job
     ratio: float | None = None
-    bar: float = PERF_ACCEPT_AT  # slower / as_fast: the score that tells them apart (ProblemReport.decide)
+    # with a par: the ratio to the reference in the same rounds, scored on the problem's thresholds,
+    # which decides slower and as-fast programs (execution_time's score is against par)
+    vs_reference: float | None = None
     ahead: bool | None = None  # faster: above every program FASTER_APART times slower (decide)
     behind: str = ""  # faster: the slower program that scored as much, and how
 
@@ -62,7 +63,8 @@ class Outcome:
             return False
         if self.kind == "wrong":
             return bool(self.failed_gate) or (self.score is not None and self.score < KILL_BELOW)
-        return self.kind == "slower" and self.score is not None and self.score < self.bar
+        score = self.vs_reference if self.vs_reference is not None else self.score
+        return self.kind == "slower" and score is not None and score < PERF_ACCEPT_AT
 
     @property
     def accepted(self) -> bool:
@@ -70,8 +72,11 @@ class Outcome:
             return False
         if self.kind == "faster":
             return bool(self.ahead)
-        return self.score >= (ACCEPT_AT if self.kind == "valid" else self.bar) and self.kind in ("valid", "as_fast",
-                                                                                                  "par")
+        if self.kind == "as_fast" and self.vs_reference is not None:
+            return self.vs_reference >= PERF_ACCEPT_AT
+        return self.score >= (ACCEPT_AT if self.kind == "valid" else PERF_ACCEPT_AT) and self.kind in ("valid",
+                                                                                                        "as_fast",
+                                                                                                        "par")
 
 
 @dataclass
@@ -87,17 +92,12 @@ class ProblemReport:
     against_par: bool = False  # execution_time scored the reference (so every program) against a par
 
     def decide(self) -> None:
-        """Performance: where a par is timed, slower and as-fast programs are told apart at the
-        score of a program AS_FAST_RATIO times the reference's time; each faster program against
-        every program FASTER_APART times slower than it (the reference among them)."""
+        """Performance: each faster program against every program FASTER_APART times slower
+        than it (the reference among them)."""
         timed = [(o.name, o.ratio, o.score) for o in self.outcomes
                  if not o.broken and o.ratio is not None and o.score is not None]
         if self.reference_ratio is not None and self.reference_score is not None:
             timed.append(("the reference", self.reference_ratio, self.reference_score))
-        if self.reference_score is not None and self.against_par:
-            for o in self.outcomes:
-                if o.kind in ("slower", "as_fast"):
-                    o.bar = self.reference_score * AS_FAST_RATIO ** -PAR_EXPONENT
         for o in self.outcomes:
             if o.kind != "faster" or o.broken or o.ratio is None or o.score is None:
                 continue

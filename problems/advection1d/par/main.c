@@ -94,6 +94,11 @@ int main(int argc, char **argv)
   PetscCall(TSSetRHSFunction(ts, NULL, RHSFunction, &user));
   PetscCall(TSSetType(ts, TSRK));
   PetscCall(TSRKSetType(ts, TSRK2A)); /* par: Heun, two stages */
+  {
+    TSAdapt adapt; /* Heun carries an embedded Euler error estimate: keep the fixed CFL step */
+    PetscCall(TSGetAdapt(ts, &adapt));
+    PetscCall(TSAdaptSetType(adapt, TSADAPTNONE));
+  }
   PetscCall(TSSSPSetNumStages(ts, 4));
   PetscCall(TSSetTimeStep(ts, dt));
   PetscCall(TSSetMaxSteps(ts, nsteps));
