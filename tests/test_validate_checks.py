@@ -126,6 +126,12 @@ def test_validate_performance_second_side_a_faster_program_must_outscore_every_m
     r.decide()
     by = {o.name: o for o in r.outcomes}
     assert by["slow"].killed and by["same"].accepted and by["par"].accepted
+    near = Outcome("slower", "near", "1.3x the reference: inside the thresholds' band", 0.65, ratio=2.6,
+                   vs_reference=0.99)
+    r.outcomes.append(near)
+    r.decide()
+    assert near.killed  # 0.65 against par, below the reference's 0.71
+    r.outcomes.remove(near)
     # 'same' took 2.05 / 1.3 = 1.58x tied's time and scored 0.70, above tied's 0.60: behind
     assert by["quick"].accepted and not by["tied"].accepted and not r.meets_targets
     assert "same is 1.58x slower" in by["tied"].behind

@@ -157,7 +157,7 @@ class ExecutionTime(Evaluator):
                          f"{worst['pairs']} interleaved rounds, noise +-{100 * worst['par_noise']:.0f}%, "
                          f"allowance {100 * worst['par_allowance']:.0f}%"
                          + (": at par" if worst["score"] == 1.0 else "")
-                         + f"; {worst['ratio']:.2f} x the reference's; score sqrt((1 + allowance) / ratio))")
+                         + f"; {worst['ratio']:.2f} x the reference's time; score sqrt((1 + allowance) / ratio))")
         else:
             rationale = (f"{worst['ratio']:.2f} x the reference's time at {worst['ranks']} ranks "
                          f"({worst['submission_median_s']:.3f} s vs {worst['reference_median_s']:.3f} s, median of "

@@ -10,7 +10,8 @@
   is below PERF_ACCEPT_AT (it lost score); an as-fast one is *accepted* at or above it. Where
   the programs are timed against a par, that is their ratio to the reference timed in the same
   rounds, scored on the problem's `thresholds` as before par (`vs_reference`: the same job's
-  ratio, robust where two jobs' ratios to par differ by the load's noise). A faster one is
+  ratio, robust where two jobs' ratios to par differ by the load's noise), and a slower one is
+  killed too where it scored below the reference's own score against par. A faster one is
   *ahead* when it scores above every program (the reference included) whose measured time is
   FASTER_APART (1.5) times its own or more, else *BEHIND*; the problem's par is *accepted* at
   PERF_ACCEPT_AT against itself. A program that fails a gate or the hidden checks is no right
@@ -50,6 +51,7 @@ class Outcome:
     # with a par: the ratio to the reference in the same rounds, scored on the problem's thresholds,
     # which decides slower and as-fast programs (execution_time's score is against par)
     vs_reference: float | None = None
+    below_reference: bool = False  # slower, against a par: scored below the reference's own score (decide)
     ahead: bool | None = None  # faster: above every program FASTER_APART times slower (decide)
     behind: str = ""  # faster: the slower program that scored as much, and how
 
@@ -64,7 +66,7 @@ class Outcome:
         if self.kind == "wrong":
             return bool(self.failed_gate) or (self.score is not None and self.score < KILL_BELOW)
         score = self.vs_reference if self.vs_reference is not None else self.score
-        return self.kind == "slower" and score is not None and score < PERF_ACCEPT_AT
+        return self.kind == "slower" and (self.below_reference or (score is not None and score < PERF_ACCEPT_AT))
 
     @property
     def accepted(self) -> bool:
@@ -93,11 +95,15 @@ class ProblemReport:
 
     def decide(self) -> None:
         """Performance: each faster program against every program FASTER_APART times slower
-        than it (the reference among them)."""
+        than it (the reference among them); against a par, a slower program that scored below the
+        reference's own score lost score too (killed, whatever its same-rounds ratio said)."""
         timed = [(o.name, o.ratio, o.score) for o in self.outcomes
                  if not o.broken and o.ratio is not None and o.score is not None]
         if self.reference_ratio is not None and self.reference_score is not None:
             timed.append(("the reference", self.reference_ratio, self.reference_score))
+        for o in self.outcomes:
+            o.below_reference = (o.kind == "slower" and self.against_par and o.score is not None
+                                 and self.reference_score is not None and o.score < self.reference_score)
         for o in self.outcomes:
             if o.kind != "faster" or o.broken or o.ratio is None or o.score is None:
                 continue
