@@ -19,6 +19,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
+from hpcbench.jobs.perf import NOISE_CAP
 from hpcbench.jobs.records import SAME_PROGRAM, JobResult, RunResult
 
 NOISE_FLOOR = 0.03  # PETSc's timer and the launcher never agree better than this between runs
@@ -49,6 +50,7 @@ class RankCount:
     sub: TimedSide
     ref: TimedSide
     nulls: list[RunResult]
+    par: TimedSide = field(default_factory=lambda: TimedSide([]))  # the problem's par (none: no runs)
     source: str = "log_view"
     left_out: list[str] = field(default_factory=list)  # repeats not used, and why
     failed: str = ""  # why there is no ratio (the submission's runs failed ...)
@@ -65,16 +67,35 @@ class RankCount:
     def within_noise(self) -> bool:
         return self.ratio <= 1.0 + self.noise
 
+    @property
+    def has_par(self) -> bool:
+        return bool(self.par.times)
+
+    @property
+    def par_noise(self) -> float:
+        """The submission's and the par's spread (at least NOISE_FLOOR), uncapped."""
+        return max(NOISE_FLOOR, self.sub.spread(), self.par.spread())
+
+    @property
+    def par_allowance(self) -> float:
+        """How far above par still counts as par: the noise, capped at NOISE_CAP (a program
+        measurably 1.3x slower than par never ties with it, however noisy the machine)."""
+        return min(NOISE_CAP, self.par_noise)
+
+    @property
+    def par_ratio(self) -> float:
+        return self.sub.median / self.par.median if self.par.median > 0 else float("nan")
+
     def wait_share(self) -> float:
         """Median over the runs of the largest share of its wall time a rank spent waiting for
         a CPU (jobs/affinity.py): load on the machine from outside the campaign."""
         shares = [max((a.cpu_wait_s for a in r.affinity), default=0.0) / r.wall_s
-                  for r in self.sub.runs + self.ref.runs if r.wall_s > 0]
+                  for r in self.sub.runs + self.ref.runs + self.par.runs if r.wall_s > 0]
         return statistics.median(shares) if shares else 0.0
 
     @property
     def oversubscribed(self) -> bool:
-        return any(r.oversubscribed for r in self.sub.runs + self.ref.runs)
+        return any(r.oversubscribed for r in self.sub.runs + self.ref.runs + self.par.runs)
 
     @property
     def cpus(self) -> str:
@@ -96,10 +117,11 @@ def rank_counts(record: JobResult | None, contended: dict[int, str] | None = Non
         return []
     contended = contended or {}
     out = []
-    for ranks in sorted({r.ranks for r in record.runs if r.kind in ("perf", "perf_ref")}):
+    for ranks in sorted({r.ranks for r in record.runs if r.kind in ("perf", "perf_ref", "perf_par")}):
         idx = [i for i, r in enumerate(record.runs) if r.case == "perf" and r.ranks == ranks]
         sub = [(i, record.runs[i]) for i in idx if record.runs[i].kind == "perf"]
         ref = [(i, record.runs[i]) for i in idx if record.runs[i].kind == "perf_ref"]
+        par = {record.runs[i].repeat: (i, record.runs[i]) for i in idx if record.runs[i].kind == "perf_par"}
         nulls = [record.runs[i] for i in idx if record.runs[i].kind == "null" and _clean(record.runs[i])]
         rc = RankCount(ranks, TimedSide([]), TimedSide([]), nulls)
         bad = [r for _, r in sub if not _clean(r)]
@@ -108,13 +130,20 @@ def rank_counts(record: JobResult | None, contended: dict[int, str] | None = Non
                          + (bad[0].stopped_reason or f"exited {bad[0].exit_code}"))
         if record.extra.get(SAME_PROGRAM):  # the reference's own job: its runs are both sides
             ref = sub
-        pairs = [(s, r) for s, r in zip(sub, ref, strict=False) if _clean(s[1]) and _clean(r[1])]
-        clean = [(s, r) for s, r in pairs if s[0] not in contended and r[0] not in contended]
+        # a round's runs (the submission's, the reference's and, where timed, the par's) stand or
+        # fall together: the three medians are of the same moments of the machine
+        rounds = [(s, r, par.get(s[1].repeat)) for s, r in zip(sub, ref, strict=False)]
+        if par:
+            rounds = [x for x in rounds if x[2] is not None]
+        pairs = [x for x in rounds if all(_clean(y[1]) for y in x if y is not None)]
+        clean = [x for x in pairs if not any(y[0] in contended for y in x if y is not None)]
         if len(clean) >= 3 or len(clean) == len(pairs):
-            rc.left_out += [f"repeat {s[1].repeat}: {contended.get(s[0]) or contended.get(r[0])}"
-                            for s, r in pairs if (s, r) not in clean]
+            rc.left_out += [f"repeat {x[0][1].repeat}: "
+                            + next(contended[y[0]] for y in x if y is not None and y[0] in contended)
+                            for x in pairs if x not in clean]
             pairs = clean
-        rc.sub.runs, rc.ref.runs = [s for (_, s), _ in pairs], [r for _, (_, r) in pairs]
+        rc.sub.runs, rc.ref.runs = [x[0][1] for x in pairs], [x[1][1] for x in pairs]
+        rc.par.runs = [x[2][1] for x in pairs if x[2] is not None]
         _times(rc)
         out.append(rc)
     return out
@@ -143,20 +172,22 @@ def _launch_noise(nulls: list[RunResult]) -> float:
 
 
 def _times(rc: RankCount) -> None:
-    """Each repeat's time, measured alike for both programs (see the module's note)."""
+    """Each repeat's time, measured alike for every program (see the module's note)."""
     null = statistics.median([r.wall_s for r in rc.nulls]) if rc.nulls else 0.0
-    runs = rc.sub.runs + rc.ref.runs
+    sides = [side for side in (rc.sub, rc.ref, rc.par) if side.runs]
+    runs = [r for side in sides for r in side.runs]
     cpu_null = [r.cpu_s for r in rc.nulls if r.cpu_s is not None]
     if rc.wait_share() > LOADED_WAIT_SHARE and runs and all(r.cpu_s is not None for r in runs) and cpu_null:
         base = statistics.median(cpu_null)
         rc.source = "cpu"
-        for side in (rc.sub, rc.ref):
+        for side in sides:
             side.times = [max(0.0, (r.cpu_s or 0.0) - base) for r in side.runs]
         return
-    trusted = (_agrees(rc.sub.runs, null) and _agrees(rc.ref.runs, null)
-               and _unlogged(rc.sub.runs, null) <= _unlogged(rc.ref.runs, null) + _launch_noise(rc.nulls))
+    least = min((_unlogged(side.runs, null) for side in sides[1:]), default=0.0)
+    trusted = (all(_agrees(side.runs, null) for side in sides)
+               and _unlogged(rc.sub.runs, null) <= least + _launch_noise(rc.nulls))
     rc.source = "log_view" if trusted else "wall_minus_null"
-    for side in (rc.sub, rc.ref):
+    for side in sides:
         side.times = [(_petsc(r) or 0.0) if trusted else max(0.0, r.wall_s - null) for r in side.runs]
 
 

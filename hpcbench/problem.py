@@ -4,6 +4,8 @@ A problem folder is `problems/<id>/` with
 - `problem.json`: everything an agent may see (validated by `Problem`),
 - `checks.json`: hidden checks applied at scoring time (validated by `Checks`),
 - `reference/`: an expert solution with its own `submission.json`.
+- `par/` (optional, hidden): the performance par, the fastest valid program known for the
+  performance case, with its own `submission.json`; execution_time scores against its time.
 """
 
 from __future__ import annotations
@@ -185,9 +187,12 @@ Ratios = tuple[float, float, float, float]
 class Performance(FrozenStrict):
     """The case execution_time and peak_memory are measured on (docs/problems.md): big enough
     that the reference's run takes about 0.5 to 2 s on one core of a workstation, run `repeats`
-    times by the submission and the reference alternately on the same cores. `thresholds` are
-    time ratios (submission / reference) scored 1.0, 0.8, 0.6 and 0.2; beyond the last the
-    score falls as 0.2 x t4 / ratio. A site runs a bigger case through its `performance_args`.
+    times by the submission and the reference alternately on the same cores. Where the problem
+    has a par (ProblemBundle.par_dir) it is timed in the same rotation and the score is against
+    it (evaluators/metrics/execution_time.py par_score; `max_repeats` rounds at most while the
+    repeats are too noisy to decide); without one, `thresholds` are time ratios (submission /
+    reference) scored 1.0, 0.8, 0.6 and 0.2, and beyond the last the score falls as
+    0.2 x t4 / ratio. A site runs a bigger case through its `performance_args`.
 
     `params`: options of `args` (the nominal case) whose values are drawn at planning from the
     campaign's held-out seed (hpcbench/plan/perf_draw.py), replacing theirs in `args` (or in a
@@ -199,6 +204,11 @@ class Performance(FrozenStrict):
     params: list[HeldOutParam] = []
     ranks: Annotated[list[Annotated[int, Field(ge=1, le=4096)]], Field(min_length=1)] = [1]
     repeats: Annotated[int, Field(ge=3, le=50)] = 5
+    # with a par: rounds at most, where the repeats spread too much to decide (jobs/perf.py)
+    max_repeats: Annotated[int, Field(ge=3, le=50)] = 9
+    # the reference is the fastest valid program known (no par/ needed): execution_time scores
+    # against its time on par's scale rather than on `thresholds`
+    reference_is_par: bool = False
     time_limit_s: Annotated[float, Field(gt=0, le=86400)] = 60.0
     thresholds: Ratios = (1.25, 2.0, 4.0, 8.0)
     memory_thresholds: Ratios = (1.5, 3.0, 6.0, 12.0)
@@ -485,6 +495,16 @@ class ProblemBundle(BaseModel):
     @property
     def reference_dir(self) -> Path:
         return self.folder / "reference"
+
+    @property
+    def par_dir(self) -> Path:
+        """The problem's performance par (docs/problems.md): the fastest valid program known for
+        its performance case, with its own submission.json like the reference's."""
+        return self.folder / "par"
+
+    @property
+    def has_par(self) -> bool:
+        return (self.par_dir / "submission.json").is_file()
 
 
 def load_json_model(path: Path, model: type[BaseModel]) -> BaseModel:

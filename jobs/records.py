@@ -170,6 +170,17 @@ class PerfPlan(Model):
     # planning): its ratio to the reference is 1 by definition, so its runs are timed once and
     # stand for both sides (evaluators/performance_case.py) instead of the same binary twice.
     same_program: bool = False
+    # The problem's performance par (problems/<id>/par/, docs/problems.md): the fastest valid
+    # program known for it, built and run like the reference (in `par_dir`), timed in the same
+    # alternation (S R P, R P S, ...): execution_time scores the submission against it. Empty
+    # `par_files`: the problem has none, the reference sets the speed.
+    par_runs: list[CaseRun] = []
+    par_files: list[str] = []
+    par_entry: str = ""
+    par_dir: str = ""
+    # where the submission's and par's repeats spread by more than the noise cap (execution_time
+    # NOISE_CAP), more rounds up to this many before the score is given at lower confidence
+    max_repeats: int = Field(10, ge=1, le=50)
 
 
 # JobResult.extra key written by jobs/perf.py where PerfPlan.same_program: the program's perf runs
@@ -333,9 +344,9 @@ class ValgrindSummary(Model):
     parse_error: str = ""
 
 
-# perf / perf_ref: the performance case, the submission's and the reference's runs interleaved on
-# the same cores (jobs/perf.py)
-RunKind = Literal["instrumented", "timing", "valgrind", "null", "perf", "perf_ref"]
+# perf / perf_ref / perf_par: the performance case, the submission's, the reference's and the
+# problem's par's runs interleaved on the same cores (jobs/perf.py)
+RunKind = Literal["instrumented", "timing", "valgrind", "null", "perf", "perf_ref", "perf_par"]
 
 
 class InstrumentCheck(Model):

@@ -239,6 +239,8 @@ def test_a_program_that_knows_the_public_cases_does_the_work_in_the_drawn_one(tm
     assert got, mine
     # with the case public its runs took 0.01x the reference's time; doing the work, about 1x
     assert float(got.group(1)) > 0.5, mine
-    assert mine["score"] <= control["score"], (mine, control)
+    # both about the reference's time, timed against robertson's par in their own jobs: the trick
+    # gains nothing beyond the two jobs' noise
+    assert mine["score"] <= control["score"] + 0.1, (mine, control)
     shown = hpcbench("explain", str(out), "/held_out").stdout
     assert json.dumps(drawn) in shown.replace("\n", ""), shown

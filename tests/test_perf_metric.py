@@ -136,3 +136,66 @@ def test_every_timed_run_of_the_performance_case_is_checked():
     got = ExecutionTime().evaluate(ctx(rec))
     assert got.score == 0.0 and "run 3" in got.rationale, got.rationale
     assert ExecutionTime().evaluate(ctx(record([0.40] * 5, [0.40] * 5))).score == 1.0
+
+
+def with_par(rec: JobResult, par: list[float], stdout: str = OUT) -> JobResult:
+    """`rec` with the problem's par timed in the same rounds (jobs/perf.py's perf_par runs)."""
+    rec.runs += [run("perf_par", i, t, stdout=stdout) for i, t in enumerate(par)]
+    return rec
+
+
+def test_with_a_par_the_score_is_against_it_and_parts_1_5x_and_2x_from_par():
+    """Issue 34's targets: at par 1.0; the reference's time 2x par at least 0.15 below; 1.5x par
+    at most 0.9; and the score keeps falling with the ratio (it never reaches 0)."""
+    def score(sub: float, ref: float = 0.40, par: float = 0.20) -> float:
+        got = ExecutionTime().evaluate(ctx(with_par(record([sub] * 5, [ref] * 5), [par] * 5)))
+        assert got.score is not None and got.evidence["against"] == "par", got.rationale
+        return got.score
+
+    at_par, at_ref, at_1_5 = score(0.20), score(0.40), score(0.30)
+    assert at_par == 1.0 and at_par - at_ref >= 0.15 and at_1_5 <= 0.9
+    assert 1.0 > at_1_5 > at_ref > score(0.80) > score(6.4) > 0.0
+    assert score(0.10) == 1.0  # faster than par: full marks, nothing more
+    slow = ExecutionTime().evaluate(ctx(with_par(record([0.30] * 5, [0.40] * 5), [0.20] * 5)))
+    row = slow.evidence["performance"][0]
+    assert row["par_ratio"] == 1.5 and row["ratio"] == 0.75 and "1.50 x par's time" in slow.rationale
+
+
+def test_noise_counts_as_par_only_up_to_the_cap_and_lowers_the_confidence_beyond():
+    """Par's repeats spread +-40%: a program measurably 1.3x slower does not tie with it (the
+    allowance is capped at 10%), and the score stands at lower confidence; within a small noise
+    the ratio counts as par."""
+    noisy = ExecutionTime().evaluate(ctx(with_par(record([0.26] * 5, [0.40] * 5), [0.12, 0.20, 0.20, 0.28, 0.20])))
+    assert noisy.score is not None and noisy.score < 0.95 and noisy.confidence <= 0.7
+    assert "undecided" in noisy.rationale
+    near = ExecutionTime().evaluate(ctx(with_par(record([0.21] * 5, [0.40] * 5), [0.19, 0.20, 0.20, 0.21, 0.20])))
+    assert near.score == 1.0 and near.confidence == 1.0 and "at par" in near.rationale
+
+
+def test_a_round_whose_par_run_failed_leaves_the_round_out():
+    rec = with_par(record([0.30] * 5, [0.40] * 5), [0.20] * 5)
+    bad = next(r for r in rec.runs if r.kind == "perf_par" and r.repeat == 1)
+    bad.exit_code = 1
+    got = ExecutionTime().evaluate(ctx(rec))
+    assert got.evidence["performance"][0]["pairs"] == 4 and got.score is not None and got.score < 0.9
+
+
+def test_more_rounds_while_the_submission_or_par_spreads_beyond_the_cap():
+    from hpcbench.jobs.perf import undecided
+
+    quiet = [run("perf", i, 0.30) for i in range(3)] + [run("perf_par", i, 0.20 + 0.005 * i) for i in range(3)]
+    assert not undecided(quiet)
+    assert undecided(quiet + [run("perf_par", 3, 0.40)])
+
+
+def test_a_reference_that_is_par_is_scored_on_pars_scale():
+    """problem.json performance.reference_is_par: no par/ to time, the reference's runs stand for
+    it (1.5x the reference: 0.86, not the thresholds' 0.95)."""
+    perf = BUNDLE.problem.performance.model_copy(update={"reference_is_par": True})
+    problem = BUNDLE.problem.model_copy(update={"performance": perf})
+    c = ctx(record([0.60] * 5, [0.40] * 5))
+    got = ExecutionTime().evaluate(EvalContext(problem=problem, checks=c.checks, submission=c.submission,
+                                               sources={}, record=c.record))
+    assert got.score is not None and got.score < 0.9 and got.evidence["against"] == "par"
+    old = ExecutionTime().evaluate(ctx(record([0.60] * 5, [0.40] * 5)))
+    assert old.score is not None and old.score > 0.9 and "against" not in old.evidence

@@ -112,6 +112,35 @@ def test_rates_verdicts_and_the_summary_name_each_survivor_and_rejected_variant(
     assert ok.kill_rate == pytest.approx(20 / 21) and ok.meets_targets  # 95.2% >= 95%
 
 
+def test_validate_performance_second_side_a_faster_program_must_outscore_every_much_slower_one():
+    """validate-performance with a par: slower/as-fast told apart by their ratio to the reference in
+    the same rounds (vs_reference, on the thresholds), not by their score against par; a faster
+    program is ahead only above every program 1.5x or more slower than it."""
+    r = ProblemReport("p", "performance", [
+        Outcome("slower", "slow", "needless work", 0.45, ratio=5.0, vs_reference=0.6),
+        Outcome("as_fast", "same", "another good solver", 0.70, ratio=2.05, vs_reference=1.0),
+        Outcome("faster", "quick", "a better method", 0.93, ratio=1.15),
+        Outcome("faster", "tied", "near the reference's time, scored as much", 0.60, ratio=1.3),
+        Outcome("par", "par", "the par", 1.0, ratio=1.0),
+    ], reference_score=0.71, reference_ratio=2.0, against_par=True)
+    r.decide()
+    by = {o.name: o for o in r.outcomes}
+    assert by["slow"].killed and by["same"].accepted and by["par"].accepted
+    near = Outcome("slower", "near", "1.3x the reference: inside the thresholds' band", 0.65, ratio=2.6,
+                   vs_reference=0.99)
+    r.outcomes.append(near)
+    r.decide()
+    assert near.killed  # 0.65 against par, below the reference's 0.71
+    r.outcomes.remove(near)
+    # 'same' took 2.05 / 1.3 = 1.58x tied's time and scored 0.70, above tied's 0.60: behind
+    assert by["quick"].accepted and not by["tied"].accepted and not r.meets_targets
+    assert "same is 1.58x slower" in by["tied"].behind
+    assert "faster ahead 1/2" in summary([r]) and "behind tied" in summary([r])
+    by["tied"].score = 0.75
+    r.decide()
+    assert by["tied"].accepted and r.meets_targets
+
+
 # ----------------------------------------------------------------------------- accuracy rules
 
 

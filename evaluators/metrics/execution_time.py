@@ -1,6 +1,19 @@
-"""Metric: execution time relative to the reference, on the problem's performance case.
+"""Metric: execution time relative to the problem's par (or, without one, the reference), on
+the problem's performance case.
 
-The submission and the reference ran the performance case (problem.json `performance`)
+With a par (problems/<id>/par/: the fastest valid program known for the problem, docs/problems.md)
+the submission, the reference and the par ran the case in rotating order on the same cores
+(jobs/perf.py), and the score is par_score(ratio to par, allowance): 1.0 at par or faster, or
+within the measured noise of it (the larger spread of the submission's and the par's repeats),
+that allowance capped at NOISE_CAP (0.1: a program measurably 1.3x slower never ties with par);
+beyond it the square root of (1 + allowance) / ratio, which keeps falling with the ratio
+(1.5x: 0.86, 2x: 0.74, 4x: 0.52, 8x: 0.37, 32x: 0.19 at the full allowance). Where the repeats
+spread by more than the cap after the job's extra rounds (PerfPlan.max_repeats), the score
+stands at lower confidence. The ratio to the reference is kept in the evidence. A problem whose
+reference is the fastest known (problem.json `performance.reference_is_par`) is scored so
+against the reference's runs.
+
+Without a par, the submission and the reference ran the performance case (problem.json `performance`)
 alternately on the same cores of the same node in this campaign (jobs/perf.py). Per rank
 count the ratio of their median times is scored against the problem's ratio thresholds
 t1..t4 (default 1.25, 2, 4, 8): 1.0 up to t1, then linearly through 0.8, 0.6 and 0.2 at t2,
@@ -26,7 +39,7 @@ from typing import Any
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, register
 from hpcbench.evaluators.metrics.numerical_accuracy import compare_score
 from hpcbench.evaluators.output_contract import parse_quantities
-from hpcbench.evaluators.performance_case import LOADED_WAIT_SHARE, RankCount, rank_counts
+from hpcbench.evaluators.performance_case import LOADED_WAIT_SHARE, NOISE_CAP, RankCount, rank_counts
 from hpcbench.evaluators.run_agreement import disagreements
 from hpcbench.problem import CompareCheck, ReferenceRun
 
@@ -35,6 +48,17 @@ LEVELS = (1.0, 0.8, 0.6, 0.2)
 # y1 near 5e-8 at t = 4e10 is set by the integrator's atol): only answers this many times beyond
 # a compare check's failing point count as wrong there (work skipped, not digits lost).
 PERF_TOLERANCE_FACTOR = 100.0
+# score = ((1 + allowance) / ratio to par) ** PAR_EXPONENT beyond the allowance: the square root
+# parts 1.5x (0.86) and 2x (0.74) from par and never reaches 0 (a slow right program is still one)
+PAR_EXPONENT = 0.5
+
+
+def par_score(ratio: float, allowance: float) -> float:
+    """The score of a program `ratio` times par's time, `allowance` (the capped noise) counted
+    as par: see the module's note."""
+    if ratio <= 1.0 + allowance:
+        return 1.0
+    return ((1.0 + allowance) / ratio) ** PAR_EXPONENT
 
 
 def time_score(t: float, thresholds: tuple[float, float, float, float]) -> float:
@@ -77,10 +101,16 @@ def answers_differ(rc: RankCount, ctx: EvalContext) -> str:
 
 def _row(rc: RankCount, thresholds: tuple[float, float, float, float]) -> dict[str, Any]:
     ratio = rc.ratio
+    if rc.has_par:
+        par = {"par_median_s": round(rc.par.median, 6), "par_ratio": round(rc.par_ratio, 4),
+               "par_noise": round(rc.par_noise, 4), "par_allowance": round(rc.par_allowance, 4),
+               "par_times_s": [round(t, 6) for t in rc.par.times],
+               "score": round(par_score(rc.par_ratio, rc.par_allowance), 4)}
+    else:
+        par = {"score": round(1.0 if rc.within_noise else time_score(ratio, thresholds), 4)}
     return {"ranks": rc.ranks, "pairs": len(rc.sub.times), "submission_median_s": round(rc.sub.median, 6),
             "reference_median_s": round(rc.ref.median, 6), "ratio": round(ratio, 4), "noise": round(rc.noise, 4),
-            "within_noise": rc.within_noise,
-            "score": round(1.0 if rc.within_noise else time_score(ratio, thresholds), 4),
+            "within_noise": rc.within_noise, **par,
             "submission_times_s": [round(t, 6) for t in rc.sub.times],
             "reference_times_s": [round(t, 6) for t in rc.ref.times], "source": rc.source, "cpus": rc.cpus,
             "cpu_wait_share": round(rc.wait_share(), 3), "oversubscribed": rc.oversubscribed,
@@ -99,6 +129,10 @@ class ExecutionTime(Evaluator):
             return self.absolute(ctx)
         perf = ctx.problem.performance
         counts = rank_counts(ctx.record, ctx.contended)
+        if perf is not None and perf.reference_is_par:  # the reference is the expert's choice: it is par
+            for rc in counts:
+                if not rc.has_par:
+                    rc.par = rc.ref
         if perf is None or not counts:
             why = (ctx.record.extra.get("perf", "") if ctx.record else "") or "no performance case in the record"
             return self.fallback(ctx, why)
@@ -117,16 +151,26 @@ class ExecutionTime(Evaluator):
         score = sum(r["score"] for r in rows) / len(rows)
         confidence, notes = self.confidence(counts, rows)
         worst = min(rows, key=lambda r: r["score"])
-        rationale = (f"{worst['ratio']:.2f} x the reference's time at {worst['ranks']} ranks "
-                     f"({worst['submission_median_s']:.3f} s vs {worst['reference_median_s']:.3f} s, median of "
-                     f"{worst['pairs']} interleaved pairs, noise +-{100 * worst['noise']:.0f}%"
-                     + ((": faster" if worst["ratio"] < 1 else ": within it, counted as equal")
-                        if worst["within_noise"] else "")
-                     + f"; thresholds {', '.join(f'{x:g}' for x in perf.thresholds)} x)")
+        if "par_ratio" in worst:
+            rationale = (f"{worst['par_ratio']:.2f} x par's time at {worst['ranks']} ranks "
+                         f"({worst['submission_median_s']:.3f} s vs {worst['par_median_s']:.3f} s, median of "
+                         f"{worst['pairs']} interleaved rounds, noise +-{100 * worst['par_noise']:.0f}%, "
+                         f"allowance {100 * worst['par_allowance']:.0f}%"
+                         + (": at par" if worst["score"] == 1.0 else "")
+                         + f"; {worst['ratio']:.2f} x the reference's time; score sqrt((1 + allowance) / ratio))")
+        else:
+            rationale = (f"{worst['ratio']:.2f} x the reference's time at {worst['ranks']} ranks "
+                         f"({worst['submission_median_s']:.3f} s vs {worst['reference_median_s']:.3f} s, median of "
+                         f"{worst['pairs']} interleaved pairs, noise +-{100 * worst['noise']:.0f}%"
+                         + ((": faster" if worst["ratio"] < 1 else ": within it, counted as equal")
+                            if worst["within_noise"] else "")
+                         + f"; thresholds {', '.join(f'{x:g}' for x in perf.thresholds)} x)")
         if notes:
             rationale += "; " + "; ".join(notes)
-        return self.result(score, rationale, confidence=confidence,
-                           evidence={"performance": rows, "thresholds": list(perf.thresholds)})
+        evidence: dict[str, Any] = {"performance": rows, "thresholds": list(perf.thresholds)}
+        if any("par_ratio" in r for r in rows):
+            evidence["against"] = "par"
+        return self.result(score, rationale, confidence=confidence, evidence=evidence)
 
     def confidence(self, counts: list[RankCount], rows: list[dict]) -> tuple[float, list[str]]:
         confidence, notes = 1.0, []
@@ -138,6 +182,11 @@ class ExecutionTime(Evaluator):
         if any(len(rc.sub.times) < 3 for rc in kept):
             confidence = min(confidence, 0.6)
             notes.append("fewer than 3 clean pairs")
+        noisy = [rc for rc in counts if rc.has_par and rc.par_noise > NOISE_CAP]
+        if noisy:
+            confidence = min(confidence, 0.7)
+            notes.append(f"still undecided after {len(noisy[0].sub.times)} rounds: the repeats spread "
+                         f"+-{100 * noisy[0].par_noise:.0f}%, above the {100 * NOISE_CAP:.0f}% cap")
         loaded = max(r["cpu_wait_share"] for r in rows)
         if loaded > LOADED_WAIT_SHARE:
             confidence = min(confidence, 0.7)

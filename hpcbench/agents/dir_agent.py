@@ -22,11 +22,12 @@ def samples_root() -> Path:
 
 def reserved_agent_names() -> frozenset[str]:
     """Agent names a user's submission tree may not use: `reference` (a submission named so
-    would stand in for the bundled references that every check compares against), the
-    agent keywords, and every bundled sample agent."""
+    would stand in for the bundled references that every check compares against), `par` (the
+    problems' performance pars, validate-performance's agent for them), the agent keywords, and
+    every bundled sample agent."""
     samples = samples_root()
     bundled = {p.name for p in samples.iterdir() if p.is_dir()} if samples.is_dir() else set()
-    return frozenset({"reference", "samples", *bundled})
+    return frozenset({"reference", "par", "samples", *bundled})
 
 
 class ReferenceAgent(Agent):

@@ -146,8 +146,10 @@ def validate_checks(problem_ids, only, out, md_file, json_file, retry_time_facto
                    "the performance case keeps its own")
 def validate_performance(problem_ids, only, out, md_file, json_file, time_factor) -> None:
     """Measure the performance metric by mutation testing: per problem the kill rate of right
-    but slower programs (execution_time < 0.95) and the acceptance rate of programs as fast as
-    the reference (>= 0.95); exit 1 when a problem misses kill >= 95% or acceptance 100%."""
+    but slower programs (execution_time < 0.95 x the reference's) and the acceptance rate of
+    programs as fast as the reference (>= that); faster programs must outscore every program
+    1.5x or more slower, and the problem's par must score 1; exit 1 when a problem misses kill
+    >= 95%, acceptance 100%, or either of those."""
     from hpcbench.cli.progress import JOBS, Display
     from hpcbench.problem import parse_ids
     from hpcbench.validation import performance as vp

@@ -373,33 +373,49 @@ def perf_plan(campaign: Campaign, site: SiteConfig, bundle: ProblemBundle, args:
         raise ConfigError(f"site {site.name}", f"performance_args.{bundle.id}",
                           f"with the drawn {' '.join(drawn or [])} it is {public}, whose answer is published; "
                           "set there only options the problem does not draw")
-    hashes = staging.staged_hashes(reference)
-    tag = staging.sha256(json.dumps(hashes, sort_keys=True).encode())[:12]
-    meta = json.loads((reference / "submission.json").read_text())
-    home = campaign.work_dir / "_perf_ref" / f"{bundle.id}-{variant}-{tag}"
-    src = home / "src"  # the reference's own files, where its performance binary is built (jobs/perf.py)
-    if not src.is_dir():
-        tmp = home / f".src.{os.getpid()}"
-        tmp.mkdir(parents=True, exist_ok=True)
-        for name in meta["files"]:
-            shutil.copyfile(reference / name, tmp / name)
-        try:
-            tmp.rename(src)
-        except OSError:  # another planner won: theirs is the same bytes (the folder's name is their hash)
-            shutil.rmtree(tmp, ignore_errors=True)
+    home, meta = _program_home(campaign, "_perf_ref", bundle, variant, reference)
+    par_home, par_meta = (_program_home(campaign, "_perf_par", bundle, variant, bundle.par_dir)
+                          if bundle.has_par else (None, {}))
 
     def runs(extra: list[str]) -> list[CaseRun]:
         return [CaseRun(case="perf", args=[*extra, *case_args], ranks=r, time_limit_s=perf.time_limit_s)
                 for r in perf.ranks]
 
     same = False
+    hashes = staging.staged_hashes(reference)
     if program is not None and program[1] == meta["entry"] and args == meta.get("args", []):
         # the program's files only: submission.json differs by agent and attempt
         mine, theirs = staging.staged_hashes(program[0]), {f: hashes.get(f) for f in meta["files"]}
         same = None not in theirs.values() and {f: mine.get(f) for f in mine if f != "submission.json"} == theirs
     return PerfPlan(runs=runs(args), reference_runs=runs(meta.get("args", [])), repeats=perf.repeats,
                     reference_files=list(meta["files"]), reference_entry=meta["entry"], reference_dir=str(home),
-                    same_program=same)
+                    same_program=same, max_repeats=max(perf.repeats, perf.max_repeats),
+                    par_runs=runs(par_meta.get("args", [])) if par_home else [],
+                    par_files=list(par_meta.get("files", [])), par_entry=par_meta.get("entry", ""),
+                    par_dir=str(par_home or ""))
+
+
+def _program_home(campaign: Campaign, kind: str, bundle: ProblemBundle, variant: str, folder: Path
+                  ) -> tuple[Path, dict]:
+    """Where the reference's (or the par's) performance binary is built and run in this campaign
+    (`<work>/<kind>/<problem>-<variant>-<sources sha>`, its files copied to `src/` there once), and
+    its submission.json."""
+    meta = json.loads((folder / "submission.json").read_text())
+    # a staged reference has its manifest; the par is read from the problem's folder
+    hashes = staging.staged_hashes(folder) or {f: staging.sha256((folder / f).read_bytes()) for f in meta["files"]}
+    tag = staging.sha256(json.dumps(hashes, sort_keys=True).encode())[:12]
+    home = campaign.work_dir / kind / f"{bundle.id}-{variant}-{tag}"
+    src = home / "src"  # the program's own files, where its performance binary is built (jobs/perf.py)
+    if not src.is_dir():
+        tmp = home / f".src.{os.getpid()}"
+        tmp.mkdir(parents=True, exist_ok=True)
+        for name in meta["files"]:
+            shutil.copyfile(folder / name, tmp / name)
+        try:
+            tmp.rename(src)
+        except OSError:  # another planner won: theirs is the same bytes (the folder's name is their hash)
+            shutil.rmtree(tmp, ignore_errors=True)
+    return home, meta
 
 
 def create_campaign(root: Path, site: SiteConfig, request: PlanRequest, profile: CampaignProfile = FULL

@@ -151,6 +151,8 @@ def _run_library(here: _Here, bundle: ProblemBundle, lib: MutantLibrary, report:
     for kind in ("wrong", "valid"):
         names = [p.name for p in getattr(lib, kind) if not o.only or p.name in o.only]
         subs += load_programs(here.out / "programs" / kind / bundle.id, names, kind, bundle, check_args=True)
+    if bundle.has_par and (not o.only or "par" in o.only):  # the performance par must pass every check too
+        subs += load_programs(bundle.folder, ["par"], "par", bundle, check_args=True)
     ref = [reference_of(bundle)]
     wrong = [s for s in subs if s.meta.agent == "wrong"]
     if not subs:
@@ -194,10 +196,12 @@ def _fill_report(report: ProblemReport, lib: MutantLibrary, scores: list, screen
                 report.error = f"the reference itself failed ({sc.failed_gate or 'accuracy'}: {why(sc, acc)})"
             continue
         reason = known.get((sc.agent, sc.problem, sc.attempt))
+        if sc.agent == "par":
+            reason = "the problem's performance par (problems/<id>/par/): a valid program like any other"
         if reason is None:
             continue  # a program since removed from the library, still in a reused work folder
         report.outcomes.append(Outcome(
-            kind=sc.agent, name=sc.attempt, reason=reason,
+            kind="valid" if sc.agent == "par" else sc.agent, name=sc.attempt, reason=reason,
             score=None if sc.failed_gate or acc is None else acc.score, failed_gate=sc.failed_gate,
             why=with_drawn_args(why(sc, acc), drawn or []), screened=sc.attempt in screened and sc.agent == "wrong"))
     report.outcomes.sort(key=lambda x: (x.kind != "wrong", x.name))

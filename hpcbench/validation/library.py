@@ -5,12 +5,13 @@ Every problem may bring, hidden like checks.json:
   source, each with a one-line reason) and valid variants (other solvers, tolerances, options
   the task allows), and generated mutants judged harmless;
 - `mutants/perf.json` (validate-performance): right programs that do needless work in ways
-  agents do (`slower`) and right programs that are as fast (`as_fast`).
+  agents do (`slower`), right programs that are as fast (`as_fast`), and right programs
+  faster than the reference (`faster`: other methods within the task, near the problem's par).
 
 A program is the reference with `edits` applied (each `find` must occur exactly once, so an
 edit reads as what it changes and survives unrelated edits of the reference) and `args`
 before each case's own; it is written as a submission tree `<root>/<agent>/<problem>/<name>/`
-(agent: wrong, valid, slower, as-fast) and loaded like any agent's."""
+(agent: wrong, valid, slower, as-fast, faster) and loaded like any agent's."""
 
 from __future__ import annotations
 
@@ -30,6 +31,9 @@ Measure = Literal["checks", "performance"]
 FILES: dict[Measure, str] = {"checks": "mutants/mutants.json", "performance": "mutants/perf.json"}
 # each library's two kinds: the programs the measure must punish, then those it must not
 KINDS: dict[Measure, tuple[str, str]] = {"checks": ("wrong", "valid"), "performance": ("slower", "as_fast")}
+# every kind a library may hold: performance's second side, faster programs, each of which must
+# score above every program 1.5x or more slower than it (validation/report.py)
+ALL_KINDS: dict[Measure, tuple[str, ...]] = {**KINDS, "performance": ("slower", "as_fast", "faster")}
 
 
 class Edit(FrozenStrict):
@@ -106,6 +110,7 @@ class MutantLibrary(FrozenStrict):
 class PerfLibrary(FrozenStrict):
     slower: Annotated[list[Program], Field(min_length=1)]
     as_fast: Annotated[list[Program], Field(min_length=1)]
+    faster: list[Program] = []
 
 
 Library = MutantLibrary | PerfLibrary
@@ -132,7 +137,7 @@ def load_library(bundle: ProblemBundle, measure: Measure) -> Library | None:
     lib = load_json_model(path, MutantLibrary if measure == "checks" else PerfLibrary)
     assert isinstance(lib, MutantLibrary | PerfLibrary)
     seen: set[str] = set()
-    for kind in KINDS[measure]:
+    for kind in ALL_KINDS[measure]:
         for i, prog in enumerate(getattr(lib, kind)):
             if prog.name in seen:
                 raise ConfigError(path, f"{kind}[{i}].name", f"{prog.name!r} is used twice")
@@ -203,7 +208,7 @@ def write_programs(bundles: dict[str, ProblemBundle], measure: Measure, root: Pa
     trees: list[tuple[Path, dict[str, str], dict]] = []
     for pid, lib in libs.items():
         ref_meta = json.loads((bundles[pid].reference_dir / "submission.json").read_text())
-        for kind in KINDS[measure]:
+        for kind in ALL_KINDS[measure]:
             for i, prog in enumerate(getattr(lib, kind)):
                 if only and prog.name not in only:
                     continue
@@ -217,5 +222,5 @@ def write_programs(bundles: dict[str, ProblemBundle], measure: Measure, root: Pa
 
 def reasons(libs: dict[str, Library], measure: Measure) -> dict[tuple[str, str, str], str]:
     """(kind, problem, name) -> the program's reason, for every program of the libraries."""
-    return {(kind, pid, p.name): p.reason for pid, lib in libs.items() for kind in KINDS[measure]
+    return {(kind, pid, p.name): p.reason for pid, lib in libs.items() for kind in ALL_KINDS[measure]
             for p in getattr(lib, kind)}

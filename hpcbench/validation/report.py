@@ -7,9 +7,15 @@
   compile tests nothing: *broken*, reported and counted as not killed (fix its edits).
   Generated mutants add their own verdicts (mutation/verdict.py).
 - performance (validate-performance): a slower program is *killed* when its execution_time
-  is below PERF_ACCEPT_AT (it lost score); an as-fast one is *accepted* at or above it; a
-  program that fails a gate or the hidden checks is no right program: *broken*, reported,
-  left out of both rates.
+  is below PERF_ACCEPT_AT (it lost score); an as-fast one is *accepted* at or above it. Where
+  the programs are timed against a par, that is their ratio to the reference timed in the same
+  rounds, scored on the problem's `thresholds` as before par (`vs_reference`: the same job's
+  ratio, robust where two jobs' ratios to par differ by the load's noise), and a slower one is
+  killed too where it scored below the reference's own score against par. A faster one is
+  *ahead* when it scores above every program (the reference included) whose measured time is
+  FASTER_APART (1.5) times its own or more, else *BEHIND*; the problem's par is *accepted* at
+  PERF_ACCEPT_AT against itself. A program that fails a gate or the hidden checks is no right
+  program: *broken*, reported, left out of the rates.
 
 Targets: kill >= 95% and acceptance 100% (and the generated mutants' kill rate >= 95%)."""
 
@@ -25,13 +31,14 @@ from hpcbench.validation.mutation.verdict import GeneratedReport, MutantOutcome
 KILL_BELOW = 0.5
 ACCEPT_AT = CHECKS_PASSED_AT
 PERF_ACCEPT_AT = 0.95
+FASTER_APART = 1.5  # a faster program must outscore every program this many times slower than it
 KILL_TARGET = 0.95
 ACCEPT_TARGET = 1.0
 
 
 @dataclass
 class Outcome:
-    kind: str  # wrong | valid (checks), slower | as_fast (performance)
+    kind: str  # wrong | valid (checks), slower | as_fast | faster | par (performance)
     name: str
     reason: str
     score: float | None  # numerical_accuracy or execution_time; None: a gate stopped it, or not scored
@@ -39,6 +46,14 @@ class Outcome:
     broken: str = ""  # why it tests nothing: does not compile, or (performance) is no right program
     why: str = ""  # the deciding evaluator's rationale (or the gate's)
     screened: bool = False  # decided by the screen (every case at one rank count): the score is an upper bound
+    # performance: time over par's (or the reference's, without a par) in its own job
+    ratio: float | None = None
+    # with a par: the ratio to the reference in the same rounds, scored on the problem's thresholds,
+    # which decides slower and as-fast programs (execution_time's score is against par)
+    vs_reference: float | None = None
+    below_reference: bool = False  # slower, against a par: scored below the reference's own score (decide)
+    ahead: bool | None = None  # faster: above every program FASTER_APART times slower (decide)
+    behind: str = ""  # faster: the slower program that scored as much, and how
 
     def __post_init__(self) -> None:
         if self.kind in ("wrong", "valid") and self.failed_gate == "compilation" and not self.broken:
@@ -50,14 +65,20 @@ class Outcome:
             return False
         if self.kind == "wrong":
             return bool(self.failed_gate) or (self.score is not None and self.score < KILL_BELOW)
-        return self.kind == "slower" and self.score is not None and self.score < PERF_ACCEPT_AT
+        score = self.vs_reference if self.vs_reference is not None else self.score
+        return self.kind == "slower" and (self.below_reference or (score is not None and score < PERF_ACCEPT_AT))
 
     @property
     def accepted(self) -> bool:
         if self.broken or self.failed_gate or self.score is None:
             return False
+        if self.kind == "faster":
+            return bool(self.ahead)
+        if self.kind == "as_fast" and self.vs_reference is not None:
+            return self.vs_reference >= PERF_ACCEPT_AT
         return self.score >= (ACCEPT_AT if self.kind == "valid" else PERF_ACCEPT_AT) and self.kind in ("valid",
-                                                                                                        "as_fast")
+                                                                                                        "as_fast",
+                                                                                                        "par")
 
 
 @dataclass
@@ -67,7 +88,31 @@ class ProblemReport:
     outcomes: list[Outcome] = field(default_factory=list)
     error: str = ""  # the reference itself did not run: nothing here can be judged
     generated: GeneratedReport | None = None  # checks: the generated mutants
-    reference: str = ""  # performance: the reference's own execution_time against itself
+    reference: str = ""  # performance: the reference's own execution_time (against par, or itself)
+    reference_score: float | None = None
+    reference_ratio: float | None = None  # the reference's time over par's
+    against_par: bool = False  # execution_time scored the reference (so every program) against a par
+
+    def decide(self) -> None:
+        """Performance: each faster program against every program FASTER_APART times slower
+        than it (the reference among them); against a par, a slower program that scored below the
+        reference's own score lost score too (killed, whatever its same-rounds ratio said)."""
+        timed = [(o.name, o.ratio, o.score) for o in self.outcomes
+                 if not o.broken and o.ratio is not None and o.score is not None]
+        if self.reference_ratio is not None and self.reference_score is not None:
+            timed.append(("the reference", self.reference_ratio, self.reference_score))
+        for o in self.outcomes:
+            o.below_reference = (o.kind == "slower" and self.against_par and o.score is not None
+                                 and self.reference_score is not None and o.score < self.reference_score)
+        for o in self.outcomes:
+            if o.kind != "faster" or o.broken or o.ratio is None or o.score is None:
+                continue
+            beaten = [(n, r, sc) for n, r, sc in timed if r >= FASTER_APART * o.ratio and sc >= o.score]
+            o.ahead = not beaten
+            if beaten:
+                n, r, sc = beaten[0]
+                o.behind = (f"{n} is {r / o.ratio:.2f}x slower ({r:.2f} vs {o.ratio:.2f} x the yardstick) "
+                            f"and scored {sc:.2f}, not below {o.score:.2f}")
 
     def of(self, kind: str) -> list[Outcome]:
         """A kind's programs as its rate counts them (performance leaves the broken out)."""
@@ -92,7 +137,9 @@ class ProblemReport:
         k, a = self.kill_rate, self.acceptance_rate
         library_ok = k is not None and a is not None and k >= KILL_TARGET and a >= ACCEPT_TARGET
         if self.measure == "performance":
-            return not self.error and not any(o.broken for o in self.outcomes) and library_ok
+            extra = [o for o in self.outcomes if o.kind in ("faster", "par")]
+            return (not self.error and not any(o.broken for o in self.outcomes) and library_ok
+                    and all(o.accepted for o in extra))
         g = self.generated.kill_rate if self.generated is not None else None
         library = (k is None and a is None) or library_ok
         return not self.error and library and (g is None or g >= KILL_TARGET) and (k, a, g) != (None, None, None)
@@ -103,8 +150,10 @@ def _pct(x: float | None) -> str:
 
 
 def _score(o: Outcome) -> str:
-    if o.kind in ("slower", "as_fast"):
-        return "broken" if o.broken else ("unscored" if o.score is None else f"{o.score:.2f}")
+    if o.kind in ("slower", "as_fast", "faster", "par"):
+        if o.broken or o.score is None:
+            return "broken" if o.broken else "unscored"
+        return f"{o.score:.2f}" + (f" ({o.ratio:.2f}x)" if o.ratio is not None else "")
     if o.failed_gate:
         return f"gate {o.failed_gate}"
     if o.score is None:
@@ -114,6 +163,10 @@ def _score(o: Outcome) -> str:
 
 
 def _verdict(o: Outcome) -> str:
+    if o.kind == "faster":
+        return "BROKEN" if o.broken else ("ahead" if o.accepted else "BEHIND")
+    if o.kind == "par":
+        return "BROKEN" if o.broken else ("accepted" if o.accepted else "REJECTED")
     if o.kind in ("wrong", "slower"):
         return "BROKEN" if o.broken and o.kind == "slower" else ("killed" if o.killed else "SURVIVES")
     return "BROKEN" if o.broken and o.kind == "as_fast" else ("accepted" if o.accepted else "REJECTED")
@@ -126,7 +179,13 @@ def _headline(r: ProblemReport) -> str:
             f"acceptance {_pct(r.acceptance_rate)} ({sum(o.accepted for o in v)}/{len(v)}): "
             f"{'ok' if r.meets_targets else 'BELOW TARGET'}")
     if r.measure == "performance":
-        return f"{line}; the reference against itself {r.reference}"
+        fast = r.of("faster")
+        if fast:
+            line += f"; faster ahead {sum(o.accepted for o in fast)}/{len(fast)}"
+        par = r.of("par")
+        if par:
+            line += f"; par {_score(par[0])} {_verdict(par[0])}"
+        return f"{line}; the reference {r.reference}"
     return line if r.outcomes else f"{r.problem}: (library not run): {'ok' if r.meets_targets else 'BELOW TARGET'}"
 
 
@@ -141,6 +200,10 @@ def _program_lines(r: ProblemReport) -> list[str]:
             metric = "accuracy" if o.kind == "wrong" else "execution_time"
             lines.append(f"  survivor {o.name} ({metric} {_score(o)}): {o.reason}"
                          + (f"; {o.why}" if o.kind == "slower" else ""))
+        elif o.kind == "faster" and not o.accepted:
+            lines.append(f"  behind {o.name} (execution_time {_score(o)}): {o.reason}; {o.behind}")
+        elif o.kind == "par" and not o.accepted:
+            lines.append(f"  rejected par (execution_time {_score(o)}): {o.why}")
         elif o.kind in ("valid", "as_fast") and not o.accepted:
             label = "rejected variant" if o.kind == "valid" else "rejected"
             metric = "accuracy" if o.kind == "valid" else "execution_time"
@@ -172,13 +235,15 @@ def markdown(reports: list[ProblemReport]) -> str:
             continue
         rates = f"Kill rate {_pct(r.kill_rate)}, acceptance {_pct(r.acceptance_rate)}"
         if r.measure == "performance":
-            parts.append(f"{rates}; the reference against itself {r.reference.split(':')[0]}.\n")
+            parts.append(f"{rates}; the reference {r.reference.split(':')[0]}"
+                         + (f" ({r.reference_ratio:.2f}x par)" if r.reference_ratio is not None else "") + ".\n")
             parts.append("| program | kind | execution_time | verdict | why |\n|---|---|---|---|---|")
         else:
             parts.append(f"{rates}.\n")
             parts.append("| program | kind | accuracy | verdict | reason |\n|---|---|---|---|---|")
         for o in r.outcomes:
-            text = o.reason if r.measure == "checks" else f"{o.reason}: {(o.broken or o.why).replace('|', '/')[:160]}"
+            said = (o.broken or o.behind or o.why).replace("|", "/")[:160]
+            text = o.reason if r.measure == "checks" else f"{o.reason}: {said}"
             parts.append(f"| {o.name} | {o.kind} | {_score(o)} | {_verdict(o)} | {text} |")
         parts.append("")
         if r.generated is not None:
@@ -194,6 +259,7 @@ def as_json(reports: list[ProblemReport]) -> list[dict]:
                "outcomes": [_outcome_json(o, r.measure) for o in r.outcomes]}
         if r.measure == "performance":
             doc["reference"] = r.reference
+            doc["reference_ratio"] = r.reference_ratio
         else:
             doc["generated"] = _generated_json(r.generated) if r.generated is not None else None
         out.append(doc)
@@ -204,7 +270,8 @@ def _outcome_json(o: Outcome, measure: Measure) -> dict:
     common = {"kind": o.kind, "name": o.name, "reason": o.reason, "killed": o.killed, "accepted": o.accepted,
               "why": o.why}
     if measure == "performance":
-        return {**common, "score": o.score, "broken": o.broken}
+        return {**common, "score": o.score, "broken": o.broken, "ratio": o.ratio, "ahead": o.ahead,
+                "behind": o.behind}
     return {**common, "accuracy": o.score, "failed_gate": o.failed_gate, "screened": o.screened}
 
 
