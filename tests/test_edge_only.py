@@ -129,7 +129,12 @@ def run_in_region(bundle: ProblemBundle, prog: Program, workdir) -> tuple[list, 
     bin_ = build(src, workdir / "program")
     args, ranks, limit = case.args, case.ranks[0], case.time_limit_s * 4
     ref = quantities(run(ref_bin, args, ranks=ranks, timeout=limit))
-    got = quantities(run(bin_, [*prog.args, *args], ranks=ranks, timeout=limit))
+    try:
+        got = quantities(run(bin_, [*prog.args, *args], ranks=ranks, timeout=limit))
+    except AssertionError:
+        # a non-zero exit (a crash, a solver failure the program reports) is a failed run: the
+        # pipeline takes nothing it printed, so every quantity counts as not printed
+        got = {}
     return held_out_verdicts(bundle, got, ref), held_out_verdicts(bundle, ref, ref)
 
 
