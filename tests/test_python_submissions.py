@@ -116,6 +116,10 @@ def test_the_source_facts_see_shortcuts_tampering_swallowed_errors_and_objects_l
     # a `with` gives a Vec's array and destroys nothing (petsc4py 3.26)
     managed = analyse("m.py", "from petsc4py import PETSc\nw = PETSc.Vec().createSeq(3)\nwith w as a:\n    a[:] = 1\n")
     assert undestroyed(managed) == ["w (m.py:2)"]
+    # values and borrowed objects read through a getter are not objects made (robertson's reference)
+    read = analyse("r.py", "from petsc4py import PETSc\nt = PETSc.Options().getReal('t', 1.0)\n"
+                           "n = PETSc.COMM_WORLD.getSize()\npc = PETSc.KSP().create().getPC()\n")
+    assert undestroyed(read) == []
 
 
 def test_the_source_facts_follow_from_imports_and_aliases():
