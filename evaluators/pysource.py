@@ -118,13 +118,16 @@ def _call(node: ast.Call, facts: PySourceFacts) -> None:
 
 def _assignments(tree: ast.AST, facts: PySourceFacts) -> None:
     """Names bound to a new PETSc object (`x = PETSc.Vec().create()`, `a, b = PETSc.Scatter.toZero(x)`,
-    `y = x.duplicate()`)."""
+    `y = x.duplicate()`). Not a value read through one (`t = PETSc.Options().getReal("t", 1.0)`,
+    `pc = PETSc.KSP().create().getPC()`): a get returns a number or a borrowed object, as PETSc's
+    C getters do, which the caller does not destroy."""
     for node in ast.walk(tree):
         if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
             continue
         full = _resolve(dotted(node.value.func), facts.imports)
         method = full.rsplit(".", 1)[-1]
-        makes = bool(_petsc_class(full)) and method not in ("Sys", "Options", "Print", "getRank", "getSize")
+        makes = (_petsc_class(full) not in ("", "Sys", "Options", "Log") and not method.startswith("get")
+                 and method not in ("Print",))
         makes = makes or method in ("duplicate", "createGlobalVec", "createLocalVec", "createMatrix", "getVecs",
                                     "createVecs", "toZero", "toAll")
         if not makes:

@@ -451,6 +451,17 @@ def reference_submission(bundle_folder: Path, problem_id: str) -> LoadedSubmissi
     return load_submission(Path(bundle_folder) / "reference", "reference", problem_id, None)
 
 
+# The bundled petsc4py references' agent and folder name (problems/<id>/reference-python): a
+# submission like any other, checked against the problem's languages, args and ranks.
+PYTHON_REFERENCE_AGENT = "reference-python"
+
+
+def python_reference_submission(bundle_folder: Path, problem_id: str, problem: Problem) -> LoadedSubmission | Rejected:
+    return load_submission(Path(bundle_folder) / PYTHON_REFERENCE_AGENT, PYTHON_REFERENCE_AGENT, problem_id, None,
+                           problems={problem_id: problem})
+
+
 __all__ = ["Submission", "LoadedSubmission", "Rejected", "UnsafeFile", "load_submission", "load_tree",
            "request_refusal", "request_rejected",
-           "reference_submission", "check_file_name", "format_validation_error", "read_untrusted", "display_path"]
+           "reference_submission", "python_reference_submission", "PYTHON_REFERENCE_AGENT",
+           "check_file_name", "format_validation_error", "read_untrusted", "display_path"]

@@ -176,10 +176,12 @@ def copy_campaign(src: Path, dest: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def sample_campaign() -> Path:
-    """One real campaign, built and run through the CLI: the references and the bundled sample
-    agents on this machine's PETSc and MPI, with the quick profile (the samples' flaws are
-    gates and checks; what the full profile adds has tests of its own)."""
-    return shared_campaign("samples", "--profile", str(QUICK), "--agent", "reference", "--agent", "samples")[0]
+    """One real campaign, built and run through the CLI: the references (C, and Python where a
+    problem has one: reference-python) and the bundled sample agents on this machine's PETSc and
+    MPI, with the quick profile (the samples' flaws are gates and checks; what the full profile
+    adds has tests of its own)."""
+    return shared_campaign("samples", "--profile", str(QUICK), "--agent", "reference", "--agent", "reference-python",
+                          "--agent", "samples")[0]
 
 
 @pytest.fixture(scope="session")

@@ -83,7 +83,8 @@ def run_options(ctx: click.Context, verb: str, resume: bool, out: str | None, **
     agents = list(given.pop("agents"))
     subs = given.pop("submissions")
     if not agents and verb == "run":  # the bundled samples only when asked for, or when nothing is
-        agents = ["reference"] if subs else ["reference", "samples"]
+        # (the Python references with them: a Python row beside each problem's C reference)
+        agents = ["reference"] if subs else ["reference", "reference-python", "samples"]
     elif not agents:
         agents = [] if subs else ["reference"]
     return RunOptions(verb=verb, agents=agents, submissions=str(Path(subs).resolve()) if subs else None,

@@ -11,7 +11,8 @@ from __future__ import annotations
 from hpcbench.errors import HpcbenchError
 from hpcbench.site import SiteConfig
 
-TRUSTED_AGENTS = frozenset({"reference"})  # the bundled references: hpcbench's own programs
+# the bundled references, C and Python: hpcbench's own programs
+TRUSTED_AGENTS = frozenset({"reference", "reference-python"})
 
 
 def require_trust(site: SiteConfig, agents: list[str], submissions: str | None, trust: bool,

@@ -90,7 +90,7 @@ def to_html(h5_path: Path, scoring_id: str | None = None, rep: Report | None = N
     parts += uncertainty.pass_at_k_html(rep)
     parts += _taxonomy_html(rep) + _refusals_html(rep)
     parts += _injections_html(rep)
-    parts += _submissions_html(rep) + _costs_html(rep) + _agreement_html(h5_path, rep)
+    parts += _submissions_html(rep) + _costs_html(rep) + _languages_html(rep) + _agreement_html(h5_path, rep)
     from hpcbench.report.scaling import section_html  # the campaign's sweeps, when it has any
 
     parts.append(section_html(Path(h5_path).parent))
@@ -100,6 +100,24 @@ def to_html(h5_path: Path, scoring_id: str | None = None, rep: Report | None = N
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>hpcbench report {_e(Path(h5_path).parent.name)}</title><style>{_CSS}</style></head><body>"
             + "\n".join(parts) + "</body></html>\n")
+
+
+def _languages_html(rep: Report) -> list[str]:
+    from hpcbench.report import languages
+
+    rows = languages.language_rows(rep)
+    if not rows:
+        return []
+    body = []
+    for r in rows:
+        c = languages.row_cells(r)
+        body.append(f"<td>{_e(c[0])}</td>" + "".join(_td(x, rep) for x in c[1:6])
+                    + _td(c[6], rep, r.source if r.ratio is not None else "") + f"<td>{_e(c[7])}</td>")
+    missing = [r for r in rows if r.ratio is None]
+    note = ("<p class='note'>No performance ratio: " + "; ".join(f"{_e(r.problem)}: {_e(r.why[:160])}" for r in missing)
+            + "</p>") if missing else ""
+    return ["<h2>C and Python references</h2>", f"<p class='note'>{_e(languages.NOTE)}</p>",
+            _table(languages.HEAD, body, "languages"), note]
 
 
 def _head_html(h5_path: Path, rep: Report) -> list[str]:

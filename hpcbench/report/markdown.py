@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hpcbench.report import accounting, calibration, timings, uncertainty
+from hpcbench.report import accounting, calibration, languages, timings, uncertainty
 from hpcbench.report.data import (
     STAGES,
     Report,
@@ -47,6 +47,7 @@ def report_markdown(h5_path: Path, scoring_id: str | None = None, plot_file: str
     lines += _contamination(rep)
     lines += _submissions(rep)
     lines += _costs(rep)
+    lines += languages.language_markdown_lines(rep)  # empty unless a problem's Python reference ran
     lines += timings.timings_markdown_lines(Path(h5_path))
     lines += calibration.calibration_markdown_lines(rep)  # empty unless an LLM judge scored it
     lines += agreement.agreement_markdown_lines(h5_path, sid)  # empty unless a scoring by another judge exists
