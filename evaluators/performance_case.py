@@ -19,8 +19,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from hpcbench.jobs.perf import NOISE_CAP
-from hpcbench.jobs.records import SAME_PROGRAM, JobResult, RunResult
+from hpcbench.jobs.records import NOISE_CAP, SAME_PROGRAM, JobResult, RunResult
 
 NOISE_FLOOR = 0.03  # PETSc's timer and the launcher never agree better than this between runs
 WALL_SLACK_S = 0.25  # as jobs/job.py: launcher start-up noise

@@ -32,7 +32,7 @@ from hpcbench.jobs import build_cache, slots
 from hpcbench.jobs.build import BINARY_NAME
 from hpcbench.jobs.instruments import LogViewProbe
 from hpcbench.jobs.placement import build_confinement
-from hpcbench.jobs.records import SAME_PROGRAM, CaseRun, JobResult, JobSpec, RunResult
+from hpcbench.jobs.records import NOISE_CAP, SAME_PROGRAM, CaseRun, JobResult, JobSpec, RunResult
 from hpcbench.petsc_env import PetscInstall
 
 # ranks that wait yield their core (the submission, the reference and the null program take
@@ -40,9 +40,6 @@ from hpcbench.petsc_env import PetscInstall
 # timed runs' environment is the others'
 PERF_ENV = {"OMPI_MCA_mpi_yield_when_idle": "1"}
 NULL_AT = ("first", "middle", "last")
-# the most the repeats may spread (half their relative range) before the ratio to par counts as
-# undecided (more rounds, evaluators/metrics/execution_time.py): also the cap of the noise allowance
-NOISE_CAP = 0.1
 
 
 def reference_binary(spec: JobSpec, petsc: PetscInstall, home_dir: str = "", files: list[str] | None = None,

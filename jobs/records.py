@@ -186,6 +186,10 @@ class PerfPlan(Model):
 # JobResult.extra key written by jobs/perf.py where PerfPlan.same_program: the program's perf runs
 # stand for both sides of the performance case (evaluators/performance_case.py)
 SAME_PROGRAM = "perf_same_program"
+# the most a performance case's repeats may spread (half their relative range) before the ratio to
+# par counts as undecided (jobs/perf.py runs more rounds; evaluators/metrics/execution_time.py):
+# also the cap of the noise allowance. Here because both sides read it.
+NOISE_CAP = 0.1
 
 
 class JobSpec(Model):

@@ -68,11 +68,17 @@ def test_a_tutorial_copied_with_renamed_variables_is_found_and_flagged(index, re
     assert hidden.file == rel and hidden.flagged, hidden
 
 
-def test_every_suffix_a_submission_accepts_is_read():
+def test_every_suffix_a_submission_accepts_is_read(tmp_path):
+    """Every C-family suffix a submission accepts is read. A petsc4py program is not measured (the
+    corpus is PETSc's C examples, docs/python.md): it has no sources here, so planning records no
+    similarity for it, never a clean one."""
     from hpcbench.contamination import PROGRAM_SUFFIXES
-    from hpcbench.submission import SOURCE_SUFFIXES
+    from hpcbench.submission import C_SUFFIXES, SOURCE_SUFFIXES
 
-    assert set(SOURCE_SUFFIXES) <= set(PROGRAM_SUFFIXES)
+    assert set(C_SUFFIXES) <= set(PROGRAM_SUFFIXES)
+    assert set(SOURCE_SUFFIXES) - set(PROGRAM_SUFFIXES) == {".py"}
+    (tmp_path / "main.py").write_text("from petsc4py import PETSc\n")
+    assert folder_sources(tmp_path) == {}
 
 
 def test_bundled_references_are_below_the_threshold_and_name_their_nearest_file(index):

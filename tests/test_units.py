@@ -312,7 +312,7 @@ def test_registry_names_a_clash_and_dispatches_agent_specs_by_prefix():
     with pytest.raises(HpcbenchError, match="repair needs an agent that takes feedback"):
         make_agent("repair:dir:/x:2", bundles, set(bundles), opts, sandbox_factory=lambda: None)
     with pytest.raises(HpcbenchError, match=r"'nope:x': known agents are a2a:URL, dir:PATH, litellm:MODEL, "
-                                            r"reference, repair:INNER:N, samples"):
+                                            r"reference, reference-python, repair:INNER:N, samples"):
         make_agent("nope:x", bundles, set(bundles), opts)
     with pytest.raises(HpcbenchError, match="'reference:x': reference takes no argument"):
         make_agent("reference:x", bundles, set(bundles), opts)
