@@ -32,7 +32,14 @@ from hpcbench.jobs.launch import mpi_env  # noqa: E402
 from hpcbench.petsc_env import find_petsc  # noqa: E402
 from hpcbench.plan.campaign import CaseRun, case_runs  # noqa: E402
 from hpcbench.plan.held_out import draw  # noqa: E402
-from hpcbench.problem import HELD_OUT_CASES, CompareCheck, ProblemBundle, load_problems  # noqa: E402
+from hpcbench.problem import (  # noqa: E402
+    CompareCheck,
+    ProblemBundle,
+    applies_to,
+    is_held_out,
+    load_problems,
+    names_held_out,
+)
 from hpcbench.validation.library import Program, apply_edits, load_library  # noqa: E402
 
 PROBLEMS = ["vec-scatter", "rosenbrock", "robertson", "advection1d", "darcy-dmplex", "cavity-dmstag",
@@ -89,9 +96,7 @@ def applies(chk: CompareCheck, case: str, names: list[str]) -> bool:
     """Whether a reference_run compare check judges `case` (held-out cases are named held-out-*)."""
     if chk.reference.source != "reference_run":
         return False
-    if case.startswith("held-out-"):
-        return HELD_OUT_CASES in chk.cases
-    return case in chk.cases or (not chk.cases and case in names)
+    return applies_to(chk, case) and (is_held_out(case) or case in names)
 
 
 def runs_of(b: ProblemBundle, seeds: range, public: bool) -> list[tuple[int | None, CaseRun]]:
@@ -110,7 +115,7 @@ def measure(b: ProblemBundle, seeds: range, wrong_seeds: range, root: Path, publ
     runs' troubles."""
     names = [c.name for c in b.problem.cases]
     checks = {i: c for i, c in enumerate(b.checks.checks) if isinstance(c, CompareCheck)
-              and c.reference.source == "reference_run" and (public or HELD_OUT_CASES in c.cases)}
+              and c.reference.source == "reference_run" and (public or names_held_out(c))}
     programs = build_programs(b, root, ("valid", "wrong") if wrong_seeds else ("valid",))
     ref_bin = next(p for (k, _), (p, prog) in programs.items() if k == "valid" and not prog.edits and not prog.args)
     worst, troubles = {i: Worst() for i in checks}, []
@@ -149,7 +154,7 @@ def report(pid: str, b: ProblemBundle, worst: dict[int, Worst], draws: int, wron
         seen = {n: d for n, d in w.wrong_min.items() if d > 1.0 or d == float("inf")}
         near = min(seen.items(), key=lambda kv: kv[1]) if seen else ("-", float("nan"))
         tol = f"rtol {chk.rtol:g} atol {chk.atol:g}"
-        held = HELD_OUT_CASES in chk.cases
+        held = names_held_out(chk)
         runs = draws if held else 1
         print(f"  [{i}] {chk.quantity:<14} {','.join(chk.cases) or 'all':<14} {tol:<24} runs {runs:>3}"
               f"  valid worst {w.valid:8.3g} ({w.valid_at})"

@@ -53,3 +53,38 @@ def test_wrong_at_a_published_case_is_not_carried_by_the_held_out_share(off):
 
 def test_wrong_at_both_scores_the_lower():
     assert accuracy(1.0 + 5e-6, 2.0 * (1 + 8e-6)) == pytest.approx(0.4 * (10 - 5) / 9 + 0.6 * (10 - 8) / 9)
+
+
+def test_a_check_takes_its_worst_held_out_case_not_the_mean():
+    """Issue 35: several held-out cases, one per stratum of the ranges. A program right at two of
+    them and partly wrong at the third (the top of a range, where an edge-only mistake shows) keeps
+    the third's score for the held-out part, as it would with that case drawn alone; the mean of
+    three would hide two thirds of the miss."""
+    sub = Submission(problem="robertson", agent="a", attempt="1", entry="main.c", files=["main.c"])
+
+    def rec(held: list[float]) -> JobResult:
+        runs = [RunResult(case=case, ranks=1, kind="instrumented", command=["x"], exit_code=0, wall_s=0.1,
+                          stdout=f"y: {value!r}\n")
+                for case, value in [("default", 1.0)] + [(f"held-out-{k + 1}", v) for k, v in enumerate(held)]]
+        return JobResult(job_id="j", agent="a", problem="robertson", attempt="1", runs=runs)
+
+    ref = rec([2.0, 3.0, 4.0])
+    ctx = EvalContext(problem=BUNDLE.problem, checks=CHECKS, submission=sub, sources={},
+                      record=rec([2.0, 3.0, 4.0 * (1 + 5.5e-6)]), reference=ref)
+    res = NumericalAccuracy().evaluate(ctx)
+    # published 1.0; the third held-out case scores (10 - 5.5) / 9 = 0.5
+    assert res.score == pytest.approx(0.4 + 0.6 * 0.5)
+    assert "held-out case held-out-3" in res.rationale
+
+
+def test_a_bound_named_at_every_case_fails_the_program_at_a_held_out_case():
+    """An iteration bound the task states, one sanity check naming "@all": broken only at a held-out
+    case (schur-diag's 62-66 outer iterations against 60 at n 100-120) caps the accuracy below the
+    kill line whatever the published cases give."""
+    from hpcbench.problem import ALL_CASES, SanityCheck
+
+    bound = SanityCheck(kind="sanity", name="at most 60", quantity="y", cases=[ALL_CASES], test="all_within",
+                        lo=1, hi=60)
+    assert accuracy(2.0, 2.0, Checks(checks=[bound])) == 1.0
+    assert accuracy(2.0, 64.0, Checks(checks=[bound])) <= 0.4
+    assert accuracy(64.0, 2.0, Checks(checks=[bound])) <= 0.4

@@ -12,7 +12,8 @@ import pytest
 from hpcbench.errors import ConfigError, HpcbenchError
 from hpcbench.evaluators.metrics.numerical_accuracy import compare_score
 from hpcbench.plan.campaign import case_runs
-from hpcbench.plan.held_out import draw, ensure_draw, read_draw
+from hpcbench.plan.held_out import draw, ensure_draw, held_out_path, read_draw
+from hpcbench.plan.param_draw import stratum_of
 from hpcbench.problem import HELD_OUT_CASES, CompareCheck, load_problem, load_problems
 from tests.conftest import QUICK, hpcbench
 
@@ -56,6 +57,61 @@ def test_draws_are_seeded_in_range_and_never_published(pid):
     assert "held-out-1" not in published
 
 
+def drawn_values(case) -> dict[str, str]:
+    return dict(zip(case.args[::2], case.args[1::2], strict=True))
+
+
+@pytest.mark.parametrize("pid", WITH_HELD_OUT)
+def test_every_draw_has_both_ends_and_the_interior_of_every_range_and_every_rank_count(pid):
+    """Issue 35: a program wrong only near one end of a range (an obstacle imposed only where it is
+    positive: wrong above load 9 of 2-10) escaped a uniform draw of one case. Every campaign's draw
+    now holds, for every param, a value in its low band, one in its high band and one inside, and
+    runs the problem's every held-out rank count (one per case)."""
+    prob = PROBLEMS[pid].problem
+    h = prob.held_out
+    assert h.stratified and h.cases >= 3, f"{pid}: held_out.cases {h.cases} draws no strata"
+    for seed in SEEDS:
+        cases = draw(prob, seed)
+        for p in h.params:
+            got = sorted(stratum_of(p, drawn_values(c)[p.option]) for c in cases)
+            assert {"low", "high", "interior"} <= set(got), (seed, p.option, [drawn_values(c) for c in cases])
+            if p.kind == "int":  # a band holds the extreme itself: the ends are drawn exactly when few values
+                ends = [float(drawn_values(c)[p.option]) for c in cases]
+                assert min(ends) <= p.min + p.edge * (p.max - p.min) or p.log
+        assert all(len(c.ranks) == 1 for c in cases)
+        assert {c.ranks[0] for c in cases} == set(h.ranks), seed
+        assert all("held out" in c.description for c in cases)
+
+
+def test_a_band_of_an_int_range_holds_its_extreme_and_an_edge_narrows_the_band():
+    from hpcbench.plan.param_draw import draw_value
+    from hpcbench.problem import HeldOutParam
+
+    w = HeldOutParam(option="-w", kind="int", min=1, max=4)
+    rng = __import__("random").Random(0)
+    assert {draw_value(w, rng, "low") for _ in range(20)} == {"1"}
+    assert {draw_value(w, rng, "high") for _ in range(20)} == {"4"}
+    assert {draw_value(w, rng, "interior") for _ in range(40)} == {"2", "3"}
+    load = HeldOutParam(option="-load", kind="real", min=2, max=10, log=True, digits=3, edge=0.05)
+    top = [float(draw_value(load, rng, "high")) for _ in range(200)]
+    assert min(top) >= 10 * 5 ** -0.05 - 1e-2 and max(top) <= 10  # log band: [9.23, 10], rounding kept inside
+    assert all(stratum_of(load, f"{v:g}") == "high" for v in top)
+
+
+def test_a_campaign_drawn_before_stratification_keeps_its_recorded_cases(tmp_path):
+    """A held_out.json written by the uniform draw (one case, at ranks [2]) is read as written and
+    planned as it is: its records were run at those arguments."""
+    old = {"seed": 4, "problems": {"vec-scatter": [{"name": "held-out-1", "args": ["-n", "977", "-alpha", "-1.2"],
+                                                    "ranks": [3], "time_limit_s": 30.0,
+                                                    "description": "held out: arguments drawn at planning"}]},
+           "performance": {}}
+    held_out_path(tmp_path).parent.mkdir(parents=True)
+    held_out_path(tmp_path).write_text(json.dumps(old))
+    got = ensure_draw(tmp_path, {"vec-scatter": PROBLEMS["vec-scatter"]})
+    assert [c.model_dump(mode="json") for c in got["vec-scatter"]] == old["problems"]["vec-scatter"]
+    assert json.loads(held_out_path(tmp_path).read_text())["problems"] == old["problems"]
+
+
 def test_a_campaign_keeps_its_draw_and_refuses_another_seed(tmp_path):
     bundles = {pid: PROBLEMS[pid] for pid in ("vec-scatter", "robertson")}
     first = ensure_draw(tmp_path, bundles, seed=11)
@@ -82,6 +138,10 @@ def test_held_out_runs_are_checked_not_timed():
       "reference": {"source": "literal", "value": [1.0], "citation": "x"}, "rtol": 1e-9}, "literal"),
     ({"kind": "refinement", "name": "r", "quantity": "sum", "cases": ["default", "larger", HELD_OUT_CASES]},
      "refinement"),
+    ({"kind": "compare", "quantity": "sum", "cases": ["@all"],
+      "reference": {"source": "literal", "value": [1.0], "citation": "x"}, "rtol": 1e-9}, "literal"),
+    ({"kind": "sanity", "name": "s", "quantity": "sum", "cases": ["@all", "default"], "test": "nonnegative"},
+     "every case already"),
 ])
 def test_checks_cannot_judge_held_out_cases_by_a_fixed_value(tmp_path, edit, words):
     import shutil
@@ -94,6 +154,30 @@ def test_checks_cannot_judge_held_out_cases_by_a_fixed_value(tmp_path, edit, wor
     with pytest.raises(ConfigError, match=words) as e:
         load_problem(folder)
     assert "checks.json" in str(e.value) and "cases" in str(e.value)
+
+
+def test_a_check_naming_all_cases_judges_the_published_and_every_held_out_case(tmp_path):
+    """Issue 35: a requirement the task states for every input (an iteration bound) is checked at
+    every case, held-out ones included, by one check naming "@all"; the cheap screens keep it
+    for the published cases they run."""
+    import shutil
+
+    from hpcbench.plan.cases import one_rank
+    from hpcbench.problem import ALL_CASES, applies_to, names_held_out
+
+    folder = tmp_path / "vec-scatter"
+    shutil.copytree(PROBLEMS["vec-scatter"].folder, folder)
+    checks = json.loads((folder / "checks.json").read_text())
+    checks["checks"].append({"kind": "sanity", "name": "bound", "quantity": "norm2", "cases": [ALL_CASES],
+                             "test": "all_within", "lo": 0, "hi": 1e9})
+    (folder / "checks.json").write_text(json.dumps(checks))
+    b = load_problem(folder)
+    chk = b.checks.checks[-1]
+    assert names_held_out(chk)
+    assert all(applies_to(chk, c.name) for c in b.problem.cases)
+    assert all(applies_to(chk, c.name) for c in draw(b.problem, 0))
+    screened = one_rank(b)
+    assert screened is not None and any(c.cases == [ALL_CASES] for c in screened.checks.checks)
 
 
 def test_a_problem_without_ranges_cannot_name_held_out_cases(tmp_path):
@@ -114,6 +198,9 @@ def test_a_problem_without_ranges_cannot_name_held_out_cases(tmp_path):
     ({"params": [{"option": "-a", "kind": "real", "min": -1, "max": 1, "log": True}]}, "min > 0"),
     ({"params": []}, "at least 1"),
     ({"params": [{"option": "n", "kind": "int", "min": 1, "max": 5}]}, "pattern"),
+    ({"cases": 3, "ranks": [1, 2, 3, 4], "params": [{"option": "-n", "kind": "int", "min": 1, "max": 5}]},
+     "rank counts"),
+    ({"params": [{"option": "-n", "kind": "int", "min": 1, "max": 5, "edge": 0.5}]}, "edge"),
 ])
 def test_bad_held_out_ranges_name_the_field(tmp_path, held_out, words):
     import shutil
@@ -369,7 +456,7 @@ def test_a_program_printing_the_published_answers_fails_the_held_out_cases(tmp_p
                     "--problems", "vec-scatter,robertson,rosenbrock", "--out", str(out),
                     "--held-out-seed", "5", check=False)
     assert proc.returncode == 0, proc.stderr
-    assert "held-out cases: 3 drawn with seed 5" in proc.stderr
+    assert "held-out cases: 9 drawn with seed 5" in proc.stderr
     from hpcbench.store.scorings import read_scoring
 
     rows = read_scoring(out, evidence=True).rows

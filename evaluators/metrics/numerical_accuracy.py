@@ -5,14 +5,16 @@ Compare checks give full marks inside tolerance and decay linearly to zero at
 divergence, ranges); refinement checks need successive differences to shrink,
 and to exist: a quantity that does not change with the grid did not converge.
 
-A check's score is the mean over its cases of each case's worst rank count: the
+A check's score is the mean over its published cases of each case's worst rank count: the
 answer must be right at every rank count, so a program right on one rank and
 wrong on two is wrong, not half right.
 
 Held-out cases (drawn at planning, hpcbench/plan/held_out.py) are judged by the checks
 that name them, against the reference's run at the same drawn arguments, and weigh
 `held_out_share` of the score: a program that prints the published cases' answers
-without solving fails them.
+without solving fails them. Over the held-out cases a check takes the worst case, not the
+mean: they are draws from one range, stratified so that both ends and the interior are drawn
+(issue 35), and a program wrong at one end of a range is wrong, not two-thirds right.
 
 A check failed outright (a compare check at `fail_factor` times its tolerance or farther, a
 sanity check broken, a refinement that does not converge, a quantity not printed) at any case
@@ -194,7 +196,8 @@ class NumericalAccuracy(Evaluator):
 
 def _parts(checks: list, mine: dict, ref: dict, details: list[dict], unscored: list[str]
            ) -> dict[bool, list[float]]:
-    """Held out? -> [weighted sum of check scores, sum of weights]."""
+    """Held out? -> [weighted sum of check scores, sum of weights]: a check's published score
+    the mean over its cases, its held-out score the worst of the drawn cases."""
     parts = {False: [0.0, 0.0], True: [0.0, 0.0]}
     for chk in checks:
         label = getattr(chk, "name", "") or f"{chk.kind}:{chk.quantity}"
@@ -205,7 +208,7 @@ def _parts(checks: list, mine: dict, ref: dict, details: list[dict], unscored: l
         for held in (False, True):
             scores = [s for case, s in by_case.items() if is_held_out(case) == held]
             if scores:
-                parts[held][0] += chk.weight * sum(scores) / len(scores)
+                parts[held][0] += chk.weight * (min(scores) if held else sum(scores) / len(scores))
                 parts[held][1] += chk.weight
     return parts
 

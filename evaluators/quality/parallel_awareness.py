@@ -18,7 +18,7 @@ import math
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, register
 from hpcbench.evaluators.metrics.numerical_accuracy import outputs
 from hpcbench.evaluators.petsc_conventions import check_parallel
-from hpcbench.problem import Checks, CompareCheck
+from hpcbench.problem import Checks, CompareCheck, applies_to
 
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-6, 1e-12
 RUN_WEIGHT = 2.0
@@ -27,7 +27,7 @@ RUN_WEIGHT = 2.0
 def loosest_tolerance(checks: Checks, quantity: str, case: str) -> tuple[float, float, str]:
     """(rtol, atol, where from): the loosest compare check on this quantity and case."""
     found = [c for c in checks.checks if isinstance(c, CompareCheck) and c.quantity == quantity
-             and (not c.cases or case in c.cases)]
+             and applies_to(c, case)]
     if not found:
         return DEFAULT_RTOL, DEFAULT_ATOL, "default"
     c = max(found, key=lambda c: (c.rtol, c.atol))

@@ -82,7 +82,10 @@ def render_user_prompt(problem: Problem) -> str:
         lines.append(f"- {c.name}: args {json.dumps(c.args)}, ranks {c.ranks}, time limit {c.time_limit_s:g} s")
     if problem.held_out:
         opts = ", ".join(f"{p.option} in [{p.min:g}, {p.max:g}]" for p in problem.held_out.params)
-        lines.append(f"- and {problem.held_out.cases} case(s) whose values are drawn when the benchmark runs: {opts}")
+        spread = (" (both ends and the middle of each range are drawn in every run)"
+                  if problem.held_out.stratified else "")
+        lines.append(f"- and {problem.held_out.cases} case(s) whose values are drawn when the benchmark runs{spread}: "
+                     f"{opts}; ranks {problem.held_out.ranks}")
     allowed = problem.ranks_allowed()
     lines += ["", "What \"args\" may hold: " + (", ".join(problem.agent_options) or "nothing (leave it empty)")
               + " (a name ending in * stands for every option starting so; no viewers, monitors or logging)",

@@ -6,7 +6,15 @@ judges exactly the cases that ran. Why a cheap selection decides what the full c
 
 from __future__ import annotations
 
-from hpcbench.problem import CompareCheck, ProblemBundle, RefinementCheck, SanityCheck, TestCase, is_held_out
+from hpcbench.problem import (
+    ALL_CASES,
+    CompareCheck,
+    ProblemBundle,
+    RefinementCheck,
+    SanityCheck,
+    TestCase,
+    is_held_out,
+)
 from hpcbench.profile import Cases
 
 
@@ -30,7 +38,7 @@ def screen_bundle(bundle: ProblemBundle, cases: list[TestCase]) -> ProblemBundle
             continue
         assert isinstance(chk, CompareCheck | SanityCheck)
         named = [c for c in chk.cases if not is_held_out(c)]
-        if not chk.cases:  # every published case: those kept
+        if not chk.cases or ALL_CASES in chk.cases:  # every published case: those kept
             checks.append(chk)
         elif kept & set(named):
             checks.append(chk.model_copy(update={"cases": [c for c in named if c in kept]}))

@@ -7,6 +7,11 @@ cases' known answers without solving fails them.
     <campaign>/snapshot/held_out.json   {"seed": S, "problems": {id: [TestCase, ...]},
                                          "performance": {id: [option, value, ...]}}
 
+From 3 cases on (problem.json `held_out.cases`) the draw is stratified: every param's low band,
+high band and interior each appear in one case, each case at one of the problem's held-out rank
+counts (hpcbench/plan/param_draw.py, draw_strata); a campaign drawn before keeps its recorded
+cases, read as they were written.
+
 One draw per campaign, from one seed (random unless `--held-out-seed` is given), recorded
 in the snapshot: a re-plan (resume) keeps it, so records stay valid; a problem added to the
 campaign later draws from the same seed. The draw is a function of (seed, problem id) only.
@@ -21,10 +26,10 @@ import secrets
 from pathlib import Path
 from typing import NamedTuple
 
-from hpcbench.errors import HpcbenchError
+from hpcbench.errors import ConfigError, HpcbenchError
 from hpcbench.jobs.records import write_atomic
-from hpcbench.plan.param_draw import draw_value
-from hpcbench.plan.perf_draw import draw_performance
+from hpcbench.plan.param_draw import STRATA, Stratum, draw_value
+from hpcbench.plan.perf_draw import TRIES, draw_performance, option_values, same_value
 from hpcbench.problem import HELD_OUT_PREFIX, Problem, ProblemBundle, TestCase
 
 
@@ -33,11 +38,14 @@ def held_out_path(root: Path) -> Path:
 
 
 def draw(problem: Problem, seed: int) -> list[TestCase]:
-    """The held-out cases of `problem` for `seed` (none when it declares no ranges)."""
+    """The held-out cases of `problem` for `seed` (none when it declares no ranges): stratified
+    (draw_strata) from STRATIFIED_FROM cases on, else each uniform at every rank count."""
     h = problem.held_out
     if h is None:
         return []
     rng = random.Random(f"{seed}:{problem.id}")  # str seeds are hashed (sha512): stable across runs
+    if h.stratified:
+        return draw_strata(problem, rng)
     cases = []
     for k in range(1, h.cases + 1):
         args = list(h.args)
@@ -46,6 +54,44 @@ def draw(problem: Problem, seed: int) -> list[TestCase]:
         cases.append(TestCase(name=f"{HELD_OUT_PREFIX}{k}", args=args, ranks=h.ranks, time_limit_s=h.time_limit_s,
                               description="held out: arguments drawn at planning"))
     return cases
+
+
+def draw_strata(problem: Problem, rng: random.Random) -> list[TestCase]:
+    """Stratified held-out cases (issue 35: a program wrong only near one end of a range escaped
+    a uniform draw): each param's strata low, high, interior (then interior again) dealt to the
+    cases in an order shuffled per param, so both ends and the middle of every range are drawn in
+    every campaign, in varying combinations; each case at one rank count, the problem's rank
+    counts dealt in a shuffled order and repeated, so each is used. A case whose arguments are a
+    published case's is drawn again from the same stream."""
+    h = problem.held_out
+    assert h is not None
+    deal: dict[str, list[Stratum]] = {}
+    for p in h.params:
+        order = list(STRATA) + ["interior"] * (h.cases - len(STRATA))
+        rng.shuffle(order)
+        deal[p.option] = order
+    ranks = list(h.ranks)
+    rng.shuffle(ranks)
+    published = [option_values(c.args) for c in problem.cases]
+    cases = []
+    for k in range(h.cases):
+        for _ in range(TRIES):
+            drawn = {p.option: draw_value(p, rng, deal[p.option][k]) for p in h.params}
+            args = list(h.args) + [a for o, v in drawn.items() for a in (o, v)]
+            if not any(_same_case(option_values(args), pub) for pub in published):
+                break
+        else:
+            raise ConfigError(f"problems/{problem.id}/problem.json", "held_out",
+                              f"case {k + 1}: {TRIES} draws all repeat a published case; widen the ranges")
+        where = ", ".join(f"{o} {s}" for o, s in ((p.option, deal[p.option][k]) for p in h.params))
+        cases.append(TestCase(name=f"{HELD_OUT_PREFIX}{k + 1}", args=args, ranks=[ranks[k % len(ranks)]],
+                              time_limit_s=h.time_limit_s,
+                              description=f"held out: arguments drawn at planning ({where})"))
+    return cases
+
+
+def _same_case(a: dict[str, str], b: dict[str, str]) -> bool:
+    return a.keys() == b.keys() and all(same_value(v, b[o]) for o, v in a.items())
 
 
 class Draw(NamedTuple):

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from hpcbench.evaluators.metrics.numerical_accuracy import compare_score, sanity_score
 from hpcbench.evaluators.output_contract import parse_quantities
 from hpcbench.jobs.records import JobResult, RunResult
-from hpcbench.problem import Checks, CompareCheck, ReferenceRun, SanityCheck
+from hpcbench.problem import ALL_CASES, Checks, CompareCheck, ReferenceRun, SanityCheck
 from hpcbench.sweep.plan import ProblemSweep, SweepPlan, SweepPoint
 
 NOISY_SPREAD = 0.25  # (max - min) / median of the repeats above this: the point is noisy
@@ -187,7 +187,7 @@ def correctness(rec: JobResult, ref: JobResult | None, pt: SweepPoint, ps: Probl
     got = _quantities(rec, pt.case, pt.ranks) or {}
     notes = []
     for chk in checks.checks:
-        if isinstance(chk, SanityCheck) and not chk.cases and chk.quantity in got:
+        if isinstance(chk, SanityCheck) and (not chk.cases or ALL_CASES in chk.cases) and chk.quantity in got:
             s, why = sanity_score(got[chk.quantity], chk)
             if s < 1.0:
                 return False, f"sanity check {chk.name} failed: {why}"
