@@ -112,6 +112,28 @@ def test_a_campaign_drawn_before_stratification_keeps_its_recorded_cases(tmp_pat
     assert json.loads(held_out_path(tmp_path).read_text())["problems"] == old["problems"]
 
 
+def test_several_seeds_drawn_one_after_another_and_a_changed_range_drawn_again_where_asked(tmp_path):
+    """validate-checks runs its library at LIBRARY_DRAWS seeds (CampaignProfile.held_out_draws): the
+    draws of seed, seed + 1 in order, numbered on. Its campaigns re-snapshot the problems, so a
+    problem whose held_out (or draws) changed since its recorded draw is drawn again there
+    (redraw_changed); a user's campaign keeps what its records were run at."""
+    prob = PROBLEMS["rosenbrock"].problem
+    two = draw(prob, 7, 2)
+    assert [c.args for c in two] == [c.args for c in draw(prob, 7) + draw(prob, 8)]
+    assert [c.name for c in two] == [f"held-out-{k}" for k in range(1, 7)]
+    assert two[0].description.endswith("seed 7") and two[5].description.endswith("seed 8")
+    old = {"seed": 7, "problems": {"rosenbrock": [{"name": "held-out-1", "args": ["-n", "10", "-alpha", "50",
+                                                                                  "-scale", "2"], "ranks": [1]}]}}
+    for redraw, want in ((False, 1), (True, 6)):
+        root = tmp_path / str(redraw)
+        held_out_path(root).parent.mkdir(parents=True)
+        held_out_path(root).write_text(json.dumps(old))
+        got = ensure_draw(root, {"rosenbrock": PROBLEMS["rosenbrock"]}, draws=2, redraw_changed=redraw)
+        assert len(got["rosenbrock"]) == want
+        again = ensure_draw(root, {"rosenbrock": PROBLEMS["rosenbrock"]}, draws=2, redraw_changed=redraw)
+        assert again == got  # drawn once: the spec is recorded with it
+
+
 def test_a_campaign_keeps_its_draw_and_refuses_another_seed(tmp_path):
     bundles = {pid: PROBLEMS[pid] for pid in ("vec-scatter", "robertson")}
     first = ensure_draw(tmp_path, bundles, seed=11)

@@ -115,8 +115,11 @@ def _report(reports: list, md_file: str | None, json_file: str | None) -> None:
               "where that decides them (their accuracy is then an upper bound)")
 @click.option("--parallel", type=click.IntRange(1, 16), default=2, show_default=True,
               help="problems run at once, each in a process of its own (their runs share the cores)")
+@click.option("--held-out-draws", type=click.IntRange(1, 8), default=None,
+              help="held-out seeds the library runs at, each a stratified draw (default 2): a valid variant must "
+                   "pass every check at every one")
 def validate_checks(problem_ids, only, out, md_file, json_file, retry_time_factor, generated, seed,
-                    library, screen, parallel) -> None:
+                    library, screen, parallel, held_out_draws) -> None:
     """Measure the hidden checks by mutation testing: per problem the kill rate of wrong
     programs (accuracy < 0.5 or a gate stops them) and the acceptance rate of valid variants
     (every hidden check passed), then generated mutants of the reference (broken, equivalent,
@@ -130,7 +133,7 @@ def validate_checks(problem_ids, only, out, md_file, json_file, retry_time_facto
         raise click.BadParameter(f"{generated!r}: a count or 'all'", param_hint="--generated")
     count = vc.GENERATED_PER_PROBLEM if generated is None else None if generated == "all" else int(generated)
     options = vc.Options(only=_names(only), generated=count, seed=seed, library=library, screen=screen,
-                         parallel=parallel, retry_starved=retry_time_factor)
+                         parallel=parallel, retry_starved=retry_time_factor, held_out_draws=held_out_draws)
     with Display(JOBS) as progress:
         reports = vc.validate_checks(parse_ids(problem_ids), Path(out), options, progress)
     _report(reports, md_file, json_file)

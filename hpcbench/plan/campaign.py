@@ -415,7 +415,8 @@ def create_campaign(root: Path, site: SiteConfig, request: PlanRequest, profile:
     if profile.resnapshot:  # validation measures the problems as they are now (the records stay valid)
         clear_problems(campaign.root)
     drawn = ensure_draw(campaign.root, problems, profile.held_out_seed, profile.held_out,
-                        performance=profile.performance != "off")
+                        performance=profile.performance != "off", draws=profile.held_out_draws,
+                        redraw_changed=profile.resnapshot)
     plan = plan_jobs(campaign, site, replace(request, problems=problems), profile, drawn)
     plan.held_out = drawn
     plan.skipped += none_left

@@ -20,6 +20,7 @@ under "performance"."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import secrets
@@ -37,9 +38,16 @@ def held_out_path(root: Path) -> Path:
     return Path(root) / "snapshot" / "held_out.json"
 
 
-def draw(problem: Problem, seed: int) -> list[TestCase]:
+def draw(problem: Problem, seed: int, draws: int = 1) -> list[TestCase]:
     """The held-out cases of `problem` for `seed` (none when it declares no ranges): stratified
-    (draw_strata) from STRATIFIED_FROM cases on, else each uniform at every rank count."""
+    (draw_strata) from STRATIFIED_FROM cases on, else each uniform at every rank count. `draws`
+    > 1: the draws of seeds seed, seed + 1, ... one after another, numbered on (validate-checks
+    runs its programs at several, CampaignProfile.held_out_draws)."""
+    if draws > 1:
+        cases = [c for k in range(draws) for c in draw(problem, seed + k)]
+        return [c.model_copy(update={"name": f"{HELD_OUT_PREFIX}{i + 1}",
+                                     "description": f"{c.description}, seed {seed + i // (len(cases) // draws)}"})
+                for i, c in enumerate(cases)]
     h = problem.held_out
     if h is None:
         return []
@@ -54,6 +62,14 @@ def draw(problem: Problem, seed: int) -> list[TestCase]:
         cases.append(TestCase(name=f"{HELD_OUT_PREFIX}{k}", args=args, ranks=h.ranks, time_limit_s=h.time_limit_s,
                               description="held out: arguments drawn at planning"))
     return cases
+
+
+def spec_of(problem: Problem, draws: int = 1) -> str:
+    """What a problem's draw was made from: its `held_out` and the number of draws (a
+    re-snapshotting campaign draws again where it changed: validation/checks.py)."""
+    h = problem.held_out
+    body = json.dumps({"held_out": None if h is None else h.model_dump(mode="json"), "draws": draws}, sort_keys=True)
+    return hashlib.sha256(body.encode()).hexdigest()[:16]
 
 
 def draw_strata(problem: Problem, rng: random.Random) -> list[TestCase]:
@@ -98,6 +114,7 @@ class Draw(NamedTuple):
     seed: int
     problems: dict[str, list[TestCase]]
     performance: dict[str, list[str]]
+    spec: dict[str, str]  # problem -> spec_of what its cases were drawn from (absent before issue 35)
 
 
 def _read(root: Path) -> Draw | None:
@@ -108,7 +125,8 @@ def _read(root: Path) -> Draw | None:
         d = json.loads(path.read_text())
         got = Draw(int(d["seed"]), {pid: [TestCase.model_validate(c) for c in cases]
                                     for pid, cases in d["problems"].items()},
-                   {pid: [str(a) for a in args] for pid, args in d.get("performance", {}).items()})
+                   {pid: [str(a) for a in args] for pid, args in d.get("performance", {}).items()},
+                   {str(pid): str(v) for pid, v in d.get("spec", {}).items()})
         if any(not isinstance(a, list) or len(a) % 2 for a in d.get("performance", {}).values()):
             raise ValueError("a performance draw is not a list of option, value pairs")
         return got
@@ -123,6 +141,12 @@ def read_draw(root: Path) -> tuple[int | None, dict[str, list[TestCase]]]:
     return (None, {}) if d is None else (d.seed, d.problems)
 
 
+def read_spec(root: Path) -> dict[str, str]:
+    """Each problem's spec_of as drawn ({} before any draw, or for a draw made before issue 35)."""
+    d = _read(root)
+    return {} if d is None else d.spec
+
+
 def read_performance_draw(root: Path) -> dict[str, list[str]]:
     """Each problem's drawn performance options, [option, value, ...] ({} before any draw)."""
     d = _read(root)
@@ -130,26 +154,33 @@ def read_performance_draw(root: Path) -> dict[str, list[str]]:
 
 
 def ensure_draw(root: Path, problems: dict[str, ProblemBundle], seed: int | None = None,
-                enabled: bool = True, performance: bool = False) -> dict[str, list[TestCase]]:
+                enabled: bool = True, performance: bool = False, draws: int = 1,
+                redraw_changed: bool = False) -> dict[str, list[TestCase]]:
     """The campaign's held-out cases per problem: the recorded draw, extended to problems it
     lacks, written back. `seed` for a new campaign (random when None); a different one for a
     campaign that already drew is an error. `enabled=False`: no held-out cases (sweeps).
     `performance`: the performance cases' arguments drawn too (read_performance_draw), from the
-    same seed, whether or not held-out cases are."""
+    same seed, whether or not held-out cases are. `draws`: seeds drawn per problem (draw).
+    `redraw_changed` (a re-snapshotting campaign: validation, which measures the problems as
+    they are now): a problem whose `held_out` or `draws` changed since its draw (spec_of) is
+    drawn again; elsewhere a recorded draw is kept as its records were run at it."""
     if not enabled and not performance:
         return {}
     d = _read(root)
     recorded = None if d is None else d.seed
     drawn: dict[str, list[TestCase]] = {} if d is None else d.problems
     perf: dict[str, list[str]] = {} if d is None else d.performance
+    spec: dict[str, str] = {} if d is None else d.spec
     if recorded is not None and seed is not None and seed != recorded:
         raise HpcbenchError(f"--held-out-seed {seed}: {root} drew its held-out cases with seed {recorded} "
                             f"({held_out_path(root)}); a campaign keeps one draw. Plan into a new folder")
     use = recorded if recorded is not None else (seed if seed is not None else secrets.randbelow(2 ** 31))
     changed = recorded is None
     for pid, b in sorted(problems.items()):
-        if enabled and pid not in drawn and b.problem.held_out is not None:
-            drawn[pid] = draw(b.problem, use)
+        stale = redraw_changed and pid in drawn and spec.get(pid) != spec_of(b.problem, draws)
+        if enabled and (pid not in drawn or stale) and b.problem.held_out is not None:
+            drawn[pid] = draw(b.problem, use, draws)
+            spec[pid] = spec_of(b.problem, draws)
             changed = True
         if performance and pid not in perf and b.problem.performance is not None and b.problem.performance.params:
             perf[pid] = draw_performance(b.problem, use)
@@ -157,6 +188,6 @@ def ensure_draw(root: Path, problems: dict[str, ProblemBundle], seed: int | None
     if changed:
         body = {"seed": use, "problems": {pid: [c.model_dump(mode="json") for c in cs]
                                           for pid, cs in sorted(drawn.items())},
-                "performance": dict(sorted(perf.items()))}
+                "performance": dict(sorted(perf.items())), "spec": dict(sorted(spec.items()))}
         write_atomic(held_out_path(root), json.dumps(body, indent=1))
     return {pid: cs for pid, cs in drawn.items() if pid in problems} if enabled else {}

@@ -30,7 +30,7 @@ from hpcbench.errors import HpcbenchError
 from hpcbench.jobs.records import JobResult, LogEvent, compact
 from hpcbench.plan import snapshot, staging
 from hpcbench.plan.campaign import Campaign
-from hpcbench.plan.held_out import read_draw, read_performance_draw
+from hpcbench.plan.held_out import read_draw, read_performance_draw, read_spec
 from hpcbench.store import integrity, layout
 from hpcbench.store.accounting import read_allocations, write_accounting
 from hpcbench.store.lock import store_lock
@@ -205,7 +205,8 @@ def _write_static(f: h5py.File, root: Path, m, probs: dict) -> None:
     if seed is not None:  # the held-out cases and performance arguments drawn at planning, with their seed
         f.create_dataset("held_out", data=json.dumps({"seed": seed, "problems": {
             pid: [c.model_dump(mode="json") for c in cs] for pid, cs in sorted(drawn.items())},
-            "performance": read_performance_draw(root)}), dtype=layout.STR)
+            "performance": read_performance_draw(root), **({"spec": spec} if (spec := read_spec(root)) else {})}),
+            dtype=layout.STR)
     contamination = root / "snapshot" / "contamination.json"
     if contamination.is_file():  # each program's nearest PETSc example, measured at planning
         f.create_dataset("contamination", data=contamination.read_text(), dtype=layout.STR)

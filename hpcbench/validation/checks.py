@@ -15,12 +15,14 @@ Screens (validation/screening.py) decide most wrong programs from a cheap campai
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from hpcbench.errors import ConfigError
+from hpcbench.plan.held_out import read_draw
 from hpcbench.problem import ProblemBundle
 from hpcbench.profile import CHECKS_LIBRARY, CHECKS_SCREEN, GENERATED, GENERATED_SCREEN, CampaignProfile
 from hpcbench.site import SiteConfig
@@ -47,6 +49,7 @@ class Options:
     parallel: int = 1
     site_name: str = "local"
     retry_starved: float = 4.0  # a job whose run timed out while starved of a CPU reruns with limits this many times
+    held_out_draws: int | None = None  # the library's held-out seeds (None: CHECKS_LIBRARY's, LIBRARY_DRAWS)
 
 
 def validate_checks(problem_ids: list[str] | None, out: Path, options: Options | None = None, progress=None
@@ -161,10 +164,13 @@ def _run_library(here: _Here, bundle: ProblemBundle, lib: MutantLibrary, report:
         # (else the full campaign below says what is wrong with the reference)
     out_names = {sc.attempt for sc in decided}
     rest = [s for s in subs if not (s.meta.agent == "wrong" and s.meta.attempt in out_names)]
-    full = here.campaign("campaigns", CHECKS_LIBRARY, bundle, rest + ref, report) if rest else []
+    profile = CHECKS_LIBRARY if o.held_out_draws is None else CHECKS_LIBRARY.model_copy(
+        update={"held_out_draws": o.held_out_draws})
+    full = here.campaign("campaigns", profile, bundle, rest + ref, report) if rest else []
     # a reused folder may still hold a record of a program the screen now decides
     full = [sc for sc in full if not (sc.agent == "wrong" and sc.attempt in out_names)]
-    _fill_report(report, lib, full + decided, {sc.attempt for sc in decided})
+    drawn = read_draw(here.out / "campaigns" / bundle.id)[1].get(bundle.id, [])
+    _fill_report(report, lib, full + decided, {sc.attempt for sc in decided}, drawn)
 
 
 def _screened_out(sc) -> bool:
@@ -174,9 +180,12 @@ def _screened_out(sc) -> bool:
     return bool(sc.failed_gate) or (acc is not None and acc.score is not None and acc.score < KILL_BELOW)
 
 
-def _fill_report(report: ProblemReport, lib: MutantLibrary, scores: list, screened: set[str]) -> None:
+def _fill_report(report: ProblemReport, lib: MutantLibrary, scores: list, screened: set[str],
+                 drawn: list | None = None) -> None:
     """Each scored program's outcome (`screened`: the wrong programs the screen decided); a
-    failing reference is the problem's error."""
+    failing reference is the problem's error. A held-out case a rationale names is shown with its
+    drawn arguments (`drawn`: the campaign's held-out cases), where a valid variant broke a
+    requirement: `-n 124 at 2 ranks` says more than `held-out-5`."""
     known = reasons({report.problem: lib}, "checks")
     for sc in scores:
         acc = accuracy(sc)
@@ -190,8 +199,21 @@ def _fill_report(report: ProblemReport, lib: MutantLibrary, scores: list, screen
         report.outcomes.append(Outcome(
             kind=sc.agent, name=sc.attempt, reason=reason,
             score=None if sc.failed_gate or acc is None else acc.score, failed_gate=sc.failed_gate,
-            why=why(sc, acc), screened=sc.attempt in screened and sc.agent == "wrong"))
+            why=with_drawn_args(why(sc, acc), drawn or []), screened=sc.attempt in screened and sc.agent == "wrong"))
     report.outcomes.sort(key=lambda x: (x.kind != "wrong", x.name))
+
+
+def with_drawn_args(text: str, drawn: list) -> str:
+    """`text` with each held-out case it names followed by its arguments and rank count."""
+    by_name = {c.name: c for c in drawn}
+
+    def shown(m: re.Match) -> str:
+        c = by_name.get(m.group(1))
+        if c is None:
+            return m.group(0)
+        return f"{m.group(0)} ({' '.join(c.args)}, {c.ranks[0]} rank{'s' if c.ranks[0] > 1 else ''})"
+
+    return re.sub(r"\b(held-out-\d+)\b(?! \()", shown, text)
 
 
 def _run_generated(here: _Here, bundle: ProblemBundle, report: ProblemReport) -> GeneratedReport | None:

@@ -19,7 +19,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field, model_validator
 
 from hpcbench.errors import ConfigError
 from hpcbench.problem import ProblemBundle, load_json_model
@@ -40,11 +40,48 @@ class Edit(FrozenStrict):
     replace: str
 
 
+# What kind of mistake (a wrong program) or of right answer (a valid variant) an entry is
+# (issue 35's classes; docs/problems.md "Library entries: class and wrong_where"):
+# - edge-only: wrong only in part of a held-out range (`wrong_where` says where);
+# - stated-tolerance: a solve stopped at a looser tolerance than the task states;
+# - requirement-broken: right numbers, a stated requirement broken (an iteration bound);
+# - one-output-far-off: one required quantity wrong by orders of magnitude, the rest right;
+# - solver-residual (valid): a valid method whose answers differ from the reference's by what
+#   the solver's residual allows, the yardstick the tolerances are set from.
+WRONG_CLASSES = ("edge-only", "stated-tolerance", "requirement-broken", "one-output-far-off")
+VALID_CLASSES = ("solver-residual",)
+EntryClass = Literal["edge-only", "stated-tolerance", "requirement-broken", "one-output-far-off", "solver-residual"]
+
+
 class Program(FrozenStrict):
+    model_config = ConfigDict(populate_by_name=True)
+
     name: Name
     reason: Annotated[str, Field(min_length=10)]
     edits: list[Edit] = []
     args: list[str] = []  # options added before each case's own (submission.json `args`)
+    # `class` in the file (a Python keyword here)
+    entry_class: EntryClass | None = Field(default=None, alias="class")
+    # edge-only: the part of the held-out ranges where the program is wrong, per drawn option
+    # [lo, hi] (closed); a held-out case with every named option inside is one where it fails
+    wrong_where: dict[str, tuple[float, float]] = {}
+
+    @model_validator(mode="after")
+    def _where(self) -> Program:
+        if (self.entry_class == "edge-only") != bool(self.wrong_where):
+            raise ValueError("wrong_where: an edge-only entry says where it is wrong, and only an edge-only one")
+        for opt, (lo, hi) in self.wrong_where.items():
+            if lo > hi:
+                raise ValueError(f"wrong_where: {opt}: {lo:g} is above {hi:g}")
+        return self
+
+    def wrong_at(self, args: list[str]) -> bool:
+        """Whether a case of `args` lies in wrong_where (every named option inside its interval)."""
+        values = dict(zip(args[::2], args[1::2], strict=False))
+        try:
+            return all(o in values and lo <= float(values[o]) <= hi for o, (lo, hi) in self.wrong_where.items())
+        except ValueError:
+            return False
 
 
 class Harmless(FrozenStrict):
@@ -100,9 +137,37 @@ def load_library(bundle: ProblemBundle, measure: Measure) -> Library | None:
             if prog.name in seen:
                 raise ConfigError(path, f"{kind}[{i}].name", f"{prog.name!r} is used twice")
             seen.add(prog.name)
+            why = _class_misuse(bundle, kind, prog)
+            if why:
+                raise ConfigError(path, f"{kind}[{i}].{why[0]}", why[1])
     if measure == "performance" and bundle.problem.performance is None:
         raise ConfigError(path, None, "the problem declares no performance case (problem.json `performance`)")
     return lib
+
+
+def _class_misuse(bundle: ProblemBundle, kind: str, prog: Program) -> tuple[str, str] | None:
+    """(field, reason) where an entry's class does not fit its kind or its wrong_where the
+    problem's held-out ranges."""
+    if prog.entry_class is not None:
+        allowed = WRONG_CLASSES if kind == "wrong" else VALID_CLASSES if kind == "valid" else ()
+        if prog.entry_class not in allowed:
+            return "class", f"{prog.entry_class!r} is not a class of a {kind} entry (those: {', '.join(allowed)})"
+    h = bundle.problem.held_out
+    ranges = {p.option: p for p in h.params} if h else {}
+    for opt, (lo, hi) in prog.wrong_where.items():
+        p = ranges.get(opt)
+        if p is None:
+            return "wrong_where", f"{opt} is not a held-out param of problem.json (those: {', '.join(ranges)})"
+        top = p.max
+        bottom = -p.max if p.either_sign else p.min
+        if hi < bottom or lo > top:
+            return "wrong_where", f"{opt}: [{lo:g}, {hi:g}] lies outside the held-out range [{p.min:g}, {p.max:g}]"
+    return None
+
+
+def edge_only(lib: Library) -> list[Program]:
+    """The library's edge-only wrong programs (tests/test_edge_only.py draws against them)."""
+    return [p for p in getattr(lib, "wrong", []) if p.entry_class == "edge-only"]
 
 
 def apply_edits(bundle: ProblemBundle, measure: Measure, prog: Program, where: str) -> dict[str, str]:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from hpcbench.problem import ProblemBundle
 from hpcbench.validation.mutation.names import installed_families, member_index
-from hpcbench.validation.mutation.operators import OPERATORS, Mutation, mutations
+from hpcbench.validation.mutation.operators import OPERATORS, Mutation, TaskFacts, mutations, stated_tolerances
 
 AGENT = "generated"  # the agent name of generated mutants in their campaigns
 
@@ -41,11 +41,26 @@ def reference_files(bundle: ProblemBundle) -> tuple[dict, dict[str, str]]:
     return meta, {name: (bundle.reference_dir / name).read_text() for name in meta["files"]}
 
 
+def task_facts(bundle: ProblemBundle) -> TaskFacts:
+    """What the task states that the tol and branch operators use: its accuracies, its ranges."""
+    h = bundle.problem.held_out
+    published = []
+    for c in bundle.problem.cases:
+        for o, v in zip(c.args[::2], c.args[1::2], strict=False):
+            try:
+                published.append((o, float(v)))
+            except ValueError:
+                continue
+    return TaskFacts(stated_tolerances(bundle.problem.task), tuple(h.params) if h else (), tuple(published))
+
+
 def all_mutations(bundle: ProblemBundle, names: dict | None = None) -> list[Mutation]:
     """Every mutation of the reference's C sources."""
     names = member_index(installed_families()) if names is None else names
     _, files = reference_files(bundle)
-    return [m for f, text in sorted(files.items()) if f.endswith(".c") for m in mutations(f, text, names)]
+    facts = task_facts(bundle)
+    return [m for f, text in sorted(files.items()) if f.endswith(".c")
+            for m in mutations(f, text, names, facts=facts)]
 
 
 def draw_mutations(every: list[Mutation], count: int | None, key: str) -> list[Mutation]:

@@ -19,7 +19,17 @@ its replacement), so a mutant is the reference with one edit applied:
   one kind);
 - sdl: an expression statement removed;
 - enum: a PETSc enum member or type name replaced by another of its family
-  (hpcbench.validation.mutation.names), a MPI reduction by another.
+  (hpcbench.validation.mutation.names), a MPI reduction by another;
+- tol: a solver tolerance loosened to what the task states (issue 35: a solve stopped at
+  1e-6 where the task asks 1e-10 agreed to 3e-7): a small real literal (<= 1e-3) given to
+  KSP/SNES/TS/TaoSetTolerances or to a variable named *tol*, replaced by each accuracy the
+  task text states that is looser (TaskFacts.stated) and by 1e4 times itself (1e-10 -> 1e-6);
+- branch: the computation changed only for part of a held-out range: after the statement
+  that reads a drawn option (PetscOptionsReal/Int, PetscOptionsGetReal/Int with its name),
+  `if (x > T) x *= 1.001;` with T the inner edge of the range's high band, and `if (x < T)`
+  with the low band's (an int moves by its multiple_of), so the mutant agrees with the
+  reference everywhere but near one end of the range (an obstacle imposed only where it is
+  positive differed only above load 9 of 2-10).
 
 Code whose change cannot alter an answer, or which exists to stop a wrong run,
 is not mutated: error checks (PetscCheck, SETERRQ, ...), flop logging, string
@@ -36,8 +46,9 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from hpcbench.evaluators.csource import syntax_tree
+from hpcbench.problem import HeldOutParam
 
-OPERATORS = ("aor", "ror", "crp", "obo", "swap", "sdl", "enum")
+OPERATORS = ("aor", "ror", "crp", "obo", "swap", "sdl", "enum", "tol", "branch")
 
 ARITH = ("+", "-", "*", "/")
 # Kaminski, Ammann and Offutt's sufficient replacements; "1"/"0" stand for true/false.
@@ -52,8 +63,35 @@ NOT_REMOVED = frozenset({"PetscFunctionBeginUser", "PetscFunctionBegin"}) | NOT_
 SKIPPED_NODES = frozenset({"comment", "string_literal", "char_literal", "concatenated_string",
                            "preproc_include", "preproc_def", "preproc_function_def", "preproc_call",
                            "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif"})
+# Calls whose real arguments are solver tolerances (the tol operator loosens them).
+TOLERANCE_CALLS = frozenset({"KSPSetTolerances", "SNESSetTolerances", "TSSetTolerances", "TaoSetTolerances",
+                             "TaoSetConstraintTolerances", "EPSSetTolerances"})
+# A literal above this is no solver tolerance (a step, a coefficient)
+TOLERANCE_AT_MOST = 1e-3
+LOOSER = 1e4  # the tol operator's loosening where the task states nothing looser: 1e-10 -> 1e-6
+SHIFT = 1.001  # the branch operator's change of a real parameter beyond its threshold
+_OPTION_READS = re.compile(r"^PetscOptions(Get)?(Real|Int|Scalar)$")
 _INT = re.compile(r"^(\d+)([uUlL]*)$")
 _REAL = re.compile(r"^((?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?)([fFlL]?)$")
+
+
+@dataclass(frozen=True)
+class TaskFacts:
+    """What the task states that the tol and branch operators need: the accuracies and
+    tolerances its text names (`stated`, e.g. 1e-10, 1e-6), the held-out ranges of its
+    options (problem.json `held_out.params`) and the values its published cases give them (a
+    branch a published case takes is no edge-only mistake: the published checks see it)."""
+
+    stated: tuple[float, ...] = ()
+    ranges: tuple[HeldOutParam, ...] = ()
+    published: tuple[tuple[str, float], ...] = ()  # (option, value) of every published case that sets it
+
+
+def stated_tolerances(task: str) -> tuple[float, ...]:
+    """The small numbers a task text names as accuracies or tolerances: `1e-10`, `1.5e-7`
+    (negative powers of ten at most TOLERANCE_AT_MOST), in increasing order."""
+    found = {float(x) for x in re.findall(r"(?<![\w.])(\d(?:\.\d+)?e-\d+)(?![\w])", task)}
+    return tuple(sorted(x for x in found if 0 < x <= TOLERANCE_AT_MOST))
 
 
 @dataclass(frozen=True)
@@ -272,10 +310,11 @@ def _swaps(m: _Maker, node: Node, types: dict[str, str]) -> None:
 
 
 def mutations(file: str, source: str, names: dict[str, tuple[str, tuple[str, ...]]] | None = None,
-              enum_alternatives: int = 3) -> list[Mutation]:
+              enum_alternatives: int = 3, facts: TaskFacts | None = None) -> list[Mutation]:
     """Every mutation of one C source by the operators above; `names` is
     hpcbench.validation.mutation.names.member_index of the PETSc in use (None: no enum operator).
-    At most `enum_alternatives` other members per name: the ones next to it in its family."""
+    At most `enum_alternatives` other members per name: the ones next to it in its family.
+    `facts`: what the task states (None: no tol or branch operator)."""
     root = syntax_tree(source).root_node
     types = declared_types(root)
     m = _Maker(file)
@@ -289,17 +328,107 @@ def mutations(file: str, source: str, names: dict[str, tuple[str, tuple[str, ...
             _assignment(m, node)
         elif t == "number_literal":
             _number(m, node)
+            if facts is not None:
+                _tolerance(m, node, facts.stated)
         elif t == "for_statement":
             _for_bounds(m, node)
         elif t == "subscript_expression":
             _subscript(m, node)
         elif t == "expression_statement":
             _statement(m, node)
+            if facts is not None and facts.ranges:
+                _branches(m, node, facts)
         elif t == "call_expression":
             _swaps(m, node, types)
         elif t == "identifier" and names and _text(node) in names:
             _family(m, node, names[_text(node)][1], enum_alternatives)
     return _unique(m.out)
+
+
+def _is_tolerance(node: Node) -> bool:
+    """A literal given to a tolerance call, or the value of a variable named *tol*."""
+    parent = node.parent
+    if parent is not None and parent.type == "argument_list":
+        call = parent.parent
+        return call is not None and call.type == "call_expression" and _call_name(call) in TOLERANCE_CALLS
+    if parent is not None and parent.type == "init_declarator":
+        return "tol" in _text(parent.child_by_field_name("declarator")).lower()
+    if parent is not None and parent.type == "assignment_expression":
+        return "tol" in _text(parent.child_by_field_name("left")).lower()
+    return False
+
+
+def _tolerance(m: _Maker, node: Node, stated: tuple[float, ...]) -> None:
+    r = _REAL.match(_text(node))
+    if r is None or not _is_tolerance(node):
+        return
+    c = float(r.group(1))
+    if not 0.0 < c <= TOLERANCE_AT_MOST:
+        return
+    looser = [x for x in stated if x > c] + [c * LOOSER]
+    for x in sorted({float(f"{x:.3g}") for x in looser if x <= 1e-2}):
+        m.add("tol", node, f"{x:g}" if "e" in f"{x:g}" else _real(x))
+
+
+def _option_read(node: Node) -> tuple[str, str, str] | None:
+    """(option, the variable it is read into, its kind: Int, Real or Scalar) of a statement
+    reading an option's value, `PetscCall(PetscOptionsReal("-load", ..., &mb.load, NULL))` and
+    the Get forms."""
+    call = node.named_children[0] if node.named_children else None
+    while call is not None and call.type == "call_expression" and _call_name(call).startswith("PetscCall"):
+        wrapped = call.child_by_field_name("arguments")
+        call = wrapped.named_children[0] if wrapped is not None and wrapped.named_children else None
+    if call is None or call.type != "call_expression" or not (k := _OPTION_READS.match(_call_name(call))):
+        return None
+    arglist = call.child_by_field_name("arguments")
+    args: list[Node] = arglist.named_children if arglist is not None else []
+    at = next((i for i, a in enumerate(args) if a.type == "string_literal"), None)
+    if at is None:
+        return None
+    target = next((a for a in args[at + 1:] if a.type == "pointer_expression" and _text(a).startswith("&")), None)
+    inner = target.child_by_field_name("argument") if target is not None else None
+    if inner is None:
+        return None
+    return _text(args[at]).strip('"'), _text(inner), k.group(2)
+
+
+def _bounds(p: HeldOutParam, is_int: bool) -> list[tuple[str, str]]:
+    """(comparison, bound) that holds exactly inside p's high band, then its low band: for an int
+    the admissible value next to the band (-w 1-4: `> 3`, `< 2`), for a real the band's edge."""
+    import math
+
+    from hpcbench.plan.param_draw import stratum_of
+
+    out = []
+    if is_int:
+        m = p.multiple_of
+        values = [k * m for k in range(math.ceil(p.min / m), math.floor(p.max / m) + 1)]
+        for cmp, band, pick in ((">", "high", max), ("<", "low", min)):
+            rest = [v for v in values if stratum_of(p, str(v)) != band]
+            if rest and len(rest) < len(values):
+                out.append((cmp, str(pick(rest))))
+        return out
+    for cmp, t in ((">", 1.0 - p.edge), ("<", p.edge)):
+        v = (math.exp(math.log(p.min) + t * (math.log(p.max) - math.log(p.min))) if p.log
+             else p.min + t * (p.max - p.min))
+        out.append((cmp, f"{v:.6g}"))
+    return out
+
+
+def _branches(m: _Maker, node: Node, facts: TaskFacts) -> None:
+    read = _option_read(node)
+    p = next((p for p in facts.ranges if read is not None and p.option == read[0]), None)
+    if read is None or p is None:
+        return
+    _, var, kind = read
+    x = (f"PetscAbs{kind}({var})" if p.either_sign and kind != "Int"
+         else f"PetscRealPart({var})" if kind == "Scalar" else var)
+    change = f"{var} += {p.multiple_of};" if kind == "Int" else f"{var} *= {SHIFT};"
+    seen = [abs(v) if p.either_sign else v for o, v in facts.published if o == p.option]
+    for cmp, bound in _bounds(p, kind == "Int"):
+        if any(v > float(bound) if cmp == ">" else v < float(bound) for v in seen):
+            continue  # a published case takes the branch: its checks judge it, no edge-only mistake
+        m.add("branch", node, f"{_text(node)}\n  if ({x} {cmp} {bound}) {change}")
 
 
 def _family(m: _Maker, node: Node, members: tuple[str, ...], k: int) -> None:
