@@ -14,9 +14,11 @@ MPI ranks and threads to cores", Example 1; PALS_LOCAL_RANKID the rank's index o
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import re
+import shutil
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -135,7 +137,11 @@ class Allocation:
         script.write_text(script_text)
         hosts = [f"x{4000 + i}c0s0b0n0" for i in range(plan.nodes)]
         env = {**mom_env(script, tmp, "1.pbs", hosts), "PBS_JOBID": "1.pbs", "HPCBENCH_SCHEDULER": "pbs"}
-        return cls(site, PackDriver(m, view_for(site.scheduler, env)), env, tmp)
+        driver = PackDriver(m, view_for(site.scheduler, env))
+        # the driver's slots live in node-local memory (/dev/shm): a real driver removes them at its
+        # end (jobs/pack.main), this one is never run to its end
+        atexit.register(shutil.rmtree, driver.slots_root, True)
+        return cls(site, driver, env, tmp)
 
     def runs(self, spec: JobSpec, ranks: int, count: int) -> list[Run]:
         """`count` runs of `spec` at `ranks` ranks started side by side as the driver starts them:
