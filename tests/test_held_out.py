@@ -499,7 +499,10 @@ def test_a_program_printing_the_published_answers_fails_the_held_out_cases(tmp_p
             continue
         # positive control: the public cases alone are fooled, as they were before held-out cases
         assert all(d["score"] == 1.0 for d in public), public
-        assert all(d["score"] == 0.0 for d in held), held
+        # every compare at a held-out case fails; a sanity bound true at any draw (rosenbrock's objective
+        # at its minimum is 0 whatever -scale says) may hold for published answers too
+        compares = [d for d in held if d["check"].startswith("compare:")]
+        assert compares and all(d["score"] == 0.0 for d in compares), held
         assert acc["score"] < 0.5, acc["rationale"]
         assert "held-out case held-out-1" in acc["rationale"]
     report = json.loads(hpcbench("report", str(out), "--format", "json").stdout)["submissions"]

@@ -24,7 +24,7 @@ from hpcbench.submission import LoadedSubmission, Rejected, load_submission
 from tests.conftest import QUICK, hpcbench, shared_campaign
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "examples" / "submissions" / "petsc4py-coder" / "vec-scatter" / "1" / "main.py"
+SAMPLE = ROOT / "problems" / "vec-scatter" / "reference-python" / "main.py"  # the flawed programs' starting point
 
 
 def _write(folder: Path, files: dict[str, str], entry: str, problem: str = "vec-scatter") -> Path:

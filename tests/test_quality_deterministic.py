@@ -206,13 +206,16 @@ def _record(problem: str, outputs: dict[tuple[str, int], str]) -> JobResult:
 def test_parallel_awareness_compares_answers_at_1_and_n_ranks(api):
     pa = _evaluators()["parallel_awareness"]
     folder = ROOT / "problems/advection1d/reference"
-    same = {(c, r): "mass: 1.0\nl1_error: 0.125\n" for c in ("right", "left") for r in (1, 2)}
+    cases = [c.name for c in load_problem(ROOT / "problems/advection1d").problem.cases]  # every published case
+    same = {(c, r): "mass: 1.0\nl1_error: 0.125\n" for c in cases for r in (1, 2)}
     good = pa.evaluate(_ctx(folder, api, _record("advection1d", same)))
     differs = dict(same)
     differs[("left", 2)] = "mass: 1.0\nl1_error: 0.25\n"  # rank-dependent answer
     bad = pa.evaluate(_ctx(folder, api, _record("advection1d", differs)))
     assert good.score == 1.0 and good.evidence["components"]["same_answer_1_vs_n"] == 1.0
-    assert bad.score < good.score and bad.evidence["components"]["same_answer_1_vs_n"] == 0.75
+    compared = len(bad.evidence["rank_comparisons"])
+    assert compared == 2 * len(cases)  # each case's two quantities
+    assert bad.score < good.score and bad.evidence["components"]["same_answer_1_vs_n"] == 1 - 1 / compared
     row = next(c for c in bad.evidence["rank_comparisons"] if not c["agree"])
     assert (row["case"], row["ranks"], row["quantity"]) == ("left", [1, 2], "l1_error")
     assert "l1_error" in bad.rationale

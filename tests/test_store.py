@@ -111,7 +111,8 @@ def test_collected_in_two_halves_equals_collected_at_once(small, tmp_path):
     for rec in aside.glob("*.json"):
         shutil.move(rec, halves / "records" / rec.name)
     second = hpcbench("collect", str(halves)).stdout
-    assert f"{len(subs) - len(subs) // 2} added, 0 replaced, {len(subs) // 2} unchanged" in second
+    # the half set aside comes back (an odd count since the Python references joined the defaults)
+    assert f"{len(subs) // 2} added, 0 replaced, {len(subs) - len(subs) // 2} unchanged" in second
     hpcbench("collect", str(once))
     assert normalised(halves) == normalised(once)
     hpcbench("score", str(halves), "--scoring-id", "h")
