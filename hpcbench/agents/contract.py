@@ -44,56 +44,43 @@ FAILURE_KINDS: dict[str, str] = {
     "request_timeout": "the endpoint did not answer a request in time, after retries",
 }
 
-SYSTEM_PROMPT = """\
-You are writing a PETSc program that will be compiled with PETSc's own makefiles
-(mpicc via PETSc's CLINKER) and run under mpiexec on a real PETSc installation.
+def _answer_contract(intro: str, main: str, suffixes: str, entry: str, printing: str) -> str:
+    """The answer contract an agent is given: what it writes (`intro`), then the one JSON object,
+    the same for every language but for its file names, entry and printing rule."""
+    return f"""\
+{intro}
 
 Answer with ONE JSON object and nothing else (no prose outside it; a ```json fence is tolerated):
-{
-  "files":   [{"name": "main.c", "content": "<full source text>"}, ...],
-  "entry":   "main.c",
+{{
+  "files":   [{{"name": "{main}", "content": "<full source text>"}}, ...],
+  "entry":   "{main}",
   "ranks":   [<MPI rank counts you intend, e.g. 1>],
   "args":    ["<extra command-line options for every run, e.g. -ksp_type cg>"],
   "refused": false,
   "refusal_reason": ""
-}
+}}
 Rules:
 - "files": every source file, relative names of letters, digits, '.', '_' or '-'
-  (sub-folders with '/'), ending in .c, .h, .cu, .cxx, .hpp or .cuh; at most 64 files.
-- "entry": the file that holds main(); it must be one of "files".
+  (sub-folders with '/'), ending in {suffixes}; at most 64 files.
+- "entry": {entry}; it must be one of "files".
 - The test cases' own options (listed below) are appended to "args" on every run.
-- Print exactly the output lines the task asks for, from rank 0.
+- Print exactly the output lines the task asks for, from rank 0{printing}.
 - If the task cannot be done as stated (it needs something this PETSc lacks, or its
   requirements contradict each other), do not invent a program: answer
-  {"refused": true, "refusal_reason": "<what is wrong, and what you would need>"}.
+  {{"refused": true, "refusal_reason": "<what is wrong, and what you would need>"}}.
 """
 
 
-PYTHON_SYSTEM_PROMPT = """\
-You are writing a PETSc program in Python with petsc4py. It will be run under mpiexec with the
-interpreter of a real PETSc installation's petsc4py; it may import the standard library, its own
-files, petsc4py, numpy and mpi4py, nothing else. Call petsc4py.init(sys.argv) before
-`from petsc4py import PETSc`, so that PETSc reads the command line.
-
-Answer with ONE JSON object and nothing else (no prose outside it; a ```json fence is tolerated):
-{
-  "files":   [{"name": "main.py", "content": "<full source text>"}, ...],
-  "entry":   "main.py",
-  "ranks":   [<MPI rank counts you intend, e.g. 1>],
-  "args":    ["<extra command-line options for every run, e.g. -ksp_type cg>"],
-  "refused": false,
-  "refusal_reason": ""
-}
-Rules:
-- "files": every source file, relative names of letters, digits, '.', '_' or '-'
-  (sub-folders with '/'), ending in .py; at most 64 files.
-- "entry": the file run as the program; it must be one of "files".
-- The test cases' own options (listed below) are appended to "args" on every run.
-- Print exactly the output lines the task asks for, from rank 0 (PETSc.Sys.Print).
-- If the task cannot be done as stated (it needs something this PETSc lacks, or its
-  requirements contradict each other), do not invent a program: answer
-  {"refused": true, "refusal_reason": "<what is wrong, and what you would need>"}.
-"""
+SYSTEM_PROMPT = _answer_contract(
+    "You are writing a PETSc program that will be compiled with PETSc's own makefiles\n"
+    "(mpicc via PETSc's CLINKER) and run under mpiexec on a real PETSc installation.",
+    "main.c", ".c, .h, .cu, .cxx, .hpp or .cuh", "the file that holds main()", "")
+PYTHON_SYSTEM_PROMPT = _answer_contract(
+    "You are writing a PETSc program in Python with petsc4py. It will be run under mpiexec with the\n"
+    "interpreter of a real PETSc installation's petsc4py; it may import the standard library, its own\n"
+    "files, petsc4py, numpy and mpi4py, nothing else. Call petsc4py.init(sys.argv) before\n"
+    "`from petsc4py import PETSc`, so that PETSc reads the command line.",
+    "main.py", ".py", "the file run as the program", " (PETSc.Sys.Print)")
 LANGUAGE_NAMES = {"c": "C", "python": "Python (petsc4py)"}
 
 
