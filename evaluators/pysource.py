@@ -38,7 +38,6 @@ class PySourceFacts:
     calls: list[tuple[str, int]] = field(default_factory=list)  # dotted callee as written, line
     init_with_argv: bool = False  # petsc4py.init(sys.argv ...)
     petsc_imported: bool = False
-    prints: list[int] = field(default_factory=list)  # lines of a bare print()
     shortcuts: list[str] = field(default_factory=list)  # "np.linalg.solve at main.py:12"
     tampering: list[str] = field(default_factory=list)
     destroyed: set[str] = field(default_factory=set)  # names whose .destroy() is called
@@ -99,8 +98,6 @@ def _call(node: ast.Call, facts: PySourceFacts) -> None:
     where = f"{facts.file}:{node.lineno}"
     if full in ("petsc4py.init",) and any("sys.argv" in ast.unparse(a) for a in node.args):
         facts.init_with_argv = True
-    if full == "print":
-        facts.prints.append(node.lineno)
     if full.startswith(("numpy.linalg.", "numpy.dual.")) and full.rsplit(".", 1)[-1] in DENSE_SHORTCUTS:
         facts.shortcuts.append(f"{name} at {where}")
     method = full.rsplit(".", 1)[-1]

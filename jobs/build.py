@@ -14,6 +14,7 @@ from hpcbench.jobs.interposition import SymbolCheckError, refusal, replaced_func
 from hpcbench.jobs.records import BuildResult, Isolation, Limits
 from hpcbench.jobs.sandbox import Step, step_env
 from hpcbench.petsc_env import PetscInstall
+from hpcbench.problem import language_of
 
 MAKEFILE_NAME = "hpcbench.mk"
 
@@ -59,7 +60,7 @@ def build_submission(
     Limits()), on its `cpus` (the build's core slots: as many make jobs as it holds, never on
     another run's cores), started where the confinement's `launch` starts it (jobs/placement.py
     build_confinement: Slurm's srun --exact step, or the site's launcher on the job's own node)."""
-    if entry.endswith(".py"):  # a petsc4py program: checked, not compiled (docs/python.md)
+    if language_of(entry) == "python":  # a petsc4py program: checked, not compiled (docs/python.md)
         return build_python(folder, sources, entry, petsc, timeout_s, output_cap, extra_env, isolation, confinement)
     folder = Path(folder)
     given = confinement or Confinement()

@@ -31,6 +31,7 @@ from pathlib import Path
 from hpcbench.jobs.build import BINARY_NAME, MAKEFILE_NAME, build_submission, render_makefile
 from hpcbench.jobs.records import BuildResult, write_atomic
 from hpcbench.petsc_env import PetscInstall
+from hpcbench.problem import language_of
 
 SCHEMA = 2  # part of every key: a change of what a build produces starts a new cache
 RECORD = "build.json"
@@ -84,7 +85,7 @@ def build(cache_dir: str, folder: Path, sources: list[str], entry: str, petsc: P
           **options) -> BuildResult:
     """build_submission(folder, sources, entry, petsc, **options), through the cache at
     `cache_dir` ("": no cache)."""
-    if not cache_dir or entry.endswith(".py"):  # a Python program's check is quicker than a cache lookup
+    if not cache_dir or language_of(entry) == "python":  # a Python program's check is quicker than a cache lookup
         return build_submission(folder, sources, entry, petsc, **options)
     if entry not in sources:
         sources = [entry, *sources]

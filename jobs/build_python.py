@@ -150,14 +150,16 @@ def build_python(folder: Path, sources: list[str], entry: str, petsc: PetscInsta
                        step=step, confinement=Confinement(given.limits or Limits(), given.cpus, given.launch))
     wall = time.perf_counter() - t0
     ok = out.exit_code == 0 and not out.timed_out
+    launcher = render_launcher(entry) if ok else ""
     if ok:
         app = folder / BINARY_NAME
-        app.write_text(render_launcher(entry))
+        app.write_text(launcher)
         app.chmod(0o755)
     return BuildResult(
-        command=f"{interpreter()} -sS -B -c <check: byte-compile {len(sources)} files, resolve imports>",
+        command=" ".join([*given.launch, interpreter(), "-sS", "-B", "-c",
+                          f"<check: byte-compile {len(sources)} files, resolve imports>"]),
         exit_code=out.exit_code if out.exit_code != 0 or ok else 1, timed_out=out.timed_out, wall_s=wall,
         stdout=out.stdout, stderr=out.stderr, stdout_truncated=out.stdout_truncated,
-        stderr_truncated=out.stderr_truncated, makefile=render_launcher(entry) if ok else "",
+        stderr_truncated=out.stderr_truncated, makefile=launcher,
         stopped_reason=out.stopped_reason, isolation=iso.level, cpus=cpu_list(given.cpus or []),
     )

@@ -73,12 +73,19 @@ def is_python(spec: JobSpec) -> bool:
     return language_of(spec.entry) == "python"
 
 
-def null_program(spec: JobSpec, petsc: PetscInstall) -> Path | None:
-    """Build (once per variant and language, shared between jobs) the calibration program."""
+def null_dir(spec: JobSpec) -> Path | None:
+    """Where the job's calibration program lives: one per variant and language (None: no null runs)."""
     if not spec.null_program_dir:
         return None
+    return Path(spec.null_program_dir + ("-python" if is_python(spec) else ""))
+
+
+def null_program(spec: JobSpec, petsc: PetscInstall) -> Path | None:
+    """Build (once per variant and language, shared between jobs) the calibration program."""
+    final = null_dir(spec)
+    if final is None:
+        return None
     python = is_python(spec)
-    final = Path(spec.null_program_dir + ("-python" if python else ""))
     if (final / BINARY_NAME).is_file():
         return final / BINARY_NAME
     tmp = final.parent / f".{final.name}.{os.getpid()}"
@@ -126,8 +133,8 @@ class Runner:
         self.env = run_env(petsc.env(), spec.launcher)
         # Each run in folders of its own, fresh (jobs/run_folders.py); the binary (and the
         # shared null program) read-only; nothing else of the campaign.
-        null_dir = spec.null_program_dir + ("-python" if is_python(spec) else "")
-        readonly = [build_dir] + ([Path(null_dir)] if spec.null_program_dir else [])
+        null = null_dir(spec)
+        readonly = [build_dir] + ([null] if null is not None else [])
         # a petsc4py program sees the allowed packages and no ctypes (jobs/build_python.py)
         self.hidden = python_hidden() if is_python(spec) else []
         if is_python(spec):

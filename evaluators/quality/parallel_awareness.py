@@ -145,12 +145,10 @@ class ParallelAwareness(Evaluator):
         if not parts:
             return self.unscored("nothing parallel to judge: no PETSc object created on a named communicator, "
                                  "no rank branch, and no case run at several rank counts", evidence=evidence)
-        weights = {k: RUN_WEIGHT if k == "same_answer_1_vs_n" else 1.0 for k in parts}
-        score = sum(weights[k] * v for k, v in parts.items()) / sum(weights.values())
+        score = _weighted(parts, evidence)
         confidence = 0.8 if any(r.parse_error for r in reports) else 1.0
         if not comparisons and multi:
             confidence = min(confidence, 0.8)  # source evidence only, no run compared
-        evidence["weights"] = weights
         return self.result(score, "; ".join(notes), confidence=confidence, evidence=evidence)
 
     def _python(self, ctx: EvalContext, multi: bool) -> EvalResult:
@@ -174,7 +172,11 @@ class ParallelAwareness(Evaluator):
                     "ownership_queries": owners[:100], "bare_prints": bare[:20], "rank_comparisons": comparisons}
         if not parts:
             return self.unscored("nothing parallel to judge", evidence=evidence)
-        weights = {k: RUN_WEIGHT if k == "same_answer_1_vs_n" else 1.0 for k in parts}
-        evidence["weights"] = weights
-        score = sum(weights[k] * v for k, v in parts.items()) / sum(weights.values())
-        return self.result(score, "; ".join(notes), evidence=evidence)
+        return self.result(_weighted(parts, evidence), "; ".join(notes), evidence=evidence)
+
+
+def _weighted(parts: dict[str, float], evidence: dict) -> float:
+    """The parts' mean, the runs' agreement weighing RUN_WEIGHT (the weights go into the evidence)."""
+    weights = {k: RUN_WEIGHT if k == "same_answer_1_vs_n" else 1.0 for k in parts}
+    evidence["weights"] = weights
+    return sum(weights[k] * v for k, v in parts.items()) / sum(weights.values())

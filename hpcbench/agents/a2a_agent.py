@@ -202,14 +202,14 @@ class A2AAgent(GeneratingAgent):
     kind = "a2a"
     supports_feedback = True
 
-    def __init__(self, url: str, timeout_s: float = 900.0, name: str | None = None):
+    def __init__(self, url: str, timeout_s: float = 900.0, name: str | None = None, language: str = "c"):
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"a2a:URL needs an http(s) URL, got {url!r}")
         self.url, self.timeout_s = url.rstrip("/"), timeout_s
         host = urllib.parse.urlsplit(url)
         self.name = name or agent_name(f"a2a-{host.hostname}-{host.port or ''}")
         self.fixed_name = name is not None
-        self.language = "c"  # what it is asked to write (AgentOptions.language)
+        self.language = language  # what it is asked to write (AgentOptions.language)
         self.card: Any = None
         self.protocol = ""
         self.start_error = ""
@@ -442,6 +442,4 @@ async def _fetch(uri: str, timeout_s: float, agent_url: str) -> bytes | Generati
 
 @agent_kind("a2a", "a2a:URL")
 def _a2a(arg: str, req: AgentRequest) -> A2AAgent:
-    agent = A2AAgent(arg, timeout_s=req.opts.timeout_s)
-    agent.language = req.opts.language
-    return agent
+    return A2AAgent(arg, timeout_s=req.opts.timeout_s, language=req.opts.language)

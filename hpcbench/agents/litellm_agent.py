@@ -36,14 +36,15 @@ class LitellmAgent(GeneratingAgent):
     supports_feedback = True
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
-                 max_tokens: int = DEFAULT_MAX_TOKENS, request_timeout_s: float = 600.0, num_retries: int = 2):
+                 max_tokens: int = DEFAULT_MAX_TOKENS, request_timeout_s: float = 600.0, num_retries: int = 2,
+                 language: str = "c"):
         if not model:
             raise ValueError("litellm:MODEL needs a model name, e.g. litellm:openai/gpt-4o")
         self.model, self.base_url, self.max_tokens = model, base_url, max_tokens
         self.api_key = api_key or os.environ.get("HPCBENCH_API_KEY") or ("unused" if base_url else None)
         self.request_timeout_s, self.num_retries = request_timeout_s, num_retries
         self.name = agent_name(model)
-        self.language = "c"  # what it is asked to write (AgentOptions.language)
+        self.language = language  # what it is asked to write (AgentOptions.language)
 
     def conversation(self, problem: Problem) -> Conversation:
         return LitellmConversation(self, problem)
@@ -131,7 +132,5 @@ class LitellmConversation(Conversation):
 @agent_kind("litellm", "litellm:MODEL")
 def _litellm(arg: str, req: AgentRequest) -> LitellmAgent:
     o = req.opts
-    agent = LitellmAgent(arg, base_url=o.base_url, api_key=o.api_key, max_tokens=o.max_tokens,
-                         request_timeout_s=o.timeout_s)
-    agent.language = o.language
-    return agent
+    return LitellmAgent(arg, base_url=o.base_url, api_key=o.api_key, max_tokens=o.max_tokens,
+                        request_timeout_s=o.timeout_s, language=o.language)

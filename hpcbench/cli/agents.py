@@ -8,6 +8,12 @@ from pathlib import Path
 
 import click
 
+# what generating agents write (generate, run, submit)
+language_option = click.option(
+    "--language", type=click.Choice(["c", "python"]), default="c", show_default=True,
+    help="what generating agents write: C, or Python with petsc4py (only the problems whose problem.json "
+         "languages accept it; docs/python.md)")
+
 
 @click.command()
 @click.option("--agent", "agents", multiple=True, required=True,
@@ -27,9 +33,7 @@ import click
               help="seconds one attempt may take (all its turns)")
 @click.option("--retry-failed", is_flag=True, help="regenerate attempts recorded as failed generations")
 @click.option("--site", default="local", show_default=True, help="site whose PETSc the repair agent builds with")
-@click.option("--language", type=click.Choice(["c", "python"]), default="c", show_default=True,
-              help="what the agents write: C, or Python with petsc4py (only the problems whose problem.json "
-                   "languages accept it; docs/python.md)")
+@language_option
 def generate(agents, problem_ids, attempts, out, base_url, api_key_env, max_tokens, concurrency, timeout_s,
              retry_failed, site, language) -> None:
     """Write submissions <out>/<agent>/<problem>/<attempt>/ from agents under test.

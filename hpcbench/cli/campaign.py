@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from hpcbench import pipeline
+from hpcbench.cli.agents import language_option
 from hpcbench.cli.diskfull import stops_when_full
 from hpcbench.cli.judge import judge_options
 from hpcbench.cli.progress import JOB_STATES_KIND, Display
@@ -23,9 +24,7 @@ endpoint_opts = [
     click.option("--api-key-env", metavar="VAR", default="HPCBENCH_API_KEY", show_default=True,
                  help="environment variable holding the generating agents' API key (or the provider's own, "
                       "e.g. OPENAI_API_KEY, when this one is unset)"),
-    click.option("--language", type=click.Choice(["c", "python"]), default="c", show_default=True,
-                 help="what generating agents write: C, or Python with petsc4py (only the problems whose "
-                      "problem.json languages accept it; docs/python.md)"),
+    language_option,
 ]
 attempts_opt = click.option("--attempts", default=1, show_default=True, type=click.IntRange(1, 1000),
                             help="attempts per problem of each generating agent")
