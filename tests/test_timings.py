@@ -41,19 +41,42 @@ static void PrintCpusAndSpin(double seconds)
   printf("program_window: %.6f %.6f\n", t0.tv_sec + 1e-9 * t0.tv_nsec, t.tv_sec + 1e-9 * t.tv_nsec);
   fflush(stdout);
 }
+#include <unistd.h>
+static void Meet(const char *dir, int copy, int copies)
+{
+  char path[1024];
+  FILE *f;
+  snprintf(path, sizeof path, "%s/%d", dir, copy);
+  if ((f = fopen(path, "w"))) fclose(f);
+  for (int i = 0; i < 2000; i++) {
+    for (int k = 1; k <= copies; k++) {
+      snprintf(path, sizeof path, "%s/%d", dir, k);
+      if (k != copy && !access(path, F_OK)) return;
+    }
+    usleep(10000);
+  }
+}
 """
 
 
-def pinned_tree(root: Path, copies: int, spin: float = 0.4) -> Path:
+def pinned_tree(root: Path, copies: int, spin: float = 0.4, meet: Path | None = None) -> Path:
+    """`meet`: a folder the programs can see (no sandbox) where each copy leaves a mark and waits
+    (at most 20 s) for another copy's before it spins, so that runs the executor lets run together
+    do so whatever the load (on a loaded CI machine one copy's runs once all ended before the next
+    copy's build did); an executor that runs them one at a time still shows no overlap."""
     ref = ROOT / "problems" / "rosenbrock" / "reference"
     src = (ref / "main.c").read_text().replace("#include <petsctao.h>", "#include <petsctao.h>\n" + PINNED, 1)
-    src = re.sub(r"(  PetscCall\(PetscInitialize\([^\n]*\n)", rf"\1  PrintCpusAndSpin({spin});\n", src, count=1)
     for k in range(1, copies + 1):
+        call = f"  Meet(\"{meet}\", {k}, {copies});\n" if meet else ""
+        text = re.sub(r"(  PetscCall\(PetscInitialize\([^\n]*\n)", rf"\1{call}  PrintCpusAndSpin({spin});\n", src,
+                      count=1)
         d = root / "pinned" / "rosenbrock" / str(k)
         d.mkdir(parents=True)
-        (d / "main.c").write_text(src)
+        (d / "main.c").write_text(text)
         meta = json.loads((ref / "submission.json").read_text())
         (d / "submission.json").write_text(json.dumps({**meta, "agent": "pinned", "attempt": str(k)}))
+    if meet:
+        meet.mkdir(parents=True, exist_ok=True)
     return root
 
 
@@ -137,7 +160,7 @@ def test_pbs_packed_runs_get_disjoint_cpu_bind_lists_and_gpus(fake_pbs, tmp_path
     CUDA_VISIBLE_DEVICES. Before: every run `--cpu-bind depth` from core 0, all GPUs 0,1,2,3."""
     out = tmp_path / "c"
     site = _pals_site(tmp_path, gpus)
-    tree = pinned_tree(tmp_path / "tree", 3, spin=0.6)
+    tree = pinned_tree(tmp_path / "tree", 3, spin=0.6, meet=tmp_path / "meet")
     # Polaris has isolation: none (no bubblewrap in its image): these programs are our own
     hpcbench("submit", "--site", str(site), "--account", "P", "--submissions", str(tree), "--problems",
              "rosenbrock", "--out", str(out), "--trust-submissions")
@@ -156,6 +179,7 @@ def test_pbs_packed_runs_get_disjoint_cpu_bind_lists_and_gpus(fake_pbs, tmp_path
         if gpus:
             assert len(r["placement"]["gpus"]) == 1
             assert r["affinity"][0]["gpus"] == {"CUDA_VISIBLE_DEVICES": r["placement"]["gpus"][0]}
+    assert sorted(p.name for p in (tmp_path / "meet").iterdir()) == ["1", "2", "3"]  # every copy met
     pairs = overlapping(rows)
     assert pairs, "no two runs overlapped in time: nothing was tested"
     assert not [(a["job"], b["job"]) for a, b in pairs if cpus_seen(a) & cpus_seen(b)]
