@@ -37,7 +37,9 @@ os.environ["XDG_CACHE_HOME"] = str(SESSION / "cache")
 
 
 def pytest_unconfigure(config) -> None:
-    if not hasattr(config, "workerinput"):  # the controller (or a run without workers) cleans up
+    # the controller (or a run without workers) cleans up, unless asked to keep the session's
+    # campaigns for a look at where the suite's time went (bench/suite_cost.py)
+    if not hasattr(config, "workerinput") and not os.environ.get("HPCBENCH_KEEP_TEST_SESSION"):
         shutil.rmtree(SESSION, ignore_errors=True)
         os.environ.pop("HPCBENCH_TEST_SESSION", None)
 
