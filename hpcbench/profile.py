@@ -59,6 +59,11 @@ class CampaignProfile(FrozenStrict):
     # seeds drawn per problem (held_out_seed, +1, ...; plan/held_out.draw): validate-checks runs its
     # library at several, so a valid variant is measured across the ranges (issue 35)
     held_out_draws: Annotated[int, Field(ge=1, le=8)] = 1
+    # the first this many of each problem's drawn cases (None: all of them). A stratified draw
+    # deals its strata in an order shuffled per seed, so one case is a random stratum: the quick
+    # profile's screen of wrong answers away from the published cases, not the coverage of both
+    # ends of every range that `full` and validation keep (issue 35)
+    held_out_cases: Annotated[int, Field(ge=1, le=64)] | None = None
     cases: Cases = "all"
     time_limit_factor: Annotated[float, Field(gt=0, le=100)] = 1.0  # the ordinary cases' limits, not the perf case's
     # A run stopped at its time limit while it waited for a CPU (load, not the program) makes
@@ -93,8 +98,10 @@ class CampaignProfile(FrozenStrict):
         perf = {"timed": "performance case timed", "against-itself": "reference against itself",
                 "off": "no performance case"}[self.performance]
         reps = "site's timing repeats" if self.timing_repeats is None else f"{self.timing_repeats} timing run(s)"
+        held = ("no held-out cases" if not self.held_out else "held-out cases: every one drawn"
+                if self.held_out_cases is None else f"held-out cases: the first {self.held_out_cases} drawn")
         return (f"profile {self.name}: valgrind {self.valgrind}, -malloc_debug {'on' if self.malloc_debug else 'off'}, "
-                f"{reps}, {perf}, cases {self.cases}")
+                f"{reps}, {perf}, cases {self.cases}, {held}")
 
 
 # run and submit retry a job whose run timed out while it waited for a CPU, with 4x limits: on
@@ -104,9 +111,13 @@ class CampaignProfile(FrozenStrict):
 FULL = CampaignProfile(name="full", description="what run and submit measure: every instrument, the site's "
                                                   "timing repeats, the performance case, held-out cases",
                        retry_starved=4.0, retry_unmeasured=False)
+# quick runs one held-out case per problem (a random stratum of the campaign's draw): enough to
+# catch a program that prints the published answers; the suite's campaigns, which assert gates and
+# checks, spent a third of their run time on the other two (test_held_out and validation keep them)
 QUICK = CampaignProfile(name="quick", description="tests and screening: gates and hidden checks only (no valgrind, "
-                                                    "no -malloc_debug, one timing run, no performance case)",
-                        valgrind="off", malloc_debug=False, timing_repeats=1, performance="off")
+                                                    "no -malloc_debug, one timing run, no performance case, one "
+                                                    "held-out case)",
+                        valgrind="off", malloc_debug=False, timing_repeats=1, performance="off", held_out_cases=1)
 # validate-checks: accuracy reads only the instrumented run; a job ends at its first failed run;
 # one held-out draw for every campaign (the same command gives the same verdicts: two
 # all-problem runs with fresh draws each lost a different library kill, docs/problems.md)

@@ -16,7 +16,7 @@ from hpcbench.plan.held_out import draw, ensure_draw, held_out_path, read_draw
 from hpcbench.plan.param_draw import stratum_of
 from hpcbench.problem import HELD_OUT_CASES, CompareCheck, load_problem, load_problems
 from hpcbench.problem import TestCase as Case
-from tests.conftest import QUICK, hpcbench
+from tests.conftest import hpcbench, profile_file
 
 PROBLEMS = load_problems()
 WITH_HELD_OUT = sorted(pid for pid, b in PROBLEMS.items() if b.problem.held_out is not None)
@@ -149,6 +149,22 @@ def test_a_campaign_keeps_its_draw_and_refuses_another_seed(tmp_path):
     more = ensure_draw(tmp_path, {**bundles, "rosenbrock": PROBLEMS["rosenbrock"]})
     assert more["rosenbrock"] == draw(PROBLEMS["rosenbrock"].problem, 11)
     assert ensure_draw(tmp_path / "x", bundles, enabled=False) == {}
+
+
+def test_a_capped_profile_keeps_the_first_cases_of_the_same_draw_and_says_so(tmp_path):
+    """CampaignProfile.held_out_cases: the first K of the stratified draw, recorded as run (a
+    resume keeps them), the rest of the draw unchanged by the cap; the profile's summary says it."""
+    from hpcbench.profile import QUICK as QUICK_PROFILE
+
+    bundles = {pid: PROBLEMS[pid] for pid in ("vec-scatter", "robertson")}
+    got = ensure_draw(tmp_path, bundles, seed=5, cases=1)
+    for pid, b in bundles.items():
+        assert got[pid] == draw(b.problem, 5)[:1] and len(draw(b.problem, 5)) == 3
+    assert ensure_draw(tmp_path, bundles, cases=1) == got
+    assert [len(v) for v in json.loads(held_out_path(tmp_path).read_text())["problems"].values()] == [1, 1]
+    capped = QUICK_PROFILE.model_copy(update={"held_out_cases": 1})
+    assert "held-out cases: the first 1 drawn" in capped.summary()
+    assert "held-out cases: every one drawn" in QUICK_PROFILE.model_copy(update={"held_out_cases": None}).summary()
 
 
 def test_held_out_runs_are_checked_not_timed():
@@ -480,7 +496,8 @@ def hardcoded_tree(root):
 def test_a_program_printing_the_published_answers_fails_the_held_out_cases(tmp_path):
     tree = hardcoded_tree(tmp_path / "tree")
     out = tmp_path / "c"
-    proc = hpcbench("run", "--profile", str(QUICK), "--submissions", str(tree),
+    every_case = profile_file("quick-every-held-out-case", held_out_cases=None)  # quick runs one
+    proc = hpcbench("run", "--profile", str(every_case), "--submissions", str(tree),
                     "--problems", "vec-scatter,robertson,rosenbrock", "--out", str(out),
                     "--held-out-seed", "5", check=False)
     assert proc.returncode == 0, proc.stderr

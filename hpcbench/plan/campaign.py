@@ -433,7 +433,7 @@ def create_campaign(root: Path, site: SiteConfig, request: PlanRequest, profile:
         clear_problems(campaign.root)
     drawn = ensure_draw(campaign.root, problems, profile.held_out_seed, profile.held_out,
                         performance=profile.performance != "off", draws=profile.held_out_draws,
-                        redraw_changed=profile.resnapshot)
+                        redraw_changed=profile.resnapshot, cases=profile.held_out_cases)
     plan = plan_jobs(campaign, site, replace(request, problems=problems), profile, drawn)
     plan.held_out = drawn
     plan.skipped += none_left

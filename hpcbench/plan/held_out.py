@@ -64,11 +64,14 @@ def draw(problem: Problem, seed: int, draws: int = 1) -> list[TestCase]:
     return cases
 
 
-def spec_of(problem: Problem, draws: int = 1) -> str:
-    """What a problem's draw was made from: its `held_out` and the number of draws (a
-    re-snapshotting campaign draws again where it changed: validation/checks.py)."""
+def spec_of(problem: Problem, draws: int = 1, cases: int | None = None) -> str:
+    """What a problem's draw was made from: its `held_out`, the number of draws and the cap on
+    cases (a re-snapshotting campaign draws again where it changed: validation/checks.py)."""
     h = problem.held_out
-    body = json.dumps({"held_out": None if h is None else h.model_dump(mode="json"), "draws": draws}, sort_keys=True)
+    spec = {"held_out": None if h is None else h.model_dump(mode="json"), "draws": draws}
+    if cases is not None:  # absent otherwise: drawn before the cap, a spec stays what it was
+        spec["cases"] = cases
+    body = json.dumps(spec, sort_keys=True)
     return hashlib.sha256(body.encode()).hexdigest()[:16]
 
 
@@ -155,7 +158,7 @@ def read_performance_draw(root: Path) -> dict[str, list[str]]:
 
 def ensure_draw(root: Path, problems: dict[str, ProblemBundle], seed: int | None = None,
                 enabled: bool = True, performance: bool = False, draws: int = 1,
-                redraw_changed: bool = False) -> dict[str, list[TestCase]]:
+                redraw_changed: bool = False, cases: int | None = None) -> dict[str, list[TestCase]]:
     """The campaign's held-out cases per problem: the recorded draw, extended to problems it
     lacks, written back. `seed` for a new campaign (random when None); a different one for a
     campaign that already drew is an error. `enabled=False`: no held-out cases (sweeps).
@@ -163,7 +166,8 @@ def ensure_draw(root: Path, problems: dict[str, ProblemBundle], seed: int | None
     same seed, whether or not held-out cases are. `draws`: seeds drawn per problem (draw).
     `redraw_changed` (a re-snapshotting campaign: validation, which measures the problems as
     they are now): a problem whose `held_out` or `draws` changed since its draw (spec_of) is
-    drawn again; elsewhere a recorded draw is kept as its records were run at it."""
+    drawn again; elsewhere a recorded draw is kept as its records were run at it. `cases`: only
+    the first this many of each problem's draw are kept (CampaignProfile.held_out_cases)."""
     if not enabled and not performance:
         return {}
     d = _read(root)
@@ -177,10 +181,10 @@ def ensure_draw(root: Path, problems: dict[str, ProblemBundle], seed: int | None
     use = recorded if recorded is not None else (seed if seed is not None else secrets.randbelow(2 ** 31))
     changed = recorded is None
     for pid, b in sorted(problems.items()):
-        stale = redraw_changed and pid in drawn and spec.get(pid) != spec_of(b.problem, draws)
+        stale = redraw_changed and pid in drawn and spec.get(pid) != spec_of(b.problem, draws, cases)
         if enabled and (pid not in drawn or stale) and b.problem.held_out is not None:
-            drawn[pid] = draw(b.problem, use, draws)
-            spec[pid] = spec_of(b.problem, draws)
+            drawn[pid] = draw(b.problem, use, draws)[:cases]
+            spec[pid] = spec_of(b.problem, draws, cases)
             changed = True
         if performance and pid not in perf and b.problem.performance is not None and b.problem.performance.params:
             perf[pid] = draw_performance(b.problem, use)
