@@ -8,7 +8,10 @@ Run the suite keeping its session (the shared campaigns) and read it with pytest
     .venv/bin/python bench/suite_cost.py /tmp/suite-s /tmp/suite-t [--top 40]
 
 A campaign is a folder holding campaign.json and records/; it is charged to the test folder it
-lies in (pytest names tmp_path after the test) or, in the session, to the shared campaign."""
+lies in (pytest names tmp_path after the test) or, in the session, to the shared campaign. A
+record seen in several places (a test's copy of a shared campaign; records multiplied under new
+names to make a big store) is counted once, where it ran: the session's campaign first, else the
+first folder in name order."""
 
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ def campaigns(root: Path) -> list[Path]:
 def owner(camp: Path, root: Path) -> str:
     parts = camp.relative_to(root).parts
     test = next((p for p in parts if p.startswith("test_")), None)
-    return test or f"session:{parts[0]}"
+    return test or "session:" + next((p for p in parts if not p.startswith("popen-gw")), parts[0])
 
 
 def kind_of(run: dict) -> str:
@@ -40,20 +43,24 @@ def kind_of(run: dict) -> str:
     return str(run.get("kind", "?"))
 
 
-def cost(camp: Path) -> collections.Counter:
-    c: collections.Counter = collections.Counter()
+def records(camp: Path) -> list[tuple[tuple, collections.Counter]]:
+    """Each record's identity (when its build and runs started: a copy keeps them) and cost."""
+    out = []
     for f in (camp / "records").glob("*.json"):
         try:
             rec = json.loads(f.read_text())
         except (OSError, ValueError):
             continue
+        c: collections.Counter = collections.Counter()
         b = rec.get("build") or {}
         if not b.get("cached"):
             c["build"] += float(b.get("wall_s") or 0)
-        for r in rec.get("runs") or []:
+        runs = rec.get("runs") or []
+        for r in runs:
             c[kind_of(r)] += float(r.get("wall_s") or 0) * int(r.get("ranks") or 1)
         c["jobs"] += 1
-    return c
+        out.append(((b.get("started_at"), tuple(r.get("started_at") for r in runs)), c))
+    return out
 
 
 def main() -> None:
@@ -63,11 +70,17 @@ def main() -> None:
     a = ap.parse_args()
     by_test: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     total: collections.Counter = collections.Counter()
+    seen: dict[tuple, tuple[str, collections.Counter]] = {}
     for root in a.roots:
         for camp in campaigns(root):
-            c = cost(camp)
-            by_test[owner(camp, root)] += c
-            total += c
+            name = owner(camp, root)
+            for key, c in records(camp):
+                had = seen.get(key)
+                if had is None or (name.startswith("session:") and not had[0].startswith("session:")):
+                    seen[key] = (name, c)
+    for name, c in seen.values():
+        by_test[name] += c
+        total += c
     kinds = sorted(k for k in total if k != "jobs")
     print(f"{'core-s':>8} {'jobs':>5} " + " ".join(f"{k[:11]:>11}" for k in kinds) + "  test or shared campaign")
     rows = sorted(by_test.items(), key=lambda kv: -sum(v for k, v in kv[1].items() if k != "jobs"))

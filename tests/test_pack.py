@@ -171,8 +171,9 @@ def test_pbs_packed_campaign_is_one_qsub_and_places_runs_with_hostfiles(fake_pbs
     # Open MPI spells PALS's --ppn --npernode; the hostfile is added by the packer.
     site.write_text(site.read_text().replace('template: "mpiexec -n {ranks}"',
                                              'template: "mpiexec --np {ranks} --npernode {ppn}"'))
+    # quick: the placement of ordinary runs is asserted (the performance case's has its own test)
     hpcbench("submit", "--site", str(site), "--account", "MyProj", "--problems", "rosenbrock,advection1d",
-             "--out", str(out))
+             "--out", str(out), "--profile", "quick")
     ledger = json.loads((out / "scheduler" / "ledger.json").read_text())
     assert ledger["submit_calls"] == 1 and len(ledger["jobs"]) == 2
     alloc = ledger["arrays"][0]["array_id"]

@@ -69,7 +69,8 @@ def test_run_campaign_returns_its_outcome_and_prints_nothing(tmp_path, capfd):
     from hpcbench.plan.options import load_options
 
     site = load_site("local")
-    opts = RunOptions(verb="run", agents=["reference"], problems="vec-scatter", site="local")
+    # the quick profile: what is asserted is the composition, not what the full profile measures
+    opts = RunOptions(verb="run", agents=["reference"], problems="vec-scatter", site="local", profile="quick")
     out = tmp_path / "c"
     got = pipeline.run_campaign(out, site, opts)
     printed = capfd.readouterr()
@@ -98,7 +99,7 @@ def test_run_campaign_keeps_an_outage_apart_as_infrastructure(openai_server, tmp
     monkeypatch.setenv("HPCBENCH_API_KEY", "sk-test")
     site = load_site("local")
     opts = RunOptions(verb="run", agents=[f"litellm:{model}"], problems="vec-scatter", site="local",
-                      base_url=openai_server.base_url)
+                      base_url=openai_server.base_url, profile="quick")
     got = pipeline.run_campaign(tmp_path / "c", site, opts)
     assert got.infrastructure_failed and [e.kind for e in got.generation_errors] == ["provider_error"]
     assert "upstream unavailable (test server)" in got.generation_errors[0].cause

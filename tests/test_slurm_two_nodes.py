@@ -49,7 +49,7 @@ def test_packed_campaign_places_runs_on_node_subsets_and_spans_both_nodes(two_no
                                                     "    cores_per_node: 1\n    max_nodes: 2",
         "timing_repeats: 3": "timing_repeats: 1", "valgrind: true": "valgrind: false"})
     out = tmp_path / "c"
-    hpcbench("submit", "--site", str(site), "--pack", "--wait", "--agent", "reference",
+    hpcbench("submit", "--site", str(site), "--pack", "--wait", "--agent", "reference", "--profile", "quick",
              "--problems", "advection1d,robertson,rosenbrock", "--out", str(out))
     ledger = json.loads((out / "scheduler" / "ledger.json").read_text())
     assert ledger["submit_calls"] == 1

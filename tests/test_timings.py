@@ -162,8 +162,9 @@ def test_pbs_packed_runs_get_disjoint_cpu_bind_lists_and_gpus(fake_pbs, tmp_path
     site = _pals_site(tmp_path, gpus)
     tree = pinned_tree(tmp_path / "tree", 3, spin=0.6, meet=tmp_path / "meet")
     # Polaris has isolation: none (no bubblewrap in its image): these programs are our own
+    # quick: the instrumented and timing runs are asserted, not the performance case (its own tests)
     hpcbench("submit", "--site", str(site), "--account", "P", "--submissions", str(tree), "--problems",
-             "rosenbrock", "--out", str(out), "--trust-submissions")
+             "rosenbrock", "--out", str(out), "--trust-submissions", "--profile", "quick")
     ledger = json.loads((out / "scheduler" / "ledger.json").read_text())
     nodefile = tmp_path / "nodefile"
     nodefile.write_text(f"{socket.gethostname()}\n")
@@ -220,7 +221,8 @@ def test_concurrent_slurm_steps_of_one_allocation_run_on_cores_of_their_own(slur
     out = tmp_path / "c"
     site = _site_variant_ci(tmp_path)
     hpcbench("submit", "--site", str(site), "--pack", "--wait", "--submissions",
-             str(pinned_tree(tmp_path / "tree", 3, spin=0.6)), "--problems", "rosenbrock", "--out", str(out))
+             str(pinned_tree(tmp_path / "tree", 3, spin=0.6)), "--problems", "rosenbrock", "--out", str(out),
+             "--profile", "quick")  # the instrumented and timing runs are asserted, not the performance case
     rows = timed_runs(out)
     assert len(rows) >= 3 * 2 * 2
     for r in rows:
