@@ -5,6 +5,9 @@ campaigns whose truth is known, drawn through the production entry point
     .venv/bin/python bench/stats_coverage.py [--campaigns 200] [--seed 1] [--resamples 2000]
         [--models beta,mixed,extremes,weak,rare] [--sizes 3x5,6x1,6x5,12x3,18x1,18x5]
     .venv/bin/python bench/stats_coverage.py --quick   # 20 campaigns, 2 models x 2 sizes: seconds
+    .venv/bin/python bench/stats_coverage.py --resolve --sizes 14x1,14x3,14x5 --campaigns 100
+        # what a suite of 14 problems resolves: the detectable difference of 2 agents and among
+        # 8 (28 pairs), and the problems 10 points need at those attempts
 
 A problem j has a base chance p_j that an attempt passes, drawn from the model's
 difficulty distribution; agent a passes it with q_aj = logistic(logit(p_j) + s_a + g_aj),
@@ -231,6 +234,33 @@ def run(models: list[str], sizes: list[tuple[int, int]], campaigns: int, seed: i
     return rows
 
 
+def resolving(model: str, p: int, n: int, campaigns: int, settings: Settings, rng: np.random.Generator) -> str:
+    """One row of what a suite of `p` problems with `n` attempts resolves under `model`: the
+    median reported detectable difference for 2 agents and among 8 (28 pairs), and the median
+    problems 10 points need at `n` attempts in each case (from the power summary's `needed`)."""
+    out = [f"| {model:8s} | {p:2d} | {n:1d} |"]
+    for agents in (2, AGENTS):
+        q = chances(model, np.zeros(agents), campaigns, p, rng)
+        mdd, ten = [], []
+        for i in range(campaigns):
+            pw = analyse_uncertainty(campaign(q[i], n, rng).attempts, settings, "bench", [])["power"]
+            if pw.get("detectable"):
+                mdd.append(pw["detectable"]["difference"])
+                ten += [r["problems"] for r in pw.get("needed", []) if r["difference"] == 10.0 and r["problems"]]
+        out.append(f" {np.median(mdd):5.1f} | {np.median(ten):4.0f} |" if mdd and ten else "     — |    — |")
+    return "".join(out)
+
+
+def resolve(models: list[str], sizes: list[tuple[int, int]], campaigns: int, seed: int,
+            out: Callable[[str], None] = print) -> None:
+    out(f"| {'model':8s} |  P | n | MDD 2 agents | problems for 10 | MDD 8 agents | problems for 10 |\n"
+        "|---|---|---|---|---|---|---|")
+    for model in models:
+        for p, n in sizes:
+            rng = np.random.default_rng([seed, p, n, list(MODELS).index(model), 2])
+            out(resolving(model, p, n, campaigns, Settings(), rng))
+
+
 QUICK = {"campaigns": 20, "models": "beta,weak", "sizes": "6x1,12x3"}
 
 
@@ -242,11 +272,17 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--models", default=",".join(MODELS), help="comma-separated: " + ", ".join(MODELS))
     ap.add_argument("--sizes", default="3x5,6x1,6x5,12x3,18x1,18x5", help="comma-separated PxN: problems x attempts")
     ap.add_argument("--quick", action="store_true", help=f"a small run in seconds: {QUICK}")
+    ap.add_argument("--resolve", action="store_true",
+                    help="instead: what suites of these sizes resolve (detectable difference, problems 10 points need)")
     args = ap.parse_args(argv)
     if args.quick:
         vars(args).update(QUICK)
     sizes = [(int(a), int(b)) for a, b in (s.split("x") for s in args.sizes.split(","))]
     t0 = time.perf_counter()
+    if args.resolve:
+        resolve(args.models.split(","), sizes, args.campaigns, args.seed, lambda s: print(s, flush=True))
+        print(f"({time.perf_counter() - t0:.0f} s)")
+        return
     print(f"{args.campaigns} campaigns per row (8 identical agents for comp/pass/FWER; 2 agents for MDD/power)")
     run(args.models.split(","), sizes, args.campaigns, args.seed, args.resamples,
         lambda s: print(s, flush=True))

@@ -65,7 +65,13 @@ def _plan_line(comp, difference: float, p: int, settings, power: float, pairs: i
     from hpcbench.stats import power as pw
 
     more = pw.problems_needed(comp, difference, max(1, comp.attempts), settings, power, pairs=pairs)
-    n = pw.attempts_needed(comp, difference, p, settings, power, pairs)
+    try:
+        n = pw.attempts_needed(comp, difference, p, settings, power, pairs)
+    except ValueError as e:  # one attempt each: more problems can be planned, more attempts not
+        if not more:
+            raise
+        return (f"to detect {difference:g} points: {more} problems with {comp.attempts} attempt"
+                f"{'s' * (comp.attempts != 1)} each (more attempts cannot be planned: {e})")
     if n is not None:
         d = pw.detectable(comp, p, n, settings, power, pairs)
         return (f"to detect {difference:g} points with {p} problem{'s' * (p != 1)}: {n} attempts per agent and "

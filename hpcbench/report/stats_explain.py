@@ -247,7 +247,8 @@ class StatsView:
             return lines + ["", "derived again, stored: match" if stored is None else
                             f"MISMATCH: difference derived none, stored {stored.get('difference')!r}"]
         formula = ("var(differences) / P" if comp.differences else "(2 s_g^2 + 2 s_w^2 / n) / P")
-        fix = f" x {power.small_sample(comp, max(1, comp.attempts)):.4f} (one attempt each)" * (comp.attempts <= 1)
+        small = power.small_sample(comp, comp.problems, max(1, comp.attempts))
+        fix = f" x {small:.4f} (one attempt each, or fewer than 6 problems)" * (small != 1.0)
         lines += [f"  standard error of two level agents = sqrt({formula}){fix} = {got['level_standard_error']:.4f}",
                   f"  x sqrt(spread at the gap / spread level = {got['spread_factor']:.3f}) (pass rate "
                   f"{_fmt(comp.pass_rate, 3)}, {_fmt(comp.pass_slope, 1)} points per pass) = "

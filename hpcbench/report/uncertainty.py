@@ -207,6 +207,7 @@ def needed_sentence(pw: dict, d: dict) -> str:
         more = (f"{row['problems']} problems at {d['attempts']} attempt{'s' * (d['attempts'] != 1)}"
                 if row.get("problems") else "more problems than can be planned")
         att = (f" or {row['attempts']} attempts on each of these {d['problems']} problems" if row.get("attempts")
+               else " (more attempts cannot be planned from one attempt each)" if row.get("note")
                else " (no number of attempts on these problems suffices)")
         parts.append(f"{row['difference']:g} points would need {more}{att}")
     return ("; ".join(parts)[:1].upper() + "; ".join(parts)[1:] + ". ") if parts else ""

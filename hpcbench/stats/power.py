@@ -18,8 +18,8 @@ established from fewer than 3 problems, so no design of fewer has a detectable d
 At the campaign's own attempts the pooled variance of the problems' differences gives the
 standard error directly (it estimates that sum without clipping s_g^2 at 0); another number
 of attempts scales it by the ratio the components give. With one attempt each the standard
-error is made median-unbiased for the degrees of freedom it rests on (small_sample: the t test
-on single attempts' differences finds less than the normal theory says), and every design's
+error, and below 6 problems with any, is made median-unbiased for the degrees of freedom it
+rests on (small_sample: there the t test finds less than the normal theory says), and every design's
 is scaled for how a pass/fail measure spreads more as two agents part (spread_factor).
 power_at gives the power a design has at a difference (at the detectable difference, exactly
 the power asked for); bench/stats_coverage.py compares it with simulated campaigns."""
@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from hpcbench.stats.intervals import MIN_UNITS, PROBLEMS, Settings
+from hpcbench.stats.intervals import MIN_UNITS, PROBLEMS, WIDE, Settings
 
 MAX_ATTEMPTS = 1000
 # Stored with the figure: explain compares a stored figure only when it was drawn the same way.
@@ -167,20 +167,21 @@ def standard_error(c: Components, problems: int, attempts: int, settings: Settin
     return math.sqrt(planned / problems), problems - 1, PROBLEMS
 
 
-def small_sample(c: Components, attempts: int) -> float:
-    """The factor on a design's standard error for the t test's loss of power where the normal
-    theory fails: with one attempt each, a problem's difference is of two single attempts (a
-    pass/fail composite gives a few distinct values) and the t test on a few of them finds a
-    difference less often than the theory says (4-9 points at 6 problems, bench/stats_coverage.py);
-    median_unbiased over the spread's degrees of freedom restores it. 1 with more attempts."""
-    return median_unbiased(c.spread_df) if attempts == 1 else 1.0
+def small_sample(c: Components, problems: int, attempts: int) -> float:
+    """The factor on a design's standard error where the normal theory it rests on fails: with
+    one attempt each a problem's difference is of two single attempts (a pass/fail composite
+    gives a few distinct values) and the t test on a few of them finds a difference less often
+    than the theory says (4-9 points at 6 problems, bench/stats_coverage.py); below 6 problems
+    (2-4 df) the power figure was 4-6 points optimistic with any attempts. median_unbiased over
+    the spread's degrees of freedom makes both conservative; 1 otherwise."""
+    return median_unbiased(c.spread_df) if attempts == 1 or problems < WIDE else 1.0
 
 
 def design_error(c: Components, difference: float, problems: int, attempts: int,
                  settings: Settings) -> tuple[float, float, int, str]:
     """(standard error at `difference`, of two level agents, df, scope) with every correction."""
     se0, df, kind = standard_error(c, problems, attempts, settings)
-    se0 *= small_sample(c, attempts)
+    se0 *= small_sample(c, problems, attempts)
     return se0 * math.sqrt(spread_factor(c, difference)), se0, df, kind
 
 
