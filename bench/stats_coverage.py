@@ -3,7 +3,11 @@ campaigns whose truth is known, drawn through the production entry point
 (hpcbench.stats.analysis.analyse_uncertainty, what scoring stores and the report shows).
 
     .venv/bin/python bench/stats_coverage.py [--campaigns 200] [--seed 1] [--resamples 2000]
-        [--models beta,mixed,extremes,weak,rare] [--sizes 6x1,6x5,12x3,18x1,18x5]
+        [--models beta,mixed,extremes,weak,rare] [--sizes 3x5,6x1,6x5,12x3,18x1,18x5]
+    .venv/bin/python bench/stats_coverage.py --quick   # 20 campaigns, 2 models x 2 sizes: seconds
+    .venv/bin/python bench/stats_coverage.py --resolve --sizes 14x1,14x3,14x5 --campaigns 100
+        # what a suite of 14 problems resolves: the detectable difference of 2 agents and among
+        # 8 (28 pairs), and the problems 10 points need at those attempts
 
 A problem j has a base chance p_j that an attempt passes, drawn from the model's
 difficulty distribution; agent a passes it with q_aj = logistic(logit(p_j) + s_a + g_aj),
@@ -22,6 +26,7 @@ Columns, per model and size (P problems x n attempts per agent and problem):
 
     comp, pass   coverage of each agent's 95% interval of its mean composite and of its pass
                  rate (the truth: problems like these), over 8 agents x campaigns
+    cwidth       mean width of the composite interval (points)
     pwidth       mean width of the pass-rate interval
     FWER         share of campaigns of 8 identical agents (28 pairs) that call some pair
                  "established"
@@ -32,6 +37,9 @@ Columns, per model and size (P problems x n attempts per agent and problem):
                  is the true gap of the last round, `MDD` what its campaigns reported
     power        share of those campaigns in which the better agent is established above
                  (nominal 80% where MDD = gap)
+    rep          the power those campaigns report at the true gap, averaged: from each one's
+                 MDD, multiplier and df, t.cdf(gap x multiplier / MDD - t_crit, df), 80% where
+                 its MDD is the gap (what `power` is checked against: within 5 points)
 
 The same script runs on any version of hpcbench (it calls analyse_uncertainty only); the
 before/after tables in docs/report.md are its output on the two versions at the same settings."""
@@ -128,18 +136,20 @@ class Row:
     attempts: int
     composite: float
     passed: float
+    comp_width: float
     pass_width: float
     fwer: float
     gap: float | None
     mdd: float | None
     power: float | None
+    reported: float | None = None
 
 
 def measure(model: str, p: int, n: int, campaigns: int, settings: Settings, rng: np.random.Generator) -> Row:
     pass_truth = true_pass(model, 0.0, rng)
     comp_truth = 25 + 75 * pass_truth
     cov_c = cov_p = fw = 0
-    width = []
+    width, cwidth = [], []
     q8 = chances(model, np.zeros(AGENTS), campaigns, p, rng)
     for i in range(campaigns):
         cp = campaign(q8[i], n, rng)
@@ -150,49 +160,65 @@ def measure(model: str, p: int, n: int, campaigns: int, settings: Settings, rng:
             cov_p += inside(e["pass"], pass_truth)
             if e["pass"].get("low") is not None:
                 width.append(e["pass"]["high"] - e["pass"]["low"])
+            if e["composite"].get("low") is not None:
+                cwidth.append(e["composite"]["high"] - e["composite"]["low"])
         fw += established_any(doc)
-    start = reported_mdd(model, 0.0, p, n, campaigns, settings, rng)[0]
-    gap, mdd, power = None, None, None
+    start = reported_mdd(model, 0.0, 0.0, p, n, campaigns, settings, rng)[0]
+    gap, mdd, power, rep = None, None, None, None
     target = start
     for _ in range(4):  # a gap that campaigns at that gap report as their MDD (damped fixed point)
         s = shift_for(model, target, rng) if target is not None else None
         if s is None:
             break
         gap = target
-        mdd, power = reported_mdd(model, s, p, n, campaigns, settings, rng)
+        mdd, power, rep = reported_mdd(model, s, gap, p, n, campaigns, settings, rng)
         if mdd is None or abs(mdd - gap) < 0.05 * gap:
             break
         target = (gap + mdd) / 2
     return Row(model, p, n, cov_c / (AGENTS * campaigns), cov_p / (AGENTS * campaigns),
-               float(np.mean(width)) if width else float("nan"), fw / campaigns, gap, mdd, power)
+               float(np.mean(cwidth)) if cwidth else float("nan"), float(np.mean(width)) if width else float("nan"),
+               fw / campaigns, gap, mdd, power, rep)
 
 
-def reported_mdd(model: str, shift: float, p: int, n: int, campaigns: int, settings: Settings,
-                 rng: np.random.Generator) -> tuple[float | None, float]:
-    """(median MDD reported, share of campaigns establishing agent0 above agent1) over 2-agent
-    campaigns whose agents are `shift` apart on the logit scale."""
+def power_reported(d: dict, gap: float) -> float:
+    """The power a campaign's detectable-difference figure `d` implies at a true `gap`: its
+    standard error is MDD / multiplier, its critical value t at the pair's level."""
+    from scipy import stats
+
+    crit = stats.t.ppf(1 - (1 - d.get("pair_level", d.get("level", 0.95))) / 2, d["df"])
+    return float(stats.t.cdf(gap * d["multiplier"] / d["difference"] - crit, d["df"]))
+
+
+def reported_mdd(model: str, shift: float, gap: float, p: int, n: int, campaigns: int, settings: Settings,
+                 rng: np.random.Generator) -> tuple[float | None, float, float | None]:
+    """(median MDD reported, share of campaigns establishing agent0 above agent1, mean power
+    reported at `gap`) over 2-agent campaigns whose agents are `shift` apart on the logit scale."""
     q = chances(model, np.array([shift / 2, -shift / 2]), campaigns, p, rng)
-    mdds, found = [], 0
+    mdds, reps, found = [], [], 0
     for i in range(campaigns):
         doc = analyse_uncertainty(campaign(q[i], n, rng).attempts, settings, "bench", [])
         d = (doc["power"] or {}).get("detectable")
         if d:
             mdds.append(d["difference"])
+            reps.append(power_reported(d, gap))
         found += doc["pairs"][0]["established"] == 1
-    return (float(np.median(mdds)) if mdds else None), found / campaigns
+    return (float(np.median(mdds)) if mdds else None), found / campaigns, (float(np.mean(reps)) if reps else None)
 
 
 def header() -> str:
-    return (f"| {'model':8s} | {'P':>2s} | {'n':>1s} | {'comp':>5s} | {'pass':>5s} | {'pwidth':>6s} | {'FWER':>5s} | "
-            f"{'gap':>5s} | {'MDD':>5s} | {'power':>5s} |\n|---|---|---|---|---|---|---|---|---|---|")
+    return (f"| {'model':8s} | {'P':>2s} | {'n':>1s} | {'comp':>5s} | {'pass':>5s} | {'cwidth':>6s} | {'pwidth':>6s} | "
+            f"{'FWER':>5s} | {'gap':>5s} | {'MDD':>5s} | {'power':>5s} | {'rep':>5s} |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 def line(r: Row) -> str:
     gap = "—" if r.gap is None or r.mdd is None else f"{r.gap:.1f}"
     mdd = "—" if r.mdd is None else f"{r.mdd:.1f}"
     pw = "—" if r.power is None or r.mdd is None else f"{r.power:.3f}"
+    rep = "—" if r.reported is None or r.mdd is None else f"{r.reported:.3f}"
     return (f"| {r.model:8s} | {r.problems:2d} | {r.attempts:1d} | {r.composite:.3f} | {r.passed:.3f} | "
-            f"{r.pass_width:6.3f} | {r.fwer:.3f} | {gap:>5s} | {mdd:>5s} | {pw:>5s} |")
+            f"{r.comp_width:6.1f} | {r.pass_width:6.3f} | {r.fwer:.3f} | {gap:>5s} | {mdd:>5s} | {pw:>5s} | "
+            f"{rep:>5s} |")
 
 
 def run(models: list[str], sizes: list[tuple[int, int]], campaigns: int, seed: int,
@@ -208,16 +234,55 @@ def run(models: list[str], sizes: list[tuple[int, int]], campaigns: int, seed: i
     return rows
 
 
-def main() -> None:
+def resolving(model: str, p: int, n: int, campaigns: int, settings: Settings, rng: np.random.Generator) -> str:
+    """One row of what a suite of `p` problems with `n` attempts resolves under `model`: the
+    median reported detectable difference for 2 agents and among 8 (28 pairs), and the median
+    problems 10 points need at `n` attempts in each case (from the power summary's `needed`)."""
+    out = [f"| {model:8s} | {p:2d} | {n:1d} |"]
+    for agents in (2, AGENTS):
+        q = chances(model, np.zeros(agents), campaigns, p, rng)
+        mdd, ten = [], []
+        for i in range(campaigns):
+            pw = analyse_uncertainty(campaign(q[i], n, rng).attempts, settings, "bench", [])["power"]
+            if pw.get("detectable"):
+                mdd.append(pw["detectable"]["difference"])
+                ten += [r["problems"] for r in pw.get("needed", []) if r["difference"] == 10.0 and r["problems"]]
+        out.append(f" {np.median(mdd):5.1f} | {np.median(ten):4.0f} |" if mdd and ten else "     — |    — |")
+    return "".join(out)
+
+
+def resolve(models: list[str], sizes: list[tuple[int, int]], campaigns: int, seed: int,
+            out: Callable[[str], None] = print) -> None:
+    out(f"| {'model':8s} |  P | n | MDD 2 agents | problems for 10 | MDD 8 agents | problems for 10 |\n"
+        "|---|---|---|---|---|---|---|")
+    for model in models:
+        for p, n in sizes:
+            rng = np.random.default_rng([seed, p, n, list(MODELS).index(model), 2])
+            out(resolving(model, p, n, campaigns, Settings(), rng))
+
+
+QUICK = {"campaigns": 20, "models": "beta,weak", "sizes": "6x1,12x3"}
+
+
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--campaigns", type=int, default=200)
     ap.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (versions that draw them)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--models", default=",".join(MODELS), help="comma-separated: " + ", ".join(MODELS))
-    ap.add_argument("--sizes", default="6x1,6x5,12x3,18x1,18x5", help="comma-separated PxN: problems x attempts")
-    args = ap.parse_args()
+    ap.add_argument("--sizes", default="3x5,6x1,6x5,12x3,18x1,18x5", help="comma-separated PxN: problems x attempts")
+    ap.add_argument("--quick", action="store_true", help=f"a small run in seconds: {QUICK}")
+    ap.add_argument("--resolve", action="store_true",
+                    help="instead: what suites of these sizes resolve (detectable difference, problems 10 points need)")
+    args = ap.parse_args(argv)
+    if args.quick:
+        vars(args).update(QUICK)
     sizes = [(int(a), int(b)) for a, b in (s.split("x") for s in args.sizes.split(","))]
     t0 = time.perf_counter()
+    if args.resolve:
+        resolve(args.models.split(","), sizes, args.campaigns, args.seed, lambda s: print(s, flush=True))
+        print(f"({time.perf_counter() - t0:.0f} s)")
+        return
     print(f"{args.campaigns} campaigns per row (8 identical agents for comp/pass/FWER; 2 agents for MDD/power)")
     run(args.models.split(","), sizes, args.campaigns, args.seed, args.resamples,
         lambda s: print(s, flush=True))

@@ -159,3 +159,11 @@ def test_run_report_shows_intervals_rank_ranges_and_pass_at_1(sample_campaign, r
     assert re.search(r"\| rank \| agent \| n \| composite \| 95% interval \| pass@1 \|", md) and "## How sure" in md
     html = (sample_campaign / "report" / "report.html").read_text()
     assert "<img id='intervals'" in html and "id='pairs'" in html
+    # what 10, 5 and 2 points would need: in the report's power paragraph and from plan-power
+    pw = report_json["uncertainty"]["power"]
+    if pw["detectable"]:
+        assert [r["difference"] for r in pw["needed"]] == [2.0, 5.0, 10.0]
+        assert all(r["problems"] > pw["detectable"]["problems"] for r in pw["needed"]
+                   if r["difference"] < pw["detectable"]["difference"])
+        plan = hpcbench("plan-power", str(sample_campaign)).stdout
+        assert all(f"to detect {d} points" in plan for d in (10, 5, 2)), plan

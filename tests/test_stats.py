@@ -330,3 +330,53 @@ def test_the_report_names_the_problems_left_out_and_the_missing_attempts():
     doc = analyse_uncertainty(apart, FAST, "s", [])
     assert doc["problems"]["common"] == [] and doc["problems"]["warnings"] == []
     assert "No problem was attempted by every listed agent" in "\n".join(problems_lines(SimpleNamespace(stats=doc)))
+
+
+def _campaign_cells(agents: str, problems: int, attempts: int, seed: int) -> dict:
+    rng = np.random.default_rng(seed)
+    hard = rng.normal(0, 15, problems)
+    return {a: {f"p{j}": list(50 + 4 * i + hard[j] + rng.normal(0, 6) + rng.normal(0, 12, attempts))
+                for j in range(problems)} for i, a in enumerate(agents)}
+
+
+def test_power_at_inverts_the_detectable_difference_and_the_own_design_uses_its_differences():
+    """The power the report implies at a difference is what detectable() solves for (80% at its
+    figure, rising with the gap); at the campaign's own attempts the standard error is the pooled
+    variance of the problems' differences itself, not the components with s_g^2 clipped at 0."""
+    s = Settings()
+    comp = power.components(_campaign_cells("abcd", 10, 3, 7))
+    d = power.detectable(comp, 10, 3, s, pairs=6)
+    assert d["level_standard_error"] == pytest.approx(math.sqrt(comp.differences / 10))
+    assert power.power_at(comp, d["difference"], 10, 3, s, pairs=6) == pytest.approx(0.8, abs=1e-6)
+    assert power.power_at(comp, d["difference"] / 2, 10, 3, s, pairs=6) < 0.8 < power.power_at(
+        comp, d["difference"] * 1.5, 10, 3, s, pairs=6)
+    # other attempts: scaled from the measured variance, monotone, and the same at the own design
+    assert [power.detectable(comp, 10, n, s)["difference"] for n in (2, 3, 4)] == sorted(
+        (power.detectable(comp, 10, n, s)["difference"] for n in (2, 3, 4)), reverse=True)
+    # one attempt each: the small-sample factor (the t test on single attempts finds less)
+    one = power.components(_campaign_cells("abcd", 10, 1, 7))
+    assert power.detectable(one, 10, 1, s)["level_standard_error"] == pytest.approx(
+        math.sqrt(one.differences / 10) * power.median_unbiased(one.spread_df))
+
+
+def test_the_power_summary_and_the_report_say_what_ten_points_need():
+    from types import SimpleNamespace
+
+    from hpcbench.report.uncertainty import power_sentence
+
+    cells = _campaign_cells("abc", 8, 3, 11)
+    att = [Attempt(a, p, str(i), v, v > 60) for a, per in cells.items() for p, vals in per.items()
+           for i, v in enumerate(vals)]
+    doc = analyse_uncertainty(att, FAST, "s", [])
+    pw = doc["power"]
+    need = {r["difference"]: r for r in pw["needed"]}
+    assert set(need) == {2.0, 5.0, 10.0}
+    comp = power.components({a: {p: v for p, v in per.items()} for a, per in cells.items()})
+    ten = need[10.0]
+    assert ten["problems"] == power.problems_needed(comp, 10.0, 3, FAST, pairs=3)
+    assert power.detectable(comp, ten["problems"], 3, FAST, pairs=3)["difference"] <= 10.0
+    assert power.detectable(comp, ten["problems"] - 1, 3, FAST, pairs=3)["difference"] > 10.0
+    assert need[2.0]["problems"] > need[5.0]["problems"] > ten["problems"] > 8
+    text = power_sentence(SimpleNamespace(stats=doc, campaign="C"))
+    assert f"10 points would need {ten['problems']} problems at 3 attempts" in text
+    assert f"2 points would need {need[2.0]['problems']} problems" in text

@@ -13,17 +13,27 @@ from hpcbench.errors import HpcbenchError
 
 @click.command("plan-power")
 @click.argument("campaign_dir", type=click.Path(exists=True, file_okay=False))
-@click.option("--difference", type=click.FloatRange(min=0, min_open=True), required=True,
-              help="the difference of mean composite (points, 0-100) to detect between two agents")
+@click.option("--difference", type=click.FloatRange(min=0, min_open=True), multiple=True,
+              help="the difference of mean composite (points, 0-100) to detect between two agents; repeatable "
+                   "(default: 10, 5 and 2)")
 @click.option("--problems", type=click.IntRange(1), help="problems of the planned campaign (default: this one's)")
 @click.option("--power", type=click.FloatRange(0.5, 0.99), default=0.8, show_default=True)
 @click.option("--scoring", "--scoring-id", "scoring_id", help="which scoring (default: the latest)")
 def plan_power(campaign_dir, difference, problems, power, scoring_id) -> None:
-    """Attempts per problem needed to detect DIFFERENCE at the 5% level with POWER."""
+    """Attempts per problem (or problems) needed to detect each DIFFERENCE with POWER among the
+    pairs the leaderboard tests."""
     from hpcbench.plan import Campaign
     from hpcbench.score import uncertainty
     from hpcbench.stats import power as pw
-    from hpcbench.stats.analysis import COMPOSITE, by_agent, cells, common_groups, pair_count, pass_passes
+    from hpcbench.stats.analysis import (
+        COMPOSITE,
+        DIFFERENCES,
+        by_agent,
+        cells,
+        common_groups,
+        pair_count,
+        pass_passes,
+    )
     from hpcbench.store.scorings import read_scoring
 
     c = Campaign(Path(campaign_dir))
@@ -44,19 +54,32 @@ def plan_power(campaign_dir, difference, problems, power, scoring_id) -> None:
                    "agent and problem) detects "
                    f"{now['difference']:.1f} points ({now['scope']}; as one of {pairs} pair{'s' * (pairs != 1)} "
                    "the leaderboard tests)")
-        n = pw.attempts_needed(comp, difference, p, settings, power, pairs)
-        more = pw.problems_needed(comp, difference, max(1, comp.attempts), settings, power, pairs=pairs)
+        for diff in difference or sorted(DIFFERENCES, reverse=True):
+            click.echo(_plan_line(comp, diff, p, settings, power, pairs))
     except ValueError as e:
         raise HpcbenchError(f"cannot plan from {c.root} (scoring {sc.sid}): {e}") from None
+
+
+def _plan_line(comp, difference: float, p: int, settings, power: float, pairs: int) -> str:
+    """What detecting `difference` needs: attempts on `p` problems, or problems at this campaign's attempts."""
+    from hpcbench.stats import power as pw
+
+    more = pw.problems_needed(comp, difference, max(1, comp.attempts), settings, power, pairs=pairs)
+    try:
+        n = pw.attempts_needed(comp, difference, p, settings, power, pairs)
+    except ValueError as e:  # one attempt each: more problems can be planned, more attempts not
+        if not more:
+            raise
+        return (f"to detect {difference:g} points: {more} problems with {comp.attempts} attempt"
+                f"{'s' * (comp.attempts != 1)} each (more attempts cannot be planned: {e})")
     if n is not None:
         d = pw.detectable(comp, p, n, settings, power, pairs)
-        click.echo(f"to detect {difference:g} points with {p} problem{'s' * (p != 1)}: {n} attempts per agent and "
-                   f"problem (detects {d['difference']:.1f}; {d['scope']})"
-                   + (f"; or {more} problems with {comp.attempts} attempts each" if more else ""))
-        return
-    click.echo(f"to detect {difference:g} points no number of attempts on {p} problems suffices: the agents' gap "
-               "varies from problem to problem more than attempts average out"
-               + (f"; {more} problems with {comp.attempts} attempts each would" if more else ""))
+        return (f"to detect {difference:g} points with {p} problem{'s' * (p != 1)}: {n} attempts per agent and "
+                f"problem (detects {d['difference']:.1f}; {d['scope']})"
+                + (f"; or {more} problems with {comp.attempts} attempts each" if more else ""))
+    return (f"to detect {difference:g} points no number of attempts on {p} problems suffices: the agents' gap "
+            "varies from problem to problem more than attempts average out"
+            + (f"; {more} problems with {comp.attempts} attempts each would" if more else ""))
 
 
 def _f(x: float | None) -> str:

@@ -246,14 +246,20 @@ class StatsView:
             stored = self.stored_item(["power"])
             return lines + ["", "derived again, stored: match" if stored is None else
                             f"MISMATCH: difference derived none, stored {stored.get('difference')!r}"]
-        formula = ("(2 s_g^2 + 2 s_w^2 / n) / P" if comp.within is not None else "var(differences) / P")
-        lines += [f"  standard error of two level agents = sqrt({formula}) = {got['level_standard_error']:.4f}",
+        formula = ("var(differences) / P" if comp.differences else "(2 s_g^2 + 2 s_w^2 / n) / P")
+        small = power.small_sample(comp, comp.problems, max(1, comp.attempts))
+        fix = f" x {small:.4f} (one attempt each, or fewer than 6 problems)" * (small != 1.0)
+        lines += [f"  standard error of two level agents = sqrt({formula}){fix} = {got['level_standard_error']:.4f}",
                   f"  x sqrt(spread at the gap / spread level = {got['spread_factor']:.3f}) (pass rate "
                   f"{_fmt(comp.pass_rate, 3)}, {_fmt(comp.pass_slope, 1)} points per pass) = "
                   f"{got['standard_error']:.4f}",
                   f"  level 5% / {pairs} pair(s) = {1 - got['pair_level']:.4g} two-sided (Holm's first step)",
                   f"  (t_(1-a/2) + t_(power)) with {got['df']} df = {got['multiplier']:.4f}",
                   f"  detectable difference = {got['difference']:.3f} composite points"]
+        if self.stored and not self.earlier and self.doc.get("power", {}).get("method") != power.METHOD:
+            return lines + ["", "stored by an earlier power method (the components with s_g^2 clipped at 0, "
+                            "median-unbiased at every design): derived now by the current one, not compared; "
+                            "score again to store it"]
         return lines + ["", self.verdict(got, self.stored_item(["power"]), ["difference", "standard_error", "df"])]
 
 

@@ -15,7 +15,6 @@ from hpcbench.safetext import md_code
 from hpcbench.stats.intervals import PROBLEMS, THESE, TOO_FEW
 
 MAX_PAIR_ROWS = 60  # in markdown and HTML; the JSON has every pair
-DIFFERENCES = (2.0, 5.0, 10.0)  # composite points the power paragraph asks about
 
 
 def interval_text(low: float | None, high: float | None, scope: str | None, nd: int = 1, note: str = "") -> str:
@@ -195,8 +194,23 @@ def power_sentence(rep: Report) -> str:
              if pairs > 1 else " at the 5% level")
     return (f"With this design ({design}), two "
             f"agents' mean composites must differ by at least {d['difference']:.1f} points for the difference to be "
-            f"established 80% of the time{among} ({where}; `{pw['source']}`). "
-            f"`hpcbench plan-power {rep.campaign} --difference D` gives the attempts or problems a smaller one needs.")
+            f"established 80% of the time{among} ({where}; `{pw['source']}`). " + needed_sentence(pw, d)
+            + f"`hpcbench plan-power {rep.campaign} --difference D` gives the attempts or problems another needs.")
+
+
+def needed_sentence(pw: dict, d: dict) -> str:
+    """What the differences the power summary asks about (10, 5, 2 points) would need."""
+    parts = []
+    for row in sorted(pw.get("needed") or [], key=lambda r: -r["difference"]):
+        if row["difference"] >= d["difference"]:
+            continue  # this design detects it already
+        more = (f"{row['problems']} problems at {d['attempts']} attempt{'s' * (d['attempts'] != 1)}"
+                if row.get("problems") else "more problems than can be planned")
+        att = (f" or {row['attempts']} attempts on each of these {d['problems']} problems" if row.get("attempts")
+               else " (more attempts cannot be planned from one attempt each)" if row.get("note")
+               else " (no number of attempts on these problems suffices)")
+        parts.append(f"{row['difference']:g} points would need {more}{att}")
+    return ("; ".join(parts)[:1].upper() + "; ".join(parts)[1:] + ". ") if parts else ""
 
 
 def _powermd_cell(rep: Report) -> list[str]:

@@ -35,6 +35,7 @@ from hpcbench.stats.ranks import label, rank_ranges
 # and ranks are not given as ranges.
 MAX_PAIRED_AGENTS = 100
 COMPOSITE, PASS = "composite", "pass"
+DIFFERENCES = (2.0, 5.0, 10.0)  # composite points whose problems and attempts needed the power summary gives
 
 
 def limits(measure: str) -> tuple[float, float]:
@@ -128,11 +129,14 @@ def power_summary(groups: Mapping[str, Sequence[Attempt]], settings: Settings) -
     comp = power.components({a: cells(mine, COMPOSITE) for a, mine in groups.items()},
                             passes={a: pass_passes(mine) for a, mine in groups.items()})
     pairs = pair_count(len(groups))
-    out: dict = {"components": comp.as_dict(), "detectable": None, "note": "", "pairs": pairs}
+    out: dict = {"components": comp.as_dict(), "detectable": None, "note": "", "pairs": pairs,
+                 "method": power.METHOD}
     try:
         out["detectable"] = power.detectable(comp, comp.problems, max(1, comp.attempts), settings, pairs=pairs)
     except ValueError as e:
         out["note"] = str(e)
+        return out
+    out["needed"] = power.needed(comp, DIFFERENCES, settings, pairs=pairs)
     return out
 
 

@@ -15,13 +15,18 @@ effects", Evaluation Review 19(5): 547-556), at the level a pair is tested at am
 the leaderboard's pairs: alpha / pairs (Bonferroni, Holm's first step; Holm rejects at
 least what it does, so the figure is conservative for the leaderboard's orders). Nothing is
 established from fewer than 3 problems, so no design of fewer has a detectable difference.
-With one attempt each (s_w^2 unknown) the pooled variance of the problems' differences
-gives the design's own standard error directly. The standard error is made median-unbiased
-for the degrees of freedom it rests on (median_unbiased) and scaled for how a pass/fail
-measure spreads more as two agents part (spread_factor): a figure that errs, errs large."""
+At the campaign's own attempts the pooled variance of the problems' differences gives the
+standard error directly (it estimates that sum without clipping s_g^2 at 0); another number
+of attempts scales it by the ratio the components give. With one attempt each the standard
+error, and below 6 problems with any, is made median-unbiased for the degrees of freedom it
+rests on (small_sample: there the t test finds less than the normal theory says), and every design's
+is scaled for how a pass/fail measure spreads more as two agents part (spread_factor).
+power_at gives the power a design has at a difference (at the detectable difference, exactly
+the power asked for); bench/stats_coverage.py compares it with simulated campaigns."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Mapping, Sequence
@@ -29,9 +34,11 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from hpcbench.stats.intervals import MIN_UNITS, PROBLEMS, Settings
+from hpcbench.stats.intervals import MIN_UNITS, PROBLEMS, WIDE, Settings
 
 MAX_ATTEMPTS = 1000
+# Stored with the figure: explain compares a stored figure only when it was drawn the same way.
+METHOD = "pooled differences at the campaign's attempts; median-unbiased with one attempt each; spread at the gap"
 
 
 @dataclass
@@ -105,6 +112,7 @@ def _pass_scale(cells: Mapping[str, Mapping[str, Sequence[float]]],
     return len(good) / (len(good) + len(bad)), slope if slope > 0 else None
 
 
+@functools.lru_cache(maxsize=256)
 def median_unbiased(df: int) -> float:
     """The factor that makes a standard error estimated on `df` degrees of freedom median-unbiased:
     a variance from few problems is below the truth more often than above (its median is
@@ -134,35 +142,73 @@ def spread_factor(c: Components, difference: float) -> float:
 
 
 def standard_error(c: Components, problems: int, attempts: int, settings: Settings) -> tuple[float, int, str]:
-    """(standard error of a paired difference, degrees of freedom, scope) for a design."""
+    """(standard error of a paired difference, degrees of freedom, scope) for a design. At the
+    campaign's own attempts: the pooled variance of the problems' differences itself (unbiased;
+    the components' interaction, clipped at 0, is biased up where it is small, and the figure
+    was then 4-8 points conservative, bench/stats_coverage.py). At other attempts: that variance
+    scaled by what the components say the change of attempts does."""
     least = max(settings.min_units, MIN_UNITS)
     if problems < least:
         raise ValueError(f"{problems} shared problem{'s' * (problems != 1)}: nothing is established from fewer than "
                          f"{least}")
-    if c.within is None or c.within_df < 2:
-        if c.differences is not None and attempts == c.attempts:  # the campaign's own design
-            return math.sqrt(c.differences / problems), problems - 1, PROBLEMS
-        raise ValueError("too few repeated attempts (by one agent on one problem): the spread of attempts is unknown")
-    if c.within <= 0:
+    if c.within is not None and c.within_df >= 2 and c.within <= 0:
         raise ValueError(f"no two attempts by one agent on one problem differ (over {c.within_df} df): the spread "
                          "of attempts is not measured")
+    measured = c.differences is not None and c.differences > 0
+    if measured and attempts == c.attempts:  # the campaign's own design
+        return math.sqrt(float(c.differences or 0) / problems), problems - 1, PROBLEMS
+    if c.within is None or c.within_df < 2:
+        raise ValueError("too few repeated attempts (by one agent on one problem): the spread of attempts is unknown")
     if c.interaction is None:
         raise ValueError("no two agents share two problems: how their gap varies by problem is unknown")
-    return math.sqrt((2 * c.interaction + 2 * c.within / attempts) / problems), problems - 1, PROBLEMS
+    planned = 2 * c.interaction + 2 * c.within / attempts
+    if measured and c.attempts >= 1:
+        planned *= float(c.differences or 0) / (2 * c.interaction + 2 * c.within / c.attempts)
+    return math.sqrt(planned / problems), problems - 1, PROBLEMS
 
 
+def small_sample(c: Components, problems: int, attempts: int) -> float:
+    """The factor on a design's standard error where the normal theory it rests on fails: with
+    one attempt each a problem's difference is of two single attempts (a pass/fail composite
+    gives a few distinct values) and the t test on a few of them finds a difference less often
+    than the theory says (4-9 points at 6 problems, bench/stats_coverage.py); below 6 problems
+    (2-4 df) the power figure was 4-6 points optimistic with any attempts. median_unbiased over
+    the spread's degrees of freedom makes both conservative; 1 otherwise."""
+    return median_unbiased(c.spread_df) if attempts == 1 or problems < WIDE else 1.0
+
+
+def design_error(c: Components, difference: float, problems: int, attempts: int,
+                 settings: Settings) -> tuple[float, float, int, str]:
+    """(standard error at `difference`, of two level agents, df, scope) with every correction."""
+    se0, df, kind = standard_error(c, problems, attempts, settings)
+    se0 *= small_sample(c, problems, attempts)
+    return se0 * math.sqrt(spread_factor(c, difference)), se0, df, kind
+
+
+@functools.lru_cache(maxsize=1024)
 def multiplier(df: int, level: float, power: float) -> float:
     from scipy import stats  # here: importing scipy.stats costs every hpcbench command ~1-3 s
 
     return float(stats.t.ppf(1 - (1 - level) / 2, df) + stats.t.ppf(power, df))
 
 
+def power_at(c: Components, difference: float, problems: int, attempts: int, settings: Settings,
+             pairs: int = 1) -> float:
+    """The chance that a design establishes a true `difference` as one of `pairs` pairs: the
+    figure detectable() inverts (at its difference, exactly its power), t.cdf(D / se(D) - t_crit)
+    with the same corrected standard error."""
+    from scipy import stats
+
+    se, _, df, _ = design_error(c, difference, problems, attempts, settings)
+    level = 1 - (1 - settings.level) / max(1, pairs)
+    return float(stats.t.cdf(difference / se - stats.t.ppf(1 - (1 - level) / 2, df), df))
+
+
 def detectable(c: Components, problems: int, attempts: int, settings: Settings, power: float = 0.8,
                pairs: int = 1) -> dict:
     """The minimum detectable difference of a design, with what it rests on; `pairs`: how
     many pairs the leaderboard tests (the level is shared among them)."""
-    se0, df, kind = standard_error(c, problems, attempts, settings)
-    se0 *= median_unbiased(c.spread_df)
+    _, se0, df, kind = design_error(c, 0.0, problems, attempts, settings)
     level = 1 - (1 - settings.level) / max(1, pairs)
     m = multiplier(df, level, power)
     lo, hi = 0.0, max(1.0, 4 * m * se0 * 10)
@@ -181,10 +227,34 @@ def attempts_needed(c: Components, difference: float, problems: int, settings: S
     """The fewest attempts per problem (per agent) that detect `difference` with `problems`
     problems; None when no number of attempts up to MAX_ATTEMPTS does (the agents' gap
     varies from problem to problem more than attempts can average out: more problems)."""
-    for n in range(1, MAX_ATTEMPTS + 1):
-        if detectable(c, problems, n, settings, power, pairs)["difference"] <= difference:
-            return n
-    return None
+    def enough(n: int) -> bool:
+        return detectable(c, problems, n, settings, power, pairs)["difference"] <= difference
+
+    if enough(1):  # (with one attempt each the spread of attempts is unknown: only n = 1 is planned)
+        return 1
+    if not enough(MAX_ATTEMPTS):
+        return None
+    lo, hi = 2, MAX_ATTEMPTS
+    while lo < hi:  # the detectable difference falls with the attempts
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if enough(mid) else (mid + 1, hi)
+    return lo
+
+
+def needed(c: Components, differences: Sequence[float], settings: Settings, power: float = 0.8,
+           pairs: int = 1) -> list[dict]:
+    """Per wanted difference: the attempts per problem it needs on the campaign's problems and
+    the problems it needs at the campaign's attempts (None: no number up to the limits does)."""
+    out = []
+    for d in differences:
+        row: dict = {"difference": d, "attempts": None, "problems": None, "note": ""}
+        try:
+            row["problems"] = problems_needed(c, d, max(1, c.attempts), settings, power, pairs=pairs)
+            row["attempts"] = attempts_needed(c, d, c.problems, settings, power, pairs)
+        except ValueError as e:  # e.g. one attempt each: more problems can be planned, more attempts not
+            row["note"] = str(e)
+        out.append(row)
+    return out
 
 
 def problems_needed(c: Components, difference: float, attempts: int, settings: Settings,
