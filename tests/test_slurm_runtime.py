@@ -1,0 +1,144 @@
+"""The run-time conformance suite of the Slurm sites (Frontier, Perlmutter): what each run sees when
+it runs, not what the script says. For each site, cpu and GPU variants, packed on one node and on the
+widest allocation its queues take, unpacked, and the sweep's points across node counts, the real
+driver, core slots, placement, binding and build steps run in the environment sbatch and slurmstepd
+give the batch script (tests/slurm_runtime.py, each variable's form from Slurm's man pages and
+source), and their srun lines are placed by the srun stand-in (tests/fake_slurm/srun_standin.py,
+srun's documented behaviour: --exact, -c, --cpu-bind, --gpus-per-task, --gpu-bind, core
+specialization, and the options it reads from the environment). Steps that run side by side must
+start side by side (none waits for another's resources), get disjoint cores and GPUs, never a
+specialized core, each Frontier rank its GCD's L3 region ([frontier-gpu-bind]: closest), and the
+node count asked for.
+
+Failure seen on main at 4d5f038 (before slurm-step-gpus): every GPU run and every build of a packed
+Frontier or Perlmutter GPU allocation "would wait": the jobs' steps inherited sbatch's
+SLURM_GPUS_PER_NODE, which srun reads as --gpus-per-node, so each step asked all 8 GCDs (4 A100)
+of its node and no two ran at once."""
+
+from __future__ import annotations
+
+import pytest
+
+from hpcbench.jobs.pack import PackDriver
+from hpcbench.schedulers.base import view_for
+from hpcbench.schedulers.slurm import expand_hostlist
+from hpcbench.site import load_site
+from tests.pbs_runtime import spec_for
+from tests.slurm_runtime import Allocation, flaws, host_names, hostlist, unpacked_run
+from tests.test_doctor_machine import LOGIN_DEFAULTS
+from tests.test_sites_conformance import job_spec, rendered
+
+CASES = [("frontier", "cpu"), ("frontier", "kokkos"), ("perlmutter", "cpu"), ("perlmutter", "cuda")]
+
+
+def _script(site_name: str, label: str):
+    return next(s for s in rendered(site_name).scripts if s.label == label)
+
+
+def _allocation(site_name: str, label: str, tmp, **kw):
+    site = load_site(site_name)
+    s = _script(site_name, label)
+    return site, s, Allocation.start(site, s.plan, s.text, tmp, LOGIN_DEFAULTS[site_name], **kw)
+
+
+def _widest(site_name: str, variant: str) -> str:
+    labels = [s.label for s in rendered(site_name).scripts if s.label.startswith(f"{variant} submit packed ")]
+    return max(labels, key=lambda lb: int(lb.split()[3]))
+
+
+@pytest.mark.parametrize("site_name,variant", CASES)
+@pytest.mark.parametrize("wide", [False, True], ids=["1-node", "widest"])
+def test_packed_runs_and_builds_side_by_side_get_their_own_cores_and_gpus(site_name, variant, wide, tmp_path):
+    label = _widest(site_name, variant) if wide else f"{variant} submit packed 1 node"
+    site, s, alloc = _allocation(site_name, label, tmp_path)
+    try:
+        d = alloc.driver
+        part = site.partition_for(variant)
+        assert part is not None
+        # the allocation as sbatch gives it: every node of the hostlist, the partition's usable cores
+        assert len(d.hosts) == s.plan.nodes and d.cpn == part.cores_per_node, (d.hosts[:3], d.cpn)
+        spec = spec_for(site, job_spec(site, tmp_path, f"{variant}-j", variant, [1]))
+        gpus = part.gpus_per_node if site.is_gpu_variant(variant) else 0
+        hosts_used = min(2, len(d.hosts))  # narrow jobs go round the nodes: two nodes' worth
+        for ranks in (1, 2):
+            per_node = (gpus // ranks) if gpus else min(8, d.cpn // ranks)
+            spec = spec.model_copy(update={"cores": ranks})
+            runs = alloc.runs(spec, ranks, per_node * hosts_used)
+            builds = [alloc.build(spec, h) for h in d.hosts[:hosts_used]]  # a job compiling beside them
+            bad = flaws(site, variant, runs, 1) + flaws(site, variant, runs + builds, None)
+            assert not bad, f"{site_name} {variant} {s.label}, {ranks}-rank runs:\n  " + "\n  ".join(bad)
+            # what srun and the ranks inherit: the variant's GPU-aware MPI, nothing of the other kind
+            gpu_mpi = {r.env.get("MPICH_GPU_SUPPORT_ENABLED") for r in runs}
+            assert gpu_mpi == ({"1"} if gpus else {None}), gpu_mpi
+            assert gpus or not any("CRAY_ACCEL_TARGET" in r.env for r in runs)
+            alloc.release()
+        if wide:  # a job as wide as four nodes runs on four nodes, a node's full share on each
+            n = min(4, len(d.hosts))
+            rpn = site.ranks_per_node(variant)
+            wide_spec = spec_for(site, job_spec(site, tmp_path, f"{variant}-w", variant, [rpn * n]))
+            run = alloc.runs(wide_spec, rpn * n, 1)
+            assert not flaws(site, variant, run, n), flaws(site, variant, run, n)
+            assert run[0].nodes == d.hosts[:n] and len(run[0].ranks) == rpn * n
+    finally:
+        alloc.close()
+
+
+@pytest.mark.parametrize("site_name,variant", CASES)
+def test_an_unpacked_run_on_a_whole_node_keeps_ranks_apart_and_near_their_gpus(site_name, variant, tmp_path):
+    site = load_site(site_name)
+    s = _script(site_name, f"{variant} submit unpacked 1 job")
+    rpn = site.ranks_per_node(variant)
+    spec = spec_for(site, job_spec(site, tmp_path, f"{variant}-u", variant, [rpn]))
+    for ranks in sorted({1, 2, rpn}):
+        run = unpacked_run(site, s.text, spec, ranks, LOGIN_DEFAULTS[site_name])
+        bad = flaws(site, variant, [run], 1)
+        assert not bad, f"{site_name} {variant} unpacked at {ranks} ranks:\n  " + "\n  ".join(bad)
+
+
+@pytest.mark.parametrize("site_name", ["frontier", "perlmutter"])
+def test_sweep_points_run_on_the_nodes_they_are_labelled_with(site_name, tmp_path):
+    """[sweep-nodes] at run time: each point of the sweep's allocation (`--nodes 1,2` at 2 ranks; the
+    strong-scaling points up to two nodes' ranks), one after another as the driver runs a wide job,
+    is a step on the node count it is labelled with, its ranks spread over them."""
+    site = load_site(site_name)
+    variant = site.variants[0].name
+    site_, s, alloc = _allocation(site_name, f"{variant} sweep labelled nodes", tmp_path)
+    try:
+        spec = spec_for(site, job_spec(site, tmp_path, "sweep-nodes", variant, [2, 2], nodes=[1, 2]))
+        assert alloc.driver.nodes_for(spec) == 2 == len(alloc.driver.hosts)
+        for case in spec.runs:
+            run = alloc.runs(spec, case.ranks, 1, nodes=case.nodes)
+            assert not flaws(site, variant, run, case.nodes), flaws(site, variant, run, case.nodes)
+            assert {r.host for r in run[0].ranks} == set(alloc.driver.hosts[:case.nodes]), run[0].step.argv
+            alloc.release()
+    finally:
+        alloc.close()
+    rpn = site.ranks_per_node(variant)
+    _, s, alloc = _allocation(site_name, f"{variant} sweep", tmp_path)
+    try:
+        spec = spec_for(site, job_spec(site, tmp_path, "sweep", variant, [1, 2, rpn, 2 * rpn]))
+        for case in spec.runs:
+            want = -(-case.ranks // rpn)
+            run = alloc.runs(spec, case.ranks, 1)
+            assert not flaws(site, variant, run, want), flaws(site, variant, run, want)
+            alloc.release()
+    finally:
+        alloc.close()
+
+
+def test_the_driver_reads_slurms_hostlist_itself_and_the_cores_it_was_given(tmp_path, monkeypatch):
+    """SLURM_JOB_NODELIST in Slurm's hostlist form is read without scontrol (main at 4d5f038 ran
+    `scontrol show hostnames`, and where that failed took this host alone: a wide allocation ran on
+    one node); SLURM_CPUS_ON_NODE in hardware threads (112 on Frontier) or cores (56, where Slurm
+    counts one a core under --threads-per-core=1) leaves the site's usable cores."""
+    assert expand_hostlist("frontier[00001-00003,00010],login01") == \
+        ["frontier00001", "frontier00002", "frontier00003", "frontier00010", "login01"]
+    assert expand_hostlist("nid[001000-001001]") == ["nid001000", "nid001001"] and expand_hostlist("x[1-") is None
+    hosts = host_names(load_site("frontier"), 9472)
+    with monkeypatch.context() as m:
+        m.setenv("PATH", str(tmp_path))  # no scontrol to be found
+        assert view_for("slurm", {"SLURM_JOB_NODELIST": hostlist(hosts)}).hosts() == hosts
+    for cpus in ("112", "56"):
+        _, _, alloc = _allocation("frontier", "cpu submit packed 1 node", tmp_path, cpus_on_node=cpus)
+        assert isinstance(alloc.driver, PackDriver) and alloc.driver.cpn == 56, (cpus, alloc.driver.cpn)
+        alloc.close()
