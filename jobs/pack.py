@@ -34,7 +34,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from hpcbench.jobs import baseline, diskfull, interrupt, slots
-from hpcbench.jobs.cores import NodeLayout, cpu_list
+from hpcbench.jobs.cores import NodeLayout, whole_node_findings
 from hpcbench.jobs.interrupt import WALLTIME_ENV
 from hpcbench.jobs.placement import ENV, PackContext
 from hpcbench.jobs.records import JobResult, JobSpec, Launcher, save_model, write_atomic
@@ -72,21 +72,12 @@ class PackManifest(BaseModel):
 
 
 def node_warnings(m: PackManifest, ncpus: str, affinity: set[int]) -> list[str]:
-    """Where the node the driver runs on disagrees with the site's node on whole-node sites: the
-    MoM's NCPUS (the first chunk's ncpus, OpenPBS src/resmom/start_exec.c) is not the node's hardware
-    threads the select asked, or the driver's affinity (the MoM's cpuset) lacks CPUs the layout binds
-    runs to. The driver keeps the site's cores (its documented node); these say why a run may fail."""
+    """Where the node the driver runs on disagrees with the site's node on whole-node sites
+    (jobs/cores.whole_node_findings, the rule doctor checks too). The driver keeps the site's cores
+    (its documented node); these say why a run may fail."""
     if not m.whole_nodes or m.layout is None:
         return []
-    out = []
-    if m.node_threads and ncpus != str(m.node_threads):
-        out.append(f"NCPUS is {ncpus or 'unset'} where a whole node has {m.node_threads} hardware threads: "
-                   f"the MoM's count is not the node's; runs use the site's {m.cores_per_node} cores a node")
-    missing = sorted(set(m.layout.cpus(range(len(m.layout.cores)))) - affinity)
-    if missing:
-        out.append(f"this node's CPU affinity lacks {len(missing)} of the site's CPUs ({cpu_list(missing)[:60]}): "
-                   "the job's cpuset is smaller than the node the site declares; runs bound there will fail")
-    return out
+    return list(whole_node_findings(ncpus, m.node_threads, m.layout, affinity).values())
 
 
 class PackDriver:
