@@ -25,11 +25,11 @@ from pathlib import Path
 from hpcbench.executors.queues import capped_walltime
 from hpcbench.executors.shapes import ArrayPlan, job_walltime_s, shape_of, start_order
 from hpcbench.jobs.binding import Binding
-from hpcbench.jobs.cores import NodeLayout
+from hpcbench.jobs.cores import NodeLayout, cpu_list
 from hpcbench.jobs.instruments import EVERY_RUN, OPTIONS_FILE, LogViewProbe, MallocProbe
 from hpcbench.jobs.launchers import launcher_for
 from hpcbench.jobs.pack import BaselineRequest, PackManifest
-from hpcbench.jobs.placement import PackContext, placed_launcher
+from hpcbench.jobs.placement import PackContext, build_launch, placed_launcher
 from hpcbench.jobs.records import JobSpec, Launcher
 from hpcbench.jobs.slots import CoreSlots
 from hpcbench.schedulers.base import view_for
@@ -202,6 +202,14 @@ def launch_lines(job: JobSpec, site: SiteConfig, ctx: PackContext | None) -> lis
     step = view_for(ctx.scheduler).own_step(job.launcher.depth, ctx.hosts[0]) if ctx is not None else []
     if step:
         lines.append(f"{'build':<26s} {' '.join(step)} <probe> <sandbox> make app")
+    elif ctx is not None:
+        # elsewhere (PBS), the build of a job on another node than the driver's is one rank of the
+        # site's launcher there, bound to its core slot's CPUs (build_launch, pbs-build-on-its-node);
+        # on the driver's node it runs in place on those CPUs
+        cpus = lone_binding(job.model_copy(update={"gpus_per_rank": 0}), site, 1).cpus
+        remote = build_launch(job.launcher, cpus, ctx, hostfile_for=_dry_hostfile)
+        where = " ".join(remote) if remote else f"[on the driver's node {ctx.driver_host}, CPUs {cpu_list(cpus)}]"
+        lines.append(f"{'build':<26s} {where} <sandbox> make app")
     # every run of the program names its instruments in one options file, the same argv for all
     # (jobs/instruments.py options_argv): the file holds -log_view, and for the instrumented run
     # the allocator's checks too
@@ -272,7 +280,7 @@ def plan_launch_lines(plan: ArrayPlan, site: SiteConfig) -> list[str]:
             else:
                 mine = [hosts[narrow % len(hosts)]]
                 narrow += 1
-            ctx = PackContext(site.scheduler, tuple(mine), rpn, "$PACK_HOSTS")
+            ctx = PackContext(site.scheduler, tuple(mine), rpn, "$PACK_HOSTS", driver_host=hosts[0])
             out.append(f"# job {j.job_id} on {','.join(mine)}:")
             out += [f"#   {ln}" for ln in launch_lines(j, site, ctx)]
     else:
