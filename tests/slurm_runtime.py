@@ -153,6 +153,7 @@ class Run:
     label: str
     step: Step
     env: dict[str, str]  # what srun (and so the ranks) inherit
+    gpu: bool = False  # a GPU variant's run (a rank a GPU); a build or a CPU run uses none
 
     @property
     def nodes(self) -> list[str]:
@@ -195,7 +196,8 @@ class Allocation:
             slurm["SLURM_CPUS_ON_NODE"] = cpus_on_node
         env = batch_env(text, login, slurm)
         driver = PackDriver(m, view_for("slurm", env))
-        return cls(site, driver, env, Steps(node_for(site, variant), driver.hosts), tmp)
+        job_gpus = int(directives(text).get("gpus-per-node", "0"))
+        return cls(site, driver, env, Steps(node_for(site, variant), driver.hosts, job_gpus), tmp)
 
     def release(self) -> None:
         """End every live step and give back the slots their runs held."""
@@ -228,7 +230,8 @@ class Allocation:
                 launch = place(spec.launcher, ranks, spec.cores, ["app"], held=binding.of_held(held),
                                files=self.tmp / f"files{i}", nodes=nodes)
             srun_env = step_env(launch.env, base=job_env)  # jobs/launch.run_env: what the launcher sees
-            out.append(Run(f"{spec.job_id}#{len(self.steps.live)}", self.steps.srun(launch.argv, srun_env), srun_env))
+            out.append(Run(f"{spec.job_id}#{len(self.steps.live)}", self.steps.srun(launch.argv, srun_env), srun_env,
+                           self.site.is_gpu_variant(spec.variant.name)))
         return out
 
     def build(self, spec: JobSpec, host: str) -> Run:
@@ -249,7 +252,8 @@ def unpacked_run(site: SiteConfig, text: str, spec: JobSpec, ranks: int, login: 
                                   "SLURM_ARRAY_JOB_ID": "1001"})
     argv, _, _ = placed_launcher(spec.launcher, ranks, None)
     srun_env = step_env({}, base=env)
-    return Run(spec.job_id, Steps(node_for(site, variant), hosts).srun([*argv, "app"], srun_env), srun_env)
+    steps = Steps(node_for(site, variant), hosts, int(directives(text).get("gpus-per-node", "0")))
+    return Run(spec.job_id, steps.srun([*argv, "app"], srun_env), srun_env, site.is_gpu_variant(variant))
 
 
 def reserved_cpus(node: Node) -> set[int]:
@@ -277,7 +281,6 @@ def flaws(site: SiteConfig, variant: str, runs: list[Run], nodes_asked: int | No
                 bad.append(f"{a.label} and {b.label} share CPUs {sorted(c for _, c in a.cpus & b.cpus)[:8]}")
             if a.gpus & b.gpus:
                 bad.append(f"{a.label} and {b.label} share GPUs {sorted(g for _, g in a.gpus & b.gpus)}")
-    gpu_variant = site.is_gpu_variant(variant)
     for run in (r for r in runs if not r.step.blocked):
         cmd = " ".join(run.step.argv)
         seen: set[tuple[str, int]] = set()
@@ -289,21 +292,21 @@ def flaws(site: SiteConfig, variant: str, runs: list[Run], nodes_asked: int | No
             seen |= mine
             if r.cpus & reserved_cpus(node):
                 bad.append(f"{run.label}: rank {k} on specialized cores' CPUs {sorted(r.cpus & reserved_cpus(node))}")
-            if gpu_variant and "hpcbench-build" not in cmd and not r.gpus:
+            if run.gpu and not r.gpus:
                 bad.append(f"{run.label}: rank {k} sees no GPU: {cmd}")
-            if site.name in NEAR and gpu_variant and r.gpus:
+            if site.name in NEAR and run.gpu and r.gpus:
                 # the GPU it uses: the runtime's device 0, the lowest id it sees ("The HIP runtime
                 # relabels the GPUs each rank can access starting at 0", frontier_user_guide)
                 g, region = min(r.gpus), {c % node.cores for c in r.cpus}
                 if not region <= set(node.regions[node.gpu_region[g]]):
                     bad.append(f"{run.label}: rank {k} on cores {sorted(region)}, far from its GPU {g} "
                                f"(its L3 region: cores {node.regions[node.gpu_region[g]]})")
-        if gpu_variant and "hpcbench-build" not in cmd:
+        if run.gpu:
             for host in run.nodes:
                 on = [r for r in run.ranks if r.host == host]
                 if len(run.step.gpus.get(host, ())) < len(on):
                     bad.append(f"{run.label}: {len(on)} ranks on {host} hold {len(run.step.gpus.get(host, ()))} GPUs")
-        if not gpu_variant or "hpcbench-build" in cmd:
+        if not run.gpu:
             if any(run.step.gpus.get(h) for h in run.nodes):
                 bad.append(f"{run.label}: holds GPUs {sorted(run.gpus)[:8]} it does not use: {cmd}")
     return bad

@@ -668,7 +668,7 @@ def _packed(r: Rendered) -> list[Script]:
     return [s for s in r.scripts if isinstance(s.plan, PackPlan)]
 
 
-BUILD_STEP = re.compile(r"srun --exact -N 1 --nodelist=\S+ -n 1 -c \d+ --cpu-bind=cores --mem=0 "
+BUILD_STEP = re.compile(r"srun --exact -N 1 --nodelist=\S+ -n 1 -c \d+ --cpu-bind=cores --mem=0 --gres=none "
                         r"--job-name=hpcbench-build ")
 
 

@@ -10,10 +10,17 @@ start side by side (none waits for another's resources), get disjoint cores and 
 specialized core, each Frontier rank its GCD's L3 region ([frontier-gpu-bind]: closest), and the
 node count asked for.
 
-Failure seen on main at 4d5f038 (before slurm-step-gpus): every GPU run and every build of a packed
-Frontier or Perlmutter GPU allocation "would wait": the jobs' steps inherited sbatch's
-SLURM_GPUS_PER_NODE, which srun reads as --gpus-per-node, so each step asked all 8 GCDs (4 A100)
-of its node and no two ran at once."""
+The forms of the batch script's variables and their sources (sbatch(1) OUTPUT ENVIRONMENT
+VARIABLES, src/common/env.c, src/common/hostlist.c, src/plugins/gres/common/gres_common.c): the
+docstring of tests/slurm_runtime.py; the node facts (OLCF's and NERSC's pages): the same.
+
+Failures seen on main at 4d5f038 (before slurm-step-gpus): every GPU run and every build of a
+packed Frontier or Perlmutter GPU allocation "would wait": the jobs' steps inherited sbatch's
+SLURM_GPUS_PER_NODE, which srun reads as --gpus-per-node, so each step asked all 8 GCDs (4 A100) of
+its node and no two ran at once; with that dropped, a build (asking no GPUs) was still given all the
+job's GPUs (srun's default) until it said --gres=none; an array task's one-rank Frontier run saw
+all 8 GCDs from a core of L3 region 0 ("far from its GPU 0"); and, where scontrol could not run, the
+driver of a 9472-node allocation saw one node (slurm-nodelist)."""
 
 from __future__ import annotations
 
@@ -65,6 +72,9 @@ def test_packed_runs_and_builds_side_by_side_get_their_own_cores_and_gpus(site_n
             spec = spec.model_copy(update={"cores": ranks})
             runs = alloc.runs(spec, ranks, per_node * hosts_used)
             builds = [alloc.build(spec, h) for h in d.hosts[:hosts_used]]  # a job compiling beside them
+            if gpus and site_name == "frontier":  # cpu and kokkos share queues: one allocation may hold both
+                cpu = spec_for(site, job_spec(site, tmp_path, "cpu-beside", "cpu", [1]))
+                builds += alloc.runs(cpu, 1, 1)
             bad = flaws(site, variant, runs, 1) + flaws(site, variant, runs + builds, None)
             assert not bad, f"{site_name} {variant} {s.label}, {ranks}-rank runs:\n  " + "\n  ".join(bad)
             # what srun and the ranks inherit: the variant's GPU-aware MPI, nothing of the other kind

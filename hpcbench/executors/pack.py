@@ -174,6 +174,20 @@ def _first_held(layout_json: str, cores: int, gpus: int) -> Binding:
             return Binding(tuple(tuple(c) for c in held.cores), tuple(held.gpus), held.gpu_env)
 
 
+def build_line(job: JobSpec, site: SiteConfig, ctx: PackContext) -> str:
+    """A packed job's build as it runs: where the scheduler places steps itself, a step of its own
+    (jobs/placement.build_confinement), one core of the job's first node; elsewhere (PBS), on another
+    node than the driver's, one rank of the site's launcher there bound to its core slot's CPUs
+    (build_launch, pbs-build-on-its-node), and on the driver's node in place on those CPUs."""
+    step = view_for(ctx.scheduler).own_step(job.launcher.depth, ctx.hosts[0])
+    if step:
+        return f"{'build':<26s} {' '.join(step)} <probe> <sandbox> make app"
+    cpus = lone_binding(job.model_copy(update={"gpus_per_rank": 0}), site, 1).cpus
+    remote = build_launch(job.launcher, cpus, ctx, hostfile_for=_dry_hostfile)
+    where = " ".join(remote) if remote else f"[on the driver's node {ctx.driver_host}, CPUs {cpu_list(cpus)}]"
+    return f"{'build':<26s} {where} <sandbox> make app"
+
+
 def launch_lines(job: JobSpec, site: SiteConfig, ctx: PackContext | None) -> list[str]:
     """Every launch command the job will run (program shown as <app>, the calibration
     program as <null>); `ctx` None: unpacked (the template as is); packed, bound as the run is
@@ -197,19 +211,8 @@ def launch_lines(job: JobSpec, site: SiteConfig, ctx: PackContext | None) -> lis
         shown = " ".join(shlex.quote(a) if any(c.isspace() for c in a) else a for a in words)
         lines.append(f"{what:<26s} {shown}{wrap}")
 
-    # in a packed allocation whose scheduler places steps itself, the build is a step of its own
-    # (jobs/placement.build_confinement), one core of the job's first node
-    step = view_for(ctx.scheduler).own_step(job.launcher.depth, ctx.hosts[0]) if ctx is not None else []
-    if step:
-        lines.append(f"{'build':<26s} {' '.join(step)} <probe> <sandbox> make app")
-    elif ctx is not None:
-        # elsewhere (PBS), the build of a job on another node than the driver's is one rank of the
-        # site's launcher there, bound to its core slot's CPUs (build_launch, pbs-build-on-its-node);
-        # on the driver's node it runs in place on those CPUs
-        cpus = lone_binding(job.model_copy(update={"gpus_per_rank": 0}), site, 1).cpus
-        remote = build_launch(job.launcher, cpus, ctx, hostfile_for=_dry_hostfile)
-        where = " ".join(remote) if remote else f"[on the driver's node {ctx.driver_host}, CPUs {cpu_list(cpus)}]"
-        lines.append(f"{'build':<26s} {where} <sandbox> make app")
+    if ctx is not None:
+        lines.append(build_line(job, site, ctx))
     # every run of the program names its instruments in one options file, the same argv for all
     # (jobs/instruments.py options_argv): the file holds -log_view, and for the instrumented run
     # the allocator's checks too

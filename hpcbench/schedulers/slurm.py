@@ -94,6 +94,8 @@ class SlurmView(AllocationView):
         step and pinned to a core slot's CPUs could
         share a core with a timed step Slurm placed there; as a step, Slurm gives it CPUs no other
         step holds (sacct names it hpcbench-build). `--mem=0`: all of the job's memory, none of it
-        taken from the other steps (srun(1), --mem)."""
+        taken from the other steps (srun(1), --mem). `--gres=none`: none of the job's GPUs, which a
+        step asking none is otherwise given all of (srun(1), --gres; docs/sites.md, slurm-step-gpus):
+        in a GPU allocation every build held every GPU, and waited for every GPU run to end."""
         return ["srun", "--exact", "-N", "1", f"--nodelist={host}", "-n", "1", "-c", str(max(1, cpus)),
-                "--cpu-bind=cores", "--mem=0", "--job-name=hpcbench-build", "--quiet"]
+                "--cpu-bind=cores", "--mem=0", "--gres=none", "--job-name=hpcbench-build", "--quiet"]

@@ -44,6 +44,10 @@ source, or from the centres' pages:
   region (Example 2: "Slurm appears to give the first GPU it sees and maps it to the CPU cores that
   are closest"; Example 9: eight concurrent one-task steps get GPUs 0..7, each its own nearest core).
 - Tasks: task i on the i-th `-c`'s worth of the step's picked cores.
+- A step that asks no GPUs is given all the job's on its nodes (srun(1) --gres: "By default, a job
+  step is allocated all of the generic resources that have been requested by the job"; stepmgr.c
+  `_copy_job_tres_to_step` copies the job's tres_per_node), unless `--gres=none` (or
+  SLURM_STEP_GRES=none: "do not copy the job's GRES to the step", src/common/slurm_opt.c).
 - `--gpu-bind=closest`: each task sees the step's GPU(s) on its L3 region ("GPU binding is ignored
   if there is only one task": then all the step's); `none` (or none given): every task sees all the
   step's GPUs on its node.
@@ -63,7 +67,8 @@ _VALUED = {"-n": "ntasks", "--ntasks": "ntasks", "-N": "nodes", "--nodes": "node
            "--cpu-bind": "cpu_bind", "--cpu_bind": "cpu_bind", "--gpus-per-task": "gpus_per_task",
            "--gpus": "gpus", "-G": "gpus", "--gpus-per-node": "gpus_per_node", "--gpu-bind": "gpu_bind",
            "--mem": "mem", "--mem-per-cpu": "mem", "--mem-per-gpu": "mem", "--job-name": "job_name",
-           "-J": "job_name", "--ntasks-per-node": "ntasks_per_node", "--threads-per-core": "threads_per_core"}
+           "-J": "job_name", "--ntasks-per-node": "ntasks_per_node", "--threads-per-core": "threads_per_core",
+           "--gres": "gres"}
 _FLAGS = {"--exact": "exact", "--overcommit": "overcommit", "-O": "overcommit", "--quiet": "quiet", "-Q": "quiet"}
 # srun(1), INPUT ENVIRONMENT VARIABLES: the variable each option is read from
 _FROM_ENV: dict[str, str | tuple[str, ...]] = {
@@ -71,7 +76,8 @@ _FROM_ENV: dict[str, str | tuple[str, ...]] = {
              "overcommit": "SLURM_OVERCOMMIT", "cpus_per_task": "SLURM_CPUS_PER_TASK",
              "ntasks_per_node": "SLURM_NTASKS_PER_NODE", "threads_per_core": "SLURM_THREADS_PER_CORE",
              "gpus": "SLURM_GPUS", "gpus_per_task": "SLURM_GPUS_PER_TASK", "gpus_per_node": "SLURM_GPUS_PER_NODE",
-             "exact": "SLURM_EXACT", "cpu_bind": "SLURM_CPU_BIND", "gpu_bind": "SLURM_GPU_BIND"}
+             "exact": "SLURM_EXACT", "cpu_bind": "SLURM_CPU_BIND", "gpu_bind": "SLURM_GPU_BIND",
+             "gres": "SLURM_STEP_GRES"}
 
 
 @dataclass(frozen=True)
@@ -142,8 +148,8 @@ def parse(argv: list[str], env: Mapping[str, str]) -> tuple[dict[str, str], list
 class Steps:
     """The live steps of one allocation (`hosts`, each node a `node`); `srun` starts one."""
 
-    def __init__(self, node: Node, hosts: list[str]):
-        self.node, self.hosts = node, hosts
+    def __init__(self, node: Node, hosts: list[str], job_gpus: int = 0):
+        self.node, self.hosts, self.job_gpus = node, hosts, job_gpus  # job_gpus: the job's GPUs a node
         self.live: list[Step] = []
 
     def held(self, host: str) -> tuple[set[int], set[int]]:
@@ -174,7 +180,8 @@ class Steps:
                 break
             gpus_needed = (int(opts["gpus_per_node"]) if "gpus_per_node" in opts
                            else int(opts["gpus_per_task"]) * n if "gpus_per_task" in opts
-                           else -(-int(opts["gpus"]) // len(hosts)) if "gpus" in opts else 0)
+                           else -(-int(opts["gpus"]) // len(hosts)) if "gpus" in opts
+                           else 0 if opts.get("gres", "").lower() == "none" else self.job_gpus)
             gpus = self._gpus(held_gpus, idle, gpus_needed)
             if len(gpus) < gpus_needed:
                 step.blocked = (f"{host}: asks {gpus_needed} GPUs a node, {node.gpus - len(held_gpus)} free "
