@@ -68,7 +68,15 @@ from hpcbench.site import SiteConfig
 from tests.fake_slurm.srun_standin import Node, Step, Steps
 from tests.pbs_runtime import environ
 
-_FRONTIER_GPU_REGION = (6, 7, 2, 3, 0, 1, 4, 5)  # GPU g's L3 region (OLCF's table: region 0 GPU 4, ...)
+# GPU g's L3 region: frontier_user_guide (olcf/olcf-user-docs 2745903), "Note on NUMA domains": "hardware
+# threads 000-007, 064-071 | GPU 4; 008-015, 072-079 | GPU 5; 016-023 | GPU 2; 024-031 | GPU 3;
+# 032-039 | GPU 6; 040-047 | GPU 7; 048-055 | GPU 0; 056-063 | GPU 1"
+_FRONTIER_GPU_REGION = (6, 7, 2, 3, 0, 1, 4, 5)
+# Frontier: 64 cores, 2 threads, -S 8 keeps "the first core in each L3 region ... only 56 allocatable
+# cores" ("Low-noise Mode Layout"), -c counts physical cores under the default --threads-per-core=1
+# (the srun options table). Perlmutter: docs.nersc.gov/systems/perlmutter/architecture ("GPU ... 1x AMD
+# EPYC 7763 4x NVIDIA A100"; "CPU ... 2x AMD EPYC 7763"), 64 cores a 7763, 2 threads a core
+# (docs/sites.md perlmutter-node, docs.nersc.gov/jobs/affinity).
 NODES = {
     ("frontier", ""): Node(cores=64, threads=2, regions=tuple(tuple(range(8 * r, 8 * r + 8)) for r in range(8)),
                            specialized=frozenset(range(0, 64, 8)), gpus=8, gpu_region=_FRONTIER_GPU_REGION,

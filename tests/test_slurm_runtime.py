@@ -105,35 +105,30 @@ def test_an_unpacked_run_on_a_whole_node_keeps_ranks_apart_and_near_their_gpus(s
         assert not bad, f"{site_name} {variant} unpacked at {ranks} ranks:\n  " + "\n  ".join(bad)
 
 
-@pytest.mark.parametrize("site_name", ["frontier", "perlmutter"])
-def test_sweep_points_run_on_the_nodes_they_are_labelled_with(site_name, tmp_path):
-    """[sweep-nodes] at run time: each point of the sweep's allocation (`--nodes 1,2` at 2 ranks; the
-    strong-scaling points up to two nodes' ranks), one after another as the driver runs a wide job,
-    is a step on the node count it is labelled with, its ranks spread over them."""
+@pytest.mark.parametrize("site_name,variant", CASES)
+def test_sweep_points_run_on_the_nodes_they_are_labelled_with(site_name, variant, tmp_path):
+    """[sweep-nodes] at run time: each point of the sweep's allocation (the strong-scaling points up
+    to two nodes' ranks; for the first variant also `--nodes 1,2` at 2 ranks), one after another as
+    the driver runs a wide job, is a step on the node count it is labelled with (else the fewest
+    that hold it), its ranks spread over them, each holding its GPU on GPU variants."""
     site = load_site(site_name)
-    variant = site.variants[0].name
-    site_, s, alloc = _allocation(site_name, f"{variant} sweep labelled nodes", tmp_path)
-    try:
-        spec = spec_for(site, job_spec(site, tmp_path, "sweep-nodes", variant, [2, 2], nodes=[1, 2]))
-        assert alloc.driver.nodes_for(spec) == 2 == len(alloc.driver.hosts)
-        for case in spec.runs:
-            run = alloc.runs(spec, case.ranks, 1, nodes=case.nodes)
-            assert not flaws(site, variant, run, case.nodes), flaws(site, variant, run, case.nodes)
-            assert {r.host for r in run[0].ranks} == set(alloc.driver.hosts[:case.nodes]), run[0].step.argv
-            alloc.release()
-    finally:
-        alloc.close()
     rpn = site.ranks_per_node(variant)
-    _, s, alloc = _allocation(site_name, f"{variant} sweep", tmp_path)
-    try:
-        spec = spec_for(site, job_spec(site, tmp_path, "sweep", variant, [1, 2, rpn, 2 * rpn]))
-        for case in spec.runs:
-            want = -(-case.ranks // rpn)
-            run = alloc.runs(spec, case.ranks, 1)
-            assert not flaws(site, variant, run, want), flaws(site, variant, run, want)
-            alloc.release()
-    finally:
-        alloc.close()
+    points = [(f"{variant} sweep", [1, 2, rpn, 2 * rpn], [0, 0, 0, 0])]
+    if variant == site.variants[0].name:
+        points.append((f"{variant} sweep labelled nodes", [2, 2], [1, 2]))
+    for label, ranks, nodes in points:
+        _, s, alloc = _allocation(site_name, label, tmp_path)
+        try:
+            spec = spec_for(site, job_spec(site, tmp_path, "sweep", variant, ranks, nodes=nodes))
+            assert alloc.driver.nodes_for(spec) == 2 == len(alloc.driver.hosts), (label, alloc.driver.hosts)
+            for case in spec.runs:
+                want = case.nodes or -(-case.ranks // rpn)
+                run = alloc.runs(spec, case.ranks, 1, nodes=case.nodes)
+                assert not flaws(site, variant, run, want), flaws(site, variant, run, want)
+                assert {r.host for r in run[0].ranks} == set(alloc.driver.hosts[:want]), run[0].step.argv
+                alloc.release()
+        finally:
+            alloc.close()
 
 
 def test_the_driver_reads_slurms_hostlist_itself_and_the_cores_it_was_given(tmp_path, monkeypatch):
