@@ -30,8 +30,9 @@ from hpcbench.jobs.pack import PackDriver
 from hpcbench.schedulers.base import view_for
 from hpcbench.schedulers.slurm import expand_hostlist
 from hpcbench.site import load_site
+from tests.fake_slurm.srun_standin import Steps
 from tests.pbs_runtime import spec_for
-from tests.slurm_runtime import Allocation, flaws, host_names, hostlist, unpacked_run
+from tests.slurm_runtime import NODES, Allocation, flaws, host_names, hostlist, unpacked_run
 from tests.test_doctor_machine import LOGIN_DEFAULTS
 from tests.test_sites_conformance import job_spec, rendered
 
@@ -147,3 +148,29 @@ def test_the_driver_reads_slurms_hostlist_itself_and_the_cores_it_was_given(tmp_
         _, _, alloc = _allocation("frontier", "cpu submit packed 1 node", tmp_path, cpus_on_node=cpus)
         assert isinstance(alloc.driver, PackDriver) and alloc.driver.cpn == 56, (cpus, alloc.driver.cpn)
         alloc.close()
+
+
+def test_the_srun_stand_in_places_steps_as_olcf_shows_them_on_frontier():
+    """The stand-in against the placements OLCF prints for Frontier (frontier_user_guide at
+    olcf/olcf-user-docs 2745903): "srun -N1 -n8 -c1 --cpu-bind=threads" puts rank i on HWT 8i+1 (CPU
+    Mapping, 8 ranks round-robin); Example 1 (-n8 -c7 --gpus-per-task=1 --gpu-bind=closest): rank i
+    on HWT 8i+1..8i+7 with GPU 4, 5, 2, 3, 6, 7, 0, 1; Example 2 (-n1 -c7): HWT 049-055 and GPU 0;
+    Example 9, eight simultaneous one-rank steps: HWT 049/GPU 0, 057/1, 017/2, 025/3, 001/4, 009/5,
+    033/6, 041/7."""
+    node, hosts = NODES[("frontier", "")], ["frontier00001"]
+    placed = lambda step: [(sorted(t.cpus), sorted(t.gpus)) for t in step.tasks]  # noqa: E731
+    step = Steps(node, hosts).srun("srun -N1 -n8 -c1 --cpu-bind=threads app".split(), {})
+    assert placed(step) == [([8 * i + 1], []) for i in range(8)]
+    step = Steps(node, hosts, 8).srun("srun -N1 -n8 -c7 --gpus-per-task=1 --gpu-bind=closest app".split(), {})
+    assert placed(step) == [(list(range(8 * i + 1, 8 * i + 8)), [g]) for i, g in enumerate((4, 5, 2, 3, 6, 7, 0, 1))]
+    step = Steps(node, hosts, 8).srun("srun -N1 -n1 -c7 --gpus-per-task=1 --gpu-bind=closest app".split(), {})
+    assert placed(step) == [(list(range(49, 56)), [0])]
+    steps = Steps(node, hosts, 8)
+    ex9 = [steps.srun("srun -u --gpus-per-task=1 --gpu-bind=closest -N1 -n1 -c1 app".split(), {}) for _ in range(8)]
+    olcf = ((49, 0), (57, 1), (17, 2), (25, 3), (1, 4), (9, 5), (33, 6), (41, 7))
+    assert [p for s in ex9 for p in placed(s)] == [([c], [g]) for c, g in olcf]
+    # a ninth waits (srun: "Step creation temporarily disabled"), and a step given the batch
+    # script's SLURM_GPUS_PER_NODE asks every GPU of the node (srun(1) INPUT ENVIRONMENT VARIABLES)
+    assert steps.srun("srun -n1 -c1 --gpus-per-task=1 app".split(), {}).blocked
+    alone = Steps(node, hosts, 8).srun("srun -n1 -c1 --gpus-per-task=1 app".split(), {"SLURM_GPUS_PER_NODE": "8"})
+    assert len(alone.gpus[hosts[0]]) == 8

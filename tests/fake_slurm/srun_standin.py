@@ -44,13 +44,22 @@ source, or from the centres' pages:
   region (Example 2: "Slurm appears to give the first GPU it sees and maps it to the CPU cores that
   are closest"; Example 9: eight concurrent one-task steps get GPUs 0..7, each its own nearest core).
 - Tasks: task i on the i-th `-c`'s worth of the step's picked cores.
+- `--cpu-bind` (srun(1): "[{quiet|verbose},]<type>"): `threads` ("Automatically generate masks
+  binding tasks to threads": with one thread a core, the first, HWT 001), `cores` (every thread of
+  its cores), `none` ("Do not bind tasks to CPUs": every CPU of the step), `map_cpu:<list>` ("Bind by
+  setting CPU masks on tasks ... <cpu_id_for_task_0>,<cpu_id_for_task_1>,... elements in the list
+  will be reused as needed", `0*4` repeats; a CPU the step was not given binds nothing); other
+  types raise.
 - A step that asks no GPUs is given all the job's on its nodes (srun(1) --gres: "By default, a job
   step is allocated all of the generic resources that have been requested by the job"; stepmgr.c
   `_copy_job_tres_to_step` copies the job's tres_per_node), unless `--gres=none` (or
   SLURM_STEP_GRES=none: "do not copy the job's GRES to the step", src/common/slurm_opt.c).
 - `--gpu-bind=closest`: each task sees the step's GPU(s) on its L3 region ("GPU binding is ignored
-  if there is only one task": then all the step's); `none` (or none given): every task sees all the
-  step's GPUs on its node.
+  if there is only one task": then all the step's); `none`: every task sees all the step's GPUs on
+  its node; none given with `--gpus-per-task=N`: task i its own N ("This option will implicitly set
+  --tres-bind=gres/gpu:per_task:<gpus_per_task> ... that can be overridden with an explicit
+  --tres-bind=gres/gpu specification", which --gpu-bind is: "it is also set in SLURM_TRES_BIND").
+- `-c` on the command line implies `--exact` ("Explicitly requesting this option implies --exact").
 
 Not modelled: memory (`--mem=0` is held to by the script rule slurm-step-mem), `--overlap`,
 distributions other than the default, heterogeneous steps. An option it does not know raises, so a
@@ -69,7 +78,8 @@ _VALUED = {"-n": "ntasks", "--ntasks": "ntasks", "-N": "nodes", "--nodes": "node
            "--mem": "mem", "--mem-per-cpu": "mem", "--mem-per-gpu": "mem", "--job-name": "job_name",
            "-J": "job_name", "--ntasks-per-node": "ntasks_per_node", "--threads-per-core": "threads_per_core",
            "--gres": "gres"}
-_FLAGS = {"--exact": "exact", "--overcommit": "overcommit", "-O": "overcommit", "--quiet": "quiet", "-Q": "quiet"}
+_FLAGS = {"--exact": "exact", "--overcommit": "overcommit", "-O": "overcommit", "--quiet": "quiet", "-Q": "quiet",
+          "-u": "unbuffered", "--unbuffered": "unbuffered"}
 # srun(1), INPUT ENVIRONMENT VARIABLES: the variable each option is read from
 _FROM_ENV: dict[str, str | tuple[str, ...]] = {
              "ntasks": ("SLURM_NTASKS", "SLURM_NPROCS"), "nodes": ("SLURM_NNODES", "SLURM_JOB_NUM_NODES"),
@@ -126,6 +136,8 @@ def parse(argv: list[str], env: Mapping[str, str]) -> tuple[dict[str, str], list
     while i < len(argv) and argv[i].startswith("-"):
         a = argv[i]
         name, sep, val = a.partition("=")
+        if not sep and len(a) > 2 and a[:2] in _VALUED and a[1] != "-":  # -N1, -n8, -c7
+            name, sep, val = a[:2], "=", a[2:]
         if name in _FLAGS and not sep:
             opts[_FLAGS[name]] = "1"
         elif name in _VALUED:
@@ -136,6 +148,8 @@ def parse(argv: list[str], env: Mapping[str, str]) -> tuple[dict[str, str], list
         else:
             raise ValueError(f"the srun stand-in does not model {a!r} (in {' '.join(argv)})")
         i += 1
+    if "cpus_per_task" in opts:
+        opts["exact"] = "1"  # srun(1) -c: "Explicitly requesting this option implies --exact"
     for opt, names in _FROM_ENV.items():
         var = next((v for v in ((names,) if isinstance(names, str) else names) if env.get(v, "") != ""), "")
         if opt not in opts and var:
@@ -242,14 +256,29 @@ class Steps:
         """Task i on the i-th `per` picked cores; its CPUs by --cpu-bind, its GPUs by --gpu-bind."""
         node = self.node
         tpc = int(opts.get("threads_per_core", "0")) or node.default_threads or node.threads
-        threads = node.threads if opts.get("cpu_bind", "").endswith("cores") else tpc
+        kind = opts.get("cpu_bind", "").split(",")[-1]  # [{quiet|verbose},]<type>
+        if kind not in ("", "threads", "cores", "none", "no") and not kind.startswith("map_cpu:"):
+            raise ValueError(f"the srun stand-in does not model --cpu-bind={kind}")
+        mapped = [int(c) for item in kind[8:].split(",") for c in
+                  [item.split("*")[0]] * int(item.split("*")[1] if "*" in item else 1)] if kind.startswith("map_cpu:") \
+            else []
         chunks = [picked[i:i + per] for i in range(0, len(picked), per)] or [[]]
+        step_cpus = {cpu for c in picked for cpu in node.cpus(c, node.threads)}
         tasks = []
-        for cores in chunks:
-            cpus = {cpu for c in cores for cpu in node.cpus(c, threads)}
+        for i, cores in enumerate(chunks):
+            if mapped:  # map_cpu: task i on the list's i-th CPU (reused from the start), if the step has it
+                cpus = {mapped[i % len(mapped)]} & step_cpus
+            elif kind in ("none", "no"):  # not bound: every CPU of the step
+                cpus = set(step_cpus)
+            else:  # threads (with one thread a core: the first), cores: every thread of its cores
+                cpus = {cpu for c in cores for cpu in node.cpus(c, node.threads if kind == "cores" else tpc)}
             seen = frozenset(gpus)
-            if opts.get("gpu_bind", "") == "closest" and len(chunks) > 1 and node.gpu_region and cores:
+            bind = opts.get("gpu_bind", "").split(",")[-1]
+            if bind == "closest" and len(chunks) > 1 and node.gpu_region and cores:
                 region = node.region_of(cores[0])
                 seen = frozenset(g for g in gpus if node.gpu_region[g] == region) or seen
+            elif not bind and "gpus_per_task" in opts:  # implicit --tres-bind=gres/gpu:per_task:<n>
+                k = int(opts["gpus_per_task"])
+                seen = frozenset(gpus[i * k:(i + 1) * k])
             tasks.append(Task(host, cpus, seen))
         return tasks
