@@ -174,3 +174,30 @@ def test_the_srun_stand_in_places_steps_as_olcf_shows_them_on_frontier():
     assert steps.srun("srun -n1 -c1 --gpus-per-task=1 app".split(), {}).blocked
     alone = Steps(node, hosts, 8).srun("srun -n1 -c1 --gpus-per-task=1 app".split(), {"SLURM_GPUS_PER_NODE": "8"})
     assert len(alone.gpus[hosts[0]]) == 8
+
+
+@pytest.mark.parametrize("site_name", ["frontier", "perlmutter"])
+def test_sweep_nodes_1_2_4_8_runs_each_point_on_its_labelled_node_count(site_name, tmp_path):
+    """Issue 37's `sweep --nodes 1,2,4,8` through the stand-ins: the sweep's one allocation holds
+    eight nodes (sbatch's nodelist), and each point of 8 ranks is a step on the 1, 2, 4 or 8 nodes
+    it is labelled with, its ranks spread over them, never on the nodes of the label before."""
+    from tests.test_sites_conformance import Rendered, render
+
+    site = load_site(site_name)
+    variant = site.variants[0].name
+    out = Rendered(site)
+    spec = spec_for(site, job_spec(site, tmp_path, "nodes", variant, [8] * 4, nodes=[1, 2, 4, 8]))
+    render(site, tmp_path, "sweep --nodes 1,2,4,8", [spec], True, [8], out)
+    (s,) = out.scripts
+    assert "#SBATCH --nodes=8" in s.text, s.text[:600]
+    alloc = Allocation.start(site, s.plan, s.text, tmp_path, LOGIN_DEFAULTS[site_name])
+    try:
+        assert len(alloc.driver.hosts) == 8 and alloc.driver.nodes_for(spec) == 8
+        for case in spec.runs:
+            run = alloc.runs(spec, case.ranks, 1, nodes=case.nodes)
+            assert not flaws(site, variant, run, case.nodes), flaws(site, variant, run, case.nodes)
+            per_host = [sum(r.host == h for r in run[0].ranks) for h in alloc.driver.hosts[:case.nodes]]
+            assert per_host == [8 // case.nodes] * case.nodes, (case.case, per_host, run[0].step.argv)
+            alloc.release()
+    finally:
+        alloc.close()
