@@ -11,9 +11,10 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from hpcbench.jobs.cores import whole_node_findings
 from hpcbench.petsc_env import PetscInstall
 from hpcbench.site import SiteConfig
 
@@ -73,13 +74,14 @@ def _gtl_in_libpetsc(libdir: Path) -> tuple[re.Match[str] | None, str]:
 
 
 def ncpus_check(site: SiteConfig, env: Mapping[str, str] | None = None,
-                cpus: int | None = None) -> Row:
+                cpus: Iterable[int] | None = None) -> Row:
     """[doctor-ncpus] Inside a PBS job (`qsub -I`): the NCPUS the MoM set from the chunk's ncpus,
-    and the CPUs the job may use (its cpuset), against the node in the site file. NCPUS other than
-    the node's hardware threads (ALCF's `select=N` chunks get one) is a warning: the pack driver
-    does not read it as the node's cores (pbs-whole-node-cores), but a tool that reads NCPUS or
-    OMP_NUM_THREADS does. A cpuset short of the node's cores would put several runs' slots on the
-    same CPUs: a failure."""
+    and the CPUs the job may use (`cpus`, else this process's cpuset), against the node in the site
+    file, by the rule the packed allocation's driver applies (jobs/cores.whole_node_findings). NCPUS
+    other than the node's hardware threads (ALCF's `select=N` chunks get one) is a warning: the pack
+    driver does not read it as the node's cores (pbs-whole-node-cores), but a tool that reads NCPUS
+    or OMP_NUM_THREADS does. A cpuset lacking CPUs of the node's cores would bind runs to CPUs the
+    job does not have: a failure."""
     env = os.environ if env is None else env
     if site.scheduler != "pbs":
         return "n/a", "not a PBS site", False
@@ -92,19 +94,19 @@ def ncpus_check(site: SiteConfig, env: Mapping[str, str] | None = None,
     if part is None or not part.cores_per_node:
         return "not run", "the site file declares no cores_per_node to compare with", False
     cores, threads = part.cores_per_node + len(part.reserved_cores), part.threads_per_core
-    have = cpus if cpus is not None else len(os.sched_getaffinity(0))
+    have = set(cpus) if cpus is not None else os.sched_getaffinity(0)
     ncpus = env.get("NCPUS", "")
     where = f"queue {queue or '?'} (partition {part.name}: {cores} cores x {threads} threads)"
-    if have < cores:
-        return "FAILED", (f"this job may use {have} CPUs (its cpuset) but the site file says {cores} cores a node "
-                          f"in {where}: packed runs would share CPUs; ask the whole node"), True
-    if ncpus != str(cores * threads):
+    found = whole_node_findings(ncpus, part.hardware_threads, part.layout(), have)
+    if "cpuset" in found:
+        return "FAILED", (f"{found['cpuset']} ({len(have)} CPUs in {where}): packed runs would be bound to CPUs "
+                          "this job does not have; ask the whole node"), True
+    if "ncpus" in found:
         return "WARNING", (f"NCPUS={ncpus or '(unset)'} (OMP_NUM_THREADS={env.get('OMP_NUM_THREADS', '?')}) in "
-                           f"{where}, not the node's {cores * threads} hardware threads: the MoM sets it from the "
-                           "chunk's ncpus (one where the select asks none); hpcbench's driver takes the "
-                           "partition's cores (docs/sites.md, pbs-whole-node-cores), a program reading NCPUS "
-                           f"sees {ncpus or 'nothing'}; {have} CPUs usable"), False
-    return "ok", f"NCPUS={ncpus}, {have} CPUs usable in {where}", False
+                           f"{where}: {found['ncpus']}; the MoM sets it from the chunk's ncpus (one where the "
+                           f"select asks none), a program reading NCPUS sees {ncpus or 'nothing'}; "
+                           f"{len(have)} CPUs usable"), False
+    return "ok", f"NCPUS={ncpus}, {len(have)} CPUs usable in {where}", False
 
 
 def inherited_env_check(site: SiteConfig, env: Mapping[str, str] | None = None) -> list[tuple[str, Row]]:

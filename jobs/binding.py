@@ -183,8 +183,15 @@ def _srun(argv: list[str], ranks: int, b: Binding) -> list[str]:
         # available to other job steps"). A --mem-per-cpu share gave a one-rank step 1/128 of a
         # node: the big one-rank base point of a sweep was killed for memory.
         opts.append("--mem=0")
-    if b.gpus and not any(has(f) for f in ("--gpus-per-task", "--gpus", "-G", "--gres")):
+    gpu_opts = ("--gpus-per-task", "--gpus", "-G", "--gres", "--gpus-per-node", "--tres-per-task")
+    if b.gpus and not any(has(f) for f in gpu_opts):
         opts.append("--gpus-per-task=1" if ranks <= len(b.gpus) else f"--gpus={len(b.gpus)}")
+    elif b.cores and not any(has(f) for f in gpu_opts):
+        # A step that asks no GPUs is given all the job's on its nodes (srun(1), --gres: "By default,
+        # a job step is allocated all of the generic resources that have been requested by the job";
+        # stepmgr.c _copy_job_tres_to_step): a CPU run in an allocation with GPUs would hold them all
+        # and every GPU run wait for it. `none`: "do not copy the job's GRES to the step" (slurm_opt.c)
+        opts.append("--gres=none")
     argv[1:1] = opts
     return argv
 

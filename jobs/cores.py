@@ -139,3 +139,26 @@ def declared(cores_per_node: int, threads_per_core: int = 1, reserved: Iterable[
     near = [[index[k] for k in ks if k in index] for ks in gpu_cores]
     return NodeLayout(cores=cores, gpus=gpu_list, gpu_env=gpu_env if gpu_list else "",
                       gpu_cores=near if len(near) == len(gpu_list) else [])
+
+
+def whole_node_findings(ncpus: str, threads: int, layout: NodeLayout, affinity: Iterable[int]) -> dict[str, str]:
+    """Where the node a PBS job runs on disagrees with the site's whole node (docs/sites.md,
+    pbs-whole-node-cores and doctor-ncpus; the one coding of the rule, for the packed allocation's
+    driver, jobs/pack.node_warnings, and for `doctor --site`, hpcbench/doctor_machine.ncpus_check):
+    "ncpus" where the MoM's NCPUS (the first chunk's ncpus, OpenPBS src/resmom/start_exec.c; one
+    where the select asks none) is not the node's `threads` hardware threads (0: not declared);
+    "cpuset" where the job's CPUs (`affinity`: the MoM's cpuset) lack CPUs that runs are bound to
+    (the layout's). The driver warns of both and keeps the layout's cores; doctor warns of the first
+    and fails on the second (runs bound there fail)."""
+    out = {}
+    if threads and ncpus != str(threads):
+        out["ncpus"] = (f"NCPUS is {ncpus or 'unset'} where a whole node has {threads} hardware threads: the "
+                        f"MoM's count is not the node's (docs/sites.md, pbs-whole-node-cores); runs use the "
+                        f"site's {len(layout.cores)} cores a node")
+    missing = sorted(set(layout.cpus(range(len(layout.cores)))) - set(affinity))
+    if missing:
+        out["cpuset"] = (f"this node's CPU affinity lacks {len(missing)} of the site's CPUs "
+                         f"({cpu_list(missing)[:60]}): the job's cpuset is smaller than the node the site "
+                         "declares; runs bound there will fail")
+    return out
+

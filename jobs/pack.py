@@ -28,12 +28,13 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from hpcbench.jobs import baseline, diskfull, interrupt, slots
-from hpcbench.jobs.cores import NodeLayout, cpu_list
+from hpcbench.jobs.cores import NodeLayout, whole_node_findings
 from hpcbench.jobs.interrupt import WALLTIME_ENV
 from hpcbench.jobs.placement import ENV, PackContext
 from hpcbench.jobs.records import JobResult, JobSpec, Launcher, save_model, write_atomic
@@ -71,21 +72,12 @@ class PackManifest(BaseModel):
 
 
 def node_warnings(m: PackManifest, ncpus: str, affinity: set[int]) -> list[str]:
-    """Where the node the driver runs on disagrees with the site's node on whole-node sites: the
-    MoM's NCPUS (the first chunk's ncpus, OpenPBS src/resmom/start_exec.c) is not the node's hardware
-    threads the select asked, or the driver's affinity (the MoM's cpuset) lacks CPUs the layout binds
-    runs to. The driver keeps the site's cores (its documented node); these say why a run may fail."""
+    """Where the node the driver runs on disagrees with the site's node on whole-node sites
+    (jobs/cores.whole_node_findings, the rule doctor checks too). The driver keeps the site's cores
+    (its documented node); these say why a run may fail."""
     if not m.whole_nodes or m.layout is None:
         return []
-    out = []
-    if m.node_threads and ncpus != str(m.node_threads):
-        out.append(f"NCPUS is {ncpus or 'unset'} where a whole node has {m.node_threads} hardware threads: "
-                   f"the MoM's count is not the node's; runs use the site's {m.cores_per_node} cores a node")
-    missing = sorted(set(m.layout.cpus(range(len(m.layout.cores)))) - affinity)
-    if missing:
-        out.append(f"this node's CPU affinity lacks {len(missing)} of the site's CPUs ({cpu_list(missing)[:60]}): "
-                   "the job's cpuset is smaller than the node the site declares; runs bound there will fail")
-    return out
+    return list(whole_node_findings(ncpus, m.node_threads, m.layout, affinity).values())
 
 
 class PackDriver:
@@ -137,6 +129,12 @@ class PackDriver:
         """Ranks a node holds for a run of `variant`: its cores, or one per GPU for a GPU variant."""
         return min(self.cpn, self.m.ranks_per_node.get(variant) or self.cpn)
 
+    def nodes_for(self, spec: JobSpec) -> int:
+        """The nodes a job gets: the fewest that hold its widest run, or its runs' own span (a sweep
+        point's), never more than the allocation's."""
+        fewest = -(-spec.width // self.per_node(spec.variant.name))
+        return max(1, min(len(self.hosts), max(fewest, spec.span)))
+
     def _argv(self, spec_path: str, variant: str) -> list[str]:
         """The job's driver; in an allocation of several variants, after its variant's setup lines."""
         argv = [sys.executable, "-u", "-m", "hpcbench.jobs.job", spec_path]
@@ -145,17 +143,23 @@ class PackDriver:
             return argv
         return ["bash", "-c", "\n".join([*lines, 'exec "$@"']), "hpcbench-job", *argv]
 
-    def _start(self, spec_path: str, spec: JobSpec, hosts: list[str]) -> None:
-        Path(spec.work_dir).mkdir(parents=True, exist_ok=True)
-        # The allocation's end is not the job's walltime; what its view drops is not a step's.
-        env = {k: v for k, v in os.environ.items() if k not in (WALLTIME_ENV, *self.view.step_drops)}
+    def job_env(self, spec: JobSpec, hosts: list[str], base: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The environment a job's driver starts with, on `hosts`: the batch script's (`base`, else
+        this process's), less the allocation's walltime (not the job's) and what the view drops (an
+        allocation's request that the job's steps would read as theirs), plus its node set and slots."""
+        base = os.environ if base is None else base
+        env = {k: v for k, v in base.items() if k not in (WALLTIME_ENV, *self.view.step_drops)}
         env[SCHEDULER_ENV] = self.m.scheduler
         env[ENV] = self._context(hosts, spec.variant.name).to_env()
         env[slots.ENV] = f"{self._slots_dir(hosts[0])}:{self.cpn * len(hosts)}"
         env[slots.PRIORITY_ENV] = str(self.priority.get(spec.job_id, len(self.priority)))
+        return env
+
+    def _start(self, spec_path: str, spec: JobSpec, hosts: list[str]) -> None:
+        Path(spec.work_dir).mkdir(parents=True, exist_ok=True)
         with open(Path(spec.work_dir) / "job.log", "ab") as log:
             proc = subprocess.Popen(self._argv(spec_path, spec.variant.name), stdout=log,
-                                    stderr=subprocess.STDOUT, start_new_session=True, env=env)
+                                    stderr=subprocess.STDOUT, start_new_session=True, env=self.job_env(spec, hosts))
         self.running[spec.job_id] = (proc, spec)
         self.paths[spec.job_id] = spec_path
         self.summary["started"].append({"job": spec.job_id, "hosts": hosts, "at": time.time()})
@@ -199,10 +203,7 @@ class PackDriver:
                 self.summary["already_done"].append(spec.job_id)
             else:
                 todo.append((path, spec))
-        def nodes(spec: JobSpec) -> int:  # the fewest that hold it, or its runs' own span (a sweep point's)
-            fewest = -(-spec.width // self.per_node(spec.variant.name))
-            return max(1, min(len(self.hosts), max(fewest, spec.span)))
-
+        nodes = self.nodes_for
         wide = [(p, s) for p, s in todo if nodes(s) > 1]
         narrow = [(p, s) for p, s in todo if nodes(s) == 1]
         for path, spec in wide:  # one at a time: their runs span nodes

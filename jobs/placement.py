@@ -104,7 +104,8 @@ def placed_launcher(launcher: Launcher, ranks: int, ctx: PackContext | None,
                                  packed=True)
 
 
-def build_launch(launcher: Launcher, cpus: list[int], ctx: PackContext | None = None) -> list[str]:
+def build_launch(launcher: Launcher, cpus: list[int], ctx: PackContext | None = None,
+                 hostfile_for=hostfile) -> list[str]:
     """The launch that puts a job's build on its own node, bound to the CPUs its core slot gave it,
     where the job's node is not the one its process runs on (a packed allocation's job on node k;
     the slots are node k's, so a build run here would take CPUs of another node's runs): one rank of
@@ -118,7 +119,7 @@ def build_launch(launcher: Launcher, cpus: list[int], ctx: PackContext | None = 
     argv = launcher.argv(1, 1)
     argv = argv[:option_end(argv)]  # the launcher alone: a GPU wrapper is a run's, not a build's
     part = launcher_for(launcher.binding, argv)
-    argv = view_for(ctx.scheduler).step(part, argv, host, False, lambda: hostfile(ctx, host))
+    argv = view_for(ctx.scheduler).step(part, argv, host, False, lambda: hostfile_for(ctx, host))
     if cpus:  # one rank on every CPU the build holds (make -j runs its jobs there)
         argv, _ = part.bind(argv, 1, Binding(cores=(tuple(sorted(cpus)),)), None, host)
     return argv

@@ -66,11 +66,14 @@ TOP = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 
 def step_env(extra: Mapping[str, str], base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment of an untrusted step: allowed variables of `base` (the
-    caller's), then `extra` (PETSc's, MPI's, the site launcher's: ours, trusted)."""
+    caller's), then `extra` (PETSc's, MPI's, the site launcher's: ours, trusted). The allocation's
+    request that its scheduler's launcher would read as the step's own (the view's `step_drops`:
+    Slurm's SLURM_GPUS_PER_NODE) is left out, packed or not: a step asks on its own line."""
     base = os.environ if base is None else base
-    prefixes = (*ENV_PREFIXES, *view_for(environ=base).env_prefixes, *launchers.env_prefixes())
+    view = view_for(environ=base)
+    prefixes = (*ENV_PREFIXES, *view.env_prefixes, *launchers.env_prefixes())
     env = {k: v for k, v in base.items()
-           if (k in ENV_NAMES or k.startswith(prefixes)) and not SECRET.search(k)}
+           if (k in ENV_NAMES or k.startswith(prefixes)) and not SECRET.search(k) and k not in view.step_drops}
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     env.update(HOME="/tmp", TMPDIR="/tmp")
     env.update({k: v for k, v in extra.items() if not SECRET.search(k)})  # a site's launcher.env included

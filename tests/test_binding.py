@@ -73,9 +73,10 @@ def test_a_template_that_binds_by_itself_is_left_as_written():
     argv, _ = apply_binding("srun", ["srun", "--cpu-bind=verbose,cores", "-n", "1"], 1,
                     Binding(cores=((0,),), gpus=("0",)), None)
     assert argv == ["srun", "--mem=0", "--gpus-per-task=1", "--cpu-bind=verbose,cores", "-n", "1"]
-    # a memory request the site wrote stays the site's
+    # a memory request the site wrote stays the site's; a step holding no GPUs asks none of the
+    # job's (srun gives a step that asks nothing all of them)
     argv, _ = apply_binding("srun", ["srun", "--mem-per-cpu=4G", "-n", "1"], 1, Binding(cores=((0,),)), None)
-    assert argv == ["srun", "--cpu-bind=cores", "--mem-per-cpu=4G", "-n", "1"]
+    assert argv == ["srun", "--cpu-bind=cores", "--gres=none", "--mem-per-cpu=4G", "-n", "1"]
 
 
 def test_launcher_kinds():
@@ -86,7 +87,7 @@ def test_launcher_kinds():
     assert kind(Launcher(template="./run.sh {ranks}"), ["./run.sh", "1"]) == "none"
     # a build as a step of its own: Slurm places it beside the runs' --exact steps, never under one
     assert SlurmView({}).own_step(2, "nid001") == ["srun", "--exact", "-N", "1", "--nodelist=nid001", "-n", "1",
-                                                   "-c", "2", "--cpu-bind=cores", "--mem=0",
+                                                   "-c", "2", "--cpu-bind=cores", "--mem=0", "--gres=none",
                                                    "--job-name=hpcbench-build", "--quiet"]
 
 

@@ -81,12 +81,12 @@ def ncpus_findings(site: SiteConfig, tmp: Path) -> list[str]:
     env = {**mom_env(script, tmp, "1"), "PBS_JOBID": "1.pbs", "PBS_QUEUE": part.name}
     whole = (part.cores_per_node + len(part.reserved_cores)) * part.threads_per_core
     bad = []
-    got = ncpus_check(site, env, cpus=whole)
+    got = ncpus_check(site, env, cpus=range(whole))
     if got[0] != "WARNING" or "NCPUS=1" not in got[1] or "pbs-whole-node-cores" not in got[1]:
         bad.append(f"NCPUS=1 in a whole-node job: {got}")
-    if ncpus_check(site, env, cpus=1)[0] != "FAILED":
+    if ncpus_check(site, env, cpus={1})[0] != "FAILED":
         bad.append("a one-CPU cpuset passes")
-    if ncpus_check(site, {**env, "NCPUS": str(whole)}, cpus=whole)[0] != "ok":
+    if ncpus_check(site, {**env, "NCPUS": str(whole)}, cpus=range(whole))[0] != "ok":
         bad.append("a whole node with NCPUS of its threads does not pass")
     if ncpus_check(site, {})[0] != "not run":
         bad.append("outside a PBS job it is not 'not run'")
@@ -154,7 +154,32 @@ def test_the_ncpus_check_reads_this_processs_cpuset_by_default():
     site = load_site("polaris")
     status, detail, _ = ncpus_check(site, {"PBS_JOBID": "1.pbs", "NCPUS": "64", "PBS_QUEUE": "debug"})
     assert f"{len(os.sched_getaffinity(0))} CPUs" in detail
-    assert status == ("ok" if len(os.sched_getaffinity(0)) >= 32 else "FAILED")
+    layout = site.partition_for("cpu").layout()
+    assert status == ("ok" if set(layout.cpus(range(len(layout.cores)))) <= os.sched_getaffinity(0) else "FAILED")
+
+
+@pytest.mark.parametrize("site_name", ["polaris", "aurora"])
+def test_doctor_and_the_pack_driver_apply_one_whole_node_rule(site_name, tmp_path):
+    """doctor-ncpus and pbs-whole-node-cores are one rule (jobs/cores.whole_node_findings): for each
+    NCPUS and cpuset a job may get, the driver warns exactly where doctor does not say ok, and of
+    the same thing."""
+    from hpcbench.jobs.pack import PackManifest, node_warnings
+
+    site = load_site(site_name)
+    part = site.partition_for("cpu")
+    whole = part.hardware_threads
+    m = PackManifest(scheduler="pbs", variant="cpu", specs=[], cores_per_node=part.cores_per_node,
+                     work_dir=str(tmp_path), summary=str(tmp_path / "s.json"), layout=part.layout(),
+                     whole_nodes=True, node_threads=whole)
+    for ncpus in ("1", str(whole), ""):
+        for cpus in (set(range(whole)), {0, 1}):
+            status, detail, _ = ncpus_check(site, {"PBS_JOBID": "1.pbs", "NCPUS": ncpus}, cpus=cpus)
+            warned = node_warnings(m, ncpus, cpus)
+            assert (status == "ok") == (not warned), (ncpus, len(cpus), status, warned)
+            if status == "FAILED":  # the cpuset finding, word for word
+                assert any("affinity" in w and w in detail for w in warned), (detail, warned)
+            elif status == "WARNING":  # the NCPUS one, and only it
+                assert len(warned) == 1 and warned[0] in detail, (detail, warned)
 
 
 def test_gpu_aware_mpi_inherited_by_a_cpu_variant_that_keeps_it_fails():

@@ -143,3 +143,35 @@ def test_a_build_started_through_pals_on_its_node_builds(tmp_path, monkeypatch):
                            confinement=Confinement(None, [cpu], launch))
     assert res.exit_code == 0 and (src / BINARY_NAME).is_file(), res.stderr[-800:]
     assert res.command.startswith("mpiexec --np 1 --ppn 1") and f"list:{cpu}" in res.command
+
+
+def test_the_dry_run_shows_the_build_line_each_packed_job_runs(tmp_path):
+    """`submit --dry-run` on a PBS site prints each packed job's build as it runs: a job on another
+    node than the driver's builds through one rank of PALS there (the line build_launch gives the
+    job at run time, its core slot's CPUs), one on the driver's node in place on its slot's CPUs
+    (main at 4d5f038 printed no build line for PBS; the Slurm dry run shows its build step)."""
+    from hpcbench.executors import executor_for
+    from hpcbench.executors.pack import plan_launch_lines
+    from hpcbench.jobs.placement import PackContext, build_launch
+    from hpcbench.plan.campaign import Campaign
+    from tests.test_sites_conformance import job_spec
+
+    site = load_site("polaris")
+    jobs = [job_spec(site, tmp_path, f"cpu-{i}", "cpu", [1, 2]) for i in range(3)]
+    jobs.append(job_spec(site, tmp_path, "wide", "cpu", [32 * 10]))  # ten nodes: prod's least
+    ex = executor_for(site, Campaign(tmp_path / "c"), account="p", pack=True, baseline_ranks=None)
+    (plan, _), = ex.dry_run(jobs)
+    lines = plan_launch_lines(plan, site)
+    builds = {ln.split(":")[0].split()[2]: nxt.split(None, 2)[2] for ln, nxt in zip(lines, lines[1:], strict=False)
+              if ln.startswith("# job ") and "build" in nxt}
+    assert set(builds) == {"wide", "cpu-0", "cpu-1", "cpu-2"}, lines
+    ctx = PackContext("pbs", ("node1",), 32, str(tmp_path / "hosts"), driver_host="node0")
+    runs_with = build_launch(site.launcher_for("cpu"), [0, 32], ctx)
+    shown = builds["cpu-1"].split()
+    assert shown[:len(runs_with)] == [a.replace(str(tmp_path / "hosts"), "$PACK_HOSTS") for a in runs_with], shown
+    assert shown[-3:] == ["<sandbox>", "make", "app"]
+    assert builds["cpu-0"].startswith("[on the driver's node node0, CPUs 0,32]"), builds["cpu-0"]
+    slurm = [ln for ln in plan_launch_lines(next(s for s in rendered("frontier").scripts
+                                                 if s.label == "cpu submit packed 1 node").plan, load_site("frontier"))
+             if "hpcbench-build" in ln]
+    assert slurm and all("srun --exact" in ln for ln in slurm)

@@ -668,7 +668,7 @@ def _packed(r: Rendered) -> list[Script]:
     return [s for s in r.scripts if isinstance(s.plan, PackPlan)]
 
 
-BUILD_STEP = re.compile(r"srun --exact -N 1 --nodelist=\S+ -n 1 -c \d+ --cpu-bind=cores --mem=0 "
+BUILD_STEP = re.compile(r"srun --exact -N 1 --nodelist=\S+ -n 1 -c \d+ --cpu-bind=cores --mem=0 --gres=none "
                         r"--job-name=hpcbench-build ")
 
 
@@ -806,6 +806,57 @@ check_spack_rocm_externals = _spack("spack-rocm-externals")
 check_spack_versions = _spack("spack-versions")
 check_spack_build_jobs = _spack("spack-build-jobs")
 check_spack_roots = _spack("spack-roots")
+
+
+def _slurm_runtime_flaws(r: Rendered) -> list[str]:
+    """Each packed allocation (up to 16 nodes) started as sbatch starts it, a node's worth of one-rank
+    runs of each of its variants side by side (a rank a GPU, else eight) and a build beside them, and
+    each variant's unpacked one-rank run: what tests/slurm_runtime.flaws finds (a step that would
+    wait, shared CPUs or GPUs, a rank far from its GPU, a specialized core)."""
+    from tests.pbs_runtime import spec_for
+    from tests.slurm_runtime import Allocation, flaws, unpacked_run
+    from tests.test_doctor_machine import LOGIN_DEFAULTS
+
+    bad: list[str] = []
+    tmp = Path(tempfile.mkdtemp(dir=SESSION))
+    login = LOGIN_DEFAULTS[r.site.name]
+    for s in r.scripts:
+        if isinstance(s.plan, PackPlan) and s.plan.nodes <= 16:
+            alloc = Allocation.start(r.site, s.plan, s.text, tmp, login)
+            try:
+                for v in sorted(s.variants):
+                    part = r.site.partition_for(v)
+                    gpus = part.gpus_per_node if part and r.site.is_gpu_variant(v) else 0
+                    spec = spec_for(r.site, job_spec(r.site, tmp, f"{v}-rt", v, [1]))
+                    runs = alloc.runs(spec, 1, gpus or 8) + [alloc.build(spec, alloc.driver.hosts[0])]
+                    bad += [f"{s.label}: {f}" for f in flaws(r.site, v, runs, None)]
+                    alloc.release()
+            finally:
+                alloc.close()
+        elif not isinstance(s.plan, PackPlan) and s.label.endswith("unpacked 1 job"):
+            v = s.plan.jobs[0].variant.name
+            spec = spec_for(r.site, job_spec(r.site, tmp, f"{v}-u", v, [1]))
+            bad += [f"{s.label}: {f}" for f in flaws(r.site, v, [unpacked_run(r.site, s.text, spec, 1, login)], 1)]
+    return bad
+
+
+def check_slurm_step_gpus(r: Rendered) -> list[str]:
+    return _slurm_runtime_flaws(r)
+
+
+def check_slurm_nodelist(r: Rendered) -> list[str]:
+    from tests.slurm_runtime import Allocation
+    from tests.test_doctor_machine import LOGIN_DEFAULTS
+
+    bad = []
+    tmp = Path(tempfile.mkdtemp(dir=SESSION))
+    for s in _packed(r):
+        alloc = Allocation.start(r.site, s.plan, s.text, tmp, LOGIN_DEFAULTS[r.site.name])
+        if len(alloc.driver.hosts) != s.plan.nodes or len(set(alloc.driver.hosts)) != s.plan.nodes:
+            bad.append(f"{s.label}: {s.plan.nodes} nodes asked, the driver sees {len(alloc.driver.hosts)} "
+                       f"({alloc.env['SLURM_JOB_NODELIST']})")
+        alloc.close()
+    return bad
 
 
 def check_doctor_gtl(r: Rendered) -> list[str]:

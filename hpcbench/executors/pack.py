@@ -25,11 +25,11 @@ from pathlib import Path
 from hpcbench.executors.queues import capped_walltime
 from hpcbench.executors.shapes import ArrayPlan, job_walltime_s, shape_of, start_order
 from hpcbench.jobs.binding import Binding
-from hpcbench.jobs.cores import NodeLayout
+from hpcbench.jobs.cores import NodeLayout, cpu_list
 from hpcbench.jobs.instruments import EVERY_RUN, OPTIONS_FILE, LogViewProbe, MallocProbe
 from hpcbench.jobs.launchers import launcher_for
 from hpcbench.jobs.pack import BaselineRequest, PackManifest
-from hpcbench.jobs.placement import PackContext, placed_launcher
+from hpcbench.jobs.placement import PackContext, build_launch, placed_launcher
 from hpcbench.jobs.records import JobSpec, Launcher
 from hpcbench.jobs.slots import CoreSlots
 from hpcbench.schedulers.base import view_for
@@ -174,6 +174,20 @@ def _first_held(layout_json: str, cores: int, gpus: int) -> Binding:
             return Binding(tuple(tuple(c) for c in held.cores), tuple(held.gpus), held.gpu_env)
 
 
+def build_line(job: JobSpec, site: SiteConfig, ctx: PackContext) -> str:
+    """A packed job's build as it runs: where the scheduler places steps itself, a step of its own
+    (jobs/placement.build_confinement), one core of the job's first node; elsewhere (PBS), on another
+    node than the driver's, one rank of the site's launcher there bound to its core slot's CPUs
+    (build_launch, pbs-build-on-its-node), and on the driver's node in place on those CPUs."""
+    step = view_for(ctx.scheduler).own_step(job.launcher.depth, ctx.hosts[0])
+    if step:
+        return f"{'build':<26s} {' '.join(step)} <probe> <sandbox> make app"
+    cpus = lone_binding(job.model_copy(update={"gpus_per_rank": 0}), site, 1).cpus
+    remote = build_launch(job.launcher, cpus, ctx, hostfile_for=_dry_hostfile)
+    where = " ".join(remote) if remote else f"[on the driver's node {ctx.driver_host}, CPUs {cpu_list(cpus)}]"
+    return f"{'build':<26s} {where} <sandbox> make app"
+
+
 def launch_lines(job: JobSpec, site: SiteConfig, ctx: PackContext | None) -> list[str]:
     """Every launch command the job will run (program shown as <app>, the calibration
     program as <null>); `ctx` None: unpacked (the template as is); packed, bound as the run is
@@ -197,11 +211,8 @@ def launch_lines(job: JobSpec, site: SiteConfig, ctx: PackContext | None) -> lis
         shown = " ".join(shlex.quote(a) if any(c.isspace() for c in a) else a for a in words)
         lines.append(f"{what:<26s} {shown}{wrap}")
 
-    # in a packed allocation whose scheduler places steps itself, the build is a step of its own
-    # (jobs/placement.build_confinement), one core of the job's first node
-    step = view_for(ctx.scheduler).own_step(job.launcher.depth, ctx.hosts[0]) if ctx is not None else []
-    if step:
-        lines.append(f"{'build':<26s} {' '.join(step)} <probe> <sandbox> make app")
+    if ctx is not None:
+        lines.append(build_line(job, site, ctx))
     # every run of the program names its instruments in one options file, the same argv for all
     # (jobs/instruments.py options_argv): the file holds -log_view, and for the instrumented run
     # the allocator's checks too
@@ -272,7 +283,7 @@ def plan_launch_lines(plan: ArrayPlan, site: SiteConfig) -> list[str]:
             else:
                 mine = [hosts[narrow % len(hosts)]]
                 narrow += 1
-            ctx = PackContext(site.scheduler, tuple(mine), rpn, "$PACK_HOSTS")
+            ctx = PackContext(site.scheduler, tuple(mine), rpn, "$PACK_HOSTS", driver_host=hosts[0])
             out.append(f"# job {j.job_id} on {','.join(mine)}:")
             out += [f"#   {ln}" for ln in launch_lines(j, site, ctx)]
     else:
