@@ -196,6 +196,17 @@ def near_cpus(site: SiteConfig, variant: str) -> dict[str, set[int]]:
     return NEAREST.get(site.name, {})
 
 
+def shared_with_later(runs: list, i: int) -> list[str]:
+    """The CPUs and GPUs run i shares with the runs after it (both run-time suites: PBS, Slurm)."""
+    a, bad = runs[i], []
+    for b in runs[i + 1:]:
+        if a.cpus & b.cpus:
+            bad.append(f"{a.label} and {b.label} share CPUs {sorted(c for _, c in a.cpus & b.cpus)[:8]}")
+        if a.gpus & b.gpus:
+            bad.append(f"{a.label} and {b.label} share GPUs {sorted(g for _, g in a.gpus & b.gpus)}")
+    return bad
+
+
 def flaws(site: SiteConfig, variant: str, runs: list[Run], nodes_asked: int, rpn: int) -> list[str]:
     """What is wrong with runs that ran side by side: a CPU or GPU shared by two runs, two ranks of a
     run on one GPU where it holds enough, a reserved core, a rank far from its GPU, a run on another
@@ -206,11 +217,7 @@ def flaws(site: SiteConfig, variant: str, runs: list[Run], nodes_asked: int, rpn
             bad.append(f"{a.label}: on {len(a.nodes)} nodes, asked {nodes_asked}: {' '.join(a.argv)}")
         if not all(r.cpus for r in a.ranks):
             bad.append(f"{a.label}: a rank with no CPUs: {' '.join(a.argv)}")
-        for b in runs[i + 1:]:
-            if a.cpus & b.cpus:
-                bad.append(f"{a.label} and {b.label} share CPUs {sorted(c for _, c in a.cpus & b.cpus)[:8]}")
-            if a.gpus & b.gpus:
-                bad.append(f"{a.label} and {b.label} share GPUs {sorted(g for _, g in a.gpus & b.gpus)}")
+        bad += shared_with_later(runs, i)
     reserved = reserved_cpus(site)
     gpu_run = any(r.gpu for run in runs for r in run.ranks)
     near = near_cpus(site, variant) if gpu_run else {}

@@ -66,7 +66,7 @@ from hpcbench.jobs.slots import CoreSlots
 from hpcbench.schedulers.base import view_for
 from hpcbench.site import SiteConfig
 from tests.fake_slurm.srun_standin import Node, Step, Steps
-from tests.pbs_runtime import environ
+from tests.pbs_runtime import environ, shared_with_later
 
 # GPU g's L3 region: frontier_user_guide (olcf/olcf-user-docs 2745903), "Note on NUMA domains": "hardware
 # threads 000-007, 064-071 | GPU 4; 008-015, 072-079 | GPU 5; 016-023 | GPU 2; 024-031 | GPU 3;
@@ -284,11 +284,7 @@ def flaws(site: SiteConfig, variant: str, runs: list[Run], nodes_asked: int | No
             bad.append(f"{a.label}: on {len(a.nodes)} nodes, asked {nodes_asked}: {cmd}")
         if not all(r.cpus for r in a.ranks):
             bad.append(f"{a.label}: a rank with no CPUs: {cmd}")
-        for b in runs[i + 1:]:
-            if a.cpus & b.cpus:
-                bad.append(f"{a.label} and {b.label} share CPUs {sorted(c for _, c in a.cpus & b.cpus)[:8]}")
-            if a.gpus & b.gpus:
-                bad.append(f"{a.label} and {b.label} share GPUs {sorted(g for _, g in a.gpus & b.gpus)}")
+        bad += shared_with_later(runs, i)
     for run in (r for r in runs if not r.step.blocked):
         cmd = " ".join(run.step.argv)
         seen: set[tuple[str, int]] = set()
