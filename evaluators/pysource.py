@@ -237,6 +237,7 @@ class PyParallel:
     writes: int = 0  # array or setValues writes into PETSc objects
     bare_prints: list[int] = field(default_factory=list)  # print() not under a rank test
     guarded_prints: int = 0
+    parse_error: bool = False  # the source did not parse: nothing above was seen
 
 
 def _rank_test(test: ast.AST) -> bool:
@@ -250,6 +251,7 @@ def parallel_facts(source: str, multi: bool) -> PyParallel:
     try:
         tree = ast.parse(source)
     except SyntaxError:
+        rep.parse_error = True
         return rep
     guarded: set[int] = set()
     for node in ast.walk(tree):
