@@ -113,26 +113,43 @@ def _call(node: ast.Call, facts: PySourceFacts) -> None:
         facts.destroyed.add(ast.unparse(node.func.value))
 
 
+# PETSc names that are no object a program makes and destroys: the modules of functions and
+# constants, the number types, the error; upper-case names are constants (COMM_WORLD, DECIDE)
+NOT_OBJECTS = frozenset({"Sys", "Options", "Log", "ScalarType", "RealType", "ComplexType", "IntType", "Error"})
+
+
+def _makes(call: ast.Call, facts: PySourceFacts) -> bool:
+    """Whether a call returns a new PETSc object (or a tuple of them) its caller must destroy."""
+    full = _resolve(dotted(call.func), facts.imports)
+    method = full.rsplit(".", 1)[-1]
+    cls = _petsc_class(full)
+    # through mpi4py (`PETSc.COMM_WORLD.tompi4py().allreduce(...)`) a value or an MPI object comes back
+    makes = (cls != "" and cls not in NOT_OBJECTS and not cls.isupper() and "tompi4py" not in full
+             and not method.startswith("get") and method not in ("Print",))
+    return makes or method in ("duplicate", "createGlobalVec", "createLocalVec", "createMatrix", "getVecs",
+                               "createVecs", "toZero", "toAll")
+
+
 def _assignments(tree: ast.AST, facts: PySourceFacts) -> None:
     """Names bound to a new PETSc object (`x = PETSc.Vec().create()`, `a, b = PETSc.Scatter.toZero(x)`,
-    `y = x.duplicate()`). Not a value read through one (`t = PETSc.Options().getReal("t", 1.0)`,
-    `pc = PETSc.KSP().create().getPC()`): a get returns a number or a borrowed object, as PETSc's
-    C getters do, which the caller does not destroy."""
+    `b, u = da.createGlobalVec(), da.createGlobalVec()`, `y = x.duplicate()`). Not a value read
+    through one (`t = PETSc.Options().getReal("t", 1.0)`, `pc = PETSc.KSP().create().getPC()`): a
+    get returns a number or a borrowed object, as PETSc's C getters do, which the caller does not
+    destroy."""
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
-            continue
-        full = _resolve(dotted(node.value.func), facts.imports)
-        method = full.rsplit(".", 1)[-1]
-        makes = (_petsc_class(full) not in ("", "Sys", "Options", "Log") and not method.startswith("get")
-                 and method not in ("Print",))
-        makes = makes or method in ("duplicate", "createGlobalVec", "createLocalVec", "createMatrix", "getVecs",
-                                    "createVecs", "toZero", "toAll")
-        if not makes:
+        if not isinstance(node, ast.Assign):
             continue
         for target in node.targets:
-            names = target.elts if isinstance(target, ast.Tuple) else [target]
-            for t in names:
-                if isinstance(t, ast.Name):
+            if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple):
+                # one value per name: each name made by its own call
+                pairs = list(zip(target.elts, node.value.elts, strict=False))
+            elif isinstance(node.value, ast.Call):
+                names = target.elts if isinstance(target, ast.Tuple) else [target]
+                pairs = [(t, node.value) for t in names]
+            else:
+                continue
+            for t, value in pairs:
+                if isinstance(t, ast.Name) and isinstance(value, ast.Call) and _makes(value, facts):
                     facts.created.setdefault(t.id, node.lineno)
 
 

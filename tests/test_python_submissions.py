@@ -120,6 +120,11 @@ def test_the_source_facts_see_shortcuts_tampering_swallowed_errors_and_objects_l
     read = analyse("r.py", "from petsc4py import PETSc\nt = PETSc.Options().getReal('t', 1.0)\n"
                            "n = PETSc.COMM_WORLD.getSize()\npc = PETSc.KSP().create().getPC()\n")
     assert undestroyed(read) == []
+    # validate-checks' Python library (issue 38): a Vec made in a tuple of calls and left is seen; a
+    # value reduced through mpi4py or a number type is no PETSc object
+    pair = analyse("p.py", "from petsc4py import PETSc\nb, u = da.createGlobalVec(), da.createGlobalVec()\n"
+                           "u.destroy()\nm = PETSc.COMM_WORLD.tompi4py().allreduce(1.0)\nv = PETSc.ScalarType(2)\n")
+    assert undestroyed(pair) == ["b (p.py:2)"]
 
 
 def test_the_source_facts_follow_from_imports_and_aliases():
