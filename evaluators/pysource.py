@@ -11,6 +11,7 @@ jobs/build_python.py) and its answers are still checked."""
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
 # problem.json modules -> the petsc4py classes (or factories) that show one is really used
@@ -27,6 +28,12 @@ DENSE_SHORTCUTS = frozenset({"solve", "inv", "lstsq", "pinv", "eig", "eigh", "ei
 HARNESS_OPTIONS = ("log_view", "malloc_dump", "malloc_debug", "malloc_view", "options_left", "skip_petscrc",
                    "options_file", "malloc_test", "log_view_memory")
 OPTION_WRITERS = frozenset({"setValue", "delValue", "clear", "insertString", "create", "prefixPush"})
+# Environment a program reads to tell its valgrind run or the harness's settings from the others
+# (the C rules' HB405/HB406, evaluators/harness_tampering.py): valgrind's preload, the allocator
+# its Python runs switch to (PYTHONMALLOC=malloc, docs/python.md), the harness's variables
+WATCHED_ENV = re.compile(r"^(LD_|VALGRIND|PYTHONMALLOC|PETSC_OPTIONS|HPCBENCH|OMPI_MCA_|PMIX_MCA_)|vgpreload|valgrind"
+                         r"|memcheck", re.I)
+ENV_READERS = ("os.environ.get", "os.getenv", "os.environ.__getitem__", "os.environ.__contains__", "os.getenvb")
 
 
 @dataclass
@@ -153,6 +160,25 @@ def _assignments(tree: ast.AST, facts: PySourceFacts) -> None:
                     facts.created.setdefault(t.id, node.lineno)
 
 
+def _env_lookup(node: ast.AST, facts: PySourceFacts) -> None:
+    """`os.environ["PYTHONMALLOC"]`, `os.getenv("LD_PRELOAD")`, `"VALGRIND_LIB" in os.environ`: the
+    program looks for what tells its watched runs from the others."""
+    key, env = None, ""
+    if isinstance(node, ast.Subscript):
+        env, key = _resolve(dotted(node.value), facts.imports), node.slice
+    elif isinstance(node, ast.Call) and node.args:
+        env, key = _resolve(dotted(node.func), facts.imports), node.args[0]
+        env = env if env in ENV_READERS else ""
+    elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.In | ast.NotIn):
+        env, key = _resolve(dotted(node.comparators[0]), facts.imports), node.left
+    if not env.startswith("os.environ") and env not in ENV_READERS:
+        return
+    if isinstance(key, ast.Constant) and isinstance(key.value, str) and WATCHED_ENV.search(key.value):
+        line = getattr(node, "lineno", 0)
+        facts.tampering.append(f"reads {key.value!r} from the environment at {facts.file}:{line}: looks for its "
+                               "valgrind run or the harness's settings")
+
+
 def analyse(file: str, source: str) -> PySourceFacts:
     facts = PySourceFacts(file)
     try:
@@ -162,6 +188,7 @@ def analyse(file: str, source: str) -> PySourceFacts:
         return facts
     _imports(tree, facts)
     for node in ast.walk(tree):
+        _env_lookup(node, facts)
         if isinstance(node, ast.Call):
             _call(node, facts)
         elif isinstance(node, ast.Attribute | ast.Name):
