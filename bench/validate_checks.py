@@ -17,7 +17,7 @@ The work folder is reused: a rerun after editing only checks.json rescoring the 
 records takes seconds; after editing a reference or a library only the changed jobs run.
 
 Usage: python bench/validate_checks.py [--problems a,b] [--out DIR] [--generated N|all] [--seed S]
-                                       [--markdown FILE] [--json FILE]
+                                       [--markdown FILE] [--json FILE] [--language c|python]
 Exit status 1 when a problem misses kill >= 95% (library and generated) or acceptance 100%."""
 
 from __future__ import annotations
@@ -43,14 +43,17 @@ def main() -> int:
     ap.add_argument("--json", help="write every outcome as JSON here")
     ap.add_argument("--no-screen", action="store_true", help="run every program at every case (no screening)")
     ap.add_argument("--parallel", type=int, default=2, help="problems run at once (default 2)")
+    ap.add_argument("--language", choices=["c", "python"], default="c",
+                    help="whose library (python: mutants-python.json, no generated mutants)")
     a = ap.parse_args()
     ids = [p for p in a.problems.split(",") if p] if a.problems else None
-    count = None if a.generated == "all" else int(a.generated)
+    count = 0 if a.language == "python" else None if a.generated == "all" else int(a.generated)
     load0 = os.getloadavg()
     t0 = time.perf_counter()
     # one pass: each problem's worker runs its library, then its generated mutants, so a
     # problem that finishes early is followed at once by the next (no barrier between parts)
-    options = vc.Options(generated=count, seed=a.seed, screen=not a.no_screen, parallel=a.parallel)
+    options = vc.Options(generated=count, seed=a.seed, screen=not a.no_screen, parallel=a.parallel,
+                         language=a.language)
     reports = vc.validate_checks(ids, Path(a.out), options)
     t1 = time.perf_counter()
     load1 = os.getloadavg()
@@ -61,7 +64,7 @@ def main() -> int:
     print(f"\nlibrary: {lib_jobs} jobs; generated mutants: {gen_jobs} jobs ({screened} decided at the screening "
           f"case, the rest run at every case); total {t1 - t0:.0f} s wall on this machine (load average "
           f"{load0[0]:.1f} at the start, {load1[0]:.1f} at the end: timings under shared load are noisy)")
-    print(run_time_table(Path(a.out)))
+    print(run_time_table(vc.work_folder(Path(a.out), a.language)))
     if a.markdown:
         Path(a.markdown).write_text(markdown(reports))
     if a.json:

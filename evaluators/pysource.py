@@ -11,6 +11,7 @@ jobs/build_python.py) and its answers are still checked."""
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
 # problem.json modules -> the petsc4py classes (or factories) that show one is really used
@@ -27,6 +28,12 @@ DENSE_SHORTCUTS = frozenset({"solve", "inv", "lstsq", "pinv", "eig", "eigh", "ei
 HARNESS_OPTIONS = ("log_view", "malloc_dump", "malloc_debug", "malloc_view", "options_left", "skip_petscrc",
                    "options_file", "malloc_test", "log_view_memory")
 OPTION_WRITERS = frozenset({"setValue", "delValue", "clear", "insertString", "create", "prefixPush"})
+# Environment a program reads to tell its valgrind run or the harness's settings from the others
+# (the C rules' HB405/HB406, evaluators/harness_tampering.py): valgrind's preload, the allocator
+# its Python runs switch to (PYTHONMALLOC=malloc, docs/python.md), the harness's variables
+WATCHED_ENV = re.compile(r"^(LD_|VALGRIND|PYTHONMALLOC|PETSC_OPTIONS|HPCBENCH|OMPI_MCA_|PMIX_MCA_)|vgpreload|valgrind"
+                         r"|memcheck", re.I)
+ENV_READERS = ("os.environ.get", "os.getenv", "os.environ.__getitem__", "os.environ.__contains__", "os.getenvb")
 
 
 @dataclass
@@ -113,27 +120,63 @@ def _call(node: ast.Call, facts: PySourceFacts) -> None:
         facts.destroyed.add(ast.unparse(node.func.value))
 
 
+# PETSc names that are no object a program makes and destroys: the modules of functions and
+# constants, the number types, the error; upper-case names are constants (COMM_WORLD, DECIDE)
+NOT_OBJECTS = frozenset({"Sys", "Options", "Log", "ScalarType", "RealType", "ComplexType", "IntType", "Error"})
+
+
+def _makes(call: ast.Call, facts: PySourceFacts) -> bool:
+    """Whether a call returns a new PETSc object (or a tuple of them) its caller must destroy."""
+    full = _resolve(dotted(call.func), facts.imports)
+    method = full.rsplit(".", 1)[-1]
+    cls = _petsc_class(full)
+    # through mpi4py (`PETSc.COMM_WORLD.tompi4py().allreduce(...)`) a value or an MPI object comes back
+    makes = (cls != "" and cls not in NOT_OBJECTS and not cls.isupper() and "tompi4py" not in full
+             and not method.startswith("get") and method not in ("Print",))
+    return makes or method in ("duplicate", "createGlobalVec", "createLocalVec", "createMatrix", "getVecs",
+                               "createVecs", "toZero", "toAll")
+
+
 def _assignments(tree: ast.AST, facts: PySourceFacts) -> None:
     """Names bound to a new PETSc object (`x = PETSc.Vec().create()`, `a, b = PETSc.Scatter.toZero(x)`,
-    `y = x.duplicate()`). Not a value read through one (`t = PETSc.Options().getReal("t", 1.0)`,
-    `pc = PETSc.KSP().create().getPC()`): a get returns a number or a borrowed object, as PETSc's
-    C getters do, which the caller does not destroy."""
+    `b, u = da.createGlobalVec(), da.createGlobalVec()`, `y = x.duplicate()`). Not a value read
+    through one (`t = PETSc.Options().getReal("t", 1.0)`, `pc = PETSc.KSP().create().getPC()`): a
+    get returns a number or a borrowed object, as PETSc's C getters do, which the caller does not
+    destroy."""
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
-            continue
-        full = _resolve(dotted(node.value.func), facts.imports)
-        method = full.rsplit(".", 1)[-1]
-        makes = (_petsc_class(full) not in ("", "Sys", "Options", "Log") and not method.startswith("get")
-                 and method not in ("Print",))
-        makes = makes or method in ("duplicate", "createGlobalVec", "createLocalVec", "createMatrix", "getVecs",
-                                    "createVecs", "toZero", "toAll")
-        if not makes:
+        if not isinstance(node, ast.Assign):
             continue
         for target in node.targets:
-            names = target.elts if isinstance(target, ast.Tuple) else [target]
-            for t in names:
-                if isinstance(t, ast.Name):
+            if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple):
+                # one value per name: each name made by its own call
+                pairs = list(zip(target.elts, node.value.elts, strict=False))
+            elif isinstance(node.value, ast.Call):
+                names = target.elts if isinstance(target, ast.Tuple) else [target]
+                pairs = [(t, node.value) for t in names]
+            else:
+                continue
+            for t, value in pairs:
+                if isinstance(t, ast.Name) and isinstance(value, ast.Call) and _makes(value, facts):
                     facts.created.setdefault(t.id, node.lineno)
+
+
+def _env_lookup(node: ast.AST, facts: PySourceFacts) -> None:
+    """`os.environ["PYTHONMALLOC"]`, `os.getenv("LD_PRELOAD")`, `"VALGRIND_LIB" in os.environ`: the
+    program looks for what tells its watched runs from the others."""
+    key, env = None, ""
+    if isinstance(node, ast.Subscript):
+        env, key = _resolve(dotted(node.value), facts.imports), node.slice
+    elif isinstance(node, ast.Call) and node.args:
+        env, key = _resolve(dotted(node.func), facts.imports), node.args[0]
+        env = env if env in ENV_READERS else ""
+    elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.In | ast.NotIn):
+        env, key = _resolve(dotted(node.comparators[0]), facts.imports), node.left
+    if not env.startswith("os.environ") and env not in ENV_READERS:
+        return
+    if isinstance(key, ast.Constant) and isinstance(key.value, str) and WATCHED_ENV.search(key.value):
+        line = getattr(node, "lineno", 0)
+        facts.tampering.append(f"reads {key.value!r} from the environment at {facts.file}:{line}: looks for its "
+                               "valgrind run or the harness's settings")
 
 
 def analyse(file: str, source: str) -> PySourceFacts:
@@ -145,6 +188,7 @@ def analyse(file: str, source: str) -> PySourceFacts:
         return facts
     _imports(tree, facts)
     for node in ast.walk(tree):
+        _env_lookup(node, facts)
         if isinstance(node, ast.Call):
             _call(node, facts)
         elif isinstance(node, ast.Attribute | ast.Name):
@@ -237,6 +281,7 @@ class PyParallel:
     writes: int = 0  # array or setValues writes into PETSc objects
     bare_prints: list[int] = field(default_factory=list)  # print() not under a rank test
     guarded_prints: int = 0
+    parse_error: bool = False  # the source did not parse: nothing above was seen
 
 
 def _rank_test(test: ast.AST) -> bool:
@@ -250,6 +295,7 @@ def parallel_facts(source: str, multi: bool) -> PyParallel:
     try:
         tree = ast.parse(source)
     except SyntaxError:
+        rep.parse_error = True
         return rep
     guarded: set[int] = set()
     for node in ast.walk(tree):

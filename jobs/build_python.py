@@ -15,6 +15,7 @@ import importlib.util
 import json
 import os
 import sys
+import sysconfig
 import time
 from pathlib import Path
 
@@ -74,6 +75,18 @@ def interpreter() -> str:
     """The interpreter a program runs on: this one's real executable (the virtual environment's
     python is a link to it): under /usr, or in its own installation, which package_dirs binds."""
     return os.path.realpath(sys.executable)
+
+
+def interpreter_objects() -> set[str]:
+    """The interpreter's executable and shared library as valgrind names their frames: a petsc4py
+    program's code runs in them, so they stand for its binary in valgrind's attribution
+    (jobs/valgrind.in_submission); their own records are the run's suppressions' (docs/python.md)."""
+    objects = {interpreter()}
+    lib = sysconfig.get_config_var("INSTSONAME") or sysconfig.get_config_var("LDLIBRARY")
+    libdir = sysconfig.get_config_var("LIBDIR")
+    if lib and libdir and (Path(libdir) / lib).is_file():
+        objects.add(os.path.realpath(Path(libdir) / lib))
+    return objects
 
 
 def package_dirs() -> list[Path]:

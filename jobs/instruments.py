@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol, TypeVar
@@ -33,7 +34,7 @@ from hpcbench.jobs.malloc_dump import parse_malloc_dump
 from hpcbench.jobs.records import InstrumentCheck, RunResult, ValgrindSummary
 from hpcbench.jobs.run_folders import RunFolders
 from hpcbench.jobs.untrusted_files import CappedReader, HeldFile, UnsafeFile, open_untrusted, read_capped
-from hpcbench.jobs.valgrind import read_report, report_name, valgrind_prefix
+from hpcbench.jobs.valgrind import PYTHON_SUPPRESSIONS, read_report, report_name, valgrind_prefix
 
 EVERY_RUN = ["-skip_petscrc"]
 MALLOC_MAX_BYTES = 8 << 20
@@ -234,13 +235,17 @@ def _read_dump(run_folder: Path, rank: int) -> tuple[str, str]:
 class ValgrindProbe(Probe):
     name = "valgrind"
 
-    def __init__(self, own_objects: set[str], rank_vars: tuple[str, ...]):
+    def __init__(self, own_objects: set[str], rank_vars: tuple[str, ...], python: bool = False):
         self.own_objects, self.rank_vars = own_objects, rank_vars  # rank_vars: its launcher's (report names)
+        self.python = python  # a petsc4py program: the interpreter's suppressions too
 
     def prefix(self, logs: Path, petsc_dir: Path) -> list[str]:
-        return valgrind_prefix(logs, petsc_dir, self.rank_vars)
+        more = (logs / PYTHON_SUPPRESSIONS.name,) if self.python else ()
+        return valgrind_prefix(logs, petsc_dir, self.rank_vars, more)
 
     def prepare(self, folders: RunFolders, ranks: int) -> None:
+        if self.python:  # where the sandboxed run can read it (hpcbench's own folders are not shown)
+            shutil.copyfile(PYTHON_SUPPRESSIONS, folders.logs / PYTHON_SUPPRESSIONS.name)
         self.reports = [HeldFile.create(folders.logs, report_name(r)) for r in range(ranks)]
 
     def collect(self, run: RunResult, folders: RunFolders) -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 from hpcbench.jobs import affinity, binding, build_cache, diskfull, interrupt, perf, resume, slots
 from hpcbench.jobs.api_snapshot import ensure_petsc_api
 from hpcbench.jobs.build import BINARY_NAME
-from hpcbench.jobs.build_python import package_dirs, python_hidden
+from hpcbench.jobs.build_python import interpreter_objects, package_dirs, python_hidden
 from hpcbench.jobs.capture import Confinement, run_captured
 from hpcbench.jobs.instruments import EVERY_RUN, LogViewProbe, MallocProbe, Probe, ValgrindProbe, options_argv
 from hpcbench.jobs.launch import run_env
@@ -107,10 +107,6 @@ def null_program(spec: JobSpec, petsc: PetscInstall) -> Path | None:
     return final / BINARY_NAME
 
 
-# docs/python.md: why a petsc4py program's memory is PETSc's allocator records alone
-PYTHON_NO_VALGRIND = ("not run for a Python program: its frames are all the interpreter's and PETSc's (none is "
-                      "the submission's own code to blame), ctypes is not loadable in its sandbox, and the PETSc "
-                      "objects it leaves are PETSc's allocations, which -malloc_dump reports")
 VALGRIND_RUNS = 10  # a valgrind run takes about as long as this many plain runs (memcheck)
 
 
@@ -122,7 +118,7 @@ def planned_runs(spec: JobSpec) -> float:
     runs += sum(spec.timing_repeats * spec.cores_for(r) for r in timed)  # null runs
     if spec.perf is not None:  # the performance case: both programs, and three null runs
         runs += sum((2 * spec.perf.repeats + 3) * spec.cores_for(c.ranks) for c in spec.perf.runs)
-    if spec.valgrind and spec.runs and not is_python(spec):
+    if spec.valgrind and spec.runs:
         runs += VALGRIND_RUNS * min(spec.cores_for(c.ranks) for c in spec.runs)
     return float(runs)
 
@@ -149,7 +145,9 @@ class Runner:
         # the performance case's MPI setting in every run: a program that looked for it in its
         # environment could tell the timed runs from the checked ones (outside review, 5379f62)
         self.env.update(perf.PERF_ENV)
-        self.own_objects = {str(build_dir / BINARY_NAME)}  # valgrind frames of the submission
+        # valgrind frames of the submission: its binary; a petsc4py program's code is run by the
+        # interpreter, whose own records the run's suppressions take out (docs/python.md)
+        self.own_objects = interpreter_objects() if is_python(spec) else {str(build_dir / BINARY_NAME)}
         # where its launcher tells each rank its index (affinity records, valgrind report names)
         self.rank_vars = rank_variables(launcher_of(spec.launcher))
         self.count = 0
@@ -215,7 +213,10 @@ class Runner:
             go = place(self.spec.launcher, ranks, self.spec.cores, program, folders.step, binding.of_held(held),
                        self.bind_dir, case.nodes)
             began = time.time()
-            cap = run_captured(go.argv, cwd=folders.run, env={**self.env, **go.env}, timeout_s=limit,
+            # under valgrind a Python object is a malloc memcheck sees (pymalloc's arenas hide them)
+            env = {**self.env, **go.env, **({"PYTHONMALLOC": "malloc"} if kind == "valgrind" and is_python(self.spec)
+                                            else {})}
+            cap = run_captured(go.argv, cwd=folders.run, env=env, timeout_s=limit,
                                output_cap=self.spec.limits.output_bytes, step=folders.step,
                                confinement=Confinement(self.spec.limits, go.cpus),
                                observe=affinity.observer(binary, kind, self.spec.isolation.per_rank, self.rank_vars))
@@ -244,7 +245,8 @@ class Runner:
 
     def valgrind(self, binary: Path, case: CaseRun) -> RunResult:
         # The same options as a timing run: the program cannot tell the two apart by its argv.
-        return self.run(binary, case, "valgrind", 0, [ValgrindProbe(self.own_objects, self.rank_vars), LogViewProbe()])
+        probe = ValgrindProbe(self.own_objects, self.rank_vars, python=is_python(self.spec))
+        return self.run(binary, case, "valgrind", 0, [probe, LogViewProbe()])
 
     def null(self, binary: Path, case: CaseRun, repeat: int) -> RunResult:
         # An empty folder of its own: nothing the submission left (a petscrc) reaches it.
@@ -393,9 +395,7 @@ def valgrind_target(spec: JobSpec, result: JobResult) -> CaseRun | None:
 
 def _valgrind_run(spec: JobSpec, runner: Runner, binary: Path, result: JobResult) -> None:
     target = valgrind_target(spec, result)
-    if is_python(spec):
-        result.extra["valgrind"] = PYTHON_NO_VALGRIND
-    elif valgrind_path() is None:
+    if valgrind_path() is None:
         result.extra["valgrind"] = "not installed on this node"
     elif target is not None:
         result.runs.append(runner.valgrind(binary, target))

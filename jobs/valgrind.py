@@ -36,6 +36,11 @@ def valgrind_path() -> str | None:
     return shutil.which("valgrind")
 
 
+# The interpreter's own records under PYTHONMALLOC=malloc (a petsc4py program's valgrind runs:
+# docs/python.md); copied into each run's log folder, which the sandbox shows, before valgrind starts
+PYTHON_SUPPRESSIONS = Path(__file__).with_name("python-interpreter.supp")
+
+
 def suppression_files(petsc_dir: Path) -> list[Path]:
     candidates = [
         petsc_dir / "share" / "petsc" / "suppressions" / "valgrind",
@@ -48,11 +53,13 @@ def report_name(rank: int) -> str:
     return f"valgrind.{rank}.xml"
 
 
-def valgrind_prefix(log_dir: Path, petsc_dir: Path, rank_vars: tuple[str, ...]) -> list[str]:
+def valgrind_prefix(log_dir: Path, petsc_dir: Path, rank_vars: tuple[str, ...],
+                    more_suppressions: tuple[Path, ...] = ()) -> list[str]:
     """The argv in front of the program: valgrind with its XML report in `log_dir`, one file
     per rank, named by the first of `rank_vars` set (its launcher's: jobs/launchers.rank_variables).
     Without any (an unknown launcher) valgrind's %p names the file, which the driver did not
-    create: that run then has no report it can confirm."""
+    create: that run then has no report it can confirm. `more_suppressions`: files beside
+    PETSc's and Open MPI's (a Python program's: PYTHON_SUPPRESSIONS, as the run sees it)."""
     vg = valgrind_path()
     if vg is None:
         raise FileNotFoundError("valgrind not found")
@@ -62,7 +69,7 @@ def valgrind_prefix(log_dir: Path, petsc_dir: Path, rank_vars: tuple[str, ...]) 
            "--show-leak-kinds=definite,indirect,possible", "--errors-for-leak-kinds=definite,indirect,possible",
            "--num-callers=30",
            "--xml=yes", "--child-silent-after-fork=yes"]
-    cmd += [f"--suppressions={s}" for s in suppression_files(petsc_dir)]
+    cmd += [f"--suppressions={s}" for s in [*suppression_files(petsc_dir), *more_suppressions]]
     return cmd
 
 

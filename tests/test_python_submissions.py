@@ -120,6 +120,17 @@ def test_the_source_facts_see_shortcuts_tampering_swallowed_errors_and_objects_l
     read = analyse("r.py", "from petsc4py import PETSc\nt = PETSc.Options().getReal('t', 1.0)\n"
                            "n = PETSc.COMM_WORLD.getSize()\npc = PETSc.KSP().create().getPC()\n")
     assert undestroyed(read) == []
+    # validate-checks' Python library (issue 38): a Vec made in a tuple of calls and left is seen; a
+    # value reduced through mpi4py or a number type is no PETSc object
+    pair = analyse("p.py", "from petsc4py import PETSc\nb, u = da.createGlobalVec(), da.createGlobalVec()\n"
+                           "u.destroy()\nm = PETSc.COMM_WORLD.tompi4py().allreduce(1.0)\nv = PETSc.ScalarType(2)\n")
+    assert undestroyed(pair) == ["b (p.py:2)"]
+    # looking for the valgrind run (its PYTHONMALLOC=malloc, valgrind's preload) is tampering, as in C
+    looks = analyse("l.py", "import os\nfrom os import environ\na = os.environ.get('PYTHONMALLOC')\n"
+                            "b = 'LD_PRELOAD' in environ\nc = os.getenv('HOME')\nd = os.environ['VALGRIND_LIB']\n")
+    assert [t.split(" at ")[0] for t in looks.tampering] == ["reads 'PYTHONMALLOC' from the environment",
+                                                              "reads 'LD_PRELOAD' from the environment",
+                                                              "reads 'VALGRIND_LIB' from the environment"]
 
 
 def test_the_source_facts_follow_from_imports_and_aliases():
@@ -130,6 +141,30 @@ def test_the_source_facts_follow_from_imports_and_aliases():
     assert {"Vec", "Scatter"} <= f.petsc_classes
     assert f.shortcuts == ["la.inv at main.py:8"]
     assert set(f.created) == {"x", "s", "y"}
+
+
+def test_a_python_programs_valgrind_run_reads_the_interpreters_suppressions_and_blames_through_it(tmp_path):
+    """Python runs under valgrind (issue 38): the interpreter's suppression file is copied where the
+    sandboxed run reads it and named after PETSc's and MPI's; an error reached from the program's code
+    (the interpreter's frames) is the program's, MPI's start-up below it is not. No PETSc run: the
+    references' valgrind runs through the pipeline are measured in docs/python.md."""
+    from hpcbench.jobs.build_python import interpreter_objects
+    from hpcbench.jobs.instruments import ValgrindProbe
+    from hpcbench.jobs.valgrind import PYTHON_SUPPRESSIONS, in_submission
+
+    own = interpreter_objects()
+    probe = ValgrindProbe(own, ("OMPI_COMM_WORLD_RANK",), python=True)
+    probe.prepare(type("Folders", (), {"logs": tmp_path})(), 1)
+    for held in probe.reports:
+        held.close()
+    assert (tmp_path / PYTHON_SUPPRESSIONS.name).read_text() == PYTHON_SUPPRESSIONS.read_text()
+    argv = probe.prefix(Path("/inside/logs"), find_petsc().petsc_dir)
+    assert argv[-1] == f"--suppressions=/inside/logs/{PYTHON_SUPPRESSIONS.name}"
+    assert not any(PYTHON_SUPPRESSIONS.name in a for a in ValgrindProbe(own, ()).prefix(Path("/l"), Path("/p")))
+    interp = sorted(own)[0]
+    petsc = ["/x/vgpreload_memcheck-amd64-linux.so", "/p/lib/libpetsc.so.3.26", "/v/petsc4py/PETSc.cpython-311.so"]
+    assert in_submission([*petsc, interp], own)
+    assert not in_submission(["/x/vgpreload_memcheck-amd64-linux.so", "/m/libmpi.so.40", *petsc[1:], interp], own)
 
 
 # ----------------------------------------------------------------------------- build, in the real sandbox

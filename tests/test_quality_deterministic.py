@@ -221,6 +221,19 @@ def test_parallel_awareness_compares_answers_at_1_and_n_ranks(api):
     assert "l1_error" in bad.rationale
 
 
+def test_python_parallel_awareness_is_less_sure_without_runs_at_1_and_n_ranks():
+    """As the C path: a multi-rank problem's Python program judged from its source alone (no run
+    compared at 1 and N ranks) gets confidence 0.8; with agreeing runs, 1.0. No PETSc runs."""
+    pa = _evaluators()["parallel_awareness"]
+    folder = ROOT / "problems/poisson3d-mg/reference-python"
+    source_only = pa.evaluate(_ctx(folder, None))
+    assert source_only.score is not None and source_only.confidence == 0.8
+    two = [c for c in load_problem(ROOT / "problems/poisson3d-mg").problem.cases if 2 in c.ranks]
+    out = "err_max: 1.0e-3\nerr_l2: 1.0e-4\nu_centre: 2.0\niterations: 9\n"
+    ran = pa.evaluate(_ctx(folder, None, _record("poisson3d-mg", {(c.name, r): out for c in two for r in (1, 2)})))
+    assert ran.evidence["rank_comparisons"] and ran.confidence == 1.0
+
+
 # ----------------------------------------------------------------------------- hpcbench lint
 
 TUTORIALS = ["src/tao/unconstrained/tutorials/rosenbrock1.c", "src/ksp/ksp/tutorials/ex2.c",

@@ -85,6 +85,66 @@ def test_a_library_without_reasons_or_with_a_repeated_name_is_refused(tmp_path):
         load_library(load_problem(_copy_problem(tmp_path / "2", "vec-scatter", dup)), "checks")
 
 
+PYTHON = ["poisson3d-mg", "robertson", "rosenbrock", "vec-scatter"]  # the problems with a Python reference
+
+
+def test_every_python_reference_brings_a_python_library_whose_programs_load_as_python_submissions(tmp_path):
+    """mutants-python.json (issue 38): edits of reference-python/main.py that apply, written as
+    Python submission trees (their own folder, out/python) that load with the problem's rules.
+    No PETSc: `hpcbench validate-checks --language python` runs them (docs/problems.md)."""
+    from hpcbench.validation.campaigns import load_programs
+    from hpcbench.validation.library import write_programs
+
+    libs = write_programs({p: PROBLEMS[p] for p in PYTHON}, "checks", tmp_path, language="python")
+    assert sorted(libs) == PYTHON
+    for pid, lib in libs.items():
+        assert len(lib.wrong) >= 5 and len(lib.valid) >= 2, pid
+        ref = (PROBLEMS[pid].folder / "reference-python" / "main.py").read_text()
+        for kind in ("wrong", "valid"):
+            subs = load_programs(tmp_path / kind / pid, [p.name for p in getattr(lib, kind)], kind, PROBLEMS[pid],
+                                 check_args=True)
+            assert {s.meta.entry for s in subs} == {"main.py"}
+            for prog in getattr(lib, kind):
+                if kind == "wrong":
+                    changed = (tmp_path / kind / pid / prog.name / "main.py").read_text() != ref
+                    assert changed or prog.args, f"{pid}/{prog.name} changes nothing"
+    # the C library is another measurement: its file and its default language stay as they were
+    assert load_library(PROBLEMS["rosenbrock"], "checks").wrong[0].name == "ignores-n"
+    py = ProblemReport("rosenbrock", outcomes=[Outcome("wrong", "ignores-n", "-n is never read", 0.1)],
+                       language="python")
+    assert summary([py]).startswith("rosenbrock (python): kill rate 100% (1/1)")
+    assert "### rosenbrock (python)" in markdown([py])
+
+
+def test_a_python_library_without_python_or_a_python_reference_or_with_a_c_edit_is_refused(tmp_path):
+    lib = {"wrong": [{"name": "ignores-n", "reason": "-n is never read", "edits": [{"find": "x", "replace": "y"}]}],
+           "valid": [{"name": "reference", "reason": "the reference as it is"}]}
+
+    def problem_with(pid: str, where: Path) -> Path:
+        folder = _copy_problem(where, pid, json.loads((PROBLEMS[pid].folder / "mutants/mutants.json").read_text()))
+        (folder / "mutants" / "mutants-python.json").write_text(json.dumps(lib))
+        return folder
+
+    c_only = next(p for p in CPU if "python" not in PROBLEMS[p].problem.languages)
+    with pytest.raises(ConfigError, match=r"mutants-python\.json.*languages.*does not list python"):
+        load_library(load_problem(problem_with(c_only, tmp_path / "1")), "checks", "python")
+    folder = problem_with("vec-scatter", tmp_path / "2")
+    shutil.rmtree(folder / "reference-python")
+    with pytest.raises(ConfigError, match=r"mutants-python\.json.*no Python reference"):
+        load_library(load_problem(folder), "checks", "python")
+    lib["wrong"][0]["edits"][0].update(file="main.c", find="PetscCall(")
+    b = load_problem(problem_with("vec-scatter", tmp_path / "3"))
+    with pytest.raises(ConfigError, match=r"mutants-python\.json.*wrong\[0\]\.edits\[0\]\.file.*'main\.c' is not a "
+                                          r"file of reference-python/"):
+        apply_edits(b, "checks", load_library(b, "checks", "python").wrong[0], "wrong[0]", "python")
+    # generated mutants are edits of C: none with the Python library, said before anything runs
+    with pytest.raises(ConfigError, match="--generated"):
+        vc.validate_checks(["vec-scatter"], tmp_path / "vc", vc.Options(language="python"))
+    res = CliRunner().invoke(__import__("hpcbench.cli", fromlist=["main"]).main,
+                             ["validate-checks", "--language", "python", "--generated", "5", "--out", str(tmp_path)])
+    assert res.exit_code != 0 and "--generated" in res.output
+
+
 def test_rates_verdicts_and_the_summary_name_each_survivor_and_rejected_variant():
     r = ProblemReport("p", "checks", [
         Outcome("wrong", "killed-by-score", "wrong coefficient", 0.2),

@@ -20,10 +20,12 @@ flops) must agree with the instrumented run's (evaluators/watched_runs.py). A pr
 creates, destroys or calls differently in some of them "behaves differently when observed",
 and the gate fails naming the runs, the class or event and the numbers.
 
-A petsc4py program is not run under valgrind (jobs/job.py PYTHON_NO_VALGRIND); petsc4py destroys
-the objects a program leaves when Python collects them or at exit, before -malloc_dump looks, so
-its source is read for them instead: an object made and never destroyed
-fails the gate as a C program's undestroyed object does (docs/python.md)."""
+A petsc4py program runs under valgrind with PYTHONMALLOC=malloc and the interpreter's
+suppressions (jobs/python-interpreter.supp), its errors attributed to it through the
+interpreter, which runs its code (jobs/build_python.interpreter_objects). petsc4py destroys the
+objects a program leaves when Python collects them or at exit, before -malloc_dump looks, so its
+source is read for them too: an object made and never destroyed fails the gate as a C program's
+undestroyed object does (docs/python.md)."""
 
 from __future__ import annotations
 
@@ -115,9 +117,9 @@ class MemorySafety(Evaluator):
         # instruments that could not be confirmed here (nor for the reference).
         valgrind_ok = bool(vg) and not any(m.instrument == "valgrind" for m in unverified)
         confidence = 1.0 if valgrind_ok else 0.8
-        method = ("malloc_dump + valgrind" if vg else "malloc_dump and the objects the source destroys (valgrind "
-                  "does not run Python programs)" if ctx.language == "python"
-                  else "malloc_dump only (valgrind did not run)")
+        method = ("malloc_dump + valgrind" if vg else "malloc_dump only (valgrind did not run)")
+        if ctx.language == "python":
+            method += " and the objects the source destroys"
         if unverified or not verifiable(ctx.record):
             confidence = min(confidence, 0.8)
             method += "; instruments unverified" + (f": {unverified[0]}" if unverified else " (an older record)")

@@ -172,7 +172,12 @@ class ParallelAwareness(Evaluator):
                     "ownership_queries": owners[:100], "bare_prints": bare[:20], "rank_comparisons": comparisons}
         if not parts:
             return self.unscored("nothing parallel to judge", evidence=evidence)
-        return self.result(_weighted(parts, evidence), "; ".join(notes), evidence=evidence)
+        # as the C path: a source the parser could not read, or a multi-rank problem with no
+        # run compared at 1 and N ranks, leaves the source's evidence alone
+        confidence = 0.8 if any(r.parse_error for r in reps) else 1.0
+        if not comparisons and multi:
+            confidence = min(confidence, 0.8)  # source evidence only, no run compared
+        return self.result(_weighted(parts, evidence), "; ".join(notes), confidence=confidence, evidence=evidence)
 
 
 def _weighted(parts: dict[str, float], evidence: dict) -> float:

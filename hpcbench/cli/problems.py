@@ -118,8 +118,11 @@ def _report(reports: list, md_file: str | None, json_file: str | None) -> None:
 @click.option("--held-out-draws", type=click.IntRange(1, 8), default=None,
               help="held-out seeds the library runs at, each a stratified draw (default 2): a valid variant must "
                    "pass every check at every one")
+@click.option("--language", type=click.Choice(["c", "python"]), default="c", show_default=True,
+              help="whose library: c (mutants/mutants.json) or python (mutants/mutants-python.json, edits of "
+                   "reference-python/, run as Python submissions in OUT/python; no generated mutants)")
 def validate_checks(problem_ids, only, out, md_file, json_file, retry_time_factor, generated, seed,
-                    library, screen, parallel, held_out_draws) -> None:
+                    library, screen, parallel, held_out_draws, language) -> None:
     """Measure the hidden checks by mutation testing: per problem the kill rate of wrong
     programs (accuracy < 0.5 or a gate stops them) and the acceptance rate of valid variants
     (every hidden check passed), then generated mutants of the reference (broken, equivalent,
@@ -131,9 +134,14 @@ def validate_checks(problem_ids, only, out, md_file, json_file, retry_time_facto
 
     if generated is not None and generated != "all" and not generated.isdigit():
         raise click.BadParameter(f"{generated!r}: a count or 'all'", param_hint="--generated")
-    count = vc.GENERATED_PER_PROBLEM if generated is None else None if generated == "all" else int(generated)
+    if language == "python" and generated not in (None, "0"):
+        raise click.BadParameter("generated mutants are edits of the C references: none with --language python",
+                                 param_hint="--generated")
+    default = 0 if language == "python" else vc.GENERATED_PER_PROBLEM
+    count = default if generated is None else None if generated == "all" else int(generated)
     options = vc.Options(only=_names(only), generated=count, seed=seed, library=library, screen=screen,
-                         parallel=parallel, retry_starved=retry_time_factor, held_out_draws=held_out_draws)
+                         parallel=parallel, retry_starved=retry_time_factor, held_out_draws=held_out_draws,
+                         language=language)
     with Display(JOBS) as progress:
         reports = vc.validate_checks(parse_ids(problem_ids), Path(out), options, progress)
     _report(reports, md_file, json_file)

@@ -11,7 +11,11 @@ over its syntax tree, a seeded sample per problem, each run once per case at the
 smallest rank count (one case also at its largest), and judged broken, equivalent (probable),
 killed or surviving (validation/mutation/verdict.py).
 
-Screens (validation/screening.py) decide most wrong programs from a cheap campaign first."""
+Screens (validation/screening.py) decide most wrong programs from a cheap campaign first.
+
+`language` python runs the problems' Python libraries instead (`mutants/mutants-python.json`,
+edits of reference-python/), as Python submissions beside the same C reference, in `out/python/`
+(their names may repeat the C library's); no generated mutants (their operators edit C)."""
 
 from __future__ import annotations
 
@@ -26,8 +30,9 @@ from hpcbench.plan.held_out import read_draw
 from hpcbench.problem import ProblemBundle
 from hpcbench.profile import CHECKS_LIBRARY, CHECKS_SCREEN, GENERATED, GENERATED_SCREEN, CampaignProfile
 from hpcbench.site import SiteConfig
+from hpcbench.validation import library
 from hpcbench.validation.campaigns import accuracy, load_programs, reference_of, score_programs, why
-from hpcbench.validation.library import MutantLibrary, load_library, reasons, write_programs
+from hpcbench.validation.library import Language, MutantLibrary, load_library, reasons, write_programs
 from hpcbench.validation.mutation.verdict import GeneratedReport, MutantOutcome
 from hpcbench.validation.report import ACCEPT_AT, KILL_BELOW, Outcome, ProblemReport
 
@@ -39,7 +44,7 @@ class Options:
     """What one validate-checks invocation runs: `only` (program names; with it the generated
     mutants it names, drawn or not), the generated sample per problem (None: every one, 0:
     none) and its seed, the library or not, screening (without it every program runs in full),
-    problems at once (each in a process of its own), the site."""
+    problems at once (each in a process of its own), the site, the libraries' language."""
 
     only: frozenset[str] | None = None
     generated: int | None = GENERATED_PER_PROBLEM
@@ -50,6 +55,7 @@ class Options:
     site_name: str = "local"
     retry_starved: float = 4.0  # a job whose run timed out while starved of a CPU reruns with limits this many times
     held_out_draws: int | None = None  # the library's held-out seeds (None: CHECKS_LIBRARY's, LIBRARY_DRAWS)
+    language: Language = "c"  # python: the Python libraries (generated must be 0: mutants of C only)
 
 
 def validate_checks(problem_ids: list[str] | None, out: Path, options: Options | None = None, progress=None
@@ -61,16 +67,21 @@ def validate_checks(problem_ids: list[str] | None, out: Path, options: Options |
     from hpcbench.site import load_site
 
     o = options or Options()
+    if o.language == "python" and o.generated != 0:
+        raise ConfigError("--generated", None, "generated mutants are edits of the C references: with "
+                                               "--language python give --generated 0 (or leave it out)")
     bundles = load_problems(None, problem_ids)
     out = Path(out)
-    libs = write_programs(bundles, "checks", out / "programs", o.only)
+    work = work_folder(out, o.language)
+    libs = write_programs(bundles, "checks", work / "programs", o.only, o.language)
     bundles = {pid: b for pid, b in bundles.items() if pid in libs}
     if not bundles:
-        raise ConfigError(out, "--problems", "none of these problems has a mutants/mutants.json library")
+        name = (library.PYTHON_FILES if o.language == "python" else library.FILES)["checks"]
+        raise ConfigError(out, "--problems", f"none of these problems has a {name} library")
     if o.parallel > 1 and len(bundles) > 1:
         return _run_parallel(sorted(bundles), out, o, progress)
-    here = _Here(out, load_site(o.site_name), o, progress)
-    reports = {pid: ProblemReport(pid) for pid in bundles}
+    here = _Here(work, load_site(o.site_name), o, progress)
+    reports = {pid: ProblemReport(pid, language=o.language) for pid in bundles}
     for pid, bundle in bundles.items():
         lib = libs[pid]
         assert isinstance(lib, MutantLibrary)
@@ -79,6 +90,12 @@ def validate_checks(problem_ids: list[str] | None, out: Path, options: Options |
         if o.generated != 0 and not reports[pid].error:
             reports[pid].generated = _run_generated(here, bundle, reports[pid])
     return [reports[p] for p in sorted(reports)]
+
+
+def work_folder(out: Path, language: Language) -> Path:
+    """Where a language's programs and campaigns go: `out` (C), `out/python` (their records'
+    names, agent__problem__program, would meet the C library's)."""
+    return out if language == "c" else out / "python"
 
 
 def _run_parallel(pids: list[str], out: Path, o: Options, progress) -> list[ProblemReport]:
@@ -98,13 +115,13 @@ def _run_parallel(pids: list[str], out: Path, o: Options, progress) -> list[Prob
         futures = {pid: pool.submit(validate_checks, [pid], out, one) for pid in pids}
         while not all(f.done() for f in futures.values()):
             if progress:
-                progress(folder_progress(out))
+                progress(folder_progress(work_folder(out, o.language)))
             cf.wait(list(futures.values()), timeout=1.0)
         reports = [r for pid in pids for r in futures[pid].result()]
     finally:
         pool.shutdown(wait=True, cancel_futures=True)  # Ctrl-C reached the workers too: each stops its own jobs
     if progress:
-        progress(folder_progress(out))
+        progress(folder_progress(work_folder(out, o.language)))
     return reports
 
 
@@ -151,7 +168,8 @@ def _run_library(here: _Here, bundle: ProblemBundle, lib: MutantLibrary, report:
     for kind in ("wrong", "valid"):
         names = [p.name for p in getattr(lib, kind) if not o.only or p.name in o.only]
         subs += load_programs(here.out / "programs" / kind / bundle.id, names, kind, bundle, check_args=True)
-    if bundle.has_par and (not o.only or "par" in o.only):  # the performance par must pass every check too
+    # the performance par (a C program) must pass every check too
+    if bundle.has_par and o.language == "c" and (not o.only or "par" in o.only):
         subs += load_programs(bundle.folder, ["par"], "par", bundle, check_args=True)
     ref = [reference_of(bundle)]
     wrong = [s for s in subs if s.meta.agent == "wrong"]

@@ -6,10 +6,15 @@ Every problem may bring, hidden like checks.json:
   the task allows), and generated mutants judged harmless;
 - `mutants/perf.json` (validate-performance): right programs that do needless work in ways
   agents do (`slower`), right programs that are as fast (`as_fast`), and right programs
-  faster than the reference (`faster`: other methods within the task, near the problem's par).
+  faster than the reference (`faster`: other methods within the task, near the problem's par);
+- `mutants/mutants-python.json` (validate-checks --language python): mutants.json's format, its
+  programs edits of the petsc4py reference (`reference-python/`), run as Python submissions
+  against the same C reference and checks (issue 38). Only a problem whose `languages` lists
+  python and that has a Python reference may bring one.
 
-A program is the reference with `edits` applied (each `find` must occur exactly once, so an
-edit reads as what it changes and survives unrelated edits of the reference) and `args`
+A program is the reference with `edits` applied (each `find` must occur exactly once in `file`,
+by default the reference's entry, so an edit reads as what it changes and survives unrelated
+edits of the reference) and `args`
 before each case's own; it is written as a submission tree `<root>/<agent>/<problem>/<name>/`
 (agent: wrong, valid, slower, as-fast, faster) and loaded like any agent's."""
 
@@ -28,7 +33,10 @@ from hpcbench.strict import FrozenStrict
 
 Name = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")]
 Measure = Literal["checks", "performance"]
+Language = Literal["c", "python"]
 FILES: dict[Measure, str] = {"checks": "mutants/mutants.json", "performance": "mutants/perf.json"}
+# the libraries of Python programs (edits of reference-python/): checks only
+PYTHON_FILES: dict[Measure, str] = {"checks": "mutants/mutants-python.json"}
 # each library's two kinds: the programs the measure must punish, then those it must not
 KINDS: dict[Measure, tuple[str, str]] = {"checks": ("wrong", "valid"), "performance": ("slower", "as_fast")}
 # every kind a library may hold: performance's second side, faster programs, each of which must
@@ -37,9 +45,9 @@ ALL_KINDS: dict[Measure, tuple[str, ...]] = {**KINDS, "performance": ("slower", 
 
 
 class Edit(FrozenStrict):
-    """Replace the one occurrence of `find` in `file` by `replace`."""
+    """Replace the one occurrence of `find` in `file` (None: the reference's entry) by `replace`."""
 
-    file: str = "main.c"
+    file: str | None = None
     find: Annotated[str, Field(min_length=1)]
     replace: str
 
@@ -125,15 +133,34 @@ def kind_of(agent: str) -> str:
     return agent.replace("-", "_")
 
 
-def library_path(bundle: ProblemBundle, measure: Measure) -> Path:
+def library_path(bundle: ProblemBundle, measure: Measure, language: Language = "c") -> Path:
+    if language == "python":
+        if measure not in PYTHON_FILES:
+            raise ConfigError("--language", None, f"no Python library is measured by validate-{measure}")
+        return bundle.folder / PYTHON_FILES[measure]
     return bundle.folder / FILES[measure]
 
 
-def load_library(bundle: ProblemBundle, measure: Measure) -> Library | None:
-    """The problem's library for `measure`; None where it has none. Names are unique across kinds."""
-    path = library_path(bundle, measure)
+def reference_folder(bundle: ProblemBundle, language: Language = "c") -> Path:
+    """The reference a language's library edits: reference/ (C) or reference-python/."""
+    from hpcbench.submission import PYTHON_REFERENCE_AGENT
+
+    return bundle.reference_dir if language == "c" else bundle.folder / PYTHON_REFERENCE_AGENT
+
+
+def load_library(bundle: ProblemBundle, measure: Measure, language: Language = "c") -> Library | None:
+    """The problem's library of `language`'s programs for `measure`; None where it has none.
+    Names are unique across kinds."""
+    path = library_path(bundle, measure, language)
     if not path.is_file():
         return None
+    if language == "python":
+        if "python" not in bundle.problem.languages:
+            raise ConfigError(path, None, f"problem.json `languages` ({', '.join(bundle.problem.languages)}) does not "
+                                          "list python: no Python program is a submission to this problem")
+        if not (reference_folder(bundle, language) / "submission.json").is_file():
+            raise ConfigError(path, None, "the problem has no Python reference (reference-python/submission.json) "
+                                          "for its programs to edit")
     lib = load_json_model(path, MutantLibrary if measure == "checks" else PerfLibrary)
     assert isinstance(lib, MutantLibrary | PerfLibrary)
     seen: set[str] = set()
@@ -175,19 +202,24 @@ def edge_only(lib: Library) -> list[Program]:
     return [p for p in getattr(lib, "wrong", []) if p.entry_class == "edge-only"]
 
 
-def apply_edits(bundle: ProblemBundle, measure: Measure, prog: Program, where: str) -> dict[str, str]:
-    """The reference's files with the program's edits applied (`where`: e.g. wrong[3], for errors)."""
-    meta = json.loads((bundle.reference_dir / "submission.json").read_text())
-    files = {name: (bundle.reference_dir / name).read_text() for name in meta["files"]}
+def apply_edits(bundle: ProblemBundle, measure: Measure, prog: Program, where: str,
+                language: Language = "c") -> dict[str, str]:
+    """The reference's files (`language`'s reference) with the program's edits applied (`where`:
+    e.g. wrong[3], for errors)."""
+    ref = reference_folder(bundle, language)
+    meta = json.loads((ref / "submission.json").read_text())
+    files = {name: (ref / name).read_text() for name in meta["files"]}
+    path = library_path(bundle, measure, language)
     for j, e in enumerate(prog.edits):
         at = f"{where}.edits[{j}]"
-        if e.file not in files:
-            raise ConfigError(library_path(bundle, measure), f"{at}.file", f"{e.file!r} is not a file of the reference")
-        n = files[e.file].count(e.find)
+        name = e.file or meta["entry"]
+        if name not in files:
+            raise ConfigError(path, f"{at}.file", f"{name!r} is not a file of {ref.name}/ (those: {', '.join(files)})")
+        n = files[name].count(e.find)
         if n != 1:
-            raise ConfigError(library_path(bundle, measure), f"{at}.find",
-                              f"occurs {n} times in reference/{e.file} (must be exactly once): {e.find[:60]!r}")
-        files[e.file] = files[e.file].replace(e.find, e.replace)
+            raise ConfigError(path, f"{at}.find",
+                              f"occurs {n} times in {ref.name}/{name} (must be exactly once): {e.find[:60]!r}")
+        files[name] = files[name].replace(e.find, e.replace)
     return files
 
 
@@ -201,18 +233,18 @@ def write_tree(folder: Path, files: dict[str, str], meta: dict) -> None:
 
 
 def write_programs(bundles: dict[str, ProblemBundle], measure: Measure, root: Path,
-                   only: Collection[str] | None = None) -> dict[str, Library]:
-    """Submission trees `root/<agent>/<problem>/<name>/` for every library of `measure` (all
-    checked before any is written); `only`: these programs' names."""
-    libs = {pid: lib for pid, b in bundles.items() if (lib := load_library(b, measure)) is not None}
+                   only: Collection[str] | None = None, language: Language = "c") -> dict[str, Library]:
+    """Submission trees `root/<agent>/<problem>/<name>/` for every library of `measure` in
+    `language` (all checked before any is written); `only`: these programs' names."""
+    libs = {pid: lib for pid, b in bundles.items() if (lib := load_library(b, measure, language)) is not None}
     trees: list[tuple[Path, dict[str, str], dict]] = []
     for pid, lib in libs.items():
-        ref_meta = json.loads((bundles[pid].reference_dir / "submission.json").read_text())
+        ref_meta = json.loads((reference_folder(bundles[pid], language) / "submission.json").read_text())
         for kind in ALL_KINDS[measure]:
             for i, prog in enumerate(getattr(lib, kind)):
                 if only and prog.name not in only:
                     continue
-                files = apply_edits(bundles[pid], measure, prog, f"{kind}[{i}]")
+                files = apply_edits(bundles[pid], measure, prog, f"{kind}[{i}]", language)
                 meta = {**ref_meta, "agent": agent_of(kind), "attempt": prog.name, "args": prog.args}
                 trees.append((root / agent_of(kind) / pid / prog.name, files, meta))
     for folder, files, meta in trees:

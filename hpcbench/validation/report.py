@@ -92,6 +92,12 @@ class ProblemReport:
     reference_score: float | None = None
     reference_ratio: float | None = None  # the reference's time over par's
     against_par: bool = False  # execution_time scored the reference (so every program) against a par
+    language: str = "c"  # checks: the library's programs' language (python: mutants-python.json)
+
+    @property
+    def label(self) -> str:
+        """The problem's id, with the library's language where it is not C."""
+        return self.problem if self.language == "c" else f"{self.problem} ({self.language})"
 
     def decide(self) -> None:
         """Performance: each faster program against every program FASTER_APART times slower
@@ -175,7 +181,7 @@ def _verdict(o: Outcome) -> str:
 def _headline(r: ProblemReport) -> str:
     bad, good = KINDS[r.measure]
     w, v = r.of(bad), r.of(good)
-    line = (f"{r.problem}: kill rate {_pct(r.kill_rate)} ({sum(o.killed for o in w)}/{len(w)}), "
+    line = (f"{r.label}: kill rate {_pct(r.kill_rate)} ({sum(o.killed for o in w)}/{len(w)}), "
             f"acceptance {_pct(r.acceptance_rate)} ({sum(o.accepted for o in v)}/{len(v)}): "
             f"{'ok' if r.meets_targets else 'BELOW TARGET'}")
     if r.measure == "performance":
@@ -186,7 +192,7 @@ def _headline(r: ProblemReport) -> str:
         if par:
             line += f"; par {_score(par[0])} {_verdict(par[0])}"
         return f"{line}; the reference {r.reference}"
-    return line if r.outcomes else f"{r.problem}: (library not run): {'ok' if r.meets_targets else 'BELOW TARGET'}"
+    return line if r.outcomes else f"{r.label}: (library not run): {'ok' if r.meets_targets else 'BELOW TARGET'}"
 
 
 def _program_lines(r: ProblemReport) -> list[str]:
@@ -216,7 +222,7 @@ def summary(reports: list[ProblemReport]) -> str:
     lines = []
     for r in reports:
         if r.error:
-            lines.append(f"{r.problem}: NOT MEASURED: {r.error}")
+            lines.append(f"{r.label}: NOT MEASURED: {r.error}")
             continue
         lines.append(_headline(r))
         lines += _program_lines(r)
@@ -229,7 +235,7 @@ def markdown(reports: list[ProblemReport]) -> str:
     """A table per problem with a line per program (docs/problems.md)."""
     parts = []
     for r in reports:
-        parts.append(f"### {r.problem}\n")
+        parts.append(f"### {r.label}\n")
         if r.error:
             parts.append(f"Not measured: {r.error}\n")
             continue
@@ -254,9 +260,10 @@ def markdown(reports: list[ProblemReport]) -> str:
 def as_json(reports: list[ProblemReport]) -> list[dict]:
     out = []
     for r in reports:
-        doc: dict[str, Any] = {"problem": r.problem, "measure": r.measure, "error": r.error, "kill_rate": r.kill_rate,
-               "acceptance_rate": r.acceptance_rate, "meets_targets": r.meets_targets,
-               "outcomes": [_outcome_json(o, r.measure) for o in r.outcomes]}
+        doc: dict[str, Any] = {"problem": r.problem, "measure": r.measure, "language": r.language,
+                               "error": r.error, "kill_rate": r.kill_rate, "acceptance_rate": r.acceptance_rate,
+                               "meets_targets": r.meets_targets,
+                               "outcomes": [_outcome_json(o, r.measure) for o in r.outcomes]}
         if r.measure == "performance":
             doc["reference"] = r.reference
             doc["reference_ratio"] = r.reference_ratio
