@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -334,6 +335,24 @@ def test_a_petsc4py_program_runs_in_the_sandbox_with_numpy_and_its_options(tmp_p
     assert out.returncode == 0, out.stderr[-800:]
     # the C reference's answers at -n 1000 -alpha -0.75 (problems/vec-scatter, case larger)
     assert "sum: -3.7753595687e+02" in out.stdout and "weighted_sum: -2.5042400195e+05" in out.stdout, out.stdout
+
+
+@pytest.mark.petsc
+def test_one_rank_that_raises_ends_the_whole_run_at_once(tmp_path):
+    """Rank 1 raises after PETSc is up: the job ends with the traceback and a non-zero status in
+    seconds; before, the other ranks waited in PetscFinalize until the run's time limit."""
+    program = ("import sys\nimport petsc4py\npetsc4py.init(sys.argv)\nfrom petsc4py import PETSc\n"
+               "if PETSc.COMM_WORLD.getRank() == 1:\n    raise ValueError('rank 1 gives up')\n"
+               "PETSc.COMM_WORLD.barrier()\nPETSc.Sys.Print('all ranks done')\n")
+    folder, res = _build(tmp_path, {"main.py": program})
+    assert res.exit_code == 0, res.stderr
+    t0 = time.monotonic()
+    out = subprocess.run(Step(Isolation(level="bwrap"), find_petsc(), cwd=folder, writable=[folder],
+                              readonly=package_dirs(), hidden=python_hidden()).wrap(
+        ["mpiexec", "-n", "2", str(folder / BINARY_NAME)]),
+        capture_output=True, text=True, timeout=120, env=run_env(find_petsc().env(), Launcher()))
+    assert out.returncode != 0 and "rank 1 gives up" in out.stderr and "all ranks done" not in out.stdout
+    assert time.monotonic() - t0 < 60, "the other rank waited for the failed one"
 
 
 # ----------------------------------------------------------------------------- generating agents
