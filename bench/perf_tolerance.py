@@ -28,7 +28,7 @@ factor above it):
 
 The problem's factor fits where needed x 3 <= factor <= separates (exit 1 where one does not).
 
-    python bench/perf_tolerance.py                              # every problem with a drawn case
+    python bench/perf_tolerance.py                              # every problem: 13 min at load 3-5
     python bench/perf_tolerance.py --problems advection1d,bratu-fold --seeds 6
     python bench/perf_tolerance.py --kinds as_fast,faster,slower,valid  # the slower programs too (long)
 """
