@@ -198,7 +198,13 @@ class Performance(FrozenStrict):
     campaign's held-out seed (hpcbench/plan/perf_draw.py), replacing theirs in `args` (or in a
     site's `performance_args`, appended where it lacks them): the case timed is never a
     published one, so its answers cannot be printed from known ones (docs/security.md).
-    Ranges that change the answer but not the cost (a coefficient rather than a size)."""
+    Ranges that change the answer but not the cost (a coefficient rather than a size).
+
+    `tolerance_factor`: how many times the compare checks' tolerances the timed answers may
+    differ from the reference's at the drawn arguments (evaluators/metrics/execution_time.py
+    answers_differ). The case lies outside the range the checks were set for, so valid programs
+    differ there by more; set per problem from bench/perf_tolerance.py: above what valid
+    programs need, below what the nominal case's answer (or another draw's) is off by."""
 
     args: list[str]
     params: list[HeldOutParam] = []
@@ -210,6 +216,8 @@ class Performance(FrozenStrict):
     # against its time on par's scale rather than on `thresholds`
     reference_is_par: bool = False
     time_limit_s: Annotated[float, Field(gt=0, le=86400)] = 60.0
+    # never below the checks' own tolerances; 100 where a problem has not measured its own
+    tolerance_factor: Annotated[float, Field(ge=1.0, le=1e6, allow_inf_nan=False)] = 100.0
     thresholds: Ratios = (1.25, 2.0, 4.0, 8.0)
     memory_thresholds: Ratios = (1.5, 3.0, 6.0, 12.0)
 

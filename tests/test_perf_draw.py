@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from hpcbench.errors import ConfigError, HpcbenchError
+from hpcbench.evaluators.base import EvalContext
+from hpcbench.evaluators.metrics.execution_time import ExecutionTime
 from hpcbench.jobs.records import JobResult
 from hpcbench.plan import PlanRequest, create_campaign
 from hpcbench.plan.held_out import read_performance_draw
@@ -20,9 +22,10 @@ from hpcbench.plan.perf_draw import draw_performance, option_values, performance
 from hpcbench.problem import CompareCheck, Performance, load_problems
 from hpcbench.profile import FULL
 from hpcbench.site import load_site
-from hpcbench.submission import reference_submission
+from hpcbench.submission import Submission, reference_submission
 from hpcbench.validation.library import Edit, Program, apply_edits
 from tests.conftest import hpcbench, profile_file
+from tests.test_perf_metric import run
 
 PROBLEMS = load_problems()
 TIMED = sorted(pid for pid, b in PROBLEMS.items() if b.problem.performance is not None)
@@ -152,6 +155,55 @@ def test_the_nominal_answer_printed_at_a_drawn_case_scores_no_performance():
     assert cheat.score == 0.0 and "answers differ" in cheat.rationale, cheat.rationale
     honest = ExecutionTime().evaluate(ctx(rec(drawn)))
     assert honest.score == 1.0, honest.rationale
+
+
+# The performance case's answers as the programs print them (PETSc 3.26.1, 2026-12-07; bench/
+# perf_tolerance.py measures them over several draws): the reference at the draw of `seed`, a
+# valid program there (the one whose answers come nearest the problem's factor in that bench:
+# advection1d's more-digits, bratu-fold's fold-to-1e-8) and the reference at the nominal, public
+# arguments, which a program could print without solving.
+AT_A_DRAW = {
+    "advection1d": (0, {
+        "reference": "mass: 0.17724342737\nl2_norm: 0.42441841439\nmax_value: 0.79101668437\n"
+                     "moment: 0.013138418423\nu_quarters: 0.78087204046 0.026281194211 -0.0089876060318\n",
+        "valid": "mass: 0.17724342737122803\nl2_norm: 0.4244184143866936\nmax_value: 0.7910166843657312\n"
+                 "moment: 0.013138418422555906\n"
+                 "u_quarters: 0.780872040458047 0.026281194210579017 -0.008987606031797244\n",
+        "nominal": "mass: 0.17724342737\nl2_norm: 0.42441841788\nmax_value: 0.79101669281\n"
+                   "moment: 0.01363922963\nu_quarters: 0.7766228062 0.010584656073 0.0087802970952\n"}),
+    "bratu-fold": (0, {
+        "reference": "lambda_fold: 4.2644805387\numax: 1.1801859925\nunorm: 0.87514865376\n",
+        "valid": "lambda_fold: 4.2644805312\numax: 1.1801859767\nunorm: 0.8751486434\n",
+        "nominal": "lambda_fold: 4.2643995434\numax: 1.180162568\nunorm: 0.87512520444\n"}),
+}
+
+
+@pytest.mark.parametrize("pid", sorted(AT_A_DRAW))
+def test_the_nominal_answer_fails_at_a_draw_at_the_problems_factor_where_valid_answers_pass(pid):
+    """The hole found at the last stop (docs/security.md): at the old factor of 100 the nominal
+    case's answers passed the performance check at a drawn case on advection1d and bratu-fold.
+    At each problem's own performance.tolerance_factor they fail, and the reference's and a
+    valid program's answers at the draw pass (recorded figures: no PETSc run, well under 0.1 s)."""
+    b = PROBLEMS[pid]
+    seed, out = AT_A_DRAW[pid]
+    assert draw_performance(b.problem, seed)[1] in {"-1.02", "42"}, "the figures' draw changed: re-measure"
+
+    def score(mine: str, factor: float | None = None) -> float | None:
+        runs = [x for i in range(3)
+                for x in (run("perf", i, 0.4, stdout=mine), run("perf_ref", i, 0.4, stdout=out["reference"]))]
+        problem = b.problem
+        if factor is not None:
+            assert problem.performance is not None
+            problem = problem.model_copy(update={"performance": problem.performance.model_copy(
+                update={"tolerance_factor": factor})})
+        sub = Submission(problem=pid, agent="a", attempt="1", entry="main.c", files=["main.c"])
+        return ExecutionTime().evaluate(EvalContext(problem=problem, checks=b.checks, submission=sub, sources={},
+                                                    record=JobResult(job_id="j", agent="a", problem=pid,
+                                                                     attempt="1", runs=runs))).score
+
+    assert score(out["nominal"], 100.0) == 1.0  # the hole: inside 100x the checks' tolerances
+    assert score(out["nominal"]) == 0.0
+    assert score(out["reference"]) == 1.0 and score(out["valid"]) == 1.0
 
 
 def _solved(run) -> bool:

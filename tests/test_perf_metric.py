@@ -4,11 +4,18 @@ noise, contended pairs, answers checked, the paper's absolute option, and the fa
 
 from __future__ import annotations
 
+import json
+import shutil
+
+import pytest
+
+from hpcbench.errors import ConfigError
 from hpcbench.evaluators.base import EvalContext
-from hpcbench.evaluators.metrics.execution_time import ExecutionTime, time_score
+from hpcbench.evaluators.metrics.execution_time import ExecutionTime, factor_to_pass, perf_checks, time_score
 from hpcbench.evaluators.metrics.peak_memory import PeakMemory
+from hpcbench.evaluators.output_contract import parse_quantities
 from hpcbench.jobs.records import JobResult, LogView, Placement, RankAffinity, RunResult, TimingSummary
-from hpcbench.problem import load_problems
+from hpcbench.problem import load_problem, load_problems
 from hpcbench.submission import Submission
 
 BUNDLE = load_problems(None, ["robertson"])["robertson"]
@@ -199,3 +206,39 @@ def test_a_reference_that_is_par_is_scored_on_pars_scale():
     assert got.score is not None and got.score < 0.9 and got.evidence["against"] == "par"
     old = ExecutionTime().evaluate(ctx(record([0.60] * 5, [0.40] * 5)))
     assert old.score is not None and old.score > 0.9 and "against" not in old.evidence
+
+
+def _with_factor(k: float) -> EvalContext:
+    perf = BUNDLE.problem.performance.model_copy(update={"tolerance_factor": k})
+    return EvalContext(problem=BUNDLE.problem.model_copy(update={"performance": perf}), checks=BUNDLE.checks,
+                       submission=ctx(record([0.4], [0.4])).submission, sources={},
+                       record=record([0.40] * 5, [0.40] * 5, stdout="y_final: 5.2182e-08 2.0833e-13 9.9999995e-01\n"))
+
+
+def test_the_performance_answers_are_checked_at_the_problems_own_tolerance_factor():
+    """problem.json performance.tolerance_factor (bench/perf_tolerance.py measures it): y1 1e-10
+    off the reference's is 9.8 tolerances of the tightest compare check (atol 1e-11, fail_factor
+    2): it needs a factor above 4.9, passes at 10 and fails at 3, naming the factor and the field."""
+    k, q = factor_to_pass(parse_quantities("y_final: 5.2182e-08 2.0833e-13 9.9999995e-01\n"),
+                          parse_quantities(OUT), perf_checks(BUNDLE.checks))
+    assert q == "y_final" and 4.8 < k < 5.0, k
+    assert factor_to_pass({}, parse_quantities(OUT), perf_checks(BUNDLE.checks))[0] == float("inf")
+    assert ExecutionTime().evaluate(_with_factor(10)).score == 1.0
+    tight = ExecutionTime().evaluate(_with_factor(3))
+    assert tight.score == 0.0 and "x3," in tight.rationale and "performance.tolerance_factor" in tight.rationale
+
+
+def test_a_bad_tolerance_factor_is_refused_naming_the_file_and_field(tmp_path):
+    folder = tmp_path / "robertson"
+    shutil.copytree(BUNDLE.folder, folder)
+    raw = json.loads((folder / "problem.json").read_text())
+    for bad, why in ((0.5, "greater than or equal to 1"), ("nan", "finite"), ("x", "valid number"),
+                     (1e9, "less than or equal to")):
+        raw["performance"]["tolerance_factor"] = bad
+        (folder / "problem.json").write_text(json.dumps(raw))
+        with pytest.raises(ConfigError, match=why) as err:
+            load_problem(folder)
+        assert "problem.json" in str(err.value) and "performance.tolerance_factor" in str(err.value)
+    del raw["performance"]["tolerance_factor"]  # absent: the default
+    (folder / "problem.json").write_text(json.dumps(raw))
+    assert load_problem(folder).problem.performance.tolerance_factor == 100.0

@@ -23,8 +23,9 @@ another step of the campaign (hpcbench/score/contention.py) are left out while t
 pairs remain, else kept at lower confidence; a machine loaded from outside (ranks waiting
 for a CPU a quarter of their time) lowers the confidence and says so. A submission whose
 answers in the performance case differ from the reference's beyond the problem's compare
-checks (tolerances x 100: the case is bigger than those they were set for) scores 0: a fast
-wrong answer is no performance.
+checks (their tolerances x the problem's performance.tolerance_factor, 100 where it sets
+none: the case lies outside the range they were set for) scores 0: a fast wrong answer is no
+performance.
 
 Without a performance case (a problem that declares none, or a record from before it), the
 ordinary timings are compared with the reference's record at confidence 0.5.
@@ -34,6 +35,7 @@ with published figures."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, register
@@ -41,12 +43,14 @@ from hpcbench.evaluators.metrics.numerical_accuracy import compare_score
 from hpcbench.evaluators.output_contract import parse_quantities
 from hpcbench.evaluators.performance_case import LOADED_WAIT_SHARE, NOISE_CAP, RankCount, rank_counts
 from hpcbench.evaluators.run_agreement import disagreements
-from hpcbench.problem import CompareCheck, ReferenceRun
+from hpcbench.problem import Checks, CompareCheck, Problem, ReferenceRun
 
 LEVELS = (1.0, 0.8, 0.6, 0.2)
 # The performance case lies outside the range the checks' tolerances were set for (Robertson's
 # y1 near 5e-8 at t = 4e10 is set by the integrator's atol): only answers this many times beyond
-# a compare check's failing point count as wrong there (work skipped, not digits lost).
+# a compare check's failing point count as wrong there (work skipped, not digits lost). A problem
+# sets its own (problem.json `performance.tolerance_factor`, measured by bench/perf_tolerance.py);
+# this is the default where it does not.
 PERF_TOLERANCE_FACTOR = 100.0
 # score = ((1 + allowance) / ratio to par) ** PAR_EXPONENT beyond the allowance: the square root
 # parts 1.5x (0.86) and 2x (0.74) from par and never reaches 0 (a slow right program is still one)
@@ -72,18 +76,51 @@ def time_score(t: float, thresholds: tuple[float, float, float, float]) -> float
     return 0.2 * t4 / t
 
 
+def perf_checks(checks: Checks) -> list[CompareCheck]:
+    """The compare checks the performance case's answers are judged by: every one against the
+    reference's run, whatever case it names (the timed case is none of them)."""
+    return [c for c in checks.checks if isinstance(c, CompareCheck) and isinstance(c.reference, ReferenceRun)]
+
+
+def tolerance_factor(problem: Problem) -> float:
+    """The problem's performance.tolerance_factor (PERF_TOLERANCE_FACTOR without a case)."""
+    return problem.performance.tolerance_factor if problem.performance else PERF_TOLERANCE_FACTOR
+
+
+def factor_to_pass(mine: dict[str, list[float]], ref: dict[str, list[float]], checks: list[CompareCheck]
+                   ) -> tuple[float, str]:
+    """The tolerance factor `mine` needs to pass against `ref` (it passes at any factor above
+    it; answers_differ rejects at or below it), with the quantity that sets it: the largest over
+    the checks of the worst deviation in tolerances over the check's fail_factor (compare_score
+    fails at fail_factor, and widening rtol and atol by k divides every deviation by k). inf
+    where a quantity is missing, is not finite or has another length."""
+    worst, at = 0.0, ""
+    for chk in checks:
+        if chk.quantity not in ref:
+            continue
+        got, want = mine.get(chk.quantity), ref[chk.quantity]
+        if got is None or len(got) != len(want) or not all(math.isfinite(x) for x in got):
+            return math.inf, chk.quantity
+        dev = max((abs(x - r) / (chk.atol + chk.rtol * abs(r)) for x, r in zip(got, want, strict=True)),
+                  default=0.0)
+        if dev / chk.fail_factor > worst:
+            worst, at = dev / chk.fail_factor, chk.quantity
+    return worst, at
+
+
 def answers_differ(rc: RankCount, ctx: EvalContext) -> str:
     """Why the submission's answers in the performance case are not right ("": they are): every
     timed run's, against the reference run by the problem's compare checks with their tolerances
-    widened by PERF_TOLERANCE_FACTOR, and against the submission's own first run at the checks'
-    own tolerances (the same program at the same arguments: a run that skipped work where it was
-    not the first one compared once went unseen, outside review 5379f62)."""
+    widened by the problem's performance.tolerance_factor (tolerance_factor()), and against the
+    submission's own first run at the checks' own tolerances (the same program at the same
+    arguments: a run that skipped work where it was not the first one compared once went
+    unseen, outside review 5379f62)."""
     if not rc.sub.runs or not rc.ref.runs:
         return ""
     ref, first = parse_quantities(rc.ref.runs[0].stdout), parse_quantities(rc.sub.runs[0].stdout)
-    k = PERF_TOLERANCE_FACTOR
-    checks = [(c, c.model_copy(update={"rtol": c.rtol * k, "atol": c.atol * k})) for c in ctx.checks.checks
-              if isinstance(c, CompareCheck) and isinstance(c.reference, ReferenceRun) and c.quantity in ref]
+    k = tolerance_factor(ctx.problem)
+    checks = [(c, c.model_copy(update={"rtol": c.rtol * k, "atol": c.atol * k})) for c in perf_checks(ctx.checks)
+              if c.quantity in ref]
     for run in rc.sub.runs:
         mine = parse_quantities(run.stdout)
         for chk, wide in checks:
@@ -91,7 +128,8 @@ def answers_differ(rc: RankCount, ctx: EvalContext) -> str:
                 return f"{chk.quantity} not printed in run {run.repeat}"
             s, why = compare_score(mine[chk.quantity], ref[chk.quantity], wide)
             if s <= 0.0:
-                return f"{chk.quantity} in run {run.repeat}: {why} (tolerance x{k:g})"
+                return (f"{chk.quantity} in run {run.repeat}: {why} (the checks' tolerances x{k:g}, "
+                        f"problem.json performance.tolerance_factor)")
             if run is not rc.sub.runs[0] and chk.quantity in first:
                 s, why = compare_score(mine[chk.quantity], first[chk.quantity], chk)
                 if s <= 0.0:
