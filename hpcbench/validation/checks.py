@@ -30,9 +30,8 @@ from hpcbench.plan.held_out import read_draw
 from hpcbench.problem import ProblemBundle
 from hpcbench.profile import CHECKS_LIBRARY, CHECKS_SCREEN, GENERATED, GENERATED_SCREEN, CampaignProfile
 from hpcbench.site import SiteConfig
-from hpcbench.validation import library
 from hpcbench.validation.campaigns import accuracy, load_programs, reference_of, score_programs, why
-from hpcbench.validation.library import Language, MutantLibrary, load_library, reasons, write_programs
+from hpcbench.validation.library import Language, MutantLibrary, library_file, load_library, reasons, write_programs
 from hpcbench.validation.mutation.verdict import GeneratedReport, MutantOutcome
 from hpcbench.validation.report import ACCEPT_AT, KILL_BELOW, Outcome, ProblemReport
 
@@ -76,8 +75,8 @@ def validate_checks(problem_ids: list[str] | None, out: Path, options: Options |
     libs = write_programs(bundles, "checks", work / "programs", o.only, o.language)
     bundles = {pid: b for pid, b in bundles.items() if pid in libs}
     if not bundles:
-        name = (library.PYTHON_FILES if o.language == "python" else library.FILES)["checks"]
-        raise ConfigError(out, "--problems", f"none of these problems has a {name} library")
+        raise ConfigError(out, "--problems", f"none of these problems has a {library_file('checks', o.language)} "
+                                             "library")
     if o.parallel > 1 and len(bundles) > 1:
         return _run_parallel(sorted(bundles), out, o, progress)
     here = _Here(work, load_site(o.site_name), o, progress)

@@ -133,12 +133,17 @@ def kind_of(agent: str) -> str:
     return agent.replace("-", "_")
 
 
-def library_path(bundle: ProblemBundle, measure: Measure, language: Language = "c") -> Path:
+def library_file(measure: Measure, language: Language = "c") -> str:
+    """Where in a problem's folder the library of `language`'s programs for `measure` lies."""
     if language == "python":
         if measure not in PYTHON_FILES:
             raise ConfigError("--language", None, f"no Python library is measured by validate-{measure}")
-        return bundle.folder / PYTHON_FILES[measure]
-    return bundle.folder / FILES[measure]
+        return PYTHON_FILES[measure]
+    return FILES[measure]
+
+
+def library_path(bundle: ProblemBundle, measure: Measure, language: Language = "c") -> Path:
+    return bundle.folder / library_file(measure, language)
 
 
 def reference_folder(bundle: ProblemBundle, language: Language = "c") -> Path:
