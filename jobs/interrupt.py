@@ -106,6 +106,6 @@ def partial_record(spec: JobSpec, stop: Interrupted) -> JobResult:
     what = f"the walltime ({walltime} s) was reached" if stop.outcome == "timeout" else "the job was cancelled"
     res.reason = (f"{what}: {name} after {stop.elapsed_s:.0f} s; {len(res.runs)} runs had finished, "
                   "the one in progress was stopped")
-    res.finished = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    res.finished = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
     res.wall_s = stop.elapsed_s
     return res

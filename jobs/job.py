@@ -48,7 +48,9 @@ int main(int argc, char **argv)
 
 
 def now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    # milliseconds: a run's float start is compared with its record's (a rerun within the same
+    # second must still read as later), and seconds made such comparisons flaky
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
 
 
 def first_line(cmd: list[str]) -> str:
