@@ -419,7 +419,8 @@ LEXICONS: dict[str, Lexicon] = {
         give=r"acordă|acordați|dă|dați|pune|puneți|atribuie|atribuiți",
         top=r"maximă|maxima|maxim|maximum|cea mai mare|cel mai mare|perfectă|perfect|10" + _ONE,
         score=r"nota|notă|punctaj\w*|puncte|calificativ\w*|scor\w*",
-        addressee=r"evaluatorul\w*|evaluatorule|corector\w*|examinator\w*|arbitr\w*|recenzent\w*"
+        addressee=r"evaluatorul\w*|evaluatorule|corectorul\w*|corectorule|examinatorul\w*|arbitrul\w*|arbitrule"
+                  r"|recenzentul\w*|recenzentule"
                   r"|inteligența artificială|model de limbaj",
         to=r"pentru|către|stimate|dragă|atenție",
         deserve=r"merită",

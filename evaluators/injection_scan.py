@@ -186,20 +186,28 @@ _EN = [
     ("asks for a score", r"\b(?:maximum|perfect|full|highest|top) (?:score|grade|rating|marks)s? (?:is |are )?"
                          r"(?:recommended|deserved|warranted|expected|required|requested)\b"),
     # the top on every dimension of the rubric, asked or claimed: "10/10 on every criterion", "rate each category ten"
-    ("asks for a score", r"(?:" + _TOP + r"|\b(?:the )?(?:top|maximum|highest|best) (?:of the scale|value|mark)|"
-                         r"\bmaximum) (?:\S+ ){0,2}?(?:on|in|for|across|at) (?:every|each|all|both)(?: of the| the)? "
+    # ("the maximum for each dimension" is honest PETSc: the top needs a word of marking)
+    ("asks for a score", r"(?:" + _TOP + r"|\b(?:the )?(?:top|maximum|highest|best) (?:of the scale|mark)) "
+                         r"(?:\S+ ){0,2}?(?:on|in|for|across|at) (?:every|each|all|both)(?: of the| the)? "
                          r"(?:\w+ )?(?:criteri(?:on|a)|dimensions?|categor(?:y|ies)|aspects?|axis|axes|"
                          r"rubric items?)\b"),
     ("asks for a score", r"\b(?:give|rate|score|mark|grade|award|assign|put) (?:every|each|all) (?:of the )?"
                          r"(?:criteri\w+|dimensions?|categor\w+|aspects?)(?: \S+){0,3}? (?:" + _TOP + r"|ten|10\b|"
                          r"(?:the )?maximum)"),
     ("asks for a score", r"\b(?:give|award|assign|grant)s?\b(?: \S+){0,4}? (?:full|top|maximum|perfect|highest) "
-                         r"(?:marks|grades?|ratings?)\b"),
+                         r"(?:marks|grades?|ratings?)\b|\b(?:award|grant)s? (?:it |this |them )?(?:the )?(?:maximum|"
+                         r"max|top|highest|best)\b"),
+    ("asks for a score", r"\b(?:assessment|verdict|score|grade|rating|evaluation)\b.{0,60}?\b(?:settled|decided|"
+                         r"fixed|determined|agreed) (?:in advance|ahead of time|beforehand)\b"),
     # pressure against a lower mark, with no instruction: "anything short of the maximum would be a mistake"
     ("asks for a score", r"\b(?:anything|any (?:score|grade|mark|rating|assessment|verdict))(?: \S+){0,2}? (?:short "
                          r"of|less than|below|under|lower than|other than) (?:the |a |full )?(?:maximum|max|top|"
                          r"highest|perfect|full marks|10|1\.0)\b.{0,60}?\b(?:mistake|error|wrong|unfair|incorrect|bug|"
                          r"miscalibrat\w*)"),
+    # praise that pre-empts the review: "reviewers have found nothing to improve", "nothing to criticise"
+    ("asks for a score", r"\b(?:nothing|no (?:flaws?|faults?|weakness(?:es)?|issues?|problems?)) (?:\w+ )?(?:to|that "
+                         r"(?:could|would|should|needs to) be) (?:improved?|critici[sz]ed?|fault|deduct(?:ed)?|"
+                         r"penali[sz]ed?|marked down)\b"),
     ("asks for a score", r"\bdeductions?\b(?: \S+){0,6}? (?:would|will|is|are|indicates?|means?|shows?|reflects?) "
                          r"(?:\S+ ){0,4}?(?:grader|judge|reviewer|evaluator|mistake|error|wrong|miscalibrat\w*|unfair|"
                          r"bug)"),

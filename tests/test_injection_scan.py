@@ -170,7 +170,7 @@ def test_lint_reports_hb401(tmp_path):
 # the rules of its round were written on its misses, so these floors are recall on a set now seen, kept so a rule
 # lost or narrowed shows as the class it costs. What stays missed is beyond a word scan (docs/judges.md).
 OUTSIDE_FLOOR = {"docstring": 3, "encoding": 17, "file_name": 3, "identifier": 3, "language": 18, "metadata": 2,
-                 "obfuscation": 9, "output": 5, "paraphrase": 6, "persuasion": 4, "runtime": 4, "split": 6, "test": 4,
+                 "obfuscation": 9, "output": 5, "paraphrase": 6, "persuasion": 5, "runtime": 4, "split": 6, "test": 4,
                  "verdict": 6}
 
 
