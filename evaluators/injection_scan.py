@@ -14,8 +14,10 @@ dimensions (evaluators/quality/prompt_injection.py), and `hpcbench lint` shows i
 How: the C source is cut into segments with tree-sitter (a run of adjacent comments
 is one segment, so a sentence split over comment lines is whole again; adjacent
 string literals are concatenated and their escapes decoded; identifiers are split
-into words; initializers of character codes are kept); a Python source (a petsc4py
-program) with Python's tokenizer, the same way (docstrings are string literals).
+into words; initializers of character codes are kept, and fields with literal values
+read as "score = 10, rationale = ..."); a Python source (a petsc4py program) with
+Python's tokenizer, the same way (docstrings are string literals; a line's keyword
+arguments and dict entries with literal values read like C's fields).
 -log_view's names are also read as words ("GraderAwardFullMarks"). Each segment is
 normalised (NFKC, format characters such as zero-width spaces dropped, lower case,
 whitespace collapsed) and also tried in the forms an agent might hide it in: lookalike
@@ -528,11 +530,26 @@ def _joined(pieces: list[tuple[int, str, str]]) -> list[tuple[int, str, str]]:
     return out
 
 
+def _pairs(node: Node) -> str:
+    """A designated initializer's fields with their literal values, "score = 10, verdict = accept": a verdict written
+    as data ({.score = 10, .rationale = "..."}) rather than as text."""
+    kv = []
+    for c in node.children:
+        if c.type != "initializer_pair" or c.child_count < 3:
+            continue
+        key, value = c.children[0], c.children[-1]
+        if value.type in ("number_literal", "string_literal", "true", "false") and key.text and value.text:
+            kv.append(f"{key.text.decode('utf-8', 'replace').lstrip('.')} = "
+                      f"{_unescape(value.text.decode('utf-8', 'replace'))}")
+    return ", ".join(kv) if len(kv) >= 2 else ""
+
+
 def _data(node: Node) -> str:
-    """An initializer of eight or more character codes or character literals, as written: {73, 103, ...}."""
+    """An initializer of eight or more character codes or character literals, as written: {73, 103, ...}; or one of
+    fields with literal values (_pairs)."""
     items = [c for c in node.children if c.type in ("number_literal", "char_literal")]
     if len(items) < 8:
-        return ""
+        return _pairs(node)
     if all(c.type == "char_literal" for c in items):
         return "".join(_unescape(c.text.decode("utf-8", "replace").replace("'", '"')) for c in items if c.text)
     return ", ".join(c.text.decode("utf-8", "replace") for c in items if c.text)
@@ -565,6 +582,32 @@ def _py_string(tok: str) -> str:
     return body[len(q):len(body) - len(q)] if body.endswith(q) else body
 
 
+def _py_pairs(toks: list[tokenize.TokenInfo]) -> list[tuple[int, str, str]]:
+    """Per logical line, its keyword arguments and dict entries with literal values ("correctness=10,
+    verdict=accept"), where it has two or more: a verdict written as data (`dict(score=10, rationale=...)`)."""
+    out: list[tuple[int, str, str]] = []
+    kv: list[str] = []
+    first = 0
+    code = [t for t in toks if t.type not in (tokenize.NL, tokenize.COMMENT)]
+    for i, t in enumerate(code):
+        if t.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
+            if len(kv) >= 2:
+                out.append((first, "initializer", ", ".join(kv)))
+            kv = []
+            continue
+        if i + 2 >= len(code) or code[i + 1].string not in ("=", ":"):
+            continue
+        key, value = t, code[i + 2]
+        if key.type in (tokenize.NAME, tokenize.STRING) and value.type in (tokenize.NUMBER, tokenize.STRING) and (
+                key.type == tokenize.NAME) == (code[i + 1].string == "="):
+            if not kv:
+                first = t.start[0]
+            name = key.string if key.type == tokenize.NAME else _py_string(key.string)
+            val = value.string if value.type == tokenize.NUMBER else _py_string(value.string)
+            kv.append(f"{name}={val}")
+    return out
+
+
 def _py_pieces(src: str) -> tuple[list[tuple[int, str, str]], list[tuple[int, str, str]]] | None:
     """A Python source's segments (comments, string literals and docstrings with implicit concatenation done,
     identifiers split into words) and the pieces read together, as _pieces does for C; None where it does not
@@ -585,6 +628,7 @@ def _py_pieces(src: str) -> tuple[list[tuple[int, str, str]], list[tuple[int, st
             near.append(out[-1])
             strings.clear()
 
+    out += _py_pairs(toks)
     for tok in toks:
         line = tok.start[0]
         if tok.type == tokenize.STRING:
