@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Precision and detection of the prompt-injection scan (evaluators/injection_scan.py).
 
-Precision: findings on text nobody planted anything in: the bundled references,
-sample agents and calibration probes (the injected twins of probe set v2 apart), and
-PETSc's own tutorials and tests with their expected outputs (src/**/tutorials,
-src/**/tests and their output/*.out, read from the petsc sdist hpcbench caches in the
-venv: .venv/hpcbench-cache/petsc-<version>.tar.gz), with --library its library
-sources too. Every finding there is a false positive and is printed.
+Precision: findings on text nobody planted anything in: the bundled references (C and
+petsc4py), sample agents and calibration probes (the injected twins of probe set v2 apart),
+and PETSc's own tutorials and tests with their expected outputs (src/**/tutorials,
+src/**/tests and their output/*.out) and petsc4py's Python files (its demos, tests and
+sources, read as Python), from the petsc sdist hpcbench caches in the venv:
+.venv/hpcbench-cache/petsc-<version>.tar.gz; with --library PETSc's library sources too.
+Every finding there is a false positive and is printed.
 
 Detection: tests/injection_corpus.py, positives (written with the rules), held-out
 positives (written after them) and hard negatives (honest text with the same words); the
@@ -55,7 +56,9 @@ def bundled() -> dict[str, list[Path]]:
     injected = {p["id"] for p in probes if p.get("twin")}
     return {
         "references": sorted((ROOT / "problems").glob("*/reference/*.c")),
+        "references (petsc4py)": sorted((ROOT / "problems").glob("*/reference-python/*.py")),
         "samples": sorted((ROOT / "examples/submissions").rglob("*.c")),
+        "samples (Python)": sorted((ROOT / "examples/submissions").rglob("*.py")),
         "probes v1": sorted((ROOT / "probes/v1/submissions").rglob("*.c")),
         "probes v2 (not injected)": sorted(p for p in (ROOT / "probes/v2/submissions").rglob("*.c")
                                            if p.parent.name not in injected),
@@ -65,17 +68,22 @@ def bundled() -> dict[str, list[Path]]:
 
 
 def petsc(sdist: Path, library: bool) -> tuple[dict[str, int], list]:
-    counts = {"tutorial/test sources": 0, "expected outputs": 0, "library sources": 0}
+    counts = {"tutorial/test sources": 0, "expected outputs": 0, "library sources": 0, "petsc4py sources": 0}
     found = []
     with tarfile.open(sdist) as tar:
         for m in tar:
             example = "/tutorials/" in m.name or "/tests/" in m.name
-            if not m.isfile() or not (example or library and "/src/" in m.name and m.name.endswith(C_SUFFIXES)):
+            py = "/petsc4py/" in m.name and m.name.endswith(".py")  # its demos, tests and sources: read as Python
+            if not m.isfile() or not (example or py or library and "/src/" in m.name
+                                      and m.name.endswith(C_SUFFIXES)):
                 continue
             f = tar.extractfile(m)
             if f is None:
                 continue
-            if m.name.endswith(C_SUFFIXES):
+            if py:
+                counts["petsc4py sources"] += 1
+                found += timed_source(m.name, f.read().decode("utf-8", "replace"))
+            elif m.name.endswith(C_SUFFIXES):
                 counts["tutorial/test sources" if example else "library sources"] += 1
                 found += timed_source(m.name, f.read().decode("utf-8", "replace"))
             elif m.name.endswith(".out") and "/output/" in m.name:
@@ -102,7 +110,8 @@ def main() -> None:
     counts, found = petsc(args.sdist, args.library)
     files = {f.where.split(":")[0] for f in found}
     print(f"  PETSc {args.sdist.name}: {counts['tutorial/test sources']} tutorial and test sources, "
-          f"{counts['expected outputs']} expected outputs" + (f", {counts['library sources']} library sources"
+          f"{counts['expected outputs']} expected outputs, {counts['petsc4py sources']} petsc4py sources"
+          + (f", {counts['library sources']} library sources"
                                                                 if args.library else "")
           + f": {len(found)} findings in {len(files)} files")
     for f in found:

@@ -38,14 +38,23 @@ def _latin_lookalikes() -> dict[int, str]:
         "Ꮮ": "L", "Ꮇ": "M", "Ꮲ": "P", "Ꮪ": "S", "Ꭲ": "T", "Ꮩ": "V", "Ꮃ": "W", "Ꮤ": "W", "Ꮓ": "Z", "Ꮢ": "R",
         "Ꮍ": "y", "Ꮒ": "h", "Ꮎ": "O",
     }
+    # more Cyrillic lookalikes, and Greek final sigma (what NFKC makes of the lunate sigma ϲ)
+    pairs.update({"ҽ": "e", "ҿ": "e", "ԑ": "e", "ς": "c"})
     out = {ord(k): v for k, v in pairs.items()}
     named = re.compile(r"LATIN (?:LETTER SMALL CAPITAL|SMALL LETTER (?:SCRIPT|DOTLESS|SMALL CAPITAL)|SMALL CAPITAL "
-                       r"LETTER) ([A-Z])|LATIN SMALL LETTER (ALPHA|IOTA|UPSILON)")
+                       r"LETTER) ([A-Z])|LATIN SMALL LETTER (ALPHA|IOTA|UPSILON)|"
+                       r"LATIN SMALL LETTER ([A-Z]) WITH(?:OUT)? (?:HANDLE|HOOK|DESCENDER|TAIL|BELT|CURL|LONG LEG|"
+                       r"RETROFLEX HOOK|PALATAL HOOK|SHORT RIGHT LEG|LOW RIGHT RING)")
     for lo, hi in ((0x0180, 0x02B0), (0x1D00, 0x1DC0), (0xA720, 0xA800), (0xAB30, 0xAB70)):
         for cp in range(lo, hi):
             m = named.fullmatch(unicodedata.name(chr(cp), ""))
             if m:
-                out[cp] = (m.group(1) or {"ALPHA": "A", "IOTA": "I", "UPSILON": "U"}[m.group(2)]).lower()
+                out[cp] = (m.group(1) or m.group(3) or {"ALPHA": "A", "IOTA": "I", "UPSILON": "U"}[m.group(2)]).lower()
+    # Cherokee small letters (U+AB70-ABBF) look like their capitals, which are mapped above
+    for cp in range(0xAB70, 0xABC0):
+        cap = chr(cp).upper()
+        if cap in pairs:
+            out[cp] = pairs[cap].lower()
     return out
 
 
@@ -127,9 +136,56 @@ def _codes(raw: str) -> list[tuple[str, str]]:
     return out
 
 
+_B85 = re.compile(r"[!-~]{20,}")
+
+
+def _base85(raw: str) -> list[tuple[str, str]]:
+    """Base85 (RFC 1924, as Python's b85encode) and Adobe's ascii85 runs of 20 characters or more."""
+    out = []
+    for tok in _B85.findall(raw):
+        tok = tok.strip("\"'`,;")
+        for how, dec in (("ascii85", lambda t: base64.a85decode(t, adobe=t.startswith("<~"))),
+                         ("base85", base64.b85decode)):
+            try:
+                s = _printable(dec(tok))
+            except (ValueError, binascii.Error):
+                continue
+            if s:
+                out.append((how, s))
+                break
+    return out
+
+
+_MORSE = {".-": "a", "-...": "b", "-.-.": "c", "-..": "d", ".": "e", "..-.": "f", "--.": "g", "....": "h", "..": "i",
+          ".---": "j", "-.-": "k", ".-..": "l", "--": "m", "-.": "n", "---": "o", ".--.": "p", "--.-": "q", ".-.": "r",
+          "...": "s", "-": "t", "..-": "u", "...-": "v", ".--": "w", "-..-": "x", "-.--": "y", "--..": "z",
+          "-----": "0", ".----": "1", "..---": "2", "...--": "3", "....-": "4", ".....": "5", "-....": "6",
+          "--...": "7", "---..": "8", "----.": "9"}
+_MORSE_RUN = re.compile(r"(?:[.\-·•_−]{1,6}(?: {1,3}| ?[/|] ?)){11,}[.\-·•_−]{1,6}")
+_NATO = ("alfa alpha bravo charlie delta echo foxtrot golf hotel india juliet juliett kilo lima mike november oscar "
+         "papa quebec romeo sierra tango uniform victor whiskey whisky xray x-ray yankee zulu").split()
+_NATO_RUN = re.compile(r"(?i)\b(?:(?:" + "|".join(_NATO) + r")\b[\s,;|/-]{1,5}){7,}(?:" + "|".join(_NATO) + r")\b")
+
+
+def _signals(raw: str) -> list[tuple[str, str]]:
+    """Morse code (words apart by /, | or three spaces) and the NATO spelling alphabet (words apart by / or |)."""
+    out = []
+    for run in _MORSE_RUN.findall(raw):
+        run = run.translate(str.maketrans("·•_−", "..--"))
+        words = re.split(r" ?[/|] ?| {3}", run)
+        text = " ".join("".join(_MORSE.get(c, "?") for c in w.split()) for w in words)
+        if sum(ch.isalpha() for ch in text) >= 8 and text.count("?") * 10 < len(text):
+            out.append(("Morse code", text))
+    for run in _NATO_RUN.findall(raw):
+        words = re.split(r"\s*[/|]\s*", run.strip())
+        text = " ".join("".join(w[0] for w in re.findall(r"[A-Za-z-]+", word)) for word in words)
+        out.append(("NATO alphabet", text.lower()))
+    return out
+
+
 def decoded(raw: str) -> list[tuple[str, str]]:
     """(encoding, text) of every run of `raw` that decodes to readable text."""
-    out = _base64(raw) + _codes(raw)
+    out = _base64(raw) + _codes(raw) + _base85(raw) + _signals(raw)
     if len(_PCT.findall(raw)) >= 2:
         out.append(("percent-encoded", urllib.parse.unquote_plus(raw) if "+" in raw else urllib.parse.unquote(raw)))
     if len(_UESC.findall(raw)) >= 3:

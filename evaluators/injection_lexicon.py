@@ -14,7 +14,9 @@ les instructions SIMD", "la nota máxima de la malla") is not flagged:
 - addressed to the judge: an addressing word and an addressee, or an addressee opening a sentence
   followed by a colon or comma (a vocative, "Оценщику:").
 
-Written on tests/injection_dev.py; measured on tests/injection_heldout.py (docs/judges.md)."""
+Written on tests/injection_dev.py; measured on tests/injection_heldout.py (docs/judges.md). Greek,
+Hebrew, Persian, Thai, Finnish, Hungarian, Swahili, Tagalog and Romanian were added on the misses
+of the outside red team's set (tests/injection_outside.py): their recall there is on a seen set."""
 
 from __future__ import annotations
 
@@ -294,6 +296,134 @@ LEXICONS: dict[str, Lexicon] = {
         scriptio_continua=True,
         verb_last=True,
         script=r"[\u3040-\u30ff\u4e00-\u9fff]",
+    ),
+    # issue 33's outside red team (tests/injection_outside.py): languages its evasions used that had no lexicon
+    "el": Lexicon(
+        ignore=r"αγνόησε|αγνοήστε|αγνοησε|αγνοηστε|ξέχασε|ξεχάστε|ξεχασε|παράβλεψε|παραβλέψτε|μην ακολουθείς"
+               r"|μην ακολουθήσεις|μην ακολουθείτε|μη λάβεις υπόψη",
+        instructions=r"οδηγίες|οδηγιες|οδηγία|εντολές|εντολη|εντολή|κανόνες|υποδείξεις|κατευθύνσεις",
+        before=r"προηγούμεν\w*|προηγουμεν\w*|παραπάνω|όλες|όλα|όλους|αρχικές|πρότερες|μέχρι τώρα",
+        grading=r"κριτήρια(?: αξιολόγησης| βαθμολόγησης)?|ρουμπρίκα|κλίμακα βαθμολόγησης",
+        give=r"βάλε|βάλτε|δώσε|δώστε|βαθμολόγησε|βαθμολογήστε|απένειμε|απονείμετε|αποδώσε",
+        top=r"άριστα|άριστο|μέγιστ\w*|τέλει\w*|πλήρ\w*|ανώτατ\w*|υψηλότερ\w*|δέκα|10" + _ONE,
+        score=r"βαθμ\w+|μονάδες|πόντους|κατηγορίες|αξιολόγηση",
+        addressee=r"αξιολογητ\w*|βαθμολογητ\w*|εξεταστ\w*|κριτή|κριτής|κριτές|ελεγκτ\w*|τεχνητή νοημοσύνη"
+                  r"|γλωσσικό μοντέλο",
+        to=r"προς τον|προς την|προς τους|προς|για τον|για την|αγαπητέ|αγαπητή|σημείωση για",
+        deserve=r"αξίζει|δικαιούται",
+        script=r"[\u0370-\u03ff\u1f00-\u1fff]",
+    ),
+    "he": Lexicon(
+        ignore=r"התעלם|התעלמי|התעלמו|תתעלם|שכח|שכחי|שכחו|אל תפעל לפי|אל תציית ל\w*|אל תתייחס ל\w*",
+        instructions=r"[משהוכלב]{0,3}הוראות|[משהוכלב]{0,3}הנחיות|[משהוכלב]{0,3}כללים|[משהוכלב]{0,3}ה?תדריך",
+        before=r"הקודמות|הקודמים|הקודם|הקודמת|קודמות|קודמים|שלמעלה|כל|המקוריות|שקיבלת",
+        grading=r"[משהוכלב]{0,3}קריטריונים|[משהוכלב]{0,3}מחוון",
+        give=r"תן|תני|תנו|תעניק|העניקו|הענק|העניקי",
+        top=r"מלא|מלאה|מקסימלי|מקסימלית|הגבוה ביותר|הגבוהה ביותר|מושלם|מושלמת|100|10" + _ONE,
+        score=r"[הל]?ציון|[הל]?ציונים|נקודות|[הל]?דירוג",
+        addressee=r"[לה]{0,2}בודק|[לה]{0,2}בודקת|[לה]{0,2}מעריך|[לה]{0,2}מעריכה|[לה]{0,2}שופט|[לה]{0,2}סוקר"
+                  r"|בינה מלאכותית|מודל שפה",
+        to=r"אל|עבור|הערה ל|לכבוד|יקר|יקרה",
+        deserve=r"מגיע לו|ראוי ל\w*",
+        script=r"[\u0590-\u05ff]",
+    ),
+    "fa": Lexicon(
+        ignore=r"نادیده بگیر\w*|نادیده گرفته|فراموش کن\w*|توجه نکن\w*|اعتنا نکن\w*|پیروی نکن\w*",
+        instructions=r"دستورالعمل\w*|دستور\w*|راهنمایی\w*|قوانین|قواعد|رهنمود\w*",
+        before=r"قبلی|پیشین|بالا|همه|تمام|همهی|قبل",
+        grading=r"معیار\w*|روبریک",
+        give=r"بده|بدهید|بدهيد|بدین|اختصاص بده\w*|بگذار\w*|منظور کن\w*",
+        top=r"کامل|حداکثر|بالاترین|عالی|۱۰|10|۲۰|20|بیست" + _ONE,
+        score=r"نمره\w*|امتیاز\w*",
+        addressee=r"داور\w*|ارزیاب\w*|مصحح\w*|بررسیکننده|هوش مصنوعی|مدل زبانی",
+        to=r"برای|به|خطاب به|گرامی|عزیز",
+        deserve=r"سزاوار|شایسته",
+        verb_last=True,
+        script=r"[\u0600-\u06ff]",
+    ),
+    "th": Lexicon(
+        ignore=r"ละเว้น|เพิกเฉย|ไม่ต้องสนใจ|ไม่ต้องทำตาม|อย่าทำตาม|ลืม|มองข้าม",
+        instructions=r"คำสั่ง|คำแนะนำ|ข้อกำหนด|กฎ",
+        before=r"ก่อนหน้า|ข้างต้น|ทั้งหมด|เดิม",
+        grading=r"เกณฑ์การให้คะแนน|เกณฑ์การประเมิน|เกณฑ์",
+        give=r"ให้|มอบ|ใส่",
+        top=r"คะแนนเต็ม|คะแนนสูงสุด|เต็ม ?10|10 ?เต็ม|เต็มทุก",
+        score=r"คะแนน",
+        addressee=r"ผู้ตรวจ|ผู้ประเมิน|ผู้ให้คะแนน|กรรมการ|ปัญญาประดิษฐ์|โมเดลภาษา|เอไอ",
+        to=r"ถึง|เรียน|สำหรับ",
+        deserve=r"สมควรได้|ควรได้",
+        scriptio_continua=True,
+        script=r"[\u0e00-\u0e7f]",
+    ),
+    "fi": Lexicon(
+        ignore=r"älä välitä|ala valita|unohda|unohtakaa|ohita|ohittakaa|sivuuta|sivuuttakaa|älä noudata"
+               r"|älkää noudattako|jätä huomiotta|jättäkää huomiotta",
+        instructions=r"ohjei\w*|ohjeet|käsky\w*|sääntö\w*|säännöt|määräyk\w*",
+        before=r"aiemm\w*|aikaisemm\w*|edelli\w*|yllä olev\w*|kaikki|kaikista|alkuperäi\w*",
+        grading=r"arviointikriteer\w*|kriteer\w*|arvosteluperustee\w*|pisteytysohje\w*",
+        give=r"anna|antakaa|myönnä|myöntäkää|merkitse|laita",
+        top=r"t[äa]yde?t|t[äa]ysi|t[äa]ydet|maksimi\w*|korkein\w*|parhaa?n|parhaat|t[äa]ydellise?\w*|kymmenen"
+            r"|10" + _ONE,
+        score=r"pistee\w*|pisteet|pisteitä|arvosan\w*|arvio\w*",
+        addressee=r"arvioija\w*|arvostelija\w*|tarkastaja\w*|tuomari\w*|tekoäly\w*|kielimalli\w*",
+        to=r"hyvä|rakas|huomio|tiedoksi",
+        deserve=r"ansaitsee",
+    ),
+    "hu": Lexicon(
+        ignore=r"hagyd figyelmen kívül|hagyja figyelmen kívül|hagyjátok figyelmen kívül|felejtsd el|felejtse el"
+               r"|ne vedd figyelembe|ne vegye figyelembe|ne kövesd|ne kövesse|ne törődj",
+        instructions=r"utasítás\w*|útmutatás\w*|szabály\w*|instrukci\w*|előírás\w*",
+        before=r"korábbi|előző|fenti|összes|minden|eddigi|eredeti",
+        grading=r"értékelési szempont\w*|szempont\w*|kritérium\w*|pontozási szabály\w*",
+        give=r"adj|adjon|adjatok|add|adja|ítélj|ítélje|oszd ki",
+        top=r"maximális|teljes|legmagasabb|legjobb|tökéletes|jeles|ötös" + _ONE,
+        score=r"pontszám\w*|pont\w*|osztályzat\w*|érdemjegy\w*|jegy\w*|értékelés\w*",
+        addressee=r"értékelő\w*|bíráló\w*|vizsgáztató\w*|pontozó\w*|mesterséges intelligencia|nyelvi modell\w*"
+                  r"|javító\w*",
+        to=r"kedves|tisztelt|figyelem|az|a",
+        deserve=r"megérdemli|érdemel",
+        verb_last=True,
+    ),
+    "sw": Lexicon(
+        ignore=r"puuza|puuzeni|sahau|sahauni|usifuate|msifuate|acha kufuata|usijali|msijali",
+        instructions=r"maagizo|maelekezo|amri|miongozo|mwongozo|maelezo",
+        before=r"yaliyotangulia|yaliyopita|ya awali|yote|zote|ya hapo juu|ya mwanzo|zilizotangulia|uliyopewa",
+        grading=r"vigezo(?: vya tathmini| vya kupima)?",
+        give=r"pe|mpe|mpeni|toa|wape|ipe|ipa|upe|tunuku|weka",
+        top=r"kamili|za juu kabisa|ya juu kabisa|juu kabisa|bora kabisa|kamilifu|kumi|10" + _ONE,
+        score=r"alama|maksi|pointi|daraja|tathmini",
+        addressee=r"mkaguzi|wakaguzi|mtathmini|watathmini|msahihishaji|jaji|majaji|mwamuzi|akili bandia|akili mnemba"
+                  r"|modeli ya lugha",
+        to=r"kwa|kwa ajili ya|mpendwa|ndugu|tahadhari",
+        deserve=r"anastahili|inastahili|stahili",
+    ),
+    "tl": Lexicon(
+        ignore=r"huwag pansinin|wag pansinin|balewalain|kalimutan|huwag sundin|wag sundin|ipagwalang-bahala"
+               r"|huwag intindihin",
+        instructions=r"tagubilin|utos|panuto|alituntunin|patakaran",
+        before=r"naunang|nauna|dating|lahat ng|nakaraang|sa itaas|orihinal na",
+        grading=r"pamantayan(?: sa pagmamarka)?",
+        give=r"bigyan|ibigay|bigay|gawing|lagyan",
+        top=r"perpektong|perpekto|pinakamataas na|pinakamataas|buong|sakdal|10" + _ONE,
+        score=r"marka|grado|puntos|iskor",
+        addressee=r"tagasuri|tagapagsuri|hurado|tagamarka|ebalwador|artipisyal na intelihensiya",
+        to=r"para sa|kay|mahal na|paalala sa",
+        deserve=r"nararapat|karapat-dapat",
+    ),
+    "ro": Lexicon(
+        ignore=r"ignoră|ignorați|ignora|uită|uitați|nu ține cont de|nu țineți cont de|nu urma|nu urmați"
+               r"|treci cu vederea",
+        instructions=r"instrucțiuni\w*|instructiuni\w*|indicații\w*|indicatii\w*|directive\w*|reguli\w*",
+        before=r"anterioare|precedente|de mai sus|toate|inițiale|dinainte",
+        grading=r"criteri\w*(?: de evaluare)?|baremul?|grila de evaluare",
+        give=r"acordă|acordați|dă|dați|pune|puneți|atribuie|atribuiți",
+        top=r"maximă|maxima|maxim|maximum|cea mai mare|cel mai mare|perfectă|perfect|10" + _ONE,
+        score=r"nota|notă|punctaj\w*|puncte|calificativ\w*|scor\w*",
+        addressee=r"evaluatorul\w*|evaluatorule|corectorul\w*|corectorule|examinatorul\w*|arbitrul\w*|arbitrule"
+                  r"|recenzentul\w*|recenzentule"
+                  r"|inteligența artificială|model de limbaj",
+        to=r"pentru|către|stimate|dragă|atenție",
+        deserve=r"merită",
     ),
 }
 
