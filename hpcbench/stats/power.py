@@ -18,8 +18,9 @@ established from fewer than 3 problems, so no design of fewer has a detectable d
 At the campaign's own attempts the pooled variance of the problems' differences gives the
 standard error directly (it estimates that sum without clipping s_g^2 at 0); another number
 of attempts scales it by the ratio the components give. With one attempt each the standard
-error, and below 6 problems with any, is made median-unbiased for the degrees of freedom it
-rests on (small_sample: there the t test finds less than the normal theory says), and every design's
+error (where no established pair measured the shape below), and below 6 problems with any, is
+made median-unbiased for the degrees of freedom it rests on (small_sample: there the t test
+finds less than the normal theory says), and every design's
 is scaled for how a pass/fail measure spreads more as two agents part (spread_factor).
 
 The test's statistic, (mean difference - t_crit x its estimated standard error), spreads as
@@ -49,8 +50,8 @@ from hpcbench.stats.intervals import MIN_UNITS, PROBLEMS, WIDE, Settings
 
 MAX_ATTEMPTS = 1000
 # Stored with the figure: explain compares a stored figure only when it was drawn the same way.
-METHOD = ("pooled differences at the campaign's attempts; median-unbiased with one attempt each; spread at the gap; "
-          "shaped by the established pairs' skew and kurtosis")
+METHOD = ("pooled differences at the campaign's attempts; spread at the gap; shaped by the established pairs' skew "
+          "and kurtosis, median-unbiased with one attempt each where none is established")
 
 
 @dataclass
@@ -213,13 +214,16 @@ def standard_error(c: Components, problems: int, attempts: int, settings: Settin
 
 
 def small_sample(c: Components, problems: int, attempts: int) -> float:
-    """The factor on a design's standard error where the normal theory it rests on fails: with
-    one attempt each a problem's difference is of two single attempts (a pass/fail composite
-    gives a few distinct values) and the t test on a few of them finds a difference less often
-    than the theory says (4-9 points at 6 problems, bench/stats_coverage.py); below 6 problems
-    (2-4 df) the power figure was 4-6 points optimistic with any attempts. median_unbiased over
-    the spread's degrees of freedom makes both conservative; 1 otherwise."""
-    return median_unbiased(c.spread_df) if attempts == 1 or problems < WIDE else 1.0
+    """The factor on a design's standard error where the normal theory it rests on fails and
+    nothing measured says how: below 6 problems (2-4 df) the power figure was 4-6 points
+    optimistic with any attempts; with one attempt each a problem's difference is of two single
+    attempts (a pass/fail composite gives a few distinct values) and, skewed away from the better
+    agent at a wide gap, the t test on 6 of them finds a difference less often than the t form
+    says (4-9 points, bench/stats_coverage.py). Where an established pair measured that skew,
+    shape_factor takes it (with both, 6x1 was 2-6 points conservative); where none did, one attempt
+    each keeps this factor. median_unbiased over the spread's degrees of freedom; 1 otherwise."""
+    unseen = attempts == 1 and (c.skew is None or c.kurtosis is None)
+    return median_unbiased(c.spread_df) if unseen or problems < WIDE else 1.0
 
 
 def shape_factor(c: Components, problems: int, df: int, pair_level: float) -> float:
