@@ -128,14 +128,12 @@ def established_shape(d: np.ndarray, alpha: float) -> tuple[float, float] | None
     Only an established order gives the skew its direction: oriented by the sign of a mean
     that is not established, symmetric long-tailed differences read as skewed (+0.3 to +1.3 on
     identical agents, bench/stats_coverage.py's models)."""
-    from scipy import stats
-
     p = len(d)
     if p < 4:
         return None
     x = d - d.mean()
     m2 = float(np.mean(x ** 2))  # the standard error of the mean is sqrt(m2 / (p - 1))
-    if m2 <= 0 or abs(d.mean()) <= stats.t.ppf(1 - alpha / 2, p - 1) * math.sqrt(m2 / (p - 1)):
+    if m2 <= 0 or abs(d.mean()) <= _critical(alpha, p - 1) * math.sqrt(m2 / (p - 1)):
         return None
     x *= 1.0 if d.mean() > 0 else -1.0
     g1 = float(np.mean(x ** 3)) / m2 ** 1.5 * math.sqrt(p * (p - 1)) / (p - 2)
@@ -156,6 +154,14 @@ def _pass_scale(cells: Mapping[str, Mapping[str, Sequence[float]]],
         return None, None
     slope = float(np.mean(good) - np.mean(bad))
     return len(good) / (len(good) + len(bad)), slope if slope > 0 else None
+
+
+@functools.lru_cache(maxsize=256)
+def _critical(alpha: float, df: int) -> float:
+    """Two-sided t critical value (cached: components tests every pair, up to thousands)."""
+    from scipy import stats
+
+    return float(stats.t.ppf(1 - alpha / 2, df))
 
 
 @functools.lru_cache(maxsize=256)
