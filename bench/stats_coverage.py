@@ -5,6 +5,10 @@ campaigns whose truth is known, drawn through the production entry point
     .venv/bin/python bench/stats_coverage.py [--campaigns 200] [--seed 1] [--resamples 2000]
         [--models beta,mixed,extremes,weak,rare] [--sizes 3x5,6x1,6x5,12x3,18x1,18x5]
     .venv/bin/python bench/stats_coverage.py --quick   # 20 campaigns, 2 models x 2 sizes: seconds
+    .venv/bin/python bench/stats_coverage.py --power-only --campaigns 800 --sizes 6x1,6x5,12x3,18x1,18x5
+        # the power columns alone (the rng draws differ from a full run's: the same with --power-only)
+    .venv/bin/python bench/stats_coverage.py --power-only --campaigns 800 --models extremes --sizes 6x5 --rounds 10
+        # more rounds where the fixed point did not converge in 4 (MDD more than 5% from the gap)
     .venv/bin/python bench/stats_coverage.py --resolve --sizes 14x1,14x3,14x5 --campaigns 100
         # what a suite of 14 problems resolves: the detectable difference of 2 agents and among
         # 8 (28 pairs), and the problems 10 points need at those attempts
@@ -33,13 +37,14 @@ Columns, per model and size (P problems x n attempts per agent and problem):
     gap, MDD     2-agent campaigns: starting from the median minimum detectable difference
                  (80% power, composite points) that campaigns of identical agents report,
                  campaigns with that true gap are drawn, and the next gap is halfway to their
-                 median reported MDD, until the two agree within 5% (at most 4 rounds): `gap`
+                 median reported MDD, until the two agree within 5% (at most 4 rounds, --rounds): `gap`
                  is the true gap of the last round, `MDD` what its campaigns reported
     power        share of those campaigns in which the better agent is established above
                  (nominal 80% where MDD = gap)
     rep          the power those campaigns report at the true gap, averaged: from each one's
-                 MDD, multiplier and df, t.cdf(gap x multiplier / MDD - t_crit, df), 80% where
-                 its MDD is the gap (what `power` is checked against: within 5 points)
+                 MDD, multiplier, df and shape factor f (1 where a version has none),
+                 t.cdf((gap x multiplier / MDD - t_crit) / f, df), 80% where its MDD is the gap
+                 (what `power` is checked against: within 5 points)
 
 The same script runs on any version of hpcbench (it calls analyse_uncertainty only); the
 before/after tables in docs/report.md are its output on the two versions at the same settings."""
@@ -145,13 +150,16 @@ class Row:
     reported: float | None = None
 
 
-def measure(model: str, p: int, n: int, campaigns: int, settings: Settings, rng: np.random.Generator) -> Row:
+def measure(model: str, p: int, n: int, campaigns: int, settings: Settings, rng: np.random.Generator,
+            coverage: bool = True, rounds: int = 4) -> Row:
+    """One row; `coverage` False: the power columns only (comp, pass, widths and FWER left NaN);
+    `rounds`: of the fixed point between the true gap and the MDD reported at it."""
     pass_truth = true_pass(model, 0.0, rng)
     comp_truth = 25 + 75 * pass_truth
     cov_c = cov_p = fw = 0
     width, cwidth = [], []
     q8 = chances(model, np.zeros(AGENTS), campaigns, p, rng)
-    for i in range(campaigns):
+    for i in range(campaigns if coverage else 0):
         cp = campaign(q8[i], n, rng)
         doc = analyse_uncertainty(cp.attempts, settings, "bench", [])
         for ag in cp.agents:
@@ -166,7 +174,7 @@ def measure(model: str, p: int, n: int, campaigns: int, settings: Settings, rng:
     start = reported_mdd(model, 0.0, 0.0, p, n, campaigns, settings, rng)[0]
     gap, mdd, power, rep = None, None, None, None
     target = start
-    for _ in range(4):  # a gap that campaigns at that gap report as their MDD (damped fixed point)
+    for _ in range(rounds):  # a gap that campaigns at that gap report as their MDD (damped fixed point)
         s = shift_for(model, target, rng) if target is not None else None
         if s is None:
             break
@@ -175,18 +183,20 @@ def measure(model: str, p: int, n: int, campaigns: int, settings: Settings, rng:
         if mdd is None or abs(mdd - gap) < 0.05 * gap:
             break
         target = (gap + mdd) / 2
-    return Row(model, p, n, cov_c / (AGENTS * campaigns), cov_p / (AGENTS * campaigns),
+    share = (lambda k: k / campaigns) if coverage else (lambda k: float("nan"))
+    return Row(model, p, n, share(cov_c / AGENTS), share(cov_p / AGENTS),
                float(np.mean(cwidth)) if cwidth else float("nan"), float(np.mean(width)) if width else float("nan"),
-               fw / campaigns, gap, mdd, power, rep)
+               share(fw), gap, mdd, power, rep)
 
 
 def power_reported(d: dict, gap: float) -> float:
     """The power a campaign's detectable-difference figure `d` implies at a true `gap`: its
-    standard error is MDD / multiplier, its critical value t at the pair's level."""
+    standard error is MDD / multiplier, its critical value t at the pair's level, and the test's
+    statistic spreads shape_factor times what t says (1 where a version does not say)."""
     from scipy import stats
 
     crit = stats.t.ppf(1 - (1 - d.get("pair_level", d.get("level", 0.95))) / 2, d["df"])
-    return float(stats.t.cdf(gap * d["multiplier"] / d["difference"] - crit, d["df"]))
+    return float(stats.t.cdf((gap * d["multiplier"] / d["difference"] - crit) / d.get("shape_factor", 1.0), d["df"]))
 
 
 def reported_mdd(model: str, shift: float, gap: float, p: int, n: int, campaigns: int, settings: Settings,
@@ -222,14 +232,14 @@ def line(r: Row) -> str:
 
 
 def run(models: list[str], sizes: list[tuple[int, int]], campaigns: int, seed: int,
-        resamples: int, out: Callable[[str], None] = print) -> list[Row]:
+        resamples: int, out: Callable[[str], None] = print, coverage: bool = True, rounds: int = 4) -> list[Row]:
     settings = Settings(resamples=resamples)
     rows = []
     out(header())
     for model in models:
         for p, n in sizes:
             rng = np.random.default_rng([seed, p, n, list(MODELS).index(model)])
-            rows.append(measure(model, p, n, campaigns, settings, rng))
+            rows.append(measure(model, p, n, campaigns, settings, rng, coverage, rounds))
             out(line(rows[-1]))
     return rows
 
@@ -272,6 +282,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--models", default=",".join(MODELS), help="comma-separated: " + ", ".join(MODELS))
     ap.add_argument("--sizes", default="3x5,6x1,6x5,12x3,18x1,18x5", help="comma-separated PxN: problems x attempts")
     ap.add_argument("--quick", action="store_true", help=f"a small run in seconds: {QUICK}")
+    ap.add_argument("--rounds", type=int, default=4,
+                    help="at most this many rounds of the fixed point gap = reported MDD (a row whose MDD ends "
+                         "more than 5%% from its gap did not converge: its `rep` is the figure extrapolated from "
+                         "the MDD down or up to the gap, where a few df make the average of reported powers "
+                         "drift from the t test's)")
+    ap.add_argument("--power-only", action="store_true",
+                    help="only the 2-agent power columns (gap, MDD, power, rep): half the time, for the many "
+                         "campaigns a 5-point claim on power needs; the other columns print as nan")
     ap.add_argument("--resolve", action="store_true",
                     help="instead: what suites of these sizes resolve (detectable difference, problems 10 points need)")
     args = ap.parse_args(argv)
@@ -285,7 +303,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     print(f"{args.campaigns} campaigns per row (8 identical agents for comp/pass/FWER; 2 agents for MDD/power)")
     run(args.models.split(","), sizes, args.campaigns, args.seed, args.resamples,
-        lambda s: print(s, flush=True))
+        lambda s: print(s, flush=True), not args.power_only, args.rounds)
     print(f"({time.perf_counter() - t0:.0f} s)")
 
 

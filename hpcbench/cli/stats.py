@@ -42,7 +42,7 @@ def plan_power(campaign_dir, difference, problems, power, scoring_id) -> None:
     settings = uncertainty.settings_of(doc)
     groups, _ = common_groups(by_agent(uncertainty.attempts_from_rows(sc.rows)))
     comp = pw.components({a: cells(m, COMPOSITE) for a, m in groups.items()},
-                         passes={a: pass_passes(m) for a, m in groups.items()})
+                         passes={a: pass_passes(m) for a, m in groups.items()}, level=settings.level)
     pairs = pair_count(len(groups))  # the leaderboard tests every pair: each at 5% / pairs (Holm's first step)
     p = problems or comp.problems
     click.echo(f"scoring {sc.sid}: {len(groups)} agent{'s' * (len(groups) != 1)}; spread of attempts within a "
@@ -61,25 +61,23 @@ def plan_power(campaign_dir, difference, problems, power, scoring_id) -> None:
 
 
 def _plan_line(comp, difference: float, p: int, settings, power: float, pairs: int) -> str:
-    """What detecting `difference` needs: attempts on `p` problems, or problems at this campaign's attempts."""
+    """What detecting `difference` needs (power.plan): attempts on `p` problems, or problems at this
+    campaign's attempts."""
     from hpcbench.stats import power as pw
 
-    more = pw.problems_needed(comp, difference, max(1, comp.attempts), settings, power, pairs=pairs)
-    try:
-        n = pw.attempts_needed(comp, difference, p, settings, power, pairs)
-    except ValueError as e:  # one attempt each: more problems can be planned, more attempts not
-        if not more:
-            raise
-        return (f"to detect {difference:g} points: {more} problems with {comp.attempts} attempt"
-                f"{'s' * (comp.attempts != 1)} each (more attempts cannot be planned: {e})")
+    row = pw.plan(comp, difference, p, settings, power, pairs)
+    more, n = row["problems"], row["attempts"]
+    each = f"{more} problems with {comp.attempts} attempt{'s' * (comp.attempts != 1)} each"
     if n is not None:
         d = pw.detectable(comp, p, n, settings, power, pairs)
         return (f"to detect {difference:g} points with {p} problem{'s' * (p != 1)}: {n} attempts per agent and "
-                f"problem (detects {d['difference']:.1f}; {d['scope']})"
-                + (f"; or {more} problems with {comp.attempts} attempts each" if more else ""))
+                f"problem (detects {d['difference']:.1f}; {d['scope']})" + (f"; or {each}" if more else ""))
+    if row["note"]:  # one attempt each: more problems can be planned, more attempts not
+        return (f"to detect {difference:g} points: {each if more else 'more problems than can be planned'} "
+                f"(more attempts cannot be planned: {row['note']})")
     return (f"to detect {difference:g} points no number of attempts on {p} problems suffices: the agents' gap "
             "varies from problem to problem more than attempts average out"
-            + (f"; {more} problems with {comp.attempts} attempts each would" if more else ""))
+            + (f"; {each} would" if more else ""))
 
 
 def _f(x: float | None) -> str:

@@ -231,7 +231,8 @@ class StatsView:
 
     def power(self) -> list[str]:
         comp = power.components({a: analysis.cells(m, COMPOSITE) for a, m in self.groups.items()},
-                                passes={a: analysis.pass_passes(m) for a, m in self.groups.items()})
+                                passes={a: analysis.pass_passes(m) for a, m in self.groups.items()},
+                                level=self.settings.level)
         pairs = analysis.pair_count(len(self.groups))
         lines = ["minimum detectable difference of the composite between two agents (80% power, two-sided)",
                  f"  spread of attempts within a problem s_w^2 = {_fmt(comp.within, 3)} (df {comp.within_df})",
@@ -254,13 +255,23 @@ class StatsView:
                   f"{_fmt(comp.pass_rate, 3)}, {_fmt(comp.pass_slope, 1)} points per pass) = "
                   f"{got['standard_error']:.4f}",
                   f"  level 5% / {pairs} pair(s) = {1 - got['pair_level']:.4g} two-sided (Holm's first step)",
-                  f"  (t_(1-a/2) + t_(power)) with {got['df']} df = {got['multiplier']:.4f}",
+                  _shape_line(comp, got["shape_factor"]),
+                  f"  (t_(1-a/2) + t_(power) x {got['shape_factor']:.3f}) with {got['df']} df = "
+                  f"{got['multiplier']:.4f}",
                   f"  detectable difference = {got['difference']:.3f} composite points"]
-        if self.stored and not self.earlier and self.doc.get("power", {}).get("method") != power.METHOD:
-            return lines + ["", "stored by an earlier power method (the components with s_g^2 clipped at 0, "
-                            "median-unbiased at every design): derived now by the current one, not compared; "
-                            "score again to store it"]
+        if self.stored and not self.earlier and (was := self.doc.get("power", {}).get("method")) != power.METHOD:
+            was = was or "the components with s_g^2 clipped at 0, median-unbiased at every design"
+            return lines + ["", f"stored by an earlier power method ({was}): derived now by the current one, not "
+                            "compared; score again to store it"]
         return lines + ["", self.verdict(got, self.stored_item(["power"]), ["difference", "standard_error", "df"])]
+
+
+def _shape_line(comp: power.Components, factor: float) -> str:
+    if comp.skew is None or comp.kurtosis is None:
+        return "  shape of the differences: no pair established, Student's t as it is (factor 1)"
+    return (f"  shape of one problem's difference over {comp.shape_pairs} established pair(s): skew "
+            f"{comp.skew:+.3f} toward the better agent, kurtosis {comp.kurtosis:.3f}: the test's statistic "
+            f"spreads {factor:.3f} x what t says (shape_factor)")
 
 
 def _cells_lines(cells: dict[str, list[float]]) -> list[str]:

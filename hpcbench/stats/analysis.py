@@ -127,7 +127,7 @@ def power_summary(groups: Mapping[str, Sequence[Attempt]], settings: Settings) -
     """The detectable difference of one pair among all the leaderboard tests (Bonferroni's
     level, which Holm's first step is: a conservative figure for Holm's orders)."""
     comp = power.components({a: cells(mine, COMPOSITE) for a, mine in groups.items()},
-                            passes={a: pass_passes(mine) for a, mine in groups.items()})
+                            passes={a: pass_passes(mine) for a, mine in groups.items()}, level=settings.level)
     pairs = pair_count(len(groups))
     out: dict = {"components": comp.as_dict(), "detectable": None, "note": "", "pairs": pairs,
                  "method": power.METHOD}

@@ -18,9 +18,21 @@ established from fewer than 3 problems, so no design of fewer has a detectable d
 At the campaign's own attempts the pooled variance of the problems' differences gives the
 standard error directly (it estimates that sum without clipping s_g^2 at 0); another number
 of attempts scales it by the ratio the components give. With one attempt each the standard
-error, and below 6 problems with any, is made median-unbiased for the degrees of freedom it
-rests on (small_sample: there the t test finds less than the normal theory says), and every design's
+error (where no established pair measured the shape below), and below 6 problems with any, is
+made median-unbiased for the degrees of freedom it rests on (small_sample: there the t test
+finds less than the normal theory says), and every design's
 is scaled for how a pass/fail measure spreads more as two agents part (spread_factor).
+
+The test's statistic, (mean difference - t_crit x its estimated standard error), spreads as
+Student's t says only where the problems' differences are normal. A gap near the boundary of a
+pass/fail measure (most problems near 0 or near 1) is carried by a few problems: the
+differences are skewed toward the better agent and the estimated standard error rises with the
+estimated difference, so the statistic spreads less and the test finds the gap more often than
+the t form says (4-7 points more at 12-18 problems on the near-0/near-1, weak and rare models of
+bench/stats_coverage.py; the variance itself was right within 2%). shape_factor scales the
+statistic's spread by the delta method's ratio for the skew and kurtosis of one problem's
+difference, measured on the pairs the campaign establishes (a pair's skew only has a direction
+where its order is known; none established: the t form).
 power_at gives the power a design has at a difference (at the detectable difference, exactly
 the power asked for); bench/stats_coverage.py compares it with simulated campaigns."""
 
@@ -38,7 +50,8 @@ from hpcbench.stats.intervals import MIN_UNITS, PROBLEMS, WIDE, Settings
 
 MAX_ATTEMPTS = 1000
 # Stored with the figure: explain compares a stored figure only when it was drawn the same way.
-METHOD = "pooled differences at the campaign's attempts; median-unbiased with one attempt each; spread at the gap"
+METHOD = ("pooled differences at the campaign's attempts; spread at the gap; shaped by the established pairs' skew "
+          "and kurtosis, median-unbiased with one attempt each where none is established")
 
 
 @dataclass
@@ -53,17 +66,21 @@ class Components:
     pass_rate: float | None = None  # the campaign's share of attempts that passed
     pass_slope: float | None = None  # composite points between a passing and a failing attempt, on average
     spread_df: int = 0  # degrees of freedom of the pooled spread of the problems' differences
+    skew: float | None = None  # of one problem's difference, toward the better agent, over the established pairs
+    kurtosis: float | None = None  # of one problem's difference (3 where normal), over the same pairs
+    shape_pairs: int = 0  # the established pairs (4 or more shared problems) skew and kurtosis rest on
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
 def components(cells: Mapping[str, Mapping[str, Sequence[float]]], max_agents: int = 100,
-               passes: Mapping[str, Mapping[str, Sequence[bool]]] | None = None) -> Components:
+               passes: Mapping[str, Mapping[str, Sequence[bool]]] | None = None, level: float = 0.95) -> Components:
     """`cells`: agent -> problem -> attempt values; `passes`: whether each of those attempts
     passed (the same shape), for how the spread grows with a gap (spread_factor). The
     interaction is pooled over the pairs of the `max_agents` agents with the most attempts
-    (pairs grow with the square of the agents)."""
+    (pairs grow with the square of the agents); the shape of the differences over the pairs
+    whose t test rejects at (1 - `level`) / pairs (Bonferroni: Holm's first step)."""
     ss = df = 0.0
     for per in cells.values():
         for vals in per.values():
@@ -74,12 +91,16 @@ def components(cells: Mapping[str, Mapping[str, Sequence[float]]], max_agents: i
     num = den = dss = 0.0
     most = 0
     busiest = sorted(cells, key=lambda a: (-sum(len(v) for v in cells[a].values()), a))[:max_agents]
+    alpha = (1 - level) / max(1, len(busiest) * (len(busiest) - 1) // 2)
+    shapes: list[tuple[float, float, int]] = []
     for a, b in itertools.combinations(sorted(busiest), 2):
         shared = sorted(set(cells[a]) & set(cells[b]))
         most = max(most, len(shared))
         if len(shared) < 2:
             continue
         d = [np.mean(cells[a][p]) - np.mean(cells[b][p]) for p in shared]
+        if (got := established_shape(np.asarray(d, dtype=float), alpha)) is not None:
+            shapes.append((*got, len(shared) - 1))
         dss += float(np.var(d, ddof=1)) * (len(shared) - 1)
         if within is None:
             den += len(shared) - 1
@@ -92,9 +113,32 @@ def components(cells: Mapping[str, Mapping[str, Sequence[float]]], max_agents: i
         most = len(next(iter(cells.values())))
     interaction = max(0.0, num / den) if den and within is not None else None
     rate, slope = _pass_scale(cells, passes or {})
+    weight = sum(w for _, _, w in shapes)
+    skew = sum(g * w for g, _, w in shapes) / weight if shapes else None
+    kurtosis = sum(k * w for _, k, w in shapes) / weight if shapes else None
     return Components(within, int(df), interaction, len(busiest) * (len(busiest) - 1) // 2,
                       most, int(np.median(counts)) if counts else 0, dss / den if den else None, rate, slope,
-                      int(den))
+                      int(den), skew, kurtosis, len(shapes))
+
+
+def established_shape(d: np.ndarray, alpha: float) -> tuple[float, float] | None:
+    """(skew, kurtosis) of one pair's problems' differences `d`, the skew toward the better
+    agent, where its two-sided t test rejects at `alpha` (None otherwise, or under 4 problems):
+    the small-sample adjusted G1 and G2 + 3 (Joanes & Gill 1998, The Statistician 47: 183-189).
+    Only an established order gives the skew its direction: oriented by the sign of a mean
+    that is not established, symmetric long-tailed differences read as skewed (+0.3 to +1.3 on
+    identical agents, bench/stats_coverage.py's models)."""
+    p = len(d)
+    if p < 4:
+        return None
+    x = d - d.mean()
+    m2 = float(np.mean(x ** 2))  # the standard error of the mean is sqrt(m2 / (p - 1))
+    if m2 <= 0 or abs(d.mean()) <= _critical(alpha, p - 1) * math.sqrt(m2 / (p - 1)):
+        return None
+    x *= 1.0 if d.mean() > 0 else -1.0
+    g1 = float(np.mean(x ** 3)) / m2 ** 1.5 * math.sqrt(p * (p - 1)) / (p - 2)
+    g2 = ((p + 1) * (float(np.mean(x ** 4)) / m2 ** 2 - 3) + 6) * (p - 1) / ((p - 2) * (p - 3))
+    return g1, g2 + 3
 
 
 def _pass_scale(cells: Mapping[str, Mapping[str, Sequence[float]]],
@@ -110,6 +154,14 @@ def _pass_scale(cells: Mapping[str, Mapping[str, Sequence[float]]],
         return None, None
     slope = float(np.mean(good) - np.mean(bad))
     return len(good) / (len(good) + len(bad)), slope if slope > 0 else None
+
+
+@functools.lru_cache(maxsize=256)
+def _critical(alpha: float, df: int) -> float:
+    """Two-sided t critical value (cached: components tests every pair, up to thousands)."""
+    from scipy import stats
+
+    return float(stats.t.ppf(1 - alpha / 2, df))
 
 
 @functools.lru_cache(maxsize=256)
@@ -168,13 +220,41 @@ def standard_error(c: Components, problems: int, attempts: int, settings: Settin
 
 
 def small_sample(c: Components, problems: int, attempts: int) -> float:
-    """The factor on a design's standard error where the normal theory it rests on fails: with
-    one attempt each a problem's difference is of two single attempts (a pass/fail composite
-    gives a few distinct values) and the t test on a few of them finds a difference less often
-    than the theory says (4-9 points at 6 problems, bench/stats_coverage.py); below 6 problems
-    (2-4 df) the power figure was 4-6 points optimistic with any attempts. median_unbiased over
-    the spread's degrees of freedom makes both conservative; 1 otherwise."""
-    return median_unbiased(c.spread_df) if attempts == 1 or problems < WIDE else 1.0
+    """The factor on a design's standard error where the normal theory it rests on fails and
+    nothing measured says how: below 6 problems (2-4 df) the power figure was 4-6 points
+    optimistic with any attempts; with one attempt each a problem's difference is of two single
+    attempts (a pass/fail composite gives a few distinct values) and, skewed away from the better
+    agent at a wide gap, the t test on 6 of them finds a difference less often than the t form
+    says (4-9 points, bench/stats_coverage.py). Where an established pair measured that skew,
+    shape_factor takes it (with both, 6x1 was 2-6 points conservative); where none did, one attempt
+    each keeps this factor. median_unbiased over the spread's degrees of freedom; 1 otherwise."""
+    unseen = attempts == 1 and (c.skew is None or c.kurtosis is None)
+    return median_unbiased(c.spread_df) if unseen or problems < WIDE else 1.0
+
+
+def shape_factor(c: Components, problems: int, df: int, pair_level: float) -> float:
+    """How much the test's statistic D - t_crit x se-hat spreads, in units of the standard error,
+    relative to normal differences (whose spread Student's t gives). For one problem's
+    difference of skew g and kurtosis k the delta method gives a variance
+        v = 1 + t_crit^2 V / 4 - t_crit g / sqrt(P),   V = k / P - (P - 3) / (P (P - 1))
+    (V: the variance of s^2 / sigma^2, Cramer 1946 27.4; the last term: the estimated standard
+    error rising with the estimated difference), normal v0 = 1 + t_crit^2 / (2 (P - 1)); the
+    factor is sqrt(v / v0), at least 1/2. The shape is the campaign's at every design: at other
+    attempts a problem's difference is more normal the more attempts it averages, but the part
+    the skew comes from where attempts are many (a gap carried by a few problems) does not change
+    with them, and one factor for every number of attempts keeps the detectable difference
+    falling with the attempts (attempts_needed's bisection). Without an established pair: 1
+    (the t form)."""
+    if c.skew is None or c.kurtosis is None:
+        return 1.0
+    from scipy import stats
+
+    p = problems
+    crit = float(stats.t.ppf(1 - (1 - pair_level) / 2, df))
+    var_s2 = max(0.0, c.kurtosis / p - (p - 3) / (p * (p - 1)))
+    v = 1 + crit ** 2 * var_s2 / 4 - crit * c.skew / math.sqrt(p)
+    v0 = 1 + crit ** 2 / (2 * (p - 1))
+    return max(0.5, math.sqrt(max(v, 0.0) / v0))
 
 
 def design_error(c: Components, difference: float, problems: int, attempts: int,
@@ -186,22 +266,24 @@ def design_error(c: Components, difference: float, problems: int, attempts: int,
 
 
 @functools.lru_cache(maxsize=1024)
-def multiplier(df: int, level: float, power: float) -> float:
+def multiplier(df: int, level: float, power: float, shape: float = 1.0) -> float:
+    """t_crit + t_power x `shape` (shape_factor: the test's statistic spreads `shape` times what t says)."""
     from scipy import stats  # here: importing scipy.stats costs every hpcbench command ~1-3 s
 
-    return float(stats.t.ppf(1 - (1 - level) / 2, df) + stats.t.ppf(power, df))
+    return float(stats.t.ppf(1 - (1 - level) / 2, df) + stats.t.ppf(power, df) * shape)
 
 
 def power_at(c: Components, difference: float, problems: int, attempts: int, settings: Settings,
              pairs: int = 1) -> float:
     """The chance that a design establishes a true `difference` as one of `pairs` pairs: the
-    figure detectable() inverts (at its difference, exactly its power), t.cdf(D / se(D) - t_crit)
-    with the same corrected standard error."""
+    figure detectable() inverts (at its difference, exactly its power), t.cdf((D / se(D) - t_crit)
+    / shape) with the same corrected standard error and shape_factor."""
     from scipy import stats
 
     se, _, df, _ = design_error(c, difference, problems, attempts, settings)
     level = 1 - (1 - settings.level) / max(1, pairs)
-    return float(stats.t.cdf(difference / se - stats.t.ppf(1 - (1 - level) / 2, df), df))
+    shape = shape_factor(c, problems, df, level)
+    return float(stats.t.cdf((difference / se - stats.t.ppf(1 - (1 - level) / 2, df)) / shape, df))
 
 
 def detectable(c: Components, problems: int, attempts: int, settings: Settings, power: float = 0.8,
@@ -210,7 +292,8 @@ def detectable(c: Components, problems: int, attempts: int, settings: Settings, 
     many pairs the leaderboard tests (the level is shared among them)."""
     _, se0, df, kind = design_error(c, 0.0, problems, attempts, settings)
     level = 1 - (1 - settings.level) / max(1, pairs)
-    m = multiplier(df, level, power)
+    shape = shape_factor(c, problems, df, level)
+    m = multiplier(df, level, power, shape)
     lo, hi = 0.0, max(1.0, 4 * m * se0 * 10)
     for _ in range(60):  # the difference d with d = m x se0 x sqrt(spread_factor(d))
         mid = (lo + hi) / 2
@@ -219,7 +302,7 @@ def detectable(c: Components, problems: int, attempts: int, settings: Settings, 
     factor = spread_factor(c, d)
     return {"difference": d, "standard_error": se0 * math.sqrt(factor), "df": df, "multiplier": m, "scope": kind,
             "problems": problems, "attempts": attempts, "power": power, "level": settings.level, "pairs": pairs,
-            "pair_level": level, "spread_factor": factor, "level_standard_error": se0}
+            "pair_level": level, "spread_factor": factor, "level_standard_error": se0, "shape_factor": shape}
 
 
 def attempts_needed(c: Components, difference: float, problems: int, settings: Settings,
@@ -241,20 +324,26 @@ def attempts_needed(c: Components, difference: float, problems: int, settings: S
     return lo
 
 
+def plan(c: Components, difference: float, problems: int, settings: Settings, power: float = 0.8,
+         pairs: int = 1) -> dict:
+    """What detecting `difference` needs: `problems` the problems needed at the campaign's
+    attempts, `attempts` the attempts per problem needed on `problems` problems (None: no number
+    up to the limits does), `note` why what is left None could not be planned (e.g. one attempt
+    each: more problems can be planned, more attempts not). The report's power summary (on the
+    campaign's problems) and `hpcbench plan-power` (on --problems) both draw theirs here."""
+    row: dict = {"difference": difference, "attempts": None, "problems": None, "note": ""}
+    try:
+        row["problems"] = problems_needed(c, difference, max(1, c.attempts), settings, power, pairs=pairs)
+        row["attempts"] = attempts_needed(c, difference, problems, settings, power, pairs)
+    except ValueError as e:
+        row["note"] = str(e)
+    return row
+
+
 def needed(c: Components, differences: Sequence[float], settings: Settings, power: float = 0.8,
            pairs: int = 1) -> list[dict]:
-    """Per wanted difference: the attempts per problem it needs on the campaign's problems and
-    the problems it needs at the campaign's attempts (None: no number up to the limits does)."""
-    out = []
-    for d in differences:
-        row: dict = {"difference": d, "attempts": None, "problems": None, "note": ""}
-        try:
-            row["problems"] = problems_needed(c, d, max(1, c.attempts), settings, power, pairs=pairs)
-            row["attempts"] = attempts_needed(c, d, c.problems, settings, power, pairs)
-        except ValueError as e:  # e.g. one attempt each: more problems can be planned, more attempts not
-            row["note"] = str(e)
-        out.append(row)
-    return out
+    """plan() for each wanted difference on the campaign's own problems."""
+    return [plan(c, d, c.problems, settings, power, pairs) for d in differences]
 
 
 def problems_needed(c: Components, difference: float, attempts: int, settings: Settings,
