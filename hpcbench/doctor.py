@@ -107,7 +107,20 @@ def isolation_check(site) -> tuple[str, str]:
         return ("ok" if exe else "not run"), f"image {site.isolation_image}; apptainer: {where}; limits: {limits}"
     ok, detail = bwrap_works()
     per = "each rank wrapped (launcher outside)" if site.sandbox().per_rank else "one sandbox per step"
-    return ("ok" if ok else "FAILED"), f"{detail}: {per}; limits: {limits}" if ok else detail
+    return ("ok" if ok else "FAILED"), f"{detail}: {per}; limits: {limits}; {disk_check(site)}" if ok else detail
+
+
+def disk_check(site) -> str:
+    """How a step's disk limit is held here (jobs/disk_cap.py): by the kernel where bwrap sizes a
+    tmpfs and the step is one sandbox started by us, else by the watch every 0.2 s."""
+    from hpcbench.jobs.sandbox import bwrap_sizes_tmpfs
+
+    if not bwrap_sizes_tmpfs():
+        return "disk limit: watched every 0.2 s (this bwrap has no --size: a size-capped tmpfs needs 0.5+)"
+    if site.sandbox().per_rank or site.is_batch():
+        return ("disk limit: watched every 0.2 s (builds through the scheduler's launcher and runs with "
+                "each rank in its own sandbox; local steps: kernel, tmpfs of disk_mb)")
+    return f"disk limit: kernel (a tmpfs of disk_mb = {site.limits.disk_mb} MB per step, bwrap --size)"
 
 
 def isolation_candidates() -> list[tuple[str, str, str]]:
