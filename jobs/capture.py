@@ -279,18 +279,18 @@ def run_captured(
     folders are watched."""
     where = confinement or Confinement()
     limits = where.limits
-    go: tuple[int, int] | None = None
+    go: _Go | None = None
     copy_back = False
     if step is not None and limits is not None and not step.isolation.per_rank:
-        capped = dataclasses.replace(step, disk_mb=limits.disk_mb)
+        capped = dataclasses.replace(step, disk_bytes=tmpfs_size(step, limits))
         if capped.kernel_disk:
             step = capped
             if where.launch:  # the sandbox is not our child: it copies its files back itself
                 copy_back = True
             else:
-                go = os.pipe()
+                go = _Go()
     if step is not None and not step.isolation.per_rank:
-        cmd, cwd = step.wrap(cmd, go[0] if go else None, copy_back), step.host_cwd
+        cmd, cwd = step.wrap(cmd, go.read if go else None, copy_back), step.host_cwd
         if step.level == "apptainer":
             env = apptainer_env(env)
     if where.launch:
@@ -301,11 +301,20 @@ def run_captured(
         return _run(cmd, cwd, env, timeout_s, output_cap, step, where, cgroup, observe, go, copy_back)
     finally:
         if go is not None:
-            for fd in go:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
+            go.close()
         if cgroup is not None:
             cgroup.remove()
+
+
+def tmpfs_size(step: Step, limits: Limits) -> int:
+    """The tmpfs a kernel-capped step works in: `disk_mb` for what it makes, beside the files its
+    folder starts with (the submission's, copied in: the limit counts what the step creates, as
+    the watch does), in whole pages as the kernel sizes it."""
+    start, _ = folder_usage([step.host_cwd]) if step.host_cwd.is_dir() else (0, 0)
+    return -(-((limits.disk_mb << 20) + start) // PAGE) * PAGE
+
+
+PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def _wait(proc: subprocess.Popen, timeout_s: float) -> bool:
@@ -407,13 +416,36 @@ def _readers(proc: subprocess.Popen, output_cap: int, flood_at: int, flooded: th
     return out, err
 
 
+class _Go:
+    """The pipe on which a kernel-capped step's first command waits for the harness's word (one
+    line): each end closed once, whoever gets there first."""
+
+    def __init__(self) -> None:
+        self.read, self.write = os.pipe()
+
+    def close_read(self) -> None:
+        if self.read >= 0:
+            os.close(self.read)
+            self.read = -1
+
+    def say(self) -> None:
+        with contextlib.suppress(OSError):  # a sandbox already gone has nothing to be told
+            os.write(self.write, b"go\n")
+
+    def close(self) -> None:
+        self.close_read()
+        if self.write >= 0:
+            os.close(self.write)
+            self.write = -1
+
+
 # How long a kernel-capped step's sandbox may take to show its tmpfs (bwrap takes milliseconds).
 ATTACH_S = 30.0
 
 
 def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, output_cap: int,
          step: Step | None, where: Confinement, cgroup: StepCgroup | None, observe=None,
-         go: tuple[int, int] | None = None, copy_back: bool = False) -> Captured:
+         go: _Go | None = None, copy_back: bool = False) -> Captured:
     limits = where.limits
     flood_at = limits.flood_bytes if limits else 1 << 30
     not_ours = bool(where.launch) or (step is not None and step.isolation.per_rank)  # the scheduler's processes
@@ -421,7 +453,7 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, outpu
     try:
         proc = subprocess.Popen(
             cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, pass_fds=(go[0],) if go else (),
+            stderr=subprocess.PIPE, pass_fds=(go.read,) if go else (),
             preexec_fn=_limit_preexec(limits, cgroup, not_ours, where.cpus),
         )
     except OSError as e:
@@ -435,19 +467,17 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, outpu
             capped.close()  # the tmpfs goes now: its pages counted against the step's memory cgroup
 
 
-def _attach(proc: subprocess.Popen, step: Step | None, go: tuple[int, int] | None
-            ) -> tuple[CappedFolder | None, str]:
+def _attach(proc: subprocess.Popen, step: Step | None, go: _Go | None) -> tuple[CappedFolder | None, str]:
     """A kernel-capped step's tmpfs, held open before its program starts (then told to: a line
     on `go`), and why it could not be ("": it was, or the step is not capped)."""
-    if go is None or step is None or step.disk_mb is None:
+    if go is None or step is None or step.disk_bytes is None:
         return None, ""
-    os.close(go[0])
-    capped = CappedFolder.attach(proc.pid, step.cwd, step.disk_mb * 1024 * 1024, step.host_cwd, ATTACH_S,
+    go.close_read()  # the sandbox's own now
+    capped = CappedFolder.attach(proc.pid, step.cwd, step.disk_bytes, step.host_cwd, ATTACH_S,
                                   lambda: proc.poll() is None)
     if capped is not None:
-        with contextlib.suppress(OSError):  # a sandbox already gone has nothing to be told
-            os.write(go[1], b"go\n")
-    os.close(go[1])  # without the word the step's first command ends there
+        go.say()
+    go.close()  # without the word the step's first command ends there
     return capped, "" if capped is not None else f"its sandbox's tmpfs did not appear within {ATTACH_S:g} s"
 
 

@@ -1,6 +1,7 @@
-"""The kernel's disk limit of a step: its working folder is a tmpfs of `disk_mb` made by bwrap
-(`--size`, jobs/sandbox.py), so no write, fallocate included, can hold more than the limit at
-any instant (ENOSPC past it), and nothing of it touches the file system the campaign is on.
+"""The kernel's disk limit of a step: its working folder is a tmpfs of `disk_mb` (and the
+files it starts with) made by bwrap (`--size`, jobs/sandbox.py), so no write, fallocate
+included, can hold more than the limit at any instant (ENOSPC past it), and nothing of it
+touches the file system the campaign is on.
 
 The tmpfs lives in the sandbox's mount namespace, which ends with the step. Before the step's
 program starts (it waits for our word, sandbox.disk_limited), the harness opens the tmpfs's root

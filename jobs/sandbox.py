@@ -122,9 +122,10 @@ class Step:
     # files shown empty inside (a Python program's ctypes module, jobs/build_python.py); at level
     # `none` nothing is hidden
     hidden: list[Path] = field(default_factory=list)
-    # The disk limit the kernel holds the step to (MB; None: its folders are watched only, see
-    # `kernel_disk`); set by jobs/capture.py from the step's limits.
-    disk_mb: int | None = None
+    # The size of the tmpfs the kernel holds the step's folder to (bytes: disk_mb and what the
+    # folder holds when it starts; None: its folders are watched only, see `kernel_disk`); set by
+    # jobs/capture.py from the step's limits.
+    disk_bytes: int | None = None
 
     @property
     def level(self) -> str:
@@ -132,10 +133,10 @@ class Step:
 
     @property
     def kernel_disk(self) -> bool:
-        """Whether the step's working folder is a tmpfs of `disk_mb` (bwrap --size): one sandbox
+        """Whether the step's working folder is a tmpfs of `disk_bytes` (bwrap --size): one sandbox
         per step (per rank, its ranks share their folders across sandboxes and nodes: watched
         only) with a bubblewrap that sizes a tmpfs (0.5 and later)."""
-        return (self.level == "bwrap" and not self.isolation.per_rank and self.disk_mb is not None
+        return (self.level == "bwrap" and not self.isolation.per_rank and self.disk_bytes is not None
                 and any(self.inside(w) == self.cwd for w in self.writable) and bwrap_sizes_tmpfs())
 
     def inside(self, host: Path) -> Path:
@@ -266,14 +267,14 @@ def bwrap_prefix(step: Step, capped: bool = False, copy_back: bool = False) -> l
 
 
 def _capped_folders(step: Step, copy_back: bool = False) -> list[str]:
-    """The working folder a tmpfs of `disk_mb` (the kernel refuses a block past it: ENOSPC),
+    """The working folder a tmpfs of `disk_bytes` (the kernel refuses a block past it: ENOSPC),
     its host content shown read-only at STAGE for the first command to copy in; the step's other
     folders read-only, with the files the harness made in them before the step (a run's instrument
     records, jobs/instruments.py HeldFile) bound writable one by one, each held to RLIMIT_FSIZE:
     the step can fill them but make no file there. Nothing else it writes reaches the host."""
     host = step.host_cwd
     args = ["--bind" if copy_back else "--ro-bind", str(host), str(STAGE),
-            "--size", str((step.disk_mb or 0) * 1024 * 1024), "--tmpfs", str(step.cwd)]
+            "--size", str(step.disk_bytes or 0), "--tmpfs", str(step.cwd)]
     for p in step.writable:
         if p == host:
             continue
