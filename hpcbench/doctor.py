@@ -117,10 +117,11 @@ def disk_check(site) -> str:
 
     if not bwrap_sizes_tmpfs():
         return "disk limit: watched every 0.2 s (this bwrap has no --size: a size-capped tmpfs needs 0.5+)"
-    if site.sandbox().per_rank or site.is_batch():
-        return ("disk limit: watched every 0.2 s (builds through the scheduler's launcher and runs with "
-                "each rank in its own sandbox; local steps: kernel, tmpfs of disk_mb)")
-    return f"disk limit: kernel (a tmpfs of disk_mb = {site.limits.disk_mb} MB per step, bwrap --size)"
+    tmpfs = f"a tmpfs of disk_mb = {site.limits.disk_mb} MB per step, bwrap --size"
+    if site.sandbox().per_rank:
+        return (f"disk limit: builds kernel ({tmpfs}); runs watched every 0.2 s (each rank its own sandbox, "
+                "the ranks' folders shared)")
+    return f"disk limit: kernel ({tmpfs})"
 
 
 def isolation_candidates() -> list[tuple[str, str, str]]:

@@ -255,6 +255,7 @@ def test_doctor_shows_the_isolation_level_and_that_it_starts():
     out = subprocess.run([str(exe), "doctor", "--no-launch"], capture_output=True, text=True).stdout
     line = next(ln for ln in out.splitlines() if ln.startswith("isolation:"))
     assert "bwrap" in line and " ok " in line and "one sandbox per step" in line, line
+    assert ("disk limit: kernel (a tmpfs of disk_mb" if bwrap_sizes_tmpfs() else "disk limit: watched") in line, line
     out = subprocess.run([str(exe), "doctor", "--site", "polaris", "--no-launch"], capture_output=True,
                          text=True).stdout
     assert any(ln.startswith("isolation: none") and "WARNING" in ln for ln in out.splitlines()), out
