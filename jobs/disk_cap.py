@@ -126,20 +126,31 @@ class CappedFolder:
                 seen += 1
                 if seen > max_entries:
                     return
-                st = e.stat(follow_symlinks=False)
-                target = dest / e.name
-                if stat.S_ISDIR(st.st_mode):
-                    target.mkdir()
-                    modes.append((target, stat.S_IMODE(st.st_mode) | 0o700))
-                    stack.append((Path(e.path), target))
-                elif stat.S_ISREG(st.st_mode):
-                    _copy_file(Path(e.path), target, stat.S_IMODE(st.st_mode) & 0o777)
-                elif stat.S_ISLNK(st.st_mode):
-                    os.symlink(os.readlink(e.path), target)
-                elif stat.S_ISFIFO(st.st_mode):
-                    os.mkfifo(target, 0o600)
+                try:
+                    self._copy_entry(e, dest / e.name, stack, modes)
+                except OSError as err:
+                    if err.errno in (errno.ENOSPC, errno.EDQUOT):
+                        raise  # the campaign's file system is full: the job's full-disk path
+                    continue  # one entry the step made uncopyable (its own loss)
         for path, mode in reversed(modes):
             os.chmod(path, mode)
+
+    @staticmethod
+    def _copy_entry(e: os.DirEntry, target: Path, stack: list[tuple[Path, Path]],
+                    modes: list[tuple[Path, int]]) -> None:
+        st = e.stat(follow_symlinks=False)
+        if stat.S_ISDIR(st.st_mode):
+            target.mkdir()
+            modes.append((target, stat.S_IMODE(st.st_mode) | 0o700))
+            stack.append((Path(e.path), target))
+        elif stat.S_ISREG(st.st_mode):
+            if not st.st_mode & stat.S_IRUSR:  # one it made unreadable (ours: the same user)
+                os.chmod(e.path, stat.S_IMODE(st.st_mode) | stat.S_IRUSR)
+            _copy_file(Path(e.path), target, stat.S_IMODE(st.st_mode) & 0o777)
+        elif stat.S_ISLNK(st.st_mode):
+            os.symlink(os.readlink(e.path), target)
+        elif stat.S_ISFIFO(st.st_mode):
+            os.mkfifo(target, 0o600)
 
     def close(self) -> None:
         """The tmpfs goes with the last reference to it (this one, once the sandbox is gone)."""
