@@ -107,7 +107,21 @@ def isolation_check(site) -> tuple[str, str]:
         return ("ok" if exe else "not run"), f"image {site.isolation_image}; apptainer: {where}; limits: {limits}"
     ok, detail = bwrap_works()
     per = "each rank wrapped (launcher outside)" if site.sandbox().per_rank else "one sandbox per step"
-    return ("ok" if ok else "FAILED"), f"{detail}: {per}; limits: {limits}" if ok else detail
+    return ("ok" if ok else "FAILED"), f"{detail}: {per}; limits: {limits}; {disk_check(site)}" if ok else detail
+
+
+def disk_check(site) -> str:
+    """How a step's disk limit is held here (jobs/disk_cap.py): by the kernel where bwrap sizes a
+    tmpfs and the step is one sandbox started by us, else by the watch every 0.2 s."""
+    from hpcbench.jobs.sandbox import bwrap_sizes_tmpfs
+
+    if not bwrap_sizes_tmpfs():
+        return "disk limit: watched every 0.2 s (this bwrap has no --size: a size-capped tmpfs needs 0.5+)"
+    tmpfs = f"a tmpfs of disk_mb = {site.limits.disk_mb} MB per step, bwrap --size"
+    if site.sandbox().per_rank:
+        return (f"disk limit: builds kernel ({tmpfs}); runs watched every 0.2 s (each rank its own sandbox, "
+                "the ranks' folders shared)")
+    return f"disk limit: kernel ({tmpfs})"
 
 
 def isolation_candidates() -> list[tuple[str, str, str]]:

@@ -255,6 +255,12 @@ class SiteConfig(Strict):
             if v.partition and v.partition not in names:
                 raise ValueError(f"variants.{i}.partition: {v.partition!r} is not one of the site's partitions "
                                  f"({', '.join(names) or 'none defined'})")
+        if self.isolation == "bwrap" and self.limits.disk_mb > self.limits.memory_mb // 2:
+            # the kernel's disk limit is a tmpfs (jobs/disk_cap.py): its pages count against the
+            # step's memory cgroup, so a step that fills its folder has memory_mb - disk_mb left
+            raise ValueError(f"limits.disk_mb: {self.limits.disk_mb} MB is more than half of limits.memory_mb "
+                             f"({self.limits.memory_mb} MB); a step's files are held in memory (a tmpfs counted "
+                             "against memory_mb), so a program that filled its folder would have too little left")
         if self.isolation == "apptainer" and not self.isolation_image:
             raise ValueError("isolation_image: isolation apptainer needs the image the steps run in")
         if self.is_batch() and not self.partitions:

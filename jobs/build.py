@@ -98,7 +98,7 @@ def build_submission(
         stderr_truncated=out.stderr_truncated,
         makefile=render_makefile(sources),
         stopped_reason=out.stopped_reason,
-        isolation=iso.level,
+        isolation=iso.level, disk_limit=out.disk_limit,
         cpus=cpu_list(cpus or []),
     )
 

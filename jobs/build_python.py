@@ -197,5 +197,6 @@ def build_python(folder: Path, sources: list[str], entry: str, petsc: PetscInsta
         exit_code=out.exit_code if out.exit_code != 0 or ok else 1, timed_out=out.timed_out, wall_s=wall,
         stdout=out.stdout, stderr=out.stderr, stdout_truncated=out.stdout_truncated,
         stderr_truncated=out.stderr_truncated, makefile=launcher,
-        stopped_reason=out.stopped_reason, isolation=iso.level, cpus=cpu_list(given.cpus or []),
+        stopped_reason=out.stopped_reason, isolation=iso.level, disk_limit=out.disk_limit,
+        cpus=cpu_list(given.cpus or []),
     )

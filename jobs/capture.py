@@ -7,9 +7,9 @@ words ("memory limit 4096 MB", "disk limit 512 MB", "inode limit 20000")."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import resource
-import shutil
 import signal
 import subprocess
 import threading
@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hpcbench.jobs.cgroup import StepCgroup
+from hpcbench.jobs.disk_cap import CappedFolder, free_folders
+from hpcbench.jobs.diskfull import is_low, says_full
 from hpcbench.jobs.records import Limits
 from hpcbench.jobs.sandbox import Step, apptainer_env
 
@@ -38,6 +40,12 @@ class Captured:
     memory_peak_bytes: int | None = None  # the step cgroup's high-water mark (None: no memory cgroup)
     cpu_s: float | None = None  # CPU time of all the step's processes (None: no accounting cgroup)
     observed: object = None  # what `observe` returned when stopped (jobs/affinity.Watcher.stop)
+    disk_limit: str = ""  # how the disk limit was held: KERNEL_DISK, WATCHED_DISK ("": no limits)
+
+
+# How a step's disk limit was held, as its record says (BuildResult/RunResult.disk_limit).
+KERNEL_DISK = "kernel (tmpfs)"
+WATCHED_DISK = "watched every 0.2 s"
 
 
 @dataclass(frozen=True)
@@ -201,47 +209,37 @@ def file_at_size(folders: list[Path], size: int, max_entries: int) -> str:
     return ""
 
 
-def free_folders(folders: list[Path]) -> None:
-    """Remove everything under `folders` (kept themselves), whatever modes the program set."""
-    stack = [str(f) for f in folders]
-    while stack:  # folders opened up first: one the program made unreadable is still removed
-        d = stack.pop()
-        with contextlib.suppress(OSError):
-            os.chmod(d, 0o700)
-            with os.scandir(d) as it:
-                stack += [e.path for e in it if e.is_dir(follow_symlinks=False)]
-    for folder in folders:
-        with contextlib.suppress(OSError), os.scandir(folder) as it:
-            for e in list(it):
-                if e.is_dir(follow_symlinks=False):
-                    shutil.rmtree(e.path, ignore_errors=True)
-                else:
-                    with contextlib.suppress(OSError):
-                        os.unlink(e.path)
-
-
 class _DiskWatch(threading.Thread):
     """Stops a step whose folders grow past the disk limit (bytes) or the inode limit
-    (files, folders and links created). A quota-checked folder: the files must outlive
-    the sandbox (logs, the binary), so they are on the job's file system, not a tmpfs;
-    RLIMIT_FSIZE bounds each file between two checks."""
+    (files, folders and links created), checked every PERIOD_S. Where the kernel holds the disk
+    limit (`capped`: the step works in a tmpfs of that size, jobs/disk_cap.py) this says when the
+    step reached it and counts inodes, which bwrap cannot cap (no `nr_inodes`: each costs the
+    step's memory cgroup about 1 KB meanwhile); elsewhere (per-rank sandboxes, apptainer, none, a
+    bwrap without --size) it is the only disk limit: a quota-checked folder on the job's file
+    system, RLIMIT_FSIZE bounding each file between two checks."""
 
     PERIOD_S = 0.2
 
-    def __init__(self, folders: list[Path], limits: Limits, on_full):
+    def __init__(self, folders: list[Path], limits: Limits, on_full, host: list[Path] | None = None,
+                 capped: CappedFolder | None = None):
         super().__init__(daemon=True)
         self.folders, self.limits, self.on_full = folders, limits, on_full
-        self.start_bytes, self.start_inodes = folder_usage(folders)
+        self.host = host if host is not None else folders  # the host folders freed past a limit
+        self.capped = capped
+        # what the step starts with (capped: its folders' staged files, copied into the tmpfs)
+        self.start_bytes, self.start_inodes = folder_usage(self.host)
         self.full = threading.Event()
         self.reason = ""
         self.done = threading.Event()
+        self.output = ""  # what the step printed (set when it ended): its own ENOSPC, in words
 
     def over(self) -> str:
         """The limit the step is past, in words ("" while under both)."""
         used, inodes = folder_usage(self.folders, self.start_inodes + self.limits.inodes)
         if inodes - self.start_inodes > self.limits.inodes:
             return f"inode limit {self.limits.inodes}"
-        if used - self.start_bytes > self.limits.disk_mb * 1024 * 1024:
+        if used - self.start_bytes > self.limits.disk_mb * 1024 * 1024 or \
+                (self.capped is not None and self.capped.at_limit()):
             return f"disk limit {self.limits.disk_mb} MB"
         return ""
 
@@ -273,11 +271,26 @@ def run_captured(
     """Run `cmd` inside `step`'s sandbox where given (per rank: `cmd` already wraps each rank,
     see launch.launch_argv), its folders under the disk limit, started on the confinement's `cpus`.
     `observe(pid, cgroup_pids)` is called once the process exists and returns an object whose
-    `stop()` is called when it ends (its result is `Captured.observed`)."""
+    `stop()` is called when it ends (its result is `Captured.observed`).
+
+    The disk limit is the kernel's where the step is one bwrap sandbox (not one per rank) and
+    bwrap has `--size`: its folder is a tmpfs of `disk_mb` (jobs/disk_cap.py; started through a
+    scheduler's launch, the sandbox copies its files back itself: sandbox.disk_limited); else the
+    folders are watched."""
     where = confinement or Confinement()
     limits = where.limits
+    go: _Go | None = None
+    copy_back = False
+    if step is not None and limits is not None and not step.isolation.per_rank:
+        capped = dataclasses.replace(step, disk_bytes=tmpfs_size(step, limits))
+        if capped.kernel_disk:
+            step = capped
+            if where.launch:  # the sandbox is not our child: it copies its files back itself
+                copy_back = True
+            else:
+                go = _Go()
     if step is not None and not step.isolation.per_rank:
-        cmd, cwd = step.wrap(cmd), step.host_cwd
+        cmd, cwd = step.wrap(cmd, go.read if go else None, copy_back), step.host_cwd
         if step.level == "apptainer":
             env = apptainer_env(env)
     if where.launch:
@@ -285,10 +298,23 @@ def run_captured(
         where = Confinement(limits, None, where.launch)  # the scheduler places it: not pinned here
     cgroup = StepCgroup.create(limits.processes, limits.memory_mb) if limits else None
     try:
-        return _run(cmd, cwd, env, timeout_s, output_cap, step, where, cgroup, observe)
+        return _run(cmd, cwd, env, timeout_s, output_cap, step, where, cgroup, observe, go, copy_back)
     finally:
+        if go is not None:
+            go.close()
         if cgroup is not None:
             cgroup.remove()
+
+
+def tmpfs_size(step: Step, limits: Limits) -> int:
+    """The tmpfs a kernel-capped step works in: `disk_mb` for what it makes, beside the files its
+    folder starts with (the submission's, copied in: the limit counts what the step creates, as
+    the watch does), in whole pages as the kernel sizes it."""
+    start, _ = folder_usage([step.host_cwd]) if step.host_cwd.is_dir() else (0, 0)
+    return -(-((limits.disk_mb << 20) + start) // PAGE) * PAGE
+
+
+PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def _wait(proc: subprocess.Popen, timeout_s: float) -> bool:
@@ -332,28 +358,46 @@ def _first_reason(hit: list[str], rc: int | None, sig: int | None, timeout: str 
     return ""
 
 
-def _disk_after(disk: _DiskWatch | None, limits: Limits | None, rc: int | None, reason: str) -> str:
+def _disk_after(disk: _DiskWatch | None, limits: Limits | None, rc: int | None, reason: str,
+                capped: CappedFolder | None = None, own_enospc: bool = False) -> str:
     """The stop reason, with the file size limit where the program met it without dying of it;
-    a step past its disk limit has its files freed."""
+    a step past its disk limit has its files freed; a kernel-capped step's files copied out
+    (every process of it is gone by now) unless it was past a limit."""
     if disk is None or limits is None:
         return reason
+    if not reason and rc not in (0, None) and own_enospc and says_full(disk.output):
+        # ENOSPC inside the tmpfs is the step's own limit (a fallocate of more than it fails whole,
+        # leaving the tmpfs as empty as before): never the file system the campaign is on, which
+        # has room (`own_enospc`: the step was kernel-capped and that file system is not low;
+        # where it is low too, the job's full-disk check decides: jobs/job.py)
+        reason = disk.reason = f"disk limit {limits.disk_mb} MB"
+        disk.full.set()
     if disk.full.is_set():
         # What the step wrote past its limit is freed now, not when the job ends: fallocate takes
         # gigabytes between two checks, and until they go every job on the file system (this
         # one's record, the reference beside it) fails for want of room (outside review, 5379f62).
-        free_folders(disk.folders)
+        # A capped step's tmpfs goes when `capped` is let go (_run), nothing of it copied out.
+        free_folders(disk.host)
+        return reason
+    if capped is not None:
+        capped.copy_out(disk.start_inodes + limits.inodes)
     if not reason and rc not in (0, None) \
-            and (at := file_at_size(disk.folders, limits.file_size_mb << 20, limits.inodes)):
+            and (at := file_at_size(disk.host, limits.file_size_mb << 20, limits.inodes)):
         # SIGXFSZ ignored or caught: the write failed with EFBIG and the program stopped on its own
         return f"file size limit {limits.file_size_mb} MB ({at} reached it)"
     return reason
 
 
-def _watch_disk(limits: Limits | None, step: Step | None, pid: int) -> _DiskWatch | None:
+def _watch_disk(limits: Limits | None, step: Step | None, pid: int,
+                capped: CappedFolder | None = None) -> _DiskWatch | None:
     """The step's folders under the disk limit: the process group is killed past it."""
     if limits is None or step is None or not step.writable:
         return None
-    disk = _DiskWatch(step.watched(), limits, lambda: kill_group(pid))
+    if capped is not None:  # the tmpfs in place of the working folder, the harness's files beside it
+        others = [p for p in step.watched() if p != capped.host]
+        disk = _DiskWatch([capped.root, *others], limits, lambda: kill_group(pid), step.watched(), capped)
+    else:
+        disk = _DiskWatch(step.watched(), limits, lambda: kill_group(pid))
     disk.start()
     return disk
 
@@ -372,8 +416,36 @@ def _readers(proc: subprocess.Popen, output_cap: int, flood_at: int, flooded: th
     return out, err
 
 
+class _Go:
+    """The pipe on which a kernel-capped step's first command waits for the harness's word (one
+    line): each end closed once, whoever gets there first."""
+
+    def __init__(self) -> None:
+        self.read, self.write = os.pipe()
+
+    def close_read(self) -> None:
+        if self.read >= 0:
+            os.close(self.read)
+            self.read = -1
+
+    def say(self) -> None:
+        with contextlib.suppress(OSError):  # a sandbox already gone has nothing to be told
+            os.write(self.write, b"go\n")
+
+    def close(self) -> None:
+        self.close_read()
+        if self.write >= 0:
+            os.close(self.write)
+            self.write = -1
+
+
+# How long a kernel-capped step's sandbox may take to show its tmpfs (bwrap takes milliseconds).
+ATTACH_S = 30.0
+
+
 def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, output_cap: int,
-         step: Step | None, where: Confinement, cgroup: StepCgroup | None, observe=None) -> Captured:
+         step: Step | None, where: Confinement, cgroup: StepCgroup | None, observe=None,
+         go: _Go | None = None, copy_back: bool = False) -> Captured:
     limits = where.limits
     flood_at = limits.flood_bytes if limits else 1 << 30
     not_ours = bool(where.launch) or (step is not None and step.isolation.per_rank)  # the scheduler's processes
@@ -381,15 +453,41 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, outpu
     try:
         proc = subprocess.Popen(
             cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stderr=subprocess.PIPE, pass_fds=(go.read,) if go else (),
             preexec_fn=_limit_preexec(limits, cgroup, not_ours, where.cpus),
         )
     except OSError as e:
         return Captured(127, None, False, f"could not start: {e}", 0.0, "", str(e), False, False, 0, 0)
+    capped, lost = _attach(proc, step, go)
+    try:
+        return _finish(proc, t0, timeout_s, output_cap, flood_at, step, limits, cgroup, observe, capped, lost,
+                       copy_back)
+    finally:
+        if capped is not None:
+            capped.close()  # the tmpfs goes now: its pages counted against the step's memory cgroup
+
+
+def _attach(proc: subprocess.Popen, step: Step | None, go: _Go | None) -> tuple[CappedFolder | None, str]:
+    """A kernel-capped step's tmpfs, held open before its program starts (then told to: a line
+    on `go`), and why it could not be ("": it was, or the step is not capped)."""
+    if go is None or step is None or step.disk_bytes is None:
+        return None, ""
+    go.close_read()  # the sandbox's own now
+    capped = CappedFolder.attach(proc.pid, step.cwd, step.disk_bytes, step.host_cwd, ATTACH_S,
+                                  lambda: proc.poll() is None)
+    if capped is not None:
+        go.say()
+    go.close()  # without the word the step's first command ends there
+    return capped, "" if capped is not None else f"its sandbox's tmpfs did not appear within {ATTACH_S:g} s"
+
+
+def _finish(proc: subprocess.Popen, t0: float, timeout_s: float, output_cap: int, flood_at: int,
+            step: Step | None, limits: Limits | None, cgroup: StepCgroup | None, observe,
+            capped: CappedFolder | None, lost: str, copy_back: bool = False) -> Captured:
     watcher = observe(proc.pid, cgroup.pids if cgroup is not None else None) if observe else None
     flooded = threading.Event()
     out, err = _readers(proc, output_cap, flood_at, flooded)
-    disk = _watch_disk(limits, step, proc.pid)
+    disk = _watch_disk(limits, step, proc.pid, capped)
     timed_out = _wait(proc, timeout_s)
     wall = time.perf_counter() - t0
     observed = watcher.stop() if watcher is not None else None
@@ -413,7 +511,12 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, outpu
     hit += [f"memory limit {limits.memory_mb} MB"] if limits and oom else []
     reason = _stopped_reason(hit, rc, sig, timed_out and f"timeout after {timeout_s:g} s",
                              flooded.is_set() and f"output flood: more than {flood_at} bytes", limits, refused)
-    reason = _disk_after(disk, limits, rc, reason)
+    if disk is not None:
+        disk.output = out.text() + err.text()
+    kernel = capped is not None or copy_back
+    reason = _disk_after(disk, limits, rc, reason, capped, kernel and step is not None and not is_low(step.host_cwd))
+    if lost and not reason:
+        reason = f"could not start: {lost}"
     return Captured(
         exit_code=rc if sig is None else None,
         signal=sig,
@@ -429,4 +532,5 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, outpu
         memory_peak_bytes=peak,
         cpu_s=cpu,
         observed=observed,
+        disk_limit="" if disk is None else KERNEL_DISK if kernel else WATCHED_DISK,
     )

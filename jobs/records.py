@@ -36,7 +36,9 @@ class Limits(Model):
     # mpiexec cannot start
     memory_mb: int = Field(4096, ge=64)
     file_size_mb: int = Field(256, ge=1)
-    disk_mb: int = Field(512, ge=1)  # bytes written into a step's own folders: files, folders, links together
+    # what a step holds in its folders: files, folders, links together; a tmpfs of this size where
+    # the kernel holds it (jobs/disk_cap.py), its pages inside memory_mb
+    disk_mb: int = Field(512, ge=1)
     inodes: int = Field(20000, ge=16)  # files, folders and links created in them
     processes: int = Field(256, ge=8)  # mpiexec and its helpers need several
     output_bytes: int = Field(1 << 20, ge=1)  # kept per stream; the rest is counted and dropped
@@ -265,6 +267,7 @@ class BuildResult(Model):
     makefile: str = ""
     stopped_reason: str = ""  # timeout | memory limit N MB | disk limit N MB | ...
     isolation: str = ""  # the sandbox it ran in: bwrap | apptainer | none
+    disk_limit: str = ""  # how its disk limit was held: "kernel (tmpfs)" | "watched every 0.2 s" (jobs/capture.py)
     started_at: float = 0.0  # Unix time it got its core (0: before this was recorded)
     slot_wait_s: float = 0.0  # how long it waited for that core beside the other jobs
     cpus: str = ""  # the CPUs it was started on (its core slot; "": no slots here, or taken from the cache)
@@ -413,6 +416,7 @@ class RunResult(Model):
     stderr_bytes: int = 0
     oversubscribed: bool = False
     isolation: str = ""  # the sandbox it ran in: bwrap | apptainer | none
+    disk_limit: str = ""  # how its disk limit was held: "kernel (tmpfs)" | "watched every 0.2 s" (jobs/capture.py)
     log_view: LogView | None = None
     # the text summary beside it (None: not asked for, an older record, or not found whole)
     log_counts: LogCounts | None = None

@@ -25,6 +25,7 @@ import re
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 from hpcbench.jobs import launchers
@@ -121,10 +122,22 @@ class Step:
     # files shown empty inside (a Python program's ctypes module, jobs/build_python.py); at level
     # `none` nothing is hidden
     hidden: list[Path] = field(default_factory=list)
+    # The size of the tmpfs the kernel holds the step's folder to (bytes: disk_mb and what the
+    # folder holds when it starts; None: its folders are watched only, see `kernel_disk`); set by
+    # jobs/capture.py from the step's limits.
+    disk_bytes: int | None = None
 
     @property
     def level(self) -> str:
         return self.isolation.level
+
+    @property
+    def kernel_disk(self) -> bool:
+        """Whether the step's working folder is a tmpfs of `disk_bytes` (bwrap --size): one sandbox
+        per step (per rank, its ranks share their folders across sandboxes and nodes: watched
+        only) with a bubblewrap that sizes a tmpfs (0.5 and later)."""
+        return (self.level == "bwrap" and not self.isolation.per_rank and self.disk_bytes is not None
+                and any(self.inside(w) == self.cwd for w in self.writable) and bwrap_sizes_tmpfs())
 
     def inside(self, host: Path) -> Path:
         return self.at.get(host, host) if self.level != "none" else host
@@ -150,10 +163,13 @@ class Step:
             return {}
         return {"OMPI_MCA_btl_vader_single_copy_mechanism": "none", "PMIX_MCA_gds": "hash"}
 
-    def wrap(self, argv: list[str]) -> list[str]:
-        """argv run inside this step's sandbox (unchanged at level `none`)."""
+    def wrap(self, argv: list[str], go_fd: int | None = None, copy_back: bool = False) -> list[str]:
+        """argv run inside this step's sandbox (unchanged at level `none`). A kernel-capped step
+        starts once the harness writes a line to `go_fd` (the harness copies its files out,
+        jobs/disk_cap.py), or with `copy_back` copies them back itself (disk_limited)."""
         if self.level == "bwrap":
-            return [*bwrap_prefix(self), *argv]
+            capped = self.kernel_disk and (go_fd is not None or copy_back)
+            return [*bwrap_prefix(self, capped, copy_back), *(disk_limited(argv, go_fd) if capped else argv)]
         if self.level == "apptainer":
             return [*apptainer_prefix(self), *argv]
         return list(argv)
@@ -163,7 +179,45 @@ def _bind(flag: str, p: Path) -> list[str]:
     return [flag, str(p), str(p)]
 
 
-def bwrap_prefix(step: Step) -> list[str]:
+@cache
+def bwrap_sizes_tmpfs() -> bool:
+    """Whether the bwrap on PATH has `--size` (a size-capped `--tmpfs`, bubblewrap 0.5.0+;
+    Debian 12 ships 0.8.0): asked once per process."""
+    import subprocess
+
+    exe = shutil.which("bwrap")
+    if exe is None:
+        return False
+    try:
+        out = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "--size" in out.stdout + out.stderr
+
+
+# Where a kernel-capped step sees its folder's host content (read-only) while a first command
+# copies it into the tmpfs it works in; the same path in every step, so it tells no run apart.
+STAGE = Path("/.hpcbench-stage")
+
+
+def disk_limited(argv: list[str], go_fd: int | None) -> list[str]:
+    """`argv` started in a kernel-capped step: its folder's files copied into the tmpfs, then
+    - with `go_fd`: a wait for the harness's word on it (it holds the tmpfs open first: what the
+      step leaves there is copied out after every one of its processes is gone, jobs/disk_cap.py);
+    - without (a build started through a scheduler's launcher, on a node or in a process tree the
+      harness cannot reach): once the command ends, every other process of the sandbox killed
+      (its own pid namespace) and what the tmpfs holds copied back by the sandbox's first command,
+      which exits as the command did. STAGE is then writable to the toolchain as it runs: a build
+      runs no code of the submission's, only the compiler, linker and make on our makefile."""
+    if go_fd is not None:
+        script = f'cp -a {STAGE}/. . && read -r go < /proc/self/fd/{go_fd} && exec "$@"'
+    else:
+        script = (f'cp -a {STAGE}/. . || exit 1; "$@"; rc=$?; kill -KILL -1 2>/dev/null; '
+                  f'cp -a ./. {STAGE}/ || exit 1; exit $rc')
+    return ["/bin/sh", "-c", script, "sh", *argv]
+
+
+def bwrap_prefix(step: Step, capped: bool = False, copy_back: bool = False) -> list[str]:
     bwrap = shutil.which("bwrap") or "bwrap"
     args = [bwrap, "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     if step.isolation.per_rank:
@@ -200,12 +254,34 @@ def bwrap_prefix(step: Step) -> list[str]:
             args += _bind("--ro-bind", p)
     for p in step.hidden:
         args += ["--ro-bind", "/dev/null", str(p)]
-    for p in step.writable:
-        args += ["--bind", str(p), str(step.inside(p))]
+    if capped:
+        args += _capped_folders(step, copy_back)
+    else:
+        for p in step.writable:
+            args += ["--bind", str(p), str(step.inside(p))]
     # Per rank, nothing of the PMI/PMIx server is bound (its variables are set per step, after
     # this argv is built): with the network shared, srun --mpi=pmix ranks of Open MPI start
     # (measured on the Slurm test cluster); a site whose PMI needs a folder adds it to binds.
     args += ["--chdir", str(step.cwd), "--"]
+    return args
+
+
+def _capped_folders(step: Step, copy_back: bool = False) -> list[str]:
+    """The working folder a tmpfs of `disk_bytes` (the kernel refuses a block past it: ENOSPC),
+    its host content shown read-only at STAGE for the first command to copy in; the step's other
+    folders read-only, with the files the harness made in them before the step (a run's instrument
+    records, jobs/instruments.py HeldFile) bound writable one by one, each held to RLIMIT_FSIZE:
+    the step can fill them but make no file there. Nothing else it writes reaches the host."""
+    host = step.host_cwd
+    args = ["--bind" if copy_back else "--ro-bind", str(host), str(STAGE),
+            "--size", str(step.disk_bytes or 0), "--tmpfs", str(step.cwd)]
+    for p in step.writable:
+        if p == host:
+            continue
+        args += ["--ro-bind", str(p), str(step.inside(p))]
+        for f in sorted(p.rglob("*")):
+            if f.is_file() and not f.is_symlink():
+                args += ["--bind", str(f), str(step.inside(p) / f.relative_to(p))]
     return args
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from hpcbench.jobs.sandbox import bwrap_works
+from hpcbench.jobs.sandbox import bwrap_sizes_tmpfs, bwrap_works
 from hpcbench.jobs.valgrind import valgrind_path
 from tests.adversarial.tree import CANARY, plant_decoys, tricks, write_tree
 from tests.conftest import profile_file
@@ -49,6 +49,12 @@ DUMP = ("memory_safety", "-malloc_dump:")
 VALGRIND = ("memory_safety", "bytes lost from the submission's code")
 REFUSED = ("compilation", "refused before running")
 OBSERVED = ("memory_safety", "behaves differently when observed")
+# Where the kernel holds the disk limit (jobs/disk_cap.py) a run's log folder is read-only but for
+# the files the harness made there, bound one by one: a trick that removes, replaces or adds a file
+# there fails at it (EROFS), its run is clean of it, and the scan is what fails it (or valgrind's
+# report, left in place, shows the leak it hid). Measured: fifo_logs and symlink_logs clean runs,
+# valgrind_xml_remove "valgrind: 8192 bytes lost from the submission's code"; the rest as before.
+SHUT = bwrap_sizes_tmpfs()
 
 TRICKS: dict[str, Trick] = {
     "cache_in_run_folder": Trick("100 GOLD, execution time 0.003 s (timing runs printed the cached answer)",
@@ -78,13 +84,14 @@ TRICKS: dict[str, Trick] = {
                                  None, ("HB405", "HB407")),
     "leak_without_debug_malloc": Trick("100 GOLD; a reachable leak outside the checked run: the scan catches it",
                                        None, ("HB402",)),
-    "valgrind_xml_remove": Trick("100 GOLD, no report read as a clean one", DISABLED, ("HB405", "HB408")),
+    "valgrind_xml_remove": Trick("100 GOLD, no report read as a clean one", VALGRIND if SHUT else DISABLED,
+                                 ("HB405", "HB408")),
     "valgrind_xml_forge": Trick("100 GOLD, the program's clean report read", DISABLED, ("HB405", "HB408")),
     "valgrind_xml_truncate": Trick("100 GOLD, the cut report read as clean", DISABLED, ("HB405", "HB407")),
     "symlink_logs": Trick("memory gate failed, but another campaign's -log_view and another submission's "
-                          "valgrind report (the canary) were stored in campaign.h5", DISABLED,
+                          "valgrind report (the canary) were stored in campaign.h5", None if SHUT else DISABLED,
                           ("HB402", "HB407", "HB408")),
-    "fifo_logs": Trick("the job driver blocked for ever on the FIFO; `run` never ended", DISABLED,
+    "fifo_logs": Trick("the job driver blocked for ever on the FIFO; `run` never ended", None if SHUT else DISABLED,
                        ("HB402", "HB408")),
     "huge_xml": Trick("a 42.9 MB record from a 50 MB XML parsed whole by the driver", DISABLED, ("HB402", "HB408")),
     "replace_malloc_dump": Trick("100 GOLD, memory gate passed at confidence 1.0 (outside review, 5379f62)", REFUSED),

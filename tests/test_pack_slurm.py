@@ -193,6 +193,10 @@ def test_builds_are_steps_of_their_own_and_no_run_shares_a_core_with_one(slurm_c
     assert all(b["cpus"] for b in builds), [b["cpus"] for b in builds]
     build = recs["heavy-coder"]["build"]
     assert not build.get("cached") and build["exit_code"] == 0, build.get("stderr", "")[-500:]
+    # the build, a step Slurm started, in a tmpfs of disk_mb that its sandbox copied back itself
+    # (jobs/sandbox.py disk_limited); each rank its own sandbox: the folders shared, watched
+    assert build["disk_limit"] == "kernel (tmpfs)", build
+    assert {r["disk_limit"] for r in recs["heavy-coder"]["runs"]} == {"watched every 0.2 s"}
     cpus = set(parse_cpu_list(build["cpus"]))
     lo, hi = _interval(build["started_at"], build["wall_s"])
     beside = [r for r in recs["quick-coder"]["runs"]

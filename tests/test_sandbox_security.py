@@ -410,7 +410,9 @@ def test_four_processes_of_2_gb_are_stopped_at_the_jobs_memory_limit(root_campai
 def test_writing_past_the_disk_limit_is_stopped_with_the_reason(root_campaign):
     run = _record(root_campaign, "diskhog")["runs"][0]
     assert run["stopped_reason"] == "disk limit 200 MB", run
-    assert "wrote 1 GB" not in run["stdout"]
+    # watched, it is stopped before it is done; in a tmpfs of its limit (jobs/disk_cap.py) its writes
+    # past the limit fail, and it may finish first (fwrite's errors unread) but held no more
+    assert run["disk_limit"] == "kernel (tmpfs)" or "wrote 1 GB" not in run["stdout"], run
 
 
 def test_work_folders_are_removed_after_the_record_unless_keep_work(root_campaign, tmp_path):

@@ -15,7 +15,7 @@ from hpcbench.jobs.capture import Confinement, run_captured
 from hpcbench.jobs.cgroup import StepCgroup
 from hpcbench.jobs.launch import launch_argv, run_env
 from hpcbench.jobs.records import Isolation, Launcher, Limits
-from hpcbench.jobs.sandbox import Step, bwrap_works, petsc_paths, step_env
+from hpcbench.jobs.sandbox import Step, bwrap_sizes_tmpfs, bwrap_works, petsc_paths, step_env
 from hpcbench.petsc_env import find_petsc
 from hpcbench.site import load_site
 
@@ -177,6 +177,62 @@ def test_a_step_past_its_disk_limit_has_its_files_removed_at_once(tmp_path):
     assert step.cwd.is_dir() and list(step.cwd.iterdir()) == []
 
 
+needs_sized_tmpfs = pytest.mark.skipif(not bwrap_sizes_tmpfs(), reason="this bwrap has no --size (0.5+)")
+# A step that fills its folder, a folder and a sparse file of its own under the limit, its
+# harness-made file (`logs/held`) written, a new file beside it refused; then one fallocate of
+# more than its limit: the kernel refuses it whole, where the 0.2 s watch let it through.
+FILLS = ("import os\nos.mkdir('d'); open('d/mine', 'w').write('kept')\n"
+         "with open('sparse', 'wb') as f: f.seek(8 << 20); f.write(b'x')\n"
+         "open('../logs/held', 'w').write('record')\n"
+         "try:\n    open('../logs/new', 'w')\nexcept OSError as e:\n    print('refused:', e.strerror)\n"
+         "with open('big', 'wb') as f:\n    os.posix_fallocate(f.fileno(), 0, 100 << 20)\n")
+
+
+def _two_folders(tmp_path: Path) -> Step:
+    step = _step(tmp_path)
+    step.writable.append(tmp_path / "logs")
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "held").touch()
+    (step.cwd / "src.c").write_text("staged")
+    return step
+
+
+@needs_bwrap
+@needs_sized_tmpfs
+@pytest.mark.parametrize("launch", [(), ("env",)], ids=["harness-copies-out", "sandbox-copies-back"])
+def test_the_kernel_refuses_a_fallocate_past_the_disk_limit_and_the_files_under_it_come_out(tmp_path, launch):
+    """Started by us the harness copies the tmpfs out once the step is gone; through a launcher
+    (a build under Slurm: `env` stands for srun) the sandbox copies it back itself."""
+    step = _two_folders(tmp_path)
+    cap = run_captured(["/usr/bin/python3", "-c", FILLS.replace("'big'", "'big' if False else 'ok'")
+                        .replace("100 << 20", "1 << 20")], cwd=step.cwd, env=step_env({}), timeout_s=60,
+                       step=step, confinement=Confinement(Limits(disk_mb=20), launch=launch))
+    assert cap.exit_code == 0 and cap.disk_limit == "kernel (tmpfs)", (cap.stopped_reason, cap.stderr)
+    assert "refused: Read-only file system" in cap.stdout and (tmp_path / "logs" / "held").read_text() == "record"
+    assert (step.cwd / "d" / "mine").read_text() == "kept" and (step.cwd / "src.c").read_text() == "staged"
+    assert (step.cwd / "ok").stat().st_size == 1 << 20
+    sparse = (step.cwd / "sparse").stat()
+    assert sparse.st_size == (8 << 20) + 1 and sparse.st_blocks * 512 < 1 << 20  # holes kept
+    assert not (tmp_path / "logs" / "new").exists()
+
+    (tmp_path / "bomb").mkdir()
+    bomb = _two_folders(tmp_path / "bomb")
+    cap = run_captured(["/usr/bin/python3", "-c", FILLS], cwd=bomb.cwd, env=step_env({}), timeout_s=60,
+                       step=bomb, confinement=Confinement(Limits(disk_mb=20), launch=launch))
+    assert "No space left on device" in cap.stderr and cap.stopped_reason == "disk limit 20 MB", cap.stderr
+    assert list(bomb.cwd.iterdir()) == []  # a step past its limit leaves nothing
+
+
+@needs_bwrap
+@needs_sized_tmpfs
+def test_a_capped_step_past_its_inode_limit_is_stopped_as_before(tmp_path):
+    step = _step(tmp_path)
+    script = "import os, time\nfor i in range(3000): open(f'e{i}', 'w')\ntime.sleep(5)"
+    cap = run_captured(["/usr/bin/python3", "-c", script], cwd=step.cwd, env=step_env({}), timeout_s=60,
+                       step=step, confinement=Confinement(Limits(disk_mb=20, inodes=1000)))
+    assert cap.stopped_reason == "inode limit 1000" and cap.wall_s < 4 and cap.disk_limit == "kernel (tmpfs)"
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="creating cgroups needs root here")
 def test_step_cgroup_limits_memory_of_all_processes_together(tmp_path):
     cg = StepCgroup.create(32, 256)
@@ -199,6 +255,7 @@ def test_doctor_shows_the_isolation_level_and_that_it_starts():
     out = subprocess.run([str(exe), "doctor", "--no-launch"], capture_output=True, text=True).stdout
     line = next(ln for ln in out.splitlines() if ln.startswith("isolation:"))
     assert "bwrap" in line and " ok " in line and "one sandbox per step" in line, line
+    assert ("disk limit: kernel (a tmpfs of disk_mb" if bwrap_sizes_tmpfs() else "disk limit: watched") in line, line
     out = subprocess.run([str(exe), "doctor", "--site", "polaris", "--no-launch"], capture_output=True,
                          text=True).stdout
     assert any(ln.startswith("isolation: none") and "WARNING" in ln for ln in out.splitlines()), out

@@ -4,6 +4,7 @@ install puts it in its own prefix) used by an unprivileged user for a whole camp
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -65,8 +66,11 @@ def test_an_unprivileged_user_runs_a_campaign_through_bwrap_installed_outside_us
         assert "| `reference` | vec-scatter | `1` | passed checks | pass |" in report, report[-3000:]
         record = out / "c" / "records" / "reference__vec-scatter__1.json"
         assert record.stat().st_uid == 65534  # written by `nobody`, not root
-        used = log.read_text().splitlines()
+        used = [ln for ln in log.read_text().splitlines() if ln != "--help"]  # --help: does it have --size?
         assert len(used) >= 3 and all("--unshare-all" in ln for ln in used)  # the build and the runs
+        # each in a tmpfs of its disk limit, held open and copied out by `nobody` too (jobs/disk_cap.py)
+        assert all("--size" in ln for ln in used)
+        assert {r["disk_limit"] for r in json.loads(record.read_text())["runs"]} == {"kernel (tmpfs)"}
     finally:
         shutil.rmtree(prefix, ignore_errors=True)
         shutil.rmtree(out, ignore_errors=True)
