@@ -41,7 +41,7 @@ def test_every_performance_case_draws_and_no_draw_is_public():
     """Every problem with a performance case draws options; over 60 seeds every draw lies in its
     ranges, none is a published case or the
     nominal one, and the draws vary (bratu-fold and stokes-fieldsplit draw an integer size
-    from 6 and 7 values, one the nominal)."""
+    from 6 and 7 values beside a real: tests/test_draw_space.py)."""
     assert len(TIMED) == 12 and len(DRAWN) == 12, TIMED
     # an option a case leaves unset is at the default problem.json states (rosenbrock's -scale 1)
     rosen = PROBLEMS["rosenbrock"].problem
@@ -105,8 +105,7 @@ def test_planning_draws_the_case_per_campaign_and_a_replan_keeps_it(tmp_path):
     seeds time every problem at different arguments, neither at a published case; the
     reference is timed at the same arguments; planning the campaign again keeps its draw,
     recorded in the snapshot."""
-    # seeds that differ for every problem: bratu-fold's and stokes-fieldsplit's sizes come
-    # from 5 and 6 values, so a pair of seeds agrees there one time in five or six
+    # seeds 1 and 2 differ for every problem (each draws a real of 4-5 significant digits)
     one, two = _plan(tmp_path / "a", 1), _plan(tmp_path / "b", 2)
     assert set(one) == set(two) == set(DRAWN), sorted(one)
     for pid, perf in one.items():
@@ -201,7 +200,9 @@ def test_the_nominal_answer_fails_at_a_draw_at_the_problems_factor_where_valid_a
                                                     record=JobResult(job_id="j", agent="a", problem=pid,
                                                                      attempt="1", runs=runs))).score
 
-    assert score(out["nominal"], 100.0) == 1.0  # the hole: inside 100x the checks' tolerances
+    # the hole at the old factor of 100: advection1d's nominal answers still lie inside 100x the
+    # checks' tolerances at its draws (about 24x); bratu-fold's no longer do, since -ky moves the fold
+    assert score(out["nominal"], 100.0) == (1.0 if pid == "advection1d" else 0.0)
     assert score(out["nominal"]) == 0.0
     assert score(out["reference"]) == 1.0 and score(out["valid"]) == 1.0
 
