@@ -74,7 +74,7 @@ def binary(tmp_path_factory):
 
 # -ky (the coefficient of u_yy, drawn in the held-out and performance cases so that their
 # answers cannot be tabulated by -n and -w: issue 33) off its default too
-@pytest.mark.parametrize("n,w,ranks,ky", [(8, 2, 1, 1.0), (16, 1, 2, 1.0), (16, 3, 1, 1.0), (8, 2, 1, 0.6789)])
+@pytest.mark.parametrize("n,w,ranks,ky", [(8, 2, 1, 1.0), (16, 1, 2, 1.0), (16, 3, 1, 0.6789)])
 def test_reference_matches_the_bordered_system_solved_with_scipy(binary, n, w, ranks, ky):
     q = quantities(run(binary, ["-n", str(n), "-w", str(w)] + (["-ky", f"{ky}"] if ky != 1.0 else []), ranks=ranks))
     ind = independent(n, w, ky)

@@ -104,7 +104,7 @@ def binary(tmp_path_factory):
 
 # -k (the pressure's wavenumber in y, drawn in the held-out and performance cases so that their
 # answers cannot be tabulated by -n: issue 33) at a value off the default too
-@pytest.mark.parametrize("n,ranks,k", [(8, 1, 1.0), (16, 2, 1.0), (16, 1, 2.345)])
+@pytest.mark.parametrize("n,ranks,k", [(8, 1, 1.0), (16, 2, 2.345)])
 def test_reference_matches_an_independent_mac_assembly_and_direct_solve(binary, n, ranks, k):
     q = quantities(run(binary, ["-n", str(n)] + (["-k", f"{k}"] if k != 1.0 else []), ranks=ranks))
     ind = mac(n, k)
