@@ -306,7 +306,7 @@ def _independent_new(pid: str, opts: dict[str, str]) -> dict:
     if pid == "bratu-fold":
         from tests.test_reference_bratu_fold import independent
 
-        return independent(int(opts["-n"]), int(opts["-w"]))
+        return independent(int(opts["-n"]), int(opts["-w"]), float(opts.get("-ky", 1.0)))
     if pid == "elasticity-gamg":
         from tests.test_reference_elasticity_gamg import beam
 
@@ -322,7 +322,7 @@ def _independent_new(pid: str, opts: dict[str, str]) -> dict:
     if pid == "stokes-fieldsplit":
         from tests.test_reference_stokes_fieldsplit import mac
 
-        return mac(int(opts["-n"]))
+        return mac(int(opts["-n"]), float(opts.get("-k", 1.0)))
     raise AssertionError(pid)
 
 

@@ -99,3 +99,40 @@ def stratum_of(p: HeldOutParam, value: str) -> Stratum:
     """Which stratum a drawn value lies in (the magnitude's, for `either_sign`)."""
     t = _position(p, abs(float(value)))
     return "low" if t <= p.edge else "high" if t >= 1.0 - p.edge else "interior"
+
+
+# A drawn value space counts as unbounded past this many values (a range through 0, where a
+# real at fixed significant digits has ever finer values).
+UNBOUNDED = 10**12
+
+
+def _reals_between(lo: float, hi: float, digits: int) -> int:
+    """How many numbers of at most `digits` significant digits lie in [lo, hi], 0 < lo <= hi."""
+    count, e = 0, math.floor(math.log10(lo))
+    while 10.0**e <= hi:
+        step = decimal.Decimal(1).scaleb(e - digits + 1)
+        a = max(decimal.Decimal(repr(lo)), decimal.Decimal(1).scaleb(e))
+        b = min(decimal.Decimal(repr(hi)), decimal.Decimal(1).scaleb(e + 1) - step)
+        if a <= b:
+            count += int((b / step).to_integral_value(decimal.ROUND_FLOOR)
+                         - (a / step).to_integral_value(decimal.ROUND_CEILING)) + 1
+        e += 1
+    return count
+
+
+def value_count(p: HeldOutParam) -> int:
+    """How many different argument strings a draw of `p` can give: the admissible integers, or
+    the reals of `digits` significant digits in the range (both signs for `either_sign`). A
+    program that embeds the answer for each can skip the solve (docs/security.md), so a drawn
+    case's space must not be small (tests/test_draw_space.py)."""
+    if p.kind == "int":
+        return len(_ints(p))
+    if p.min <= 0.0 <= p.max:
+        return UNBOUNDED
+    lo, hi = sorted((abs(p.min), abs(p.max)))
+    return _reals_between(lo, hi, p.digits) * (2 if p.either_sign else 1)
+
+
+def space_size(params: list[HeldOutParam]) -> int:
+    """How many different cases a draw of `params` can give (each param drawn independently)."""
+    return min(math.prod(value_count(p) for p in params), UNBOUNDED)

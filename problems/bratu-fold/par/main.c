@@ -12,11 +12,12 @@ static char help[] = "Solid-fuel ignition (Bratu) on the rectangle [0,w] x [0,1]
                      "solution branch by natural-parameter continuation with step halving, and the minimal\n"
                      "solution at 99% of it, by Newton's method.\n"
                      "  -n <int> : grid intervals per unit length (the grid has (w n + 1) x (n + 1) points)\n"
-                     "  -w <int> : width of the rectangle\n\n";
+                     "  -w <int> : width of the rectangle\n"
+                     "  -ky <real>: the coefficient of u_yy (default 1)\n\n";
 
 /*
-  Solves -lap u = lambda exp(u) in (0,w) x (0,1), u = 0 on the boundary, with the five-point
-  Laplacian on a uniform grid of spacing h = 1/n that includes the boundary points (their rows
+  Solves -(u_xx + ky u_yy) = lambda exp(u) in (0,w) x (0,1), u = 0 on the boundary (ky = 1: -lap u),
+  with the five-point difference on a uniform grid of spacing h = 1/n that includes the boundary points (their rows
   read u = 0, scaled like the interior rows so the Jacobian stays well conditioned).
 
   1. The fold lambda*: the largest lambda at which the discrete equations have a solution. The
@@ -42,6 +43,7 @@ static char help[] = "Solid-fuel ignition (Bratu) on the rectangle [0,w] x [0,1]
 typedef struct {
   PetscReal lambda; /* the parameter the callbacks use */
   PetscReal h;      /* grid spacing */
+  PetscReal ky;     /* the coefficient of u_yy (-ky): a drawn real, so the answers cannot be tabulated by -n and -w */
 } Ctx;
 
 static PetscErrorCode Residual(SNES snes, Vec U, Vec F, void *ptr)
@@ -64,7 +66,7 @@ static PetscErrorCode Residual(SNES snes, Vec U, Vec F, void *ptr)
   for (PetscInt j = info.ys; j < info.ys + info.ym; ++j) {
     for (PetscInt i = info.xs; i < info.xs + info.xm; ++i) {
       if (i == 0 || j == 0 || i == info.mx - 1 || j == info.my - 1) f[j][i] = 4.0 * ih2 * u[j][i];
-      else f[j][i] = ih2 * (4.0 * u[j][i] - u[j][i - 1] - u[j][i + 1] - u[j - 1][i] - u[j + 1][i]) - ctx->lambda * PetscExpScalar(u[j][i]);
+      else f[j][i] = ih2 * (4.0 * u[j][i] - u[j][i - 1] - u[j][i + 1] - u[j - 1][i] - u[j + 1][i]) + (ctx->ky - 1.0) * ih2 * (2.0 * u[j][i] - u[j - 1][i] - u[j + 1][i]) - ctx->lambda * PetscExpScalar(u[j][i]);
     }
   }
   PetscCall(DMDAVecRestoreArrayRead(da, Ul, &u));
@@ -103,7 +105,9 @@ static PetscErrorCode Jacobian(SNES snes, Vec U, Mat J, Mat P, void *ptr)
       col[3].j = j - 1;
       col[4].j = j + 1;
       v[0] = 4.0 * ih2 - ctx->lambda * PetscExpScalar(u[j][i]);
-      v[1] = v[2] = v[3] = v[4] = -ih2;
+      v[1] = v[2] = -ih2;
+      v[0] += 2.0 * (ctx->ky - 1.0) * ih2;
+      v[3] = v[4] = -ctx->ky * ih2;
       PetscCall(MatSetValuesStencil(P, 1, &row, 5, col, v, INSERT_VALUES));
     }
   }
@@ -304,9 +308,12 @@ int main(int argc, char **argv)
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "Bratu fold options", NULL);
   PetscCall(PetscOptionsInt("-n", "grid intervals per unit length", NULL, n, &n, NULL));
   PetscCall(PetscOptionsInt("-w", "width of the rectangle", NULL, w, &w, NULL));
+  ctx.ky = 1.0;
+  PetscCall(PetscOptionsReal("-ky", "the coefficient of u_yy", NULL, ctx.ky, &ctx.ky, NULL));
   PetscOptionsEnd();
   PetscCheck(n >= 2, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-n must be at least 2");
   PetscCheck(w >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-w must be at least 1");
+  PetscCheck(ctx.ky > 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-ky must be positive");
   ctx.h = 1.0 / n;
 
   PetscCall(DMDACreate2d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, w * n + 1, n + 1, PETSC_DECIDE, PETSC_DECIDE, 1, 1, NULL, NULL, &da));

@@ -1,11 +1,13 @@
 static char help[] = "Stokes flow in the unit square with a manufactured solution on a staggered (MAC) DMStag grid,\n"
                      "solved by FGMRES with a Schur-complement block preconditioner (PCFIELDSPLIT).\n"
-                     "  -n <int>    : cells per side (even)\n\n";
+                     "  -n <int>    : cells per side (even)\n"
+                     "  -k <real>   : the pressure's wavenumber in y, p* = cos(pi x) cos(k pi y)\n\n";
 
 /*
   -nu lap u + grad p = f,  -div u = 0  in (0,1)^2,  u = 0 on the boundary, nu = 1,
   with f made from the exact solution u* = curl psi, psi = sin^2(pi x) sin^2(pi y),
-  p* = cos(pi x) cos(pi y) (mean zero), so u* = (pi sin^2(pi x) sin(2 pi y), -pi sin(2 pi x) sin^2(pi y)).
+  p* = cos(pi x) cos(k pi y) (mean zero for every k; -k, default 1), so
+  u* = (pi sin^2(pi x) sin(2 pi y), -pi sin(2 pi x) sin^2(pi y)).
 
   MAC grid on a DMStag with one dof per face and one per element: x-velocity on vertical faces
   (DMSTAG_LEFT), y-velocity on horizontal faces (DMSTAG_DOWN), pressure in the cells. Five-point
@@ -39,6 +41,9 @@ typedef struct {
   PetscReal nu, h;
 } Flow;
 
+/* the pressure's wavenumber in y (-k): a drawn real, so the answers cannot be tabulated by -n */
+static PetscReal pk = 1.0;
+
 static PetscReal Ux(PetscReal x, PetscReal y)
 {
   return PETSC_PI * PetscSqr(PetscSinReal(PETSC_PI * x)) * PetscSinReal(2 * PETSC_PI * y);
@@ -49,18 +54,18 @@ static PetscReal Uy(PetscReal x, PetscReal y)
 }
 static PetscReal Pressure(PetscReal x, PetscReal y)
 {
-  return PetscCosReal(PETSC_PI * x) * PetscCosReal(PETSC_PI * y);
+  return PetscCosReal(PETSC_PI * x) * PetscCosReal(pk * PETSC_PI * y);
 }
 /* f = -nu lap u* + grad p* */
 static PetscReal Fx(PetscReal nu, PetscReal x, PetscReal y)
 {
   const PetscReal pi3 = PETSC_PI * PETSC_PI * PETSC_PI;
-  return -nu * 2 * pi3 * PetscSinReal(2 * PETSC_PI * y) * (2 * PetscCosReal(2 * PETSC_PI * x) - 1) - PETSC_PI * PetscSinReal(PETSC_PI * x) * PetscCosReal(PETSC_PI * y);
+  return -nu * 2 * pi3 * PetscSinReal(2 * PETSC_PI * y) * (2 * PetscCosReal(2 * PETSC_PI * x) - 1) - PETSC_PI * PetscSinReal(PETSC_PI * x) * PetscCosReal(pk * PETSC_PI * y);
 }
 static PetscReal Fy(PetscReal nu, PetscReal x, PetscReal y)
 {
   const PetscReal pi3 = PETSC_PI * PETSC_PI * PETSC_PI;
-  return nu * 2 * pi3 * PetscSinReal(2 * PETSC_PI * x) * (2 * PetscCosReal(2 * PETSC_PI * y) - 1) - PETSC_PI * PetscCosReal(PETSC_PI * x) * PetscSinReal(PETSC_PI * y);
+  return nu * 2 * pi3 * PetscSinReal(2 * PETSC_PI * x) * (2 * PetscCosReal(2 * PETSC_PI * y) - 1) - pk * PETSC_PI * PetscCosReal(PETSC_PI * x) * PetscSinReal(pk * PETSC_PI * y);
 }
 
 /* one momentum row: the face `dir` (0: LEFT, u; 1: DOWN, v) of element (ex, ey) */
@@ -245,6 +250,7 @@ int main(int argc, char **argv)
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "Stokes options", NULL);
   PetscCall(PetscOptionsInt("-n", "cells per side", NULL, fl.n, &fl.n, NULL));
+  PetscCall(PetscOptionsReal("-k", "the pressure's wavenumber in y", NULL, pk, &pk, NULL));
   PetscOptionsEnd();
   PetscCheck(fl.n >= 4 && fl.n % 2 == 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-n must be even, at least 4");
   fl.h = 1.0 / fl.n;
