@@ -14,8 +14,10 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from hpcbench.jobs.cgroup import StepCgroup
 from hpcbench.jobs.disk_cap import CappedFolder, free_folders
@@ -298,7 +300,8 @@ def run_captured(
         where = Confinement(limits, None, where.launch)  # the scheduler places it: not pinned here
     cgroup = StepCgroup.create(limits.processes, limits.memory_mb) if limits else None
     try:
-        return _run(cmd, cwd, env, timeout_s, output_cap, step, where, cgroup, observe, go, copy_back)
+        return _run(cmd, cwd, env, timeout_s, output_cap,
+                    _Context(step, where, cgroup, observe, go, copy_back))
     finally:
         if go is not None:
             go.close()
@@ -443,9 +446,20 @@ class _Go:
 ATTACH_S = 30.0
 
 
+@dataclass
+class _Context:
+    """Where a step runs and what watches it (run_captured's choices, handed to _run and _finish)."""
+    step: Step | None
+    where: Confinement
+    cgroup: StepCgroup | None
+    observe: Callable[..., Any] | None = None  # (pid, cgroup pids) -> a watcher, as run_captured takes it
+    go: _Go | None = None
+    copy_back: bool = False  # a sandbox the scheduler started copies its tmpfs back itself
+
+
 def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, output_cap: int,
-         step: Step | None, where: Confinement, cgroup: StepCgroup | None, observe=None,
-         go: _Go | None = None, copy_back: bool = False) -> Captured:
+         ctx: _Context) -> Captured:
+    step, where, cgroup, go = ctx.step, ctx.where, ctx.cgroup, ctx.go
     limits = where.limits
     flood_at = limits.flood_bytes if limits else 1 << 30
     not_ours = bool(where.launch) or (step is not None and step.isolation.per_rank)  # the scheduler's processes
@@ -460,8 +474,7 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float, outpu
         return Captured(127, None, False, f"could not start: {e}", 0.0, "", str(e), False, False, 0, 0)
     capped, lost = _attach(proc, step, go)
     try:
-        return _finish(proc, t0, timeout_s, output_cap, flood_at, step, limits, cgroup, observe, capped, lost,
-                       copy_back)
+        return _finish(proc, t0, timeout_s, output_cap, flood_at, ctx, capped, lost)
     finally:
         if capped is not None:
             capped.close()  # the tmpfs goes now: its pages counted against the step's memory cgroup
@@ -482,8 +495,8 @@ def _attach(proc: subprocess.Popen, step: Step | None, go: _Go | None) -> tuple[
 
 
 def _finish(proc: subprocess.Popen, t0: float, timeout_s: float, output_cap: int, flood_at: int,
-            step: Step | None, limits: Limits | None, cgroup: StepCgroup | None, observe,
-            capped: CappedFolder | None, lost: str, copy_back: bool = False) -> Captured:
+            ctx: _Context, capped: CappedFolder | None, lost: str) -> Captured:
+    step, limits, cgroup, observe, copy_back = ctx.step, ctx.where.limits, ctx.cgroup, ctx.observe, ctx.copy_back
     watcher = observe(proc.pid, cgroup.pids if cgroup is not None else None) if observe else None
     flooded = threading.Event()
     out, err = _readers(proc, output_cap, flood_at, flooded)
