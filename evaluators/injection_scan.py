@@ -439,6 +439,18 @@ def _words(identifier: str) -> str:
     return " ".join(re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+", identifier))
 
 
+def _identifier(text: str, line: int, idents: dict[str, int], seen: set[str],
+                near: list[tuple[int, str, str]]) -> None:
+    """A name of several words (snake_case, CamelCase) is read as words: once near its line, and
+    with two or more word marks kept for the whole file's joined reading (C and Python alike)."""
+    marks = text.count("_") + sum(c.isupper() for c in text[1:])
+    if marks >= 2:
+        idents.setdefault(text, line)
+    if marks >= 1 and text not in seen:
+        seen.add(text)
+        near.append((line, "identifier", _words(text)))
+
+
 def segments(src: str) -> list[tuple[int, str, str]]:
     """(line, kind, text) of every piece of a C source that holds words, not code."""
     return _pieces(src)[0]
@@ -496,12 +508,7 @@ def _pieces(src: str) -> tuple[list[tuple[int, str, str]], list[tuple[int, str, 
                 (out if n.type == "initializer_list" else formatted).append(
                     (line, "initializer" if n.type == "initializer_list" else "string", data))
         elif n.type in ("identifier", "field_identifier", "type_identifier"):
-            marks = text.count("_") + sum(c.isupper() for c in text[1:])
-            if marks >= 2:
-                idents.setdefault(text, line)
-            if marks >= 1 and text not in seen:
-                seen.add(text)
-                near.append((line, "identifier", _words(text)))
+            _identifier(text, line, idents, seen, near)
     # adjacent comments are one segment (a sentence over comment lines)
     out[:0] = [(chain[0][0], "comment", "\n".join(t for _, t in chain)) for chain in _chains(near, "comment", 1)]
     out += [(line, "identifier", _words(name)) for name, line in idents.items()]
@@ -643,13 +650,7 @@ def _py_pieces(src: str) -> tuple[list[tuple[int, str, str]], list[tuple[int, st
         if tok.type == tokenize.COMMENT:
             near.append((line, "comment", tok.string.lstrip("#")))
         elif tok.type == tokenize.NAME:
-            text = tok.string
-            marks = text.count("_") + sum(c.isupper() for c in text[1:])
-            if marks >= 2:
-                idents.setdefault(text, line)
-            if marks >= 1 and text not in seen:
-                seen.add(text)
-                near.append((line, "identifier", _words(text)))
+            _identifier(tok.string, line, idents, seen, near)
     flush()
     out[:0] = [(chain[0][0], "comment", "\n".join(t for _, t in chain)) for chain in _chains(near, "comment", 1)]
     out += [(line, "identifier", _words(name)) for name, line in idents.items()]
