@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -136,7 +137,8 @@ def test_a_full_disk_stops_the_run_naming_the_file_system_and_run_resumes(tmp_pa
             text = json.dumps(rec)
             assert "No space left" not in text and "errno = 28" not in text, rec["job_id"]
             if rec["agent"] == "reference":
-                assert rec["build"]["exit_code"] == 0, rec["job_id"]
+                assert rec["build"] is not None and rec["build"]["exit_code"] == 0, \
+                    (rec["job_id"], rec["status"], rec.get("reason"))
                 assert all(r["exit_code"] == 0 and not r["timed_out"] for r in rec["runs"]), rec["job_id"]
         subprocess.run(["mount", "-o", "remount,size=16m", str(mnt)], check=True)
         second = hpcbench(*args, check=False)
@@ -427,3 +429,26 @@ def test_a_received_store_that_reads_other_files_is_refused_and_rebuilt(sealed, 
                and not q.name.startswith("campaign.damaged-")]
     assert not any(canary.decode() in o for o in outputs)
     assert not any(canary in b for b in written)
+
+
+def test_a_job_that_exits_for_a_full_disk_between_two_looks_of_the_driver_is_never_recorded(tmp_path):
+    """Before: the local driver looked for EXIT_DISK_FULL, then reaped; a job that exited in
+    between was recorded as "job process exited 75 without a record", an error with no build,
+    counted against the program (CI on stop 44: a kept reference record without a build)."""
+    from types import SimpleNamespace
+
+    from hpcbench.executors.local import LocalExecutor, _Deadlines
+    from hpcbench.jobs.diskfull import EXIT_DISK_FULL, FullJobs
+
+    job = SimpleNamespace(job_id="reference__vec-scatter__1", agent="reference", problem="vec-scatter",
+                          attempt="1", work_dir=str(tmp_path / "work"), record_path=str(tmp_path / "rec.json"))
+    Path(job.work_dir).mkdir()
+    proc = subprocess.Popen([sys.executable, "-c", f"raise SystemExit({EXIT_DISK_FULL})"])
+    proc.wait()
+    ex = LocalExecutor.__new__(LocalExecutor)
+    ex.campaign = SimpleNamespace(finished=lambda jid: False)
+    running, clock, full = {job.job_id: (proc, job, None)}, _Deadlines(1.0), FullJobs()
+    assert ex._reap(running, clock) == 0
+    assert not Path(job.record_path).exists() and job.job_id in running
+    ex._stop_if_disk_full(running, [], clock, full)  # the next turn of the loop
+    assert not running and not Path(job.record_path).exists()

@@ -169,7 +169,7 @@ def test_every_final_state_maps_to_an_outcome(tmp_path):
     camp = Campaign(tmp_path)
     ex = _ReplayExecutor(site, camp)
     ex._replay = _Replay()
-    names = ["done", "timeout_rec", "timeout", "cancel", "nodefail", "oom", "failed", "running"]
+    names = ["done", "timeout_rec", "timeout", "cancel", "nodefail", "oom", "failed", "running", "diskfull"]
     jobs = [_spec(tmp_path, n) for n in names]
     ex.submit(jobs)
     ids = {j.job_id: e.sched_id for j, e in zip(jobs, [ex.load_ledger().jobs[j.job_id] for j in jobs])}
@@ -185,10 +185,13 @@ def test_every_final_state_maps_to_an_outcome(tmp_path):
     st[ids["oom"]] = SchedInfo("OUT_OF_MEMORY")
     st[ids["failed"]] = SchedInfo("FAILED", exit_code="1:0")
     st[ids["running"]] = SchedInfo("RUNNING")
+    st[ids["diskfull"]] = SchedInfo("FAILED", exit_code="75:0")  # jobs/diskfull.py EXIT_DISK_FULL, no record
     states, retry = ex.refresh(jobs)
     assert states == {"done": "done", "timeout_rec": "timeout", "timeout": "timeout", "cancel": "cancelled",
-                      "nodefail": "retrying", "oom": "failed", "failed": "failed", "running": "running"}
-    assert [j.job_id for j in retry] == ["nodefail"]
+                      "nodefail": "retrying", "oom": "failed", "failed": "failed", "running": "running",
+                      "diskfull": "retrying"}  # room came back (tmp_path has it): run again, not an error
+    assert [j.job_id for j in retry] == ["nodefail", "diskfull"]
+    assert not Path(jobs[names.index("diskfull")].record_path).exists()
     rec = lambda n: json.loads(Path(jobs[names.index(n)].record_path).read_text())  # noqa: E731
     assert rec("timeout")["status"] == "timeout" and rec("oom")["status"] == "error"
     assert "FAILED (exit 1:0) without a record" in rec("failed")["reason"]
@@ -199,8 +202,11 @@ def test_every_final_state_maps_to_an_outcome(tmp_path):
     assert e.tries == 2 and e.history == [f"{ids['nodefail']}: NODE_FAIL"]
     st[e.sched_id] = SchedInfo("PREEMPTED")
     st[ids["running"]] = SchedInfo("COMPLETED")
+    st[ex.load_ledger().jobs["diskfull"].sched_id] = SchedInfo("FAILED", exit_code="75")  # PBS: Exit_status alone
     states, retry = ex.refresh(jobs)
     assert states["nodefail"] == "failed" and not retry
+    # full again past the retries: no record (no result of the program's), left for --resume
+    assert states["diskfull"] == "cancelled" and not Path(jobs[names.index("diskfull")].record_path).exists()
     assert "PREEMPTED on every try (2" in rec("nodefail")["reason"]
     assert states["running"] == "failed"  # COMPLETED but no record: the log tail would say why
     # A resumed submit skips what is still queued; cancel only touches active jobs.

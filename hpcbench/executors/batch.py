@@ -12,6 +12,8 @@ Outcomes by scheduler state:
     CANCELLED                        cancelled: no record, `submit --resume` reruns it
     NODE_FAIL, PREEMPTED, BOOT_FAIL  resubmitted up to site.batch.retries, then error
     OUT_OF_MEMORY                    error (a result: the program needed more memory)
+    exit 75 (jobs/diskfull.py)       the file system was full: rerun where room came back, else
+                                     left unrecorded for `submit --resume`
     FAILED/COMPLETED without record  error, with the job log's tail
     PENDING, RUNNING, REQUEUED, ...  still active
 Scheduler commands have timeouts and retries (executors/schedcmd.py). A scheduler that does not
@@ -36,6 +38,7 @@ from hpcbench.executors.backend import Backend, SchedInfo
 from hpcbench.executors.base import Executor, JobDetail, JobState, Progress
 from hpcbench.executors.schedcmd import SchedulerUnreachable
 from hpcbench.executors.shapes import ArrayPlan, plan_arrays, resolve_account
+from hpcbench.jobs import diskfull
 from hpcbench.jobs.interrupt import SCHEDULER_JOB_ID_ENV
 from hpcbench.jobs.records import JobResult, JobSpec, JobStatus, save_model, write_atomic
 from hpcbench.jobs.resume import keep_for_resume
@@ -107,6 +110,12 @@ def _record_status(path: Path) -> str:
         return json.loads(path.read_text()).get("status", "done")
     except (OSError, ValueError):
         return ""
+
+
+def _exit_status(code: str) -> int | None:
+    """The job script's exit status from the scheduler's exit code (Slurm "75:0", PBS "75")."""
+    head = code.split(":", 1)[0].strip()
+    return int(head) if head.isdigit() else None
 
 
 def _lost(job: JobSpec, e: Entry) -> bool:
@@ -342,11 +351,26 @@ class BatchExecutor(Executor):
                                          f"knew it on any poll for {LOST_AFTER_S:.0f} s, and the job left no "
                                          "record and touched nothing of its work folder in that time")
             return "failed"
+        if _exit_status(si.exit_code) == diskfull.EXIT_DISK_FULL and not rec.is_file():
+            return self._disk_full(job, e, retry)
         e.outcome = "error"
         tail = self.backend().log_tail(e.sched_id)
         self._write(job, e, "error", f"job {e.sched_id} ended {st} (exit {si.exit_code or '?'}) without a record"
                                      + (f"; log tail:\n{tail}" if tail else ""))
         return "failed"
+
+    def _disk_full(self, job: JobSpec, e: Entry, retry: list[JobSpec]) -> JobState:
+        """The job found its file system full and wrote no record (jobs/job.py): no result of the
+        program's. Run again where room came back, else left for `submit --resume`."""
+        work = Path(job.work_dir)
+        if e.tries <= self.site.batch.retries and not diskfull.is_full(work):
+            retry.append(job)
+            return "retrying"
+        e.outcome = "cancelled"
+        print(f"hpcbench: job {job.job_id} ({e.sched_id}) stopped: "
+              f"{diskfull.full_message(work, 'the job could not write its results')}; not recorded: "
+              "`submit --resume` runs it once there is room", file=sys.stderr)
+        return "cancelled"
 
     def states(self, jobs: list[JobSpec]) -> dict[str, JobState]:
         return self.refresh(jobs)[0]

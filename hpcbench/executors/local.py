@@ -107,8 +107,8 @@ class LocalExecutor(Executor):
         """Jobs whose process ended: released, and recorded if they could not record themselves."""
         n = 0
         for jid, (proc, job, _) in list(running.items()):
-            if proc.poll() is None:
-                continue
+            if proc.poll() is None or proc.returncode == diskfull.EXIT_DISK_FULL:
+                continue  # a full file system: _stop_if_disk_full's, at the next turn, never a record
             del running[jid]
             lease.release(Path(job.work_dir))
             if not self.campaign.finished(jid) and not (Path(job.work_dir) / "cancelled.json").is_file():
