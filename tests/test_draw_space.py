@@ -142,3 +142,23 @@ def test_integer_sized_problems_draw_a_real_the_task_states(pid):
     assert any(q.option == option and q.kind == "real" for q in prob.performance.params), pid
     assert f"option {option} <real>" in prob.task
     assert option in draw_performance(prob, 0)
+
+
+def test_every_option_the_performance_case_draws_is_also_in_a_scored_case():
+    """Before: bratu-fold's -ky and stokes-fieldsplit's -k were drawn in the performance case
+    only, so a program that ignored them lost nothing but that case's answer check (a timing
+    gate, not accuracy): every option the performance case draws must reach a published case
+    with a value other than its default, or the held-out draw."""
+    missing = {}
+    for pid, b in PROBLEMS.items():
+        perf = b.problem.performance
+        if perf is None:
+            continue
+        held = {q.option for q in (b.problem.held_out.params if b.problem.held_out else [])}
+        for q in perf.params:
+            published = {c.args[i + 1] for c in b.problem.cases for i, a in enumerate(c.args[:-1])
+                         if a == q.option}
+            default = None if q.default is None else {f"{q.default:g}", str(q.default)}
+            if q.option not in held and not (published - (default or set())):
+                missing[pid] = q.option
+    assert not missing, f"drawn in the performance case only, never in a scored case: {missing}"
