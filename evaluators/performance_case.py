@@ -12,7 +12,14 @@ null runs' (the work done, whoever else wanted the cores; OMPI_MCA_mpi_yield_whe
 waiting ranks give their core away instead of spinning on it). The noise is half the relative
 range of each program's repeats (the larger of the two; at least NOISE_FLOOR): a ratio within
 1 + noise counts as equal. The reference's own job times it once (jobs/perf.py SAME_PROGRAM):
-its runs are both sides, ratio 1."""
+its runs are both sides, ratio 1.
+
+Each side's launcher time is its own language's null program: a petsc4py submission's null is
+the interpreter with petsc4py imported (jobs/build_python.py), far more than the C null the
+reference and the par stand beside; subtracting it from them too read a C par at 0.000 s on a
+loaded machine (its 0.13 s of CPU less the Python null's, clipped: `hpcbench run` beside 8 busy
+processes, stop 45) and the reference's peak memory at 0.0 MiB. Their null is the reference
+job's own null runs at the same case and ranks (`ref_nulls`)."""
 
 from __future__ import annotations
 
@@ -53,6 +60,12 @@ class RankCount:
     source: str = "log_view"
     left_out: list[str] = field(default_factory=list)  # repeats not used, and why
     failed: str = ""  # why there is no ratio (the submission's runs failed ...)
+    # the null runs of the reference's and par's language where it is not the submission's
+    # (the reference job's own); empty: `nulls` serve every side
+    ref_nulls: list[RunResult] = field(default_factory=list)
+
+    def nulls_of(self, side: TimedSide) -> list[RunResult]:
+        return self.nulls if side is self.sub or not self.ref_nulls else self.ref_nulls
 
     @property
     def noise(self) -> float:
@@ -109,9 +122,12 @@ def _petsc(r: RunResult) -> float | None:
     return r.log_view.total_time_s if r.log_view is not None else None
 
 
-def rank_counts(record: JobResult | None, contended: dict[int, str] | None = None) -> list[RankCount]:
+def rank_counts(record: JobResult | None, contended: dict[int, str] | None = None,
+                other_language: JobResult | None = None) -> list[RankCount]:
     """The performance case of `record`, per rank count; `contended` (run index -> why) names
-    runs that shared a core with another run of the campaign: left out while 3 clean pairs remain."""
+    runs that shared a core with another run of the campaign: left out while 3 clean pairs remain.
+    `other_language`: the reference's record where the submission's language is not the
+    reference's (a petsc4py program): its null runs are the reference's and the par's launcher time."""
     if record is None:
         return []
     contended = contended or {}
@@ -122,7 +138,7 @@ def rank_counts(record: JobResult | None, contended: dict[int, str] | None = Non
         ref = [(i, record.runs[i]) for i in idx if record.runs[i].kind == "perf_ref"]
         par = {record.runs[i].repeat: (i, record.runs[i]) for i in idx if record.runs[i].kind == "perf_par"}
         nulls = [record.runs[i] for i in idx if record.runs[i].kind == "null" and _clean(record.runs[i])]
-        rc = RankCount(ranks, TimedSide([]), TimedSide([]), nulls)
+        rc = RankCount(ranks, TimedSide([]), TimedSide([]), nulls, ref_nulls=_nulls(other_language, ranks))
         bad = [r for _, r in sub if not _clean(r)]
         if bad:
             rc.failed = (f"the submission's run {bad[0].repeat} of the performance case "
@@ -144,8 +160,16 @@ def rank_counts(record: JobResult | None, contended: dict[int, str] | None = Non
         rc.sub.runs, rc.ref.runs = [x[0][1] for x in pairs], [x[1][1] for x in pairs]
         rc.par.runs = [x[2][1] for x in pairs if x[2] is not None]
         _times(rc)
+        if rc.par.times and not rc.par.median > 0:  # unmeasured, not infinitely fast: no ratio to it
+            rc.left_out.append("par's runs: no time above their null runs' (0 s): scored against the reference")
+            rc.par = TimedSide([])
         out.append(rc)
     return out
+
+
+def _nulls(record: JobResult | None, ranks: int) -> list[RunResult]:
+    return [r for r in (record.runs if record else []) if r.case == "perf" and r.ranks == ranks
+            and r.kind == "null" and _clean(r)]
 
 
 def _agrees(runs: list[RunResult], null: float) -> bool:
@@ -172,22 +196,24 @@ def _launch_noise(nulls: list[RunResult]) -> float:
 
 def _times(rc: RankCount) -> None:
     """Each repeat's time, measured alike for every program (see the module's note)."""
-    null = statistics.median([r.wall_s for r in rc.nulls]) if rc.nulls else 0.0
     sides = [side for side in (rc.sub, rc.ref, rc.par) if side.runs]
+    null = {id(side): statistics.median([r.wall_s for r in rc.nulls_of(side)]) if rc.nulls_of(side) else 0.0
+            for side in (rc.sub, rc.ref, rc.par)}
     runs = [r for side in sides for r in side.runs]
-    cpu_null = [r.cpu_s for r in rc.nulls if r.cpu_s is not None]
-    if rc.wait_share() > LOADED_WAIT_SHARE and runs and all(r.cpu_s is not None for r in runs) and cpu_null:
-        base = statistics.median(cpu_null)
+    cpu_null = {id(side): [r.cpu_s for r in rc.nulls_of(side) if r.cpu_s is not None] for side in sides}
+    if rc.wait_share() > LOADED_WAIT_SHARE and runs and all(r.cpu_s is not None for r in runs) \
+            and all(cpu_null.values()):
         rc.source = "cpu"
         for side in sides:
+            base = statistics.median(cpu_null[id(side)])
             side.times = [max(0.0, (r.cpu_s or 0.0) - base) for r in side.runs]
         return
-    least = min((_unlogged(side.runs, null) for side in sides[1:]), default=0.0)
-    trusted = (all(_agrees(side.runs, null) for side in sides)
-               and _unlogged(rc.sub.runs, null) <= least + _launch_noise(rc.nulls))
+    least = min((_unlogged(side.runs, null[id(side)]) for side in sides[1:]), default=0.0)
+    trusted = (all(_agrees(side.runs, null[id(side)]) for side in sides)
+               and _unlogged(rc.sub.runs, null[id(rc.sub)]) <= least + _launch_noise(rc.nulls))
     rc.source = "log_view" if trusted else "wall_minus_null"
     for side in sides:
-        side.times = [(_petsc(r) or 0.0) if trusted else max(0.0, r.wall_s - null) for r in side.runs]
+        side.times = [(_petsc(r) or 0.0) if trusted else max(0.0, r.wall_s - null[id(side)]) for r in side.runs]
 
 
 def memory(rc: RankCount) -> tuple[float, float, float] | None:
@@ -196,9 +222,10 @@ def memory(rc: RankCount) -> tuple[float, float, float] | None:
     def peaks(runs: list[RunResult]) -> list[float]:
         return [r.memory_peak_bytes for r in runs if r.memory_peak_bytes is not None]
 
-    s, r, n = peaks(rc.sub.runs), peaks(rc.ref.runs), peaks(rc.nulls)
+    s, r, n, rn = peaks(rc.sub.runs), peaks(rc.ref.runs), peaks(rc.nulls), peaks(rc.nulls_of(rc.ref))
     if not s or not r:
         return None
     base = statistics.median(n) if n else 0.0
-    noise = max((max(x) - min(x) for x in (s, r, n) if len(x) > 1), default=0.0) + MEMORY_SLACK_BYTES
-    return max(0.0, statistics.median(s) - base), max(0.0, statistics.median(r) - base), noise
+    ref_base = statistics.median(rn) if rn else 0.0
+    noise = max((max(x) - min(x) for x in (s, r, n, rn) if len(x) > 1), default=0.0) + MEMORY_SLACK_BYTES
+    return max(0.0, statistics.median(s) - base), max(0.0, statistics.median(r) - ref_base), noise

@@ -242,3 +242,38 @@ def test_a_bad_tolerance_factor_is_refused_naming_the_file_and_field(tmp_path):
     del raw["performance"]["tolerance_factor"]  # absent: the default
     (folder / "problem.json").write_text(json.dumps(raw))
     assert load_problem(folder).problem.performance.tolerance_factor == 100.0
+
+
+def test_a_python_programs_null_is_not_subtracted_from_the_c_reference_and_par():
+    """Before: every side less the submission's own null runs. A petsc4py program's null (the
+    interpreter importing petsc4py: 0.18 s CPU) taken from the C par's 0.13 s read par at
+    0.000 s, `nan x par's time`, execution_time 0 for the Python reference (`hpcbench run`
+    beside 8 busy processes, stop 45; these are its CPU times), and the C reference's peak memory
+    at 0.0 MiB. Now the C sides stand on the C reference job's own null runs."""
+    rec = record([2.0] * 5, [1.3] * 5)
+    for i in range(5):
+        rec.runs.append(run("perf_par", i, 0.8))
+    for r in rec.runs:
+        r.cpu_s = {"perf": 0.40, "perf_ref": 0.23, "perf_par": 0.13, "null": 0.18}[r.kind]
+        r.memory_peak_bytes = {"perf": 90e6, "perf_ref": 31e6, "perf_par": 31e6, "null": 80e6}[r.kind]
+        for a in r.affinity:
+            a.cpu_wait_s = 0.5 * r.wall_s
+    c_nulls = [RunResult(case="perf", ranks=1, kind="null", repeat=i, command=["n"], exit_code=0, wall_s=0.45,
+                         cpu_s=0.06, memory_peak_bytes=30e6) for i in range(3)]
+    reference = JobResult(job_id="r", agent="reference", problem="robertson", attempt="1", runs=c_nulls)
+    py = Submission(problem="robertson", agent="p", attempt="1", entry="main.py", files=["main.py"])
+    c = EvalContext(problem=BUNDLE.problem, checks=BUNDLE.checks, submission=py, sources={}, record=rec,
+                    reference=reference)
+    got = ExecutionTime().evaluate(c)
+    row = got.evidence["performance"][0]
+    assert row["source"] == "cpu" and row["par_median_s"] == pytest.approx(0.07), row
+    assert row["submission_median_s"] == pytest.approx(0.22) and row["reference_median_s"] == pytest.approx(0.17)
+    assert got.score is not None and 0.4 < got.score < 0.7 and "nan" not in got.rationale, got.rationale
+    mem = PeakMemory().evaluate(c)
+    assert mem.evidence["memory"][0]["reference_mib"] == pytest.approx(1e6 / (1 << 20), abs=0.01), mem.evidence
+    # a C submission keeps its own null runs for every side, as before
+    same = ExecutionTime().evaluate(ctx(rec, reference=reference))
+    row = same.evidence["performance"][0]
+    # where par's time still reads 0 it is unmeasured, not infinitely fast: the reference decides
+    assert "par_ratio" not in row and "scored against the reference" in row["left_out"][0], row
+    assert same.score is not None and same.score < 1.0 and "nan" not in same.rationale

@@ -166,7 +166,8 @@ class ExecutionTime(Evaluator):
         if ctx.options.get("time_metric") == "absolute":
             return self.absolute(ctx)
         perf = ctx.problem.performance
-        counts = rank_counts(ctx.record, ctx.contended)
+        # a petsc4py program's launcher time is not the C reference's and par's (performance_case)
+        counts = rank_counts(ctx.record, ctx.contended, ctx.reference if ctx.language != "c" else None)
         if perf is not None and perf.reference_is_par:  # the reference is the expert's choice: it is par
             for rc in counts:
                 if not rc.has_par:

@@ -31,7 +31,8 @@ class PeakMemory(Evaluator):
 
     def evaluate(self, ctx: EvalContext) -> EvalResult:
         perf = ctx.problem.performance
-        counts = [rc for rc in rank_counts(ctx.record) if not rc.failed]
+        other = ctx.reference if ctx.language != "c" else None  # its null is not the C reference's
+        counts = [rc for rc in rank_counts(ctx.record, other_language=other) if not rc.failed]
         if perf is None or not counts:
             return self.unscored("no performance case measured")
         rows = []
