@@ -50,6 +50,27 @@ def test_every_cpu_problem_brings_mutants_and_variants_that_apply(pid):
                 assert files["main.c"] != ref or prog.args, f"{pid}/{prog.name} changes nothing"
 
 
+def test_every_performance_librarys_programs_set_only_options_a_submission_may(tmp_path):
+    """Before: a perf.json program whose args a submission may not set (cavity-dmstag's
+    `-dm_preallocate_only`, stop 45) was rejected at planning and left out of
+    validate-performance's report without a word; now it is a ConfigError naming the file, as
+    in validate-checks (validation/performance.py loads with check_args)."""
+    from hpcbench.validation.campaigns import load_programs
+    from hpcbench.validation.library import ALL_KINDS, agent_of, write_programs
+
+    libs = write_programs(PROBLEMS, "performance", tmp_path, None)
+    assert set(libs) >= set(CPU)
+    for pid, lib in libs.items():
+        for kind in ALL_KINDS["performance"]:
+            load_programs(tmp_path / agent_of(kind) / pid, [p.name for p in getattr(lib, kind)], agent_of(kind),
+                          PROBLEMS[pid], check_args=True)
+    bad = tmp_path / "faster" / "cavity-dmstag" / "preallocate-only"
+    sub = json.loads((bad / "submission.json").read_text())
+    (bad / "submission.json").write_text(json.dumps({**sub, "args": ["-dm_preallocate_only"]}))
+    with pytest.raises(ConfigError, match="dm_preallocate_only"):
+        load_programs(bad.parent, [bad.name], "faster", PROBLEMS["cavity-dmstag"], check_args=True)
+
+
 def _copy_problem(tmp_path: Path, pid: str, lib: dict) -> Path:
     folder = tmp_path / pid
     shutil.copytree(PROBLEMS[pid].folder, folder)

@@ -48,9 +48,10 @@ def validate_performance(problem_ids: list[str] | None, out: Path, only: frozens
         assert isinstance(lib, PerfLibrary)
         subs = [s for kind in ALL_KINDS["performance"] for s in load_programs(
             out / "programs" / agent_of(kind) / pid,
-            [p.name for p in getattr(lib, kind) if not only or p.name in only], agent_of(kind), bundles[pid])]
+            [p.name for p in getattr(lib, kind) if not only or p.name in only], agent_of(kind), bundles[pid],
+            check_args=True)]
         if bundles[pid].has_par and (not only or "par" in only):
-            subs += load_programs(bundles[pid].folder, ["par"], "par", bundles[pid])
+            subs += load_programs(bundles[pid].folder, ["par"], "par", bundles[pid], check_args=True)
         scores, skipped = score_programs(out / "campaigns" / pid, site, profile, bundles[pid],
                                          [*subs, reference_of(bundles[pid])], progress)
         report = ProblemReport(pid, "performance", error=skipped)
