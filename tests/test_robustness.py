@@ -452,3 +452,22 @@ def test_a_job_that_exits_for_a_full_disk_between_two_looks_of_the_driver_is_nev
     assert not Path(job.record_path).exists() and job.job_id in running
     ex._stop_if_disk_full(running, [], clock, full)  # the next turn of the loop
     assert not running and not Path(job.record_path).exists()
+    # A job that could not even say so (its log's flush at exit failed: Python's status 120)
+    # while its file system is full is the file system's too; on a roomy one it is an error.
+    died = subprocess.Popen([sys.executable, "-c", "raise SystemExit(120)"])
+    died.wait()
+    assert ex._reap({job.job_id: (died, job, None)}, clock) == 1 and Path(job.record_path).is_file()
+    Path(job.record_path).unlink()
+    mnt = tmp_path / "small"
+    _mount_tmpfs(mnt, "1m")
+    try:
+        job.work_dir = str(mnt / "work")
+        Path(job.work_dir).mkdir()
+        with open(mnt / "hog", "wb") as f:
+            os.posix_fallocate(f.fileno(), 0, (1 << 20) - 8192)
+        running = {job.job_id: (died, job, None)}
+        assert ex._reap(running, clock) == 0 and job.job_id in running and not Path(job.record_path).exists()
+        ex._stop_if_disk_full(running, [], clock, full)
+        assert not running and job.job_id in full.waiting
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
