@@ -469,5 +469,10 @@ def test_a_job_that_exits_for_a_full_disk_between_two_looks_of_the_driver_is_nev
         assert ex._reap(running, clock) == 0 and job.job_id in running and not Path(job.record_path).exists()
         ex._stop_if_disk_full(running, [], clock, full)
         assert not running and job.job_id in full.waiting
+        # stopped by the driver at its wall-time limit: a timeout, full disk or not
+        clock.start(job.job_id, died.pid, 0.0)
+        clock.termed[job.job_id] = 0.0
+        assert ex._reap({job.job_id: (died, job, None)}, clock) == 1
+        assert json.loads(Path(job.record_path).read_text())["status"] == "timeout"
     finally:
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)

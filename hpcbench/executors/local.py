@@ -107,7 +107,7 @@ class LocalExecutor(Executor):
         """Jobs whose process ended: released, and recorded if they could not record themselves."""
         n = 0
         for jid, (proc, job, _) in list(running.items()):
-            if proc.poll() is None or self._full_exit(jid, proc, job):
+            if proc.poll() is None or self._full_exit(jid, proc, job, clock):
                 continue  # a full file system: _stop_if_disk_full's, at the next turn, never a record
             del running[jid]
             lease.release(Path(job.work_dir))
@@ -142,7 +142,7 @@ class LocalExecutor(Executor):
         soon (another step filled it past its own disk limit, and its files were freed) the job
         runs again; where it does not, or the same job meets it again and again, the run stops."""
         for jid, (proc, job, _) in list(running.items()):
-            if proc.poll() is not None and self._full_exit(jid, proc, job):
+            if proc.poll() is not None and self._full_exit(jid, proc, job, clock):
                 del running[jid]
                 lease.release(Path(job.work_dir))
                 clock.forget(jid)
@@ -156,13 +156,15 @@ class LocalExecutor(Executor):
             what = f"job {job.job_id} could not finish ({why}), see its job.log"
             raise DiskFull(f"{diskfull.full_message(Path(job.work_dir), what)}; the running jobs were stopped")
 
-    def _full_exit(self, jid: str, proc: subprocess.Popen, job: JobSpec) -> bool:
+    def _full_exit(self, jid: str, proc: subprocess.Popen, job: JobSpec, clock: _Deadlines) -> bool:
         """The job ended for a full file system: it said so (EXIT_DISK_FULL), or it died without a
         record while the file system holding its work folder is full (a write of its own failed
-        before it could say so: Python's 120 when flushing its log at exit fails)."""
+        before it could say so: Python's 120 when flushing its log at exit fails), and not
+        because the driver stopped it at its wall-time limit (a timeout stays one)."""
         rc = proc.returncode
         return rc == diskfull.EXIT_DISK_FULL or (
-            rc not in (0, None) and not self.campaign.finished(jid) and diskfull.is_full(Path(job.work_dir)))
+            rc not in (0, None) and not clock.over(jid) and not self.campaign.finished(jid)
+            and diskfull.is_full(Path(job.work_dir)))
 
     def _adopt(self, jobs: list[JobSpec]) -> dict[str, tuple[psutil.Process, JobSpec]]:
         adopted = {}
