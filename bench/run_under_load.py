@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import threading
@@ -73,8 +74,9 @@ def _report(out: str, rc: int | None, wall: float, busy: int, samples: list[floa
     refs = {r["problem"]: r for r in rows if r["agent"] == "reference"}
     problems = sorted({r["problem"] for r in rows})
     if rc is not None:
+        median = statistics.median(samples or [0.0])
         print(f"\nhpcbench run exit {rc}; wall {wall:.1f} s; {busy} busy processes; load average "
-              f"(1 min, every 10 s) median {_median(samples):.1f}, max {max(samples, default=0):.1f}")
+              f"(1 min, every 10 s) median {median:.1f}, max {max(samples, default=0):.1f}")
     print(f"{'problem':26s} {'reference tier':15s} {'stage':22s} {'composite':>9s}  reference's unscored metrics")
     ok = rc in (0, None) and bool(problems)
     for p in problems:
@@ -87,10 +89,6 @@ def _report(out: str, rc: int | None, wall: float, busy: int, samples: list[floa
         ok = ok and (refused or (ref.get("tier") == "GOLD" and not unscored))
     print("every problem scored, every reference GOLD" if ok else "NOT every problem scored with a GOLD reference")
     return 0 if ok else 1
-
-
-def _median(xs: list[float]) -> float:
-    return sorted(xs)[len(xs) // 2] if xs else 0.0
 
 
 def _num(x: object) -> str:

@@ -137,8 +137,8 @@ def rank_counts(record: JobResult | None, contended: dict[int, str] | None = Non
         sub = [(i, record.runs[i]) for i in idx if record.runs[i].kind == "perf"]
         ref = [(i, record.runs[i]) for i in idx if record.runs[i].kind == "perf_ref"]
         par = {record.runs[i].repeat: (i, record.runs[i]) for i in idx if record.runs[i].kind == "perf_par"}
-        nulls = [record.runs[i] for i in idx if record.runs[i].kind == "null" and _clean(record.runs[i])]
-        rc = RankCount(ranks, TimedSide([]), TimedSide([]), nulls, ref_nulls=_nulls(other_language, ranks))
+        rc = RankCount(ranks, TimedSide([]), TimedSide([]), _nulls(record, ranks),
+                       ref_nulls=_nulls(other_language, ranks))
         bad = [r for _, r in sub if not _clean(r)]
         if bad:
             rc.failed = (f"the submission's run {bad[0].repeat} of the performance case "
@@ -168,6 +168,7 @@ def rank_counts(record: JobResult | None, contended: dict[int, str] | None = Non
 
 
 def _nulls(record: JobResult | None, ranks: int) -> list[RunResult]:
+    """The clean null runs of `record`'s performance case at `ranks`."""
     return [r for r in (record.runs if record else []) if r.case == "perf" and r.ranks == ranks
             and r.kind == "null" and _clean(r)]
 

@@ -469,11 +469,9 @@ def _disk_full(spec: JobSpec, what: str) -> int:
     """A full file system is no result of the program's: no record (the job is rerun once there
     is room), its work folder freed, the driver told by the exit status."""
     remove_work(spec)
-    try:
+    with contextlib.suppress(OSError):
         print(f"hpcbench job {spec.job_id}: stopped: {diskfull.full_message(Path(spec.work_dir), what)}; "
               "no record written (the job runs again on resume)", file=sys.stderr, flush=True)
-    except OSError:
-        pass
     # job.log is on the full file system too: a flush failing at exit would turn the status into
     # Python's 120, which the driver records as the job's error; the status alone says it
     sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (for the interpreter's exit)
