@@ -175,13 +175,13 @@ def measure(b: ProblemBundle, seeds: range, kinds: list[str], root: Path, petsc:
         for args, want in refs.items():
             assert want is not None
             where = f"{' '.join(args)}, {at}"
-            k, q = factor_to_pass(nominal, want, checks)
+            k, q = factor_to_pass(nominal, want, checks, list(args))
             m.nominal_at.append(f"{drawn_part(b, args)}: {k:.3g} ({q})")
             if k < m.separates:
                 m.separates, m.separates_at = k, f"the nominal answers ({q}) at {where}"
             if list(args) in ends:  # the range's ends: the nominal answers only
                 continue
-            m.others += [factor_to_pass(r, want, checks)[0] for o, r in refs.items()
+            m.others += [factor_to_pass(r, want, checks, list(args))[0] for o, r in refs.items()
                          if o != args and r is not None and list(o) in draws]
             for p in valid:
                 if p.name in slow:
@@ -191,7 +191,7 @@ def measure(b: ProblemBundle, seeds: range, kinds: list[str], root: Path, petsc:
                     print(f"  ! {p.name} failed or took over {slow_limit:.0f} s ({t:.0f} s) at {where}: skipped")
                     slow.add(p.name)
                     continue
-                k, q = factor_to_pass(got, want, checks)
+                k, q = factor_to_pass(got, want, checks, list(args))
                 if k >= m.needed:
                     m.needed, m.needed_at = k, f"{p.name} ({q}) at {where}"
     return m

@@ -92,6 +92,9 @@ class EvalContext:
     # Results of the evaluators that ran before this one (scoring fills it in stage order):
     # the judges show them as evidence.
     results: dict[str, EvalResult] = field(default_factory=dict)
+    # case -> its arguments (published and drawn at planning; store/read.read_case_args): checks
+    # whose tolerance scales with a case's option read them
+    case_args: dict[str, list[str]] = field(default_factory=dict)
 
     def runs(self, kind: str) -> list[RunResult]:
         return [r for r in (self.record.runs if self.record else []) if r.kind == kind]

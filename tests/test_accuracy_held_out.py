@@ -88,3 +88,61 @@ def test_a_bound_named_at_every_case_fails_the_program_at_a_held_out_case():
     assert accuracy(2.0, 2.0, Checks(checks=[bound])) == 1.0
     assert accuracy(2.0, 64.0, Checks(checks=[bound])) <= 0.4
     assert accuracy(64.0, 2.0, Checks(checks=[bound])) <= 0.4
+
+
+def test_a_scaled_tolerance_tightens_with_the_case_option_and_only_there():
+    """Issue 35: a held-out tolerance set at the coarsest draw hid a 0.1% error of a on fine grids.
+    CompareCheck.scale multiplies the tolerance by min(1, (at/value)^power) at each case, reading the
+    option from the case's arguments (published ones from problem.json, drawn ones from the store)."""
+    from hpcbench.problem import ToleranceScale
+
+    scale = ToleranceScale(option="-tfinal", at=8, power=1)
+    assert scale.factor(["-tfinal", "80"]) == pytest.approx(0.1)
+    assert scale.factor(["-tfinal", "4"]) == 1.0  # never looser than stated
+    assert scale.factor(["-tfinal", "-80"]) == pytest.approx(0.1)  # a signed option by its size
+    assert scale.factor(["-n", "3"]) == scale.factor(["-tfinal"]) == scale.factor(None) == 1.0
+    assert scale.factor(["-tfinal", "x"]) == scale.factor(["-tfinal", "0"]) == 1.0
+    scaled = Checks(checks=[CHECKS.checks[0], CHECKS.checks[1].model_copy(update={"scale": scale})])
+    sub = Submission(problem="robertson", agent="a", attempt="1", entry="main.c", files=["main.c"])
+
+    def score(held: float, tfinal: str) -> tuple[float, str]:
+        ctx = EvalContext(problem=BUNDLE.problem, checks=scaled, submission=sub, sources={},
+                          record=record(1.0, held), reference=record(1.0, 2.0),
+                          case_args={"default": [], "held-out-1": ["-tfinal", tfinal]})
+        res = NumericalAccuracy().evaluate(ctx)
+        assert res.score is not None, res.rationale
+        return res.score, res.rationale
+
+    off = 2.0 * (1 + 5e-7)  # half the stated tolerance
+    assert score(off, "8")[0] == 1.0  # at the scale's anchor: the stated tolerance
+    s, why = score(off, "80")  # ten times tighter: 5x the tolerance, 4/9 of the check
+    assert s == pytest.approx(0.4 + 0.6 * (10 - 5) / 9) and "x0.1 at this case" in why
+    assert score(off, "800")[0] <= 0.4  # 50x: failed outright, capped
+    assert accuracy(1.0, off, scaled) == 1.0  # no case arguments known: the stated tolerance
+
+
+def test_a_scale_on_an_option_a_case_does_not_give_is_refused_at_load(tmp_path):
+    """A check whose tolerance scales with an option must find the option at every case it judges,
+    or it would judge some at the stated tolerance without saying so."""
+    import json
+    import shutil
+
+    from hpcbench.errors import ConfigError
+    from hpcbench.problem import load_problem
+
+    def with_scale(cases: list[str], option: str) -> None:
+        d = tmp_path / f"robertson-{len(list(tmp_path.iterdir()))}" / "robertson"
+        shutil.copytree(BUNDLE.folder, d)
+        checks = json.loads((d / "checks.json").read_text())
+        checks["checks"][0].update(cases=cases, scale={"option": option, "at": 8, "power": 1})
+        checks["checks"][0].pop("reference", None)
+        checks["checks"][0]["reference"] = {"source": "reference_run"}
+        (d / "checks.json").write_text(json.dumps(checks))
+        load_problem(d)
+
+    with_scale(["@held_out"], "-tfinal")
+    with_scale(["t40", "t4e4"], "-tfinal")
+    with pytest.raises(ConfigError, match=r"checks\[0\]\.scale.*'-n' is not a drawn parameter"):
+        with_scale(["@held_out"], "-n")
+    with pytest.raises(ConfigError, match=r"checks\[0\]\.scale.*not among the arguments of cases"):
+        with_scale(["t40", "t4e4"], "-n")

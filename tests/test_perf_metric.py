@@ -228,11 +228,36 @@ def test_the_performance_answers_are_checked_at_the_problems_own_tolerance_facto
     assert tight.score == 0.0 and "x3," in tight.rationale and "performance.tolerance_factor" in tight.rationale
 
 
+def test_a_scaled_check_scales_at_the_performance_case_read_from_the_reference_command_line():
+    """A check whose tolerance scales with an option (CompareCheck.scale) judges the performance
+    answers at the value the reference was run with (its command line, the last one given): the
+    run passing at factor 10 with the stated tolerance needs 10x more where the scale gives 0.1."""
+    from hpcbench.problem import Checks, CompareCheck, ToleranceScale
+
+    scale = ToleranceScale(option="-tfinal", at=4, power=1)
+    checks = Checks(checks=[c.model_copy(update={"scale": scale}) if isinstance(c, CompareCheck) else c
+                            for c in BUNDLE.checks.checks])
+    base = _with_factor(10)
+    assert ExecutionTime().evaluate(base).score == 1.0
+
+    def at(command: list[str]) -> EvalContext:
+        assert base.record is not None
+        runs = [r.model_copy(update={"command": command}) if r.kind == "perf_ref" else r for r in base.record.runs]
+        return EvalContext(problem=base.problem, checks=checks, submission=base.submission, sources={},
+                           record=base.record.model_copy(update={"runs": runs}))
+
+    assert ExecutionTime().evaluate(at(["./app", "-tfinal", "4"])).score == 1.0  # at the anchor: as stated
+    tight = ExecutionTime().evaluate(at(["mpiexec", "-n", "1", "./app", "-tfinal", "400", "-tfinal", "40"]))
+    assert tight.score == 0.0 and "with the scale at this case" in tight.rationale
+    assert ExecutionTime().evaluate(at(["./app"])).score == 1.0  # the option not given: as stated
+
+
 def test_a_bad_tolerance_factor_is_refused_naming_the_file_and_field(tmp_path):
     folder = tmp_path / "robertson"
     shutil.copytree(BUNDLE.folder, folder)
     raw = json.loads((folder / "problem.json").read_text())
-    for bad, why in ((0.5, "greater than or equal to 1"), ("nan", "finite"), ("x", "valid number"),
+    for bad, why in ((0, "greater than or equal to 0.000001"), (-2, "greater than or equal to"),
+                     ("nan", "finite"), ("x", "valid number"),
                      (1e9, "less than or equal to")):
         raw["performance"]["tolerance_factor"] = bad
         (folder / "problem.json").write_text(json.dumps(raw))

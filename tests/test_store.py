@@ -21,7 +21,7 @@ import pytest
 from filelock import FileLock
 
 from bench.store_scale import _merge_held, build
-from hpcbench.store import layout, tables
+from hpcbench.store import integrity, layout, tables
 from hpcbench.store.scorings import list_scorings, read_scoring
 from tests.conftest import QUICK, hpcbench
 
@@ -169,6 +169,30 @@ def test_a_changed_problem_after_planning_does_not_change_the_scores(small, tmp_
     snap.write_text(snap.read_text() + " ")
     tampered = hpcbench("collect", str(camp), check=False)
     assert tampered.returncode != 0 and f"{snap}: sha256" in tampered.stderr
+
+
+def test_scoring_reads_every_case_s_arguments_the_drawn_ones_from_the_store(small, tmp_path):
+    """Checks whose tolerance scales with a case's option (issue 35) need each case's arguments at
+    scoring, from campaign.h5 alone: problem.json's published cases and the draw collect stored.
+    A /held_out dataset of another shape is named, not guessed at."""
+    from hpcbench.errors import HpcbenchError
+    from hpcbench.plan.held_out import read_draw
+    from hpcbench.store.read import read_campaign
+
+    stored = read_campaign(small / "campaign.h5", events=False)
+    _, drawn = read_draw(small)
+    args = stored.case_args["vec-scatter"]
+    assert drawn["vec-scatter"] and all(args[c.name] == c.args for c in drawn["vec-scatter"])
+    problem, _ = stored.problems["vec-scatter"]
+    assert all(args[c.name] == c.args for c in problem.cases)
+    camp = _copy(small, tmp_path / "c")
+    with h5py.File(camp / "campaign.h5", "r+") as f:
+        del f["held_out"]
+        f.create_dataset("held_out", data=json.dumps({"problems": {"vec-scatter": [{"name": 3}]}}),
+                         dtype=layout.STR)
+    integrity.seal(camp / "campaign.h5")  # the sender rewrote the checksum too
+    with pytest.raises(HpcbenchError, match=r"campaign.h5: dataset /held_out is not the draw collect writes"):
+        read_campaign(camp / "campaign.h5", events=False)
 
 
 def test_two_scores_at_once_keep_both(small, tmp_path):

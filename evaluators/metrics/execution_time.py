@@ -87,13 +87,14 @@ def tolerance_factor(problem: Problem) -> float:
     return problem.performance.tolerance_factor if problem.performance else PERF_TOLERANCE_FACTOR
 
 
-def factor_to_pass(mine: dict[str, list[float]], ref: dict[str, list[float]], checks: list[CompareCheck]
-                   ) -> tuple[float, str]:
+def factor_to_pass(mine: dict[str, list[float]], ref: dict[str, list[float]], checks: list[CompareCheck],
+                   args: list[str] | None = None) -> tuple[float, str]:
     """The tolerance factor `mine` needs to pass against `ref` (it passes at any factor above
     it; answers_differ rejects at or below it), with the quantity that sets it: the largest over
     the checks of the worst deviation in tolerances over the check's fail_factor (compare_score
     fails at fail_factor, and widening rtol and atol by k divides every deviation by k). inf
-    where a quantity is missing, is not finite or has another length."""
+    where a quantity is missing, is not finite or has another length. `args`: the performance
+    case's arguments, where a check's tolerance scales with one of them (answers_differ)."""
     worst, at = 0.0, ""
     for chk in checks:
         if chk.quantity not in ref:
@@ -102,7 +103,7 @@ def factor_to_pass(mine: dict[str, list[float]], ref: dict[str, list[float]], ch
         if got is None or len(got) != len(want) or not all(math.isfinite(x) for x in got):
             return math.inf, chk.quantity
         dev = max((abs(x - r) / (chk.atol + chk.rtol * abs(r)) for x, r in zip(got, want, strict=True)),
-                  default=0.0)
+                  default=0.0) / (chk.scale.factor(args) if chk.scale else 1.0)
         if dev / chk.fail_factor > worst:
             worst, at = dev / chk.fail_factor, chk.quantity
     return worst, at
@@ -119,8 +120,12 @@ def answers_differ(rc: RankCount, ctx: EvalContext) -> str:
         return ""
     ref, first = parse_quantities(rc.ref.runs[0].stdout), parse_quantities(rc.sub.runs[0].stdout)
     k = tolerance_factor(ctx.problem)
-    checks = [(c, c.model_copy(update={"rtol": c.rtol * k, "atol": c.atol * k})) for c in perf_checks(ctx.checks)
-              if c.quantity in ref]
+    # a check whose tolerance scales with an option scales at the performance case's value of it:
+    # the reference's run's command line, the arguments both sides were given (an answer that
+    # barely moves over the drawn range, tabulated offline, passed the stated tolerance)
+    at = [k * (c.scale.factor(rc.ref.runs[0].command) if c.scale else 1.0) for c in perf_checks(ctx.checks)]
+    checks = [(c, c.model_copy(update={"rtol": c.rtol * f, "atol": c.atol * f}))
+              for c, f in zip(perf_checks(ctx.checks), at, strict=True) if c.quantity in ref]
     for run in rc.sub.runs:
         mine = parse_quantities(run.stdout)
         for chk, wide in checks:
@@ -128,8 +133,10 @@ def answers_differ(rc: RankCount, ctx: EvalContext) -> str:
                 return f"{chk.quantity} not printed in run {run.repeat}"
             s, why = compare_score(mine[chk.quantity], ref[chk.quantity], wide)
             if s <= 0.0:
+                widened = wide.rtol / chk.rtol if chk.rtol else wide.atol / chk.atol
+                scaled = f", x{widened:.3g} in all with the scale at this case" if chk.scale else ""
                 return (f"{chk.quantity} in run {run.repeat}: {why} (the checks' tolerances x{k:g}, "
-                        f"problem.json performance.tolerance_factor)")
+                        f"problem.json performance.tolerance_factor{scaled})")
             if run is not rc.sub.runs[0] and chk.quantity in first:
                 s, why = compare_score(mine[chk.quantity], first[chk.quantity], chk)
                 if s <= 0.0:

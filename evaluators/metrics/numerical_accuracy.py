@@ -44,20 +44,23 @@ def outputs(record: JobResult | None) -> dict[tuple[str, int], dict[str, list[fl
             if r.kind == "instrumented" and r.exit_code == 0}
 
 
-def compare_score(value: list[float], ref: list[float], chk: CompareCheck) -> tuple[float, str]:
+def compare_score(value: list[float], ref: list[float], chk: CompareCheck, factor: float = 1.0
+                  ) -> tuple[float, str]:
+    """`factor`: the check's tolerance multiplier at this case (CompareCheck.scale)."""
     if len(value) != len(ref):
         return 0.0, f"{len(value)} values where {len(ref)} are expected"
     worst, where = 0.0, 0
     for i, (x, r) in enumerate(zip(value, ref, strict=True)):
         if not math.isfinite(x):
             return 0.0, f"value {i} is {x}"
-        ratio = abs(x - r) / (chk.atol + chk.rtol * abs(r))
+        ratio = abs(x - r) / (factor * (chk.atol + chk.rtol * abs(r)))
         if ratio > worst:
             worst, where = ratio, i
+    scaled = f" (the tolerance x{factor:.3g} at this case)" if factor != 1.0 else ""
     if worst <= 1.0:
-        return 1.0, f"within tolerance (worst {worst:.2g} of tol)"
+        return 1.0, f"within tolerance (worst {worst:.2g} of tol){scaled}"
     score = max(0.0, (chk.fail_factor - worst) / (chk.fail_factor - 1.0))
-    return score, f"entry {where}: {value[where]:.6g} vs {ref[where]:.6g} is {worst:.3g}x the tolerance"
+    return score, f"entry {where}: {value[where]:.6g} vs {ref[where]:.6g} is {worst:.3g}x the tolerance{scaled}"
 
 
 def sanity_score(value: list[float], chk: SanityCheck) -> tuple[float, str]:
@@ -120,8 +123,8 @@ def _refinement_scores(chk: RefinementCheck, label: str, mine: dict, details: li
     return [s]
 
 
-def _case_scores(chk, label: str, mine: dict, ref: dict, details: list[dict], unscored: list[str]
-                 ) -> dict[str, float]:
+def _case_scores(chk, label: str, mine: dict, ref: dict, details: list[dict], unscored: list[str],
+                 case_args: dict[str, list[str]]) -> dict[str, float]:
     """A sanity or compare check: per case the worst score over its rank counts."""
     worst: dict[str, float] = {}
     for (case, ranks), q in sorted(mine.items()):
@@ -142,7 +145,8 @@ def _case_scores(chk, label: str, mine: dict, ref: dict, details: list[dict], un
             if target is None:
                 unscored.append(f"{label} ({where}): no reference value in this campaign")
                 continue
-            s, why = compare_score(value, target, chk)
+            factor = chk.scale.factor(case_args.get(case)) if chk.scale else 1.0
+            s, why = compare_score(value, target, chk, factor)
         worst[case] = min(s, worst.get(case, 1.0))
         details.append({"check": label, "case": case, "ranks": ranks, "score": round(s, 4), "why": why,
                         **({"held_out": True} if is_held_out(case) else {})})
@@ -163,7 +167,7 @@ class NumericalAccuracy(Evaluator):
         ref = outputs(ctx.reference)
         details: list[dict] = []
         unscored: list[str] = []
-        parts = _parts(ctx.checks.checks, mine, ref, details, unscored)
+        parts = _parts(ctx.checks.checks, mine, ref, details, unscored, ctx.case_args)
         if parts[False][1] + parts[True][1] == 0:
             return self.unscored("; ".join(unscored) or "no check applied", evidence={"details": details})
         score, share = _combined(parts, ctx.checks.held_out_share)
@@ -194,8 +198,8 @@ class NumericalAccuracy(Evaluator):
                                      "all_passed": not failed})
 
 
-def _parts(checks: list, mine: dict, ref: dict, details: list[dict], unscored: list[str]
-           ) -> dict[bool, list[float]]:
+def _parts(checks: list, mine: dict, ref: dict, details: list[dict], unscored: list[str],
+           case_args: dict[str, list[str]]) -> dict[bool, list[float]]:
     """Held out? -> [weighted sum of check scores, sum of weights]: a check's published score
     the mean over its cases, its held-out score the worst of the drawn cases."""
     parts = {False: [0.0, 0.0], True: [0.0, 0.0]}
@@ -204,7 +208,7 @@ def _parts(checks: list, mine: dict, ref: dict, details: list[dict], unscored: l
         if isinstance(chk, RefinementCheck):
             by_case = {"": _refinement_scores(chk, label, mine, details)[0]}
         else:
-            by_case = _case_scores(chk, label, mine, ref, details, unscored)
+            by_case = _case_scores(chk, label, mine, ref, details, unscored, case_args)
         for held in (False, True):
             scores = [s for case, s in by_case.items() if is_held_out(case) == held]
             if scores:

@@ -94,6 +94,8 @@ class StoredCampaign:
     submissions: list[StoredSubmission]
     petsc_api: PetscApi | None = None
     references: dict[str, JobResult | None] | None = None  # problem -> its reference's record
+    # problem -> case -> its arguments: the published cases and those drawn at planning
+    case_args: dict[str, dict[str, list[str]]] | None = None
 
 
 def read_petsc_api(f: h5py.File) -> PetscApi | None:
@@ -105,6 +107,24 @@ def read_petsc_api(f: h5py.File) -> PetscApi | None:
     for name, note in g["deprecated"][()] if "deprecated" in g else ():
         api.deprecated[_s(name)] = _s(note)
     return api
+
+
+def read_case_args(f: h5py.File, problems: dict[str, tuple[Problem, Checks]]) -> dict[str, dict[str, list[str]]]:
+    """Each problem's cases and their arguments: problem.json's and the draw's ("held_out",
+    written at collect); a draw that is not the shape collect writes is named, not guessed at."""
+    out = {pid: {c.name: list(c.args) for c in p.cases} for pid, (p, _) in problems.items()}
+    if "held_out" not in f:
+        return out
+    try:
+        drawn = json.loads(f["held_out"][()].decode()).get("problems", {})
+        for pid, cases in drawn.items():
+            for c in cases:
+                if not (isinstance(c["name"], str) and all(isinstance(a, str) for a in c["args"])):
+                    raise TypeError("a case's name and arguments must be text")
+                out.setdefault(pid, {})[c["name"]] = list(c["args"])
+    except (ValueError, TypeError, KeyError, AttributeError) as e:
+        raise HpcbenchError(f"{f.filename}: dataset /held_out is not the draw collect writes ({e!r})") from None
+    return out
 
 
 def _rows(tab: np.ndarray, start: int, n: int) -> np.ndarray:
@@ -170,6 +190,7 @@ def read_campaign_batches(h5_path: Path, events: bool = True, batch: int = 500
         texts = Texts(f)
         codes = strings(f)
         api = read_petsc_api(f)
+        case_args = read_case_args(f, problems)
     order = sorted(range(len(subs)), key=lambda i: (_s(subs[i]["agent"]), _s(subs[i]["problem"]),
                                                      _s(subs[i]["attempt"])))
 
@@ -181,7 +202,7 @@ def read_campaign_batches(h5_path: Path, events: bool = True, batch: int = 500
                                 _s(row["status"]))
 
     refs = {_s(r["problem"]): one(r).record for r in subs if _s(r["agent"]) == "reference"}
-    head = StoredCampaign(attrs, manifest, problems, [], api, refs)
+    head = StoredCampaign(attrs, manifest, problems, [], api, refs, case_args)
 
     def batches() -> Iterator[list[StoredSubmission]]:
         for lo in range(0, len(order), batch):
