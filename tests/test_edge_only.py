@@ -17,7 +17,7 @@ import shutil
 
 import pytest
 
-from hpcbench.evaluators.metrics.numerical_accuracy import compare_score, sanity_score
+from hpcbench.evaluators.metrics.numerical_accuracy import case_factor, compare_score, sanity_score
 from hpcbench.plan.held_out import draw
 from hpcbench.problem import CompareCheck, ProblemBundle, SanityCheck, applies_to, load_problem, load_problems
 from hpcbench.profile import CHECKS_LIBRARY, VALIDATION_SEED
@@ -98,8 +98,9 @@ def test_a_rejected_variant_names_the_drawn_arguments_of_the_case_it_failed():
 # (a score of 0 caps the accuracy at 0.4, below the kill line, whatever the rest give).
 
 
-def held_out_verdicts(bundle: ProblemBundle, got: dict, ref: dict) -> list[tuple[str, float, str]]:
-    """(check, score, why) of every check that judges held-out cases, at one held-out run."""
+def held_out_verdicts(bundle: ProblemBundle, got: dict, ref: dict, args: list[str]) -> list[tuple[str, float, str]]:
+    """(check, score, why) of every check that judges held-out cases, at one held-out run with
+    these arguments."""
     out = []
     for chk in bundle.checks.checks:
         if not applies_to(chk, "held-out-1"):
@@ -110,7 +111,7 @@ def held_out_verdicts(bundle: ProblemBundle, got: dict, ref: dict) -> list[tuple
         elif isinstance(chk, SanityCheck):
             out.append((chk.name, *sanity_score(value, chk)))
         elif isinstance(chk, CompareCheck):
-            out.append((chk.quantity, *compare_score(value, ref[chk.quantity], chk)))
+            out.append((chk.quantity, *compare_score(value, ref[chk.quantity], chk, case_factor(chk, args))))
     return out
 
 
@@ -135,7 +136,7 @@ def run_in_region(bundle: ProblemBundle, prog: Program, workdir) -> tuple[list, 
         # a non-zero exit (a crash, a solver failure the program reports) is a failed run: the
         # pipeline takes nothing it printed, so every quantity counts as not printed
         got = {}
-    return held_out_verdicts(bundle, got, ref), held_out_verdicts(bundle, ref, ref)
+    return held_out_verdicts(bundle, got, ref, args), held_out_verdicts(bundle, ref, ref, args)
 
 
 @pytest.mark.petsc

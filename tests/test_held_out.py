@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from hpcbench.errors import ConfigError, HpcbenchError
-from hpcbench.evaluators.metrics.numerical_accuracy import compare_score
+from hpcbench.evaluators.metrics.numerical_accuracy import case_factor, compare_score
 from hpcbench.plan.campaign import case_runs
 from hpcbench.plan.held_out import draw, ensure_draw, held_out_path, read_draw
 from hpcbench.plan.param_draw import stratum_of
@@ -346,7 +346,7 @@ def reference_at_draws(pid: str, seeds, workdir) -> list[str]:
             answers.append((seed, r.args, got))
             want = _independent(pid, dict(zip(r.args[::2], r.args[1::2], strict=True)))
             for chk in checks:
-                score, why = compare_score(got[chk.quantity], want[chk.quantity], chk)
+                score, why = compare_score(got[chk.quantity], want[chk.quantity], chk, case_factor(chk, r.args))
                 if score < 1.0:
                     failures.append(f"seed {seed} {' '.join(r.args)}: {chk.quantity}: {why}")
             if took > r.time_limit_s:
@@ -361,12 +361,12 @@ SAME_AT_EVERY_DRAW = {
 }
 
 
-def seen_elsewhere_score(theirs: list[float], ours: list[float], chk: CompareCheck) -> float:
+def seen_elsewhere_score(theirs: list[float], ours: list[float], chk: CompareCheck, args: list[str]) -> float:
     """The score of `theirs` (the answers of another draw) judged where the answers are `ours`.
     Vectors whose length a drawn size sets are compared on their common part: a program that
     memorised one draw's answers can print as many entries as -n asks (rosenbrock's n ones)."""
     k = min(len(theirs), len(ours))
-    return compare_score(theirs[:k], ours[:k], chk)[0] if k else 0.0
+    return compare_score(theirs[:k], ours[:k], chk, case_factor(chk, args))[0] if k else 0.0
 
 
 def draws_apart(pid: str, answers: list[tuple[int, list[str], dict[str, list[float]]]]) -> list[str]:
@@ -381,8 +381,8 @@ def draws_apart(pid: str, answers: list[tuple[int, list[str], dict[str, list[flo
     if not pairs:
         return [f"every draw had the arguments {' '.join(answers[0][1])}: nothing to tell apart"]
     totals, moved = [], [False] * len(checks)
-    for (_, _, theirs), (_, _, ours) in pairs:
-        scores = [seen_elsewhere_score(theirs[c.quantity], ours[c.quantity], c) for c in checks]
+    for (_, _, theirs), (_, args, ours) in pairs:
+        scores = [seen_elsewhere_score(theirs[c.quantity], ours[c.quantity], c, args) for c in checks]
         totals.append(sum(sc * c.weight for sc, c in zip(scores, checks, strict=True)) / sum(c.weight for c in checks))
         moved = [m or sc == 0.0 for m, sc in zip(moved, scores, strict=True)]
     failures = []
@@ -568,7 +568,7 @@ def variant_at_draw(pid: str, name: str, seed: int, workdir) -> list[str]:
         want = quantities(run(ref, r.args, ranks=r.ranks, timeout=r.time_limit_s * 4))
         got = quantities(run(binary, [*prog.args, *r.args], ranks=r.ranks, timeout=r.time_limit_s * 4))
         for chk in held_out_checks(pid):
-            score, why = compare_score(got[chk.quantity], want[chk.quantity], chk)
+            score, why = compare_score(got[chk.quantity], want[chk.quantity], chk, case_factor(chk, r.args))
             if score < 1.0:
                 failures.append(f"{name} seed {seed} {' '.join(r.args)}: {chk.quantity}: {why}")
     return failures

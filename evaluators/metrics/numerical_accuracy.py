@@ -63,6 +63,11 @@ def compare_score(value: list[float], ref: list[float], chk: CompareCheck, facto
     return score, f"entry {where}: {value[where]:.6g} vs {ref[where]:.6g} is {worst:.3g}x the tolerance{scaled}"
 
 
+def case_factor(chk: CompareCheck, args: list[str] | None) -> float:
+    """`chk`'s tolerance multiplier at a case with these arguments (1.0 without a scale)."""
+    return chk.scale.factor(args) if chk.scale else 1.0
+
+
 def sanity_score(value: list[float], chk: SanityCheck) -> tuple[float, str]:
     if not value or not all(math.isfinite(v) for v in value):
         return 0.0, "no finite values"
@@ -145,8 +150,7 @@ def _case_scores(chk, label: str, mine: dict, ref: dict, details: list[dict], un
             if target is None:
                 unscored.append(f"{label} ({where}): no reference value in this campaign")
                 continue
-            factor = chk.scale.factor(case_args.get(case)) if chk.scale else 1.0
-            s, why = compare_score(value, target, chk, factor)
+            s, why = compare_score(value, target, chk, case_factor(chk, case_args.get(case)))
         worst[case] = min(s, worst.get(case, 1.0))
         details.append({"check": label, "case": case, "ranks": ranks, "score": round(s, 4), "why": why,
                         **({"held_out": True} if is_held_out(case) else {})})
