@@ -146,3 +146,27 @@ def test_a_scale_on_an_option_a_case_does_not_give_is_refused_at_load(tmp_path):
         with_scale(["@held_out"], "-n")
     with pytest.raises(ConfigError, match=r"checks\[0\]\.scale.*not among the arguments of cases"):
         with_scale(["t40", "t4e4"], "-n")
+
+
+@pytest.mark.parametrize("bad,why", [
+    ({"option": "n", "at": 48, "power": 1}, r"scale\.option': String should match pattern"),
+    ({"option": "-n", "at": 0, "power": 1}, r"scale\.at': Input should be greater than 0"),
+    ({"option": "-n", "at": "nan", "power": 1}, r"scale\.at': Input should be a finite number"),
+    ({"option": "-n", "at": 48, "power": 9}, r"scale\.power': Input should be less than or equal to 4"),
+    ({"option": "-n", "at": 48}, r"scale\.power': Field required"),
+])
+def test_a_malformed_scale_names_checks_json_and_the_field(tmp_path, bad, why):
+    import json
+    import shutil
+
+    from hpcbench.errors import ConfigError
+    from hpcbench.problem import load_problem
+
+    d = tmp_path / "advection1d"
+    shutil.copytree(load_problems(None, ["advection1d"])["advection1d"].folder, d)
+    checks = json.loads((d / "checks.json").read_text())
+    checks["checks"][-1]["scale"] = bad
+    (d / "checks.json").write_text(json.dumps(checks))
+    last = len(checks["checks"]) - 1
+    with pytest.raises(ConfigError, match=rf"advection1d/checks\.json: field 'checks\.{last}\.compare\." + why):
+        load_problem(d)
