@@ -170,3 +170,26 @@ def test_a_malformed_scale_names_checks_json_and_the_field(tmp_path, bad, why):
     last = len(checks["checks"]) - 1
     with pytest.raises(ConfigError, match=rf"advection1d/checks\.json: field 'checks\.{last}\.compare\." + why):
         load_problem(d)
+
+
+def test_a_task_option_the_program_never_reads_caps_the_accuracy():
+    """Every task says the program must accept its options. One PETSc reports unused
+    (-options_left) at a case that passes it was never read: the program solved the default
+    problem there, right only where the answer does not depend on it (rosenbrock's minimiser does
+    not depend on -alpha: a generated mutant that deletes its read passed every check). An
+    option of the program's own (not the task's) left unused is no finding."""
+    sub = Submission(problem="robertson", agent="a", attempt="1", entry="main.c", files=["main.c"])
+
+    def evaluate(left: list[str]):
+        rec = record(1.0, 2.0)
+        runs = [r.model_copy(update={"options_left": left}) if r.case == "held-out-1" else r for r in rec.runs]
+        ctx = EvalContext(problem=BUNDLE.problem, checks=CHECKS, submission=sub, sources={},
+                          record=rec.model_copy(update={"runs": runs}), reference=record(1.0, 2.0),
+                          case_args={"default": [], "held-out-1": ["-tfinal", "80"]})
+        return NumericalAccuracy().evaluate(ctx)
+
+    assert evaluate([]).score == 1.0
+    assert evaluate(["-ts_type bdf"]).score == 1.0  # the program's own option, not the task's
+    capped = evaluate(["-tfinal 80"])
+    assert capped.score == pytest.approx(0.4) and "never read -tfinal at case held-out-1" in capped.rationale
+    assert capped.evidence["unread_options"] == ["-tfinal at case held-out-1"] and not capped.evidence["all_passed"]

@@ -21,7 +21,13 @@ sanity check broken, a refinement that does not converge, a quantity not printed
 and rank count caps the score at FAILED_CAP, below validate-checks' kill line (0.5), whatever
 the other checks give: a required output wrong by orders of magnitude is a wrong program, not
 one that lost its check's share of the weights (an outside hidden set: an l2 norm without its
-sqrt(h) factor, 1.3e4 times the tolerance off, kept 0.85)."""
+sqrt(h) factor, 1.3e4 times the tolerance off, kept 0.85). So does a task option the program never
+reads (PETSc's -options_left names it at a case that passes it): every task says the program
+must accept its options, and one that ignores an option the answer does not depend on (rosenbrock's
+-alpha) printed right answers everywhere.
+
+A compare check with a `scale` (CompareCheck.scale) multiplies its tolerance at each case by a
+factor of one option's value in the case's arguments (EvalContext.case_args)."""
 
 from __future__ import annotations
 
@@ -61,6 +67,19 @@ def compare_score(value: list[float], ref: list[float], chk: CompareCheck, facto
         return 1.0, f"within tolerance (worst {worst:.2g} of tol){scaled}"
     score = max(0.0, (chk.fail_factor - worst) / (chk.fail_factor - 1.0))
     return score, f"entry {where}: {value[where]:.6g} vs {ref[where]:.6g} is {worst:.3g}x the tolerance{scaled}"
+
+
+def unread_options(ctx: EvalContext) -> list[str]:
+    """The task's own options (those its cases pass) that PETSc reported unused (-options_left) in
+    a successful instrumented run given them: the program never read them, so it solved another
+    problem than the one asked wherever the option is not at its default ("<option> at case C")."""
+    args = ctx.case_args or {c.name: list(c.args) for c in ctx.problem.cases}
+    out = []
+    for r in ctx.runs("instrumented"):
+        given = args.get(r.case, [])
+        left = {entry.split()[0] for entry in r.options_left if entry}
+        out += [f"{opt} at case {r.case}" for opt in given[::2] if opt in left and r.exit_code == 0]
+    return sorted(set(out))
 
 
 def case_factor(chk: CompareCheck, args: list[str] | None) -> float:
@@ -184,6 +203,11 @@ class NumericalAccuracy(Evaluator):
                           f"{sum(d['score'] >= 1.0 for d in held_out)} of {len(held_out)} checks passed")
         if unscored:
             rationale += f"; {len(unscored)} checks had no reference value"
+        unread = unread_options(ctx)
+        if unread and score > FAILED_CAP:  # the task says the program must accept these options
+            score = FAILED_CAP
+            rationale += (f"; capped at {FAILED_CAP}: the program never read {unread[0]}"
+                          f"{f' (and {len(unread) - 1} more)' if len(unread) > 1 else ''} (PETSc's -options_left)")
         outright = [d for d in details if d["score"] <= 0.0]
         if outright and score > FAILED_CAP:
             score = FAILED_CAP
@@ -199,7 +223,8 @@ class NumericalAccuracy(Evaluator):
         # every check passed: what a tier requires (hpcbench.score.scoring.checks_passed reads the score)
         return self.result(score, rationale, confidence=confidence,
                            evidence={"details": details, "unscored": unscored, "held_out_share": share,
-                                     "all_passed": not failed})
+                                     "all_passed": not failed and not unread,
+                                     **({"unread_options": unread} if unread else {})})
 
 
 def _parts(checks: list, mine: dict, ref: dict, details: list[dict], unscored: list[str],
