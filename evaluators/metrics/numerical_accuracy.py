@@ -76,9 +76,10 @@ def unread_options(ctx: EvalContext) -> list[str]:
     args = ctx.case_args or {c.name: list(c.args) for c in ctx.problem.cases}
     out = []
     for r in ctx.runs("instrumented"):
-        given = args.get(r.case, [])
+        if r.exit_code != 0:  # a failed run is judged by the checks (nothing it printed counts)
+            continue
         left = {entry.split()[0] for entry in r.options_left if entry}
-        out += [f"{opt} at case {r.case}" for opt in given[::2] if opt in left and r.exit_code == 0]
+        out += [f"{opt} at case {r.case}" for opt in args.get(r.case, [])[::2] if opt in left]
     return sorted(set(out))
 
 
