@@ -393,8 +393,9 @@ class ToleranceScale(FrozenStrict):
     """A tolerance that shrinks as a case's option grows: rtol and atol times
     min(1, (at / value) ** power), `value` the option's value in the case's arguments (the
     stated tolerance where the case does not give the option). Valid methods' spread falls with
-    the grid (a second-order integrator's error as h^2 or faster), while a wrong program's error
-    stays or grows: one tolerance set at the coarsest grid hides it on the fine ones (issue 35)."""
+    the grid (measured per problem: advection1d's BDF2 about as 1/n, not h^2), while a wrong
+    program's error stays or grows: one tolerance set at the coarsest grid hides it on the fine
+    ones (issue 35)."""
 
     option: Annotated[str, Field(pattern=r"^-[A-Za-z_][A-Za-z0-9_]*$")]
     at: Annotated[float, Field(gt=0, allow_inf_nan=False)]
