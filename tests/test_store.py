@@ -193,6 +193,14 @@ def test_scoring_reads_every_case_s_arguments_the_drawn_ones_from_the_store(smal
     integrity.seal(camp / "campaign.h5")  # the sender rewrote the checksum too
     with pytest.raises(HpcbenchError, match=r"campaign.h5: dataset /held_out is not the draw collect writes"):
         read_campaign(camp / "campaign.h5", events=False)
+    published = problem.cases[0].name  # a "drawn" case that would replace a published case's arguments
+    with h5py.File(camp / "campaign.h5", "r+") as f:
+        del f["held_out"]
+        f.create_dataset("held_out", data=json.dumps({"problems": {"vec-scatter": [
+            {"name": published, "args": ["-n", "7"]}]}}), dtype=layout.STR)
+    integrity.seal(camp / "campaign.h5")
+    with pytest.raises(HpcbenchError, match=rf"case '{published}' is not named as a drawn case"):
+        read_campaign(camp / "campaign.h5", events=False)
 
 
 def test_two_scores_at_once_keep_both(small, tmp_path):

@@ -17,7 +17,7 @@ import numpy as np
 from hpcbench.errors import HpcbenchError
 from hpcbench.jobs.records import JobResult
 from hpcbench.petsc_headers import PetscApi
-from hpcbench.problem import Checks, Problem
+from hpcbench.problem import Checks, Problem, is_held_out
 from hpcbench.store import layout
 from hpcbench.store.integrity import StoreDamaged, mismatch, named_damage
 from hpcbench.store.lock import store_lock
@@ -121,6 +121,8 @@ def read_case_args(f: h5py.File, problems: dict[str, tuple[Problem, Checks]]) ->
             for c in cases:
                 if not (isinstance(c["name"], str) and all(isinstance(a, str) for a in c["args"])):
                     raise TypeError("a case's name and arguments must be text")
+                if not is_held_out(c["name"]):  # a drawn case never stands in for a published one
+                    raise ValueError(f"case {c['name']!r} is not named as a drawn case")
                 out.setdefault(pid, {})[c["name"]] = list(c["args"])
     except (ValueError, TypeError, KeyError, AttributeError) as e:
         raise HpcbenchError(f"{f.filename}: dataset /held_out is not the draw collect writes ({e!r})") from None
