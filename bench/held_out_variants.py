@@ -37,6 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from hpcbench.evaluators.metrics.numerical_accuracy import case_factor  # noqa: E402
 from hpcbench.evaluators.output_contract import parse_quantities  # noqa: E402
 from hpcbench.jobs.build import build_submission  # noqa: E402
 from hpcbench.jobs.launch import mpi_env  # noqa: E402
@@ -163,7 +164,7 @@ def measure(b: ProblemBundle, seeds: range, wrong_seeds: range, root: Path, publ
                 w = worst[i]
                 w.rows.append({"kind": kind, "program": name, "seed": seed, "args": case.args,
                                "ranks": case.ranks, "check": i, "deviation": dev})
-                dev /= chk.scale.factor(case.args) if chk.scale else 1.0
+                dev /= case_factor(chk, case.args)
                 if kind == "valid" and dev >= w.valid:
                     w.valid, w.valid_at = dev, where
                 elif kind == "wrong":

@@ -39,7 +39,7 @@ import math
 from typing import Any
 
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, register
-from hpcbench.evaluators.metrics.numerical_accuracy import compare_score
+from hpcbench.evaluators.metrics.numerical_accuracy import case_factor, compare_score
 from hpcbench.evaluators.output_contract import parse_quantities
 from hpcbench.evaluators.performance_case import LOADED_WAIT_SHARE, NOISE_CAP, RankCount, rank_counts
 from hpcbench.evaluators.run_agreement import disagreements
@@ -103,7 +103,7 @@ def factor_to_pass(mine: dict[str, list[float]], ref: dict[str, list[float]], ch
         if got is None or len(got) != len(want) or not all(math.isfinite(x) for x in got):
             return math.inf, chk.quantity
         dev = max((abs(x - r) / (chk.atol + chk.rtol * abs(r)) for x, r in zip(got, want, strict=True)),
-                  default=0.0) / (chk.scale.factor(args) if chk.scale else 1.0)
+                  default=0.0) / case_factor(chk, args)
         if dev / chk.fail_factor > worst:
             worst, at = dev / chk.fail_factor, chk.quantity
     return worst, at
@@ -123,18 +123,16 @@ def answers_differ(rc: RankCount, ctx: EvalContext) -> str:
     # a check whose tolerance scales with an option scales at the performance case's value of it:
     # the reference's run's command line, the arguments both sides were given (an answer that
     # barely moves over the drawn range, tabulated offline, passed the stated tolerance)
-    at = [k * (c.scale.factor(rc.ref.runs[0].command) if c.scale else 1.0) for c in perf_checks(ctx.checks)]
-    checks = [(c, c.model_copy(update={"rtol": c.rtol * f, "atol": c.atol * f}))
-              for c, f in zip(perf_checks(ctx.checks), at, strict=True) if c.quantity in ref]
+    factors = [(c, k * case_factor(c, rc.ref.runs[0].command)) for c in perf_checks(ctx.checks) if c.quantity in ref]
+    checks = [(c, f, c.model_copy(update={"rtol": c.rtol * f, "atol": c.atol * f})) for c, f in factors]
     for run in rc.sub.runs:
         mine = parse_quantities(run.stdout)
-        for chk, wide in checks:
+        for chk, f, wide in checks:
             if chk.quantity not in mine:
                 return f"{chk.quantity} not printed in run {run.repeat}"
             s, why = compare_score(mine[chk.quantity], ref[chk.quantity], wide)
             if s <= 0.0:
-                widened = wide.rtol / chk.rtol if chk.rtol else wide.atol / chk.atol
-                scaled = f", x{widened:.3g} in all with the scale at this case" if chk.scale else ""
+                scaled = f", x{f:.3g} in all with the scale at this case" if chk.scale else ""
                 return (f"{chk.quantity} in run {run.repeat}: {why} (the checks' tolerances x{k:g}, "
                         f"problem.json performance.tolerance_factor{scaled})")
             if run is not rc.sub.runs[0] and chk.quantity in first:

@@ -69,11 +69,17 @@ def compare_score(value: list[float], ref: list[float], chk: CompareCheck, facto
     return score, f"entry {where}: {value[where]:.6g} vs {ref[where]:.6g} is {worst:.3g}x the tolerance{scaled}"
 
 
-def unread_options(ctx: EvalContext) -> list[str]:
-    """The task's own options (those its cases pass) that PETSc reported unused (-options_left) in
-    a successful instrumented run given them: the program never read them, so it solved another
-    problem than the one asked wherever the option is not at its default ("<option> at case C")."""
-    args = ctx.case_args or {c.name: list(c.args) for c in ctx.problem.cases}
+def case_arguments(ctx: EvalContext) -> dict[str, list[str]]:
+    """Each case's arguments: problem.json's published cases, and what the context adds (the
+    held-out draw campaign.h5 keeps)."""
+    return {**{c.name: list(c.args) for c in ctx.problem.cases}, **ctx.case_args}
+
+
+def unread_options(ctx: EvalContext, args: dict[str, list[str]]) -> list[str]:
+    """The task's own options (those its cases pass, `args`) that PETSc reported unused
+    (-options_left) in a successful instrumented run given them: the program never read them, so
+    it solved another problem than the one asked wherever the option is not at its default
+    ("<option> at case C")."""
     out = []
     for r in ctx.runs("instrumented"):
         if r.exit_code != 0:  # a failed run is judged by the checks (nothing it printed counts)
@@ -191,7 +197,8 @@ class NumericalAccuracy(Evaluator):
         ref = outputs(ctx.reference)
         details: list[dict] = []
         unscored: list[str] = []
-        parts = _parts(ctx.checks.checks, mine, ref, details, unscored, ctx.case_args)
+        args = case_arguments(ctx)
+        parts = _parts(ctx.checks.checks, mine, ref, details, unscored, args)
         if parts[False][1] + parts[True][1] == 0:
             return self.unscored("; ".join(unscored) or "no check applied", evidence={"details": details})
         score, share = _combined(parts, ctx.checks.held_out_share)
@@ -204,7 +211,7 @@ class NumericalAccuracy(Evaluator):
                           f"{sum(d['score'] >= 1.0 for d in held_out)} of {len(held_out)} checks passed")
         if unscored:
             rationale += f"; {len(unscored)} checks had no reference value"
-        unread = unread_options(ctx)
+        unread = unread_options(ctx, args)
         if unread and score > FAILED_CAP:  # the task says the program must accept these options
             score = FAILED_CAP
             rationale += (f"; capped at {FAILED_CAP}: the program never read {unread[0]}"

@@ -249,8 +249,7 @@ def contexts(stored: StoredCampaign, inputs: CampaignInputs | None = None,
                                    petsc_api=stored.petsc_api, contended=inputs.contended.get(s.path, {}),
                                    scaling=inputs.scaling.get((s.meta.agent, s.meta.problem, s.meta.attempt), []),
                                    options=dict(inputs.options),
-                                   case_args=(stored.case_args or {}).get(s.meta.problem, {
-                                       c.name: list(c.args) for c in problem.cases}))))
+                                   case_args=(stored.case_args or {}).get(s.meta.problem, {}))))
     return out
 
 
