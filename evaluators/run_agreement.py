@@ -13,7 +13,7 @@ import math
 
 from hpcbench.evaluators.output_contract import parse_quantities
 from hpcbench.jobs.records import JobResult
-from hpcbench.problem import Checks, CompareCheck
+from hpcbench.problem import Checks, CompareCheck, ResidualCheck
 
 DEFAULT_RTOL = 1e-6
 COMPARED_KINDS = ("timing", "valgrind")
@@ -43,7 +43,7 @@ def disagreements(record: JobResult | None, checks: Checks) -> list[str]:
         return []
     base = {(r.case, r.ranks): parse_quantities(r.stdout) for r in record.runs
             if r.kind == "instrumented" and r.exit_code == 0 and not r.timed_out}
-    quantities = {c.quantity for c in checks.checks}
+    quantities = {c.quantity for c in checks.checks if not isinstance(c, ResidualCheck)}
     out = []
     for r in record.runs:
         ref = base.get((r.case, r.ranks))

@@ -471,7 +471,25 @@ class RefinementCheck(FrozenStrict):
     weight: Annotated[float, Field(gt=0)] = 1.0
 
 
-Check = Annotated[CompareCheck | SanityCheck | RefinementCheck, Field(discriminator="kind")]
+class ResidualCheck(FrozenStrict):
+    """A residual reduction the task states ("solve to a relative residual of 1e-10 or below"),
+    judged from what PETSc's unprefixed KSP reports in every run of a case (jobs/ksp_monitor.py):
+    each solve's last residual over its first, in the norm the solver tests, at most `bound`.
+    The answers of a solve stopped short can agree with the reference inside what valid solvers
+    spread (darcy-dmplex at rtol 1e-8: 0.4 of its tolerance): only the solver's record shows it.
+    Passed or broken, no partial marks: a broken stated requirement fails the program. Where a
+    solve started from a nonzero initial guess its first residual is not the norm PETSc
+    measures against (||b||, KSPConvergedDefault): the tolerance it was given decides there."""
+
+    kind: Literal["residual"]
+    name: str
+    cases: list[str] = []
+    bound: Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]
+    weight: Annotated[float, Field(gt=0)] = 1.0
+
+
+AnyCheck = CompareCheck | SanityCheck | RefinementCheck | ResidualCheck
+Check = Annotated[AnyCheck, Field(discriminator="kind")]
 
 
 class RefusalSpec(FrozenStrict):
@@ -482,12 +500,12 @@ class RefusalSpec(FrozenStrict):
     keywords: list[str] = []
 
 
-def names_held_out(chk: CompareCheck | SanityCheck | RefinementCheck) -> bool:
+def names_held_out(chk: AnyCheck) -> bool:
     """Whether `chk` names the held-out cases (HELD_OUT_CASES or ALL_CASES in its `cases`)."""
     return HELD_OUT_CASES in chk.cases or ALL_CASES in chk.cases
 
 
-def applies_to(chk: CompareCheck | SanityCheck | RefinementCheck, case: str) -> bool:
+def applies_to(chk: AnyCheck, case: str) -> bool:
     """Whether `chk` judges `case`: the cases it names, every public case when it names none or
     ALL_CASES. A held-out case only where it names HELD_OUT_CASES or ALL_CASES, and never by a
     literal value (that belongs to fixed arguments; held-out ones are drawn at planning)."""
@@ -574,7 +592,7 @@ def load_problem(folder: Path) -> ProblemBundle:
     declared = {q.name for q in problem.output}
     cases = {c.name for c in problem.cases}
     for i, chk in enumerate(checks.checks):
-        if chk.quantity not in declared:
+        if not isinstance(chk, ResidualCheck) and chk.quantity not in declared:
             raise ConfigError(
                 folder / "checks.json", f"checks[{i}].quantity",
                 f"{chk.quantity!r} is not in problem.json's output contract {sorted(declared)}",
@@ -591,7 +609,7 @@ def load_problem(folder: Path) -> ProblemBundle:
     return ProblemBundle(problem=problem, checks=checks, folder=folder)
 
 
-def scale_misuse(chk: CompareCheck | SanityCheck | RefinementCheck, problem: Problem) -> str | None:
+def scale_misuse(chk: AnyCheck, problem: Problem) -> str | None:
     """Why a check's tolerance cannot scale with its option: every case it judges must give
     the option (a drawn parameter of the held-out cases, or an argument of each published case),
     or the check would judge some cases at the stated tolerance without saying so."""
@@ -607,7 +625,7 @@ def scale_misuse(chk: CompareCheck | SanityCheck | RefinementCheck, problem: Pro
     return None
 
 
-def held_out_misuse(chk: CompareCheck | SanityCheck | RefinementCheck, problem: Problem) -> str | None:
+def held_out_misuse(chk: AnyCheck, problem: Problem) -> str | None:
     """Why a check cannot name the held-out cases: their arguments are drawn at planning, so
     only the reference's run in the same campaign or a physical law can judge them."""
     named = next((n for n in (HELD_OUT_CASES, ALL_CASES) if n in chk.cases), None)

@@ -12,6 +12,10 @@ One probe per instrument; a run kind is a list of probes (jobs/job.py Runner):
     Malloc        -malloc_debug -malloc_dump true -malloc_view <logs>/malloc_view -options_left
                   (instrumented; -malloc_debug unless the site turns it off, Site.malloc_debug)
     Valgrind      memcheck, one XML report per rank in <logs> (valgrind)
+    SolverMonitor -ksp_monitor ascii:<logs>/ksp_monitor -ksp_view ascii:<logs>/ksp_view (every run
+                  of a problem with a residual check, JobSpec.solver_monitor): the unprefixed
+                  KSP's residual history and configuration. In every run kind alike, since the
+                  view calls MatView and opens viewers, counts evaluators/watched_runs.py compares
 
 Files the harness names in advance are created and held open by the driver (HeldFile): what is
 read afterwards is the inode PETSc or valgrind wrote, and a name removed or replaced during the
@@ -27,11 +31,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol, TypeVar
 
+from hpcbench.jobs import ksp_monitor
 from hpcbench.jobs.log_summary import SUMMARY_MAX_BYTES, parse_log_summary
 from hpcbench.jobs.logview import MAX_BYTES as LOG_VIEW_MAX_BYTES
 from hpcbench.jobs.logview import parse_log_view, parse_options_left
 from hpcbench.jobs.malloc_dump import parse_malloc_dump
-from hpcbench.jobs.records import InstrumentCheck, RunResult, ValgrindSummary
+from hpcbench.jobs.records import InstrumentCheck, KspSolves, RunResult, ValgrindSummary
 from hpcbench.jobs.run_folders import RunFolders
 from hpcbench.jobs.untrusted_files import CappedReader, HeldFile, UnsafeFile, open_untrusted, read_capped
 from hpcbench.jobs.valgrind import PYTHON_SUPPRESSIONS, read_report, report_name, valgrind_prefix
@@ -135,6 +140,41 @@ class LogViewProbe(Probe):
             summary = "not asked for: PETSc would split the log folder's name at its comma"
         run.instruments += [InstrumentCheck(name=self.name, found=int(not problem), problem=problem),
                             InstrumentCheck(name=self.SUMMARY_CHECK, found=int(not summary), problem=summary)]
+
+
+class SolverMonitorProbe(Probe):
+    """The unprefixed KSP's residual history and its view (jobs/ksp_monitor.py). A program
+    whose solvers all have prefixes, or with no KSP, leaves both empty: no record then, which is
+    not a failed instrument (its residual check goes unscored, and says why)."""
+
+    name = "ksp_monitor"
+    MONITOR = "ksp_monitor"
+    VIEW = "ksp_view"
+
+    def options(self, logs: Path) -> list[str]:
+        # a viewer's value is split at ':' (type:name:format); a log folder named with one gets none
+        self.asked = ":" not in str(logs)
+        if not self.asked:
+            return []
+        return ["-ksp_monitor", f"ascii:{logs / self.MONITOR}", "-ksp_view", f"ascii:{logs / self.VIEW}"]
+
+    def prepare(self, folders: RunFolders, ranks: int) -> None:
+        self.held = [HeldFile.create(folders.logs, n) for n in (self.MONITOR, self.VIEW)]
+
+    def collect(self, run: RunResult, folders: RunFolders) -> None:
+        try:
+            problem = "" if self.asked else "not asked for: PETSc would split the log folder's name at its ':'"
+            problem = problem or "; ".join(t for h in self.held if (t := h.tampered()))
+            if not problem:
+                run.ksp = ksp_monitor.parse_ksp(*(h.read(ksp_monitor.MAX_BYTES) for h in self.held))
+        except UnsafeFile as e:
+            problem = str(e)
+        finally:
+            for h in self.held:
+                h.close()
+        if problem:
+            run.ksp = KspSolves(parse_error=problem)
+        run.instruments.append(InstrumentCheck(name=self.name, found=int(not problem), problem=problem))
 
 
 def _parse_held(held: HeldFile, what: str, parse: Callable[[bytes], T], cap: int) -> tuple[str, T | None]:

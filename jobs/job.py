@@ -25,7 +25,15 @@ from hpcbench.jobs.api_snapshot import ensure_petsc_api
 from hpcbench.jobs.build import BINARY_NAME
 from hpcbench.jobs.build_python import interpreter_objects, package_dirs, python_hidden
 from hpcbench.jobs.capture import Confinement, run_captured
-from hpcbench.jobs.instruments import EVERY_RUN, LogViewProbe, MallocProbe, Probe, ValgrindProbe, options_argv
+from hpcbench.jobs.instruments import (
+    EVERY_RUN,
+    LogViewProbe,
+    MallocProbe,
+    Probe,
+    SolverMonitorProbe,
+    ValgrindProbe,
+    options_argv,
+)
 from hpcbench.jobs.launch import run_env
 from hpcbench.jobs.launchers import launcher_of, rank_variables
 from hpcbench.jobs.placement import build_confinement, build_cpus, place
@@ -239,17 +247,22 @@ class Runner:
             memory_peak_bytes=cap.memory_peak_bytes, cpu_s=cap.cpu_s,
         )
 
+    def every_run(self) -> list[Probe]:
+        """The instruments of every run of the submission (timing, valgrind and performance runs
+        too): -log_view costs little (PETSc logs events anyway) and gives PETSc's own time; the
+        solver monitor changes what PETSc counts, so no run may lack it where one has it."""
+        return [LogViewProbe(), *([SolverMonitorProbe()] if self.spec.solver_monitor else [])]
+
     def instrumented(self, binary: Path, case: CaseRun) -> RunResult:
-        return self.run(binary, case, "instrumented", 0, [LogViewProbe(), MallocProbe(self.spec.malloc_debug)])
+        return self.run(binary, case, "instrumented", 0, [*self.every_run(), MallocProbe(self.spec.malloc_debug)])
 
     def timing(self, binary: Path, case: CaseRun, repeat: int) -> RunResult:
-        # -log_view costs little (PETSc logs events anyway) and gives PETSc's own time.
-        return self.run(binary, case, "timing", repeat, [LogViewProbe()])
+        return self.run(binary, case, "timing", repeat, self.every_run())
 
     def valgrind(self, binary: Path, case: CaseRun) -> RunResult:
         # The same options as a timing run: the program cannot tell the two apart by its argv.
         probe = ValgrindProbe(self.own_objects, self.rank_vars, python=is_python(self.spec))
-        return self.run(binary, case, "valgrind", 0, [probe, LogViewProbe()])
+        return self.run(binary, case, "valgrind", 0, [probe, *self.every_run()])
 
     def null(self, binary: Path, case: CaseRun, repeat: int) -> RunResult:
         # An empty folder of its own: nothing the submission left (a petscrc) reaches it.

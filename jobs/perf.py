@@ -30,7 +30,6 @@ from pathlib import Path
 
 from hpcbench.jobs import build_cache, slots
 from hpcbench.jobs.build import BINARY_NAME
-from hpcbench.jobs.instruments import LogViewProbe
 from hpcbench.jobs.placement import build_confinement
 from hpcbench.jobs.records import NOISE_CAP, SAME_PROGRAM, CaseRun, JobResult, JobSpec, RunResult
 from hpcbench.petsc_env import PetscInstall
@@ -80,7 +79,7 @@ def reference_binary(spec: JobSpec, petsc: PetscInstall, home_dir: str = "", fil
 
 def _timed(runner, binary: Path, case: CaseRun, kind: str, repeat: int, held: slots.Held) -> RunResult:
     # fresh folders of its own like every run, its -log_view read back where only the driver named it
-    return runner.run(binary, case, kind, repeat, [LogViewProbe()], held=held)
+    return runner.run(binary, case, kind, repeat, runner.every_run(), held=held)
 
 
 def _time_of(r: RunResult) -> float:

@@ -228,6 +228,9 @@ class JobSpec(Model):
     # which case valgrind runs, drawn at planning from the campaign's secret held-out seed (jobs/job.py
     # valgrind_target): a program cannot know which of its cheap cases is the watched one (0: the first)
     valgrind_draw: int = Field(0, ge=0)
+    # every run asks PETSc's unprefixed KSP for its residual history and view (jobs/ksp_monitor.py):
+    # the problem's checks judge the residual reduction the task states (problem.ResidualCheck)
+    solver_monitor: bool = False
 
     @property
     def width(self) -> int:
@@ -313,6 +316,28 @@ class LogCounts(Model):
     destroyed: dict[str, int] = {}
     events: dict[str, int] = {}
     flops: float | None = None
+    parse_error: str = ""
+
+
+class KspSolve(Model):
+    """One Krylov solve of the unprefixed KSP, from -ksp_monitor: the norm it tests convergence in
+    (preconditioned, unpreconditioned, natural, none) at its first and last iteration."""
+
+    iterations: int
+    norm: str
+    first: float
+    last: float
+
+
+class KspSolves(Model):
+    """What the solver monitor recorded in a run (jobs/ksp_monitor.py): the unprefixed KSP's solves
+    in order (at most MAX_SOLVES kept), and from -ksp_view of the last solve whether it started
+    from a nonzero initial guess and the relative tolerance it was given."""
+
+    solves: list[KspSolve] = []
+    more: int = 0  # solves past the ones kept
+    nonzero_guess: bool | None = None  # None: no -ksp_view of the unprefixed KSP
+    rtol: float | None = None
     parse_error: str = ""
 
 
@@ -423,6 +448,7 @@ class RunResult(Model):
     leaks: list[Leak] = []
     malloc_dump_seen: bool = False
     options_left: list[str] = []
+    ksp: KspSolves | None = None  # the solver monitor's record (problems with a residual check; jobs/ksp_monitor.py)
     valgrind: ValgrindSummary | None = None
     instruments: list[InstrumentCheck] = []  # what was asked of each instrument and confirmed
     hostnames: list[str] = []

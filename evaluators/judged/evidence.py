@@ -23,7 +23,8 @@ from hpcbench.evaluators.base import EvalContext, EvalResult
 from hpcbench.judge.evidence import Evidence
 
 # The options hpcbench itself adds to every instrumented run: not the program's choices.
-OURS = ("-malloc_debug", "-malloc_dump", "-malloc_view", "-options_left", "-log_view", "-options_file", "-skip_petscrc")
+OURS = ("-malloc_debug", "-malloc_dump", "-malloc_view", "-options_left", "-log_view", "-options_file", "-skip_petscrc",
+        "-ksp_monitor ascii:", "-ksp_view ascii:")
 SOLVER_PREFIXES = ("KSP", "PC", "SNES", "TS", "Tao", "MatLUFactor", "MatCholeskyFactor", "MatILUFactor",
                    "MatICCFactor", "MatSolve", "MatMult", "DM", "VecScatter", "SF")
 _WARN = re.compile(r"^.*?:\d+(?::\d+)?: (?:fatal )?(?:warning|error): .*$", re.M)

@@ -35,9 +35,10 @@ import math
 
 from hpcbench.evaluators.base import EvalContext, EvalResult, Evaluator, register
 from hpcbench.evaluators.output_contract import parse_quantities
+from hpcbench.evaluators.residual_check import residual_scores, solver_records
 from hpcbench.evaluators.run_agreement import disagreements
 from hpcbench.jobs.records import JobResult
-from hpcbench.problem import CompareCheck, RefinementCheck, SanityCheck, applies_to, is_held_out
+from hpcbench.problem import CompareCheck, RefinementCheck, ResidualCheck, SanityCheck, applies_to, is_held_out
 
 FAILED_CAP = 0.4
 
@@ -198,7 +199,7 @@ class NumericalAccuracy(Evaluator):
         details: list[dict] = []
         unscored: list[str] = []
         args = case_arguments(ctx)
-        parts = _parts(ctx.checks.checks, mine, ref, details, unscored, args)
+        parts = _parts(ctx.checks.checks, (mine, solver_records(ctx.record)), ref, details, unscored, args)
         if parts[False][1] + parts[True][1] == 0:
             return self.unscored("; ".join(unscored) or "no check applied", evidence={"details": details})
         score, share = _combined(parts, ctx.checks.held_out_share)
@@ -210,7 +211,7 @@ class NumericalAccuracy(Evaluator):
             rationale += (f"; held-out cases (drawn at planning, {share:.0%} of the score): "
                           f"{sum(d['score'] >= 1.0 for d in held_out)} of {len(held_out)} checks passed")
         if unscored:
-            rationale += f"; {len(unscored)} checks had no reference value"
+            rationale += f"; {len(unscored)} checks could not be judged ({unscored[0]})"
         unread = unread_options(ctx, args)
         if unread and score > FAILED_CAP:  # the task says the program must accept these options
             score = FAILED_CAP
@@ -235,14 +236,18 @@ class NumericalAccuracy(Evaluator):
                                      **({"unread_options": unread} if unread else {})})
 
 
-def _parts(checks: list, mine: dict, ref: dict, details: list[dict], unscored: list[str],
+def _parts(checks: list, runs: tuple[dict, dict], ref: dict, details: list[dict], unscored: list[str],
            case_args: dict[str, list[str]]) -> dict[bool, list[float]]:
     """Held out? -> [weighted sum of check scores, sum of weights]: a check's published score
-    the mean over its cases, its held-out score the worst of the drawn cases."""
+    the mean over its cases, its held-out score the worst of the drawn cases. `runs`: what the
+    program printed and what its solvers recorded, by (case, ranks)."""
+    mine, ksp = runs
     parts = {False: [0.0, 0.0], True: [0.0, 0.0]}
     for chk in checks:
         label = getattr(chk, "name", "") or f"{chk.kind}:{chk.quantity}"
-        if isinstance(chk, RefinementCheck):
+        if isinstance(chk, ResidualCheck):
+            by_case = residual_scores(chk, label, ksp, details, unscored)
+        elif isinstance(chk, RefinementCheck):
             by_case = {"": _refinement_scores(chk, label, mine, details)[0]}
         else:
             by_case = _case_scores(chk, label, mine, ref, details, unscored, case_args)

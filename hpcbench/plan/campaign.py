@@ -36,7 +36,7 @@ from hpcbench.plan import escalations, staging
 from hpcbench.plan.cases import select_cases
 from hpcbench.plan.held_out import ensure_draw, read_draw, read_performance_draw
 from hpcbench.plan.perf_draw import performance_args, published_as
-from hpcbench.problem import Problem, ProblemBundle, TestCase
+from hpcbench.problem import Problem, ProblemBundle, ResidualCheck, TestCase
 from hpcbench.profile import FULL, LOCAL_MPI_ENV, CampaignProfile
 from hpcbench.site import SiteConfig, VariantConfig
 from hpcbench.submission import LoadedSubmission, Rejected, Submission, request_rejected
@@ -342,6 +342,7 @@ def plan_jobs(campaign: Campaign, site: SiteConfig, request: PlanRequest, profil
         prob = request.problems[m.problem]
         runs = case_runs(prob.problem, m.args, (held_out or {}).get(m.problem, []), profile.time_limit_factor)
         spec = _job_spec(campaign, site, profile, m, staged, chosen[m.problem], runs)
+        spec.solver_monitor = any(isinstance(c, ResidualCheck) for c in prob.checks.checks)
         spec.valgrind_draw = valgrind_draw(seed, jid)
         if profile.performance != "off" and spec.timing_repeats:  # 0: nothing is timed, the perf case neither
             mine = None if profile.performance == "against-itself" else (staged, m.entry)
