@@ -10,6 +10,7 @@ references, and read back through `hpcbench report` and `hpcbench explain`.
   gathered copy read one entry late) keeps much of its composite but never a tier, in every
   report (json, csv, markdown, html, explain), and a scoring written under the old rule is
   shown without its tier too;
+- a linear solve stopped 100x short of the residual the task states fails by PETSc's own record;
 - a step limit that suffices for the short Robertson case but not the long one is killed, and
   so is a transposed darcy inclusion, whose energy the domain's symmetry keeps.
 """
@@ -51,6 +52,9 @@ PROGRAMS: dict[tuple[str, str], tuple[list[tuple[str, str]], str, bool]] = {
           "constants[C_X0]  = 0.5;\n  constants[C_X1]  = 0.75;\n  constants[C_Y0]  = 0.25;\n"
           "  constants[C_Y1]  = 0.5;")],
         "the inclusion transposed: the same energy by the domain's symmetry", True),
+    ("darcy-dmplex", "solve-to-1e-8"): (
+        [("KSPSetTolerances(ksp, 1e-12, 1e-14,", "KSPSetTolerances(ksp, 1e-8, 1e-14,")],
+        "a solve stopped 100x short of the stated 1e-10: its answers inside what valid solvers spread", True),
     ("vec-scatter", "read-one-late"): (
         [("wsum += (PetscReal)(i + 1) * PetscRealPart(a[i]);",
           "wsum += (PetscReal)(i + 1) * (i + 1 < n ? PetscRealPart(a[i + 1]) : 0.0);"),
@@ -134,6 +138,17 @@ def test_one_required_output_far_off_is_killed_whatever_the_others_give(rows):
     for key in [("advection1d", "l2-without-h"), ("darcy-dmplex", "mean-over-quarter")]:
         acc = rows[(AGENT, *key)]["evaluators"]["numerical_accuracy"]
         assert acc["score"] == FAILED_CAP and "failed outright" in acc["rationale"], (key, acc["rationale"])
+
+
+def test_a_solve_short_of_the_stated_residual_fails_by_the_solvers_own_record(rows):
+    """The answers of darcy at rtol 1e-8 are 0.4 of their tolerance off (validate-checks' generated
+    mutant): the residual check, from PETSc's -ksp_monitor of the program's runs, fails it outright."""
+    from hpcbench.evaluators.metrics.numerical_accuracy import FAILED_CAP
+
+    acc = rows[(AGENT, "darcy-dmplex", "solve-to-1e-8")]["evaluators"]["numerical_accuracy"]
+    assert acc["score"] == FAILED_CAP and "residual reduction" in acc["rationale"], acc["rationale"]
+    ref = rows[("reference", "darcy-dmplex", "1")]["evaluators"]["numerical_accuracy"]
+    assert "could not be judged" not in ref["rationale"], ref["rationale"]
 
 
 def test_no_report_gives_a_tier_to_a_program_that_fails_a_check(campaigns, rows):

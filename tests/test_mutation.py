@@ -13,7 +13,7 @@ from hpcbench.evaluators.csource import syntax_tree
 from hpcbench.jobs.records import JobResult, RunResult
 from hpcbench.plan.cases import one_rank_count
 from hpcbench.plan.snapshot import problem_files
-from hpcbench.problem import HeldOutParam, load_problems
+from hpcbench.problem import ALL_CASES, HeldOutParam, load_problems
 from hpcbench.validation.mutation import generate as gen
 from hpcbench.validation.mutation.names import member_index, parse_header
 from hpcbench.validation.mutation.operators import Mutation, TaskFacts, mutations, perturbed, stated_tolerances
@@ -336,10 +336,11 @@ def test_the_screens_keep_the_checks_that_judge_their_cases_as_the_full_run_does
         assert [(c.name, c.ranks) for c in screen.problem.cases] == [(case.name, [min(case.ranks)])]
         assert screen.problem.held_out is None and screen.problem.performance is None
         judging = [c for c in full.checks.checks if not isinstance(c, RefinementCheck)
-                   and (not c.cases or case.name in c.cases)]
+                   and (not c.cases or case.name in c.cases or ALL_CASES in c.cases)]
         assert len(screen.checks.checks) == len(judging) > 0
         for mine, theirs in zip(screen.checks.checks, judging, strict=True):
-            assert mine.cases == ([case.name] if theirs.cases else [])
+            # "@all" stays: with no held-out cases in the screen it names the kept ones
+            assert mine.cases == (theirs.cases if ALL_CASES in theirs.cases else [case.name] if theirs.cases else [])
             assert mine.model_dump(exclude={"cases"}) == theirs.model_dump(exclude={"cases"})
         assert written(screen) == (screen.problem, screen.checks)
 
