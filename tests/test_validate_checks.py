@@ -288,6 +288,39 @@ def test_one_required_output_failed_outright_caps_the_accuracy_below_the_kill_li
     assert _score({"checks": [*right, bound]}, over, ref) == FAILED_CAP  # a stated bound broken
 
 
+def test_parallel_runs_each_problems_library_and_generated_mutants_as_tasks_longest_first(monkeypatch):
+    monkeypatch.setattr(vc, "MEASURED_CORE_S", {("a", "library"): 50.0, ("a", "generated"): 400.0,
+                                                ("b", "library"): 300.0, ("b", "generated"): 20.0})
+    got = [(pid, part) for pid, part, _ in vc._parts(["a", "b", "new"], vc.Options())]
+    # a problem nobody measured goes first: its cost is unknown, so it must not start last
+    assert got == [("new", "library"), ("new", "generated"), ("a", "generated"), ("b", "library"),
+                   ("a", "library"), ("b", "generated")]
+    opts = {(pid, part): o for pid, part, o in vc._parts(["a"], vc.Options())}
+    assert opts[("a", "library")].generated == 0 and opts[("a", "library")].library
+    assert not opts[("a", "generated")].library and opts[("a", "generated")].generated == vc.Options().generated
+    assert [p for _, p, _ in vc._parts(["a"], vc.Options(generated=0))] == ["library"]
+
+
+def test_a_problems_two_tasks_merge_into_one_report():
+    lib = ProblemReport("p", outcomes=[Outcome(kind="wrong", name="w", reason="r", score=0.1)])
+    gen = ProblemReport("p", generated=vc.GeneratedReport(10, {}, []), error="the reference failed (generated)")
+    both = vc._merged("p", [gen, lib])
+    assert both.outcomes == lib.outcomes and both.generated is gen.generated
+    assert both.error == "the reference failed (generated)"
+    assert vc._merged("p", [ProblemReport("p", error="x"), ProblemReport("p", error="x")]).error == "x"
+
+
+def test_writing_a_library_twice_leaves_every_file_alone(tmp_path):
+    from hpcbench.validation.library import write_programs
+
+    bundles = {"vec-scatter": load_problems()["vec-scatter"]}
+    write_programs(bundles, "checks", tmp_path)
+    files = sorted(p for p in tmp_path.rglob("*") if p.is_file())
+    before = {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in files}
+    write_programs(bundles, "checks", tmp_path)  # what each parallel task does again, beside the others
+    assert files and {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in files} == before
+
+
 # ----------------------------------------------------------------------------- end to end
 
 

@@ -229,12 +229,13 @@ def apply_edits(bundle: ProblemBundle, measure: Measure, prog: Program, where: s
 
 
 def write_tree(folder: Path, files: dict[str, str], meta: dict) -> None:
-    """One submission folder; unchanged files are not rewritten (their job records stay valid)."""
+    """One submission folder; unchanged files are not rewritten (their job records stay valid, and
+    validate-checks' workers, which write the same trees again, never truncate a file another
+    worker is reading)."""
     folder.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
+    for name, text in {**files, "submission.json": json.dumps(meta, indent=1)}.items():
         if not (folder / name).is_file() or (folder / name).read_text() != text:
             (folder / name).write_text(text)
-    (folder / "submission.json").write_text(json.dumps(meta, indent=1))
 
 
 def write_programs(bundles: dict[str, ProblemBundle], measure: Measure, root: Path,
