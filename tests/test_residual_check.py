@@ -104,3 +104,27 @@ def test_bound_is_inclusive_at_printed_precision() -> None:
     details: list[dict] = []
     assert residual_scores(CHECK, "r", solver_records(_job(_run("instrumented", at))), details, []) == {"c": 1.0}
     assert math.isclose(CHECK.bound, 1e-10)
+
+
+@pytest.mark.parametrize("bad,why", [
+    ({"bound": 0}, r"residual\.bound': Input should be greater than 0"),
+    ({"bound": 2}, r"residual\.bound': Input should be less than 1"),
+    ({"bound": "nan"}, r"residual\.bound': Input should be a finite number"),
+    ({"bound": 1e-10, "quantity": "energy"}, r"residual\.quantity': Extra inputs are not permitted"),
+    ({"cases": ["nowhere"]}, r"\[\d+\]\.cases': unknown cases \['nowhere'\]"),
+])
+def test_a_malformed_residual_check_names_checks_json_and_the_field(tmp_path, bad, why):
+    import json
+    import shutil
+
+    from hpcbench.errors import ConfigError
+    from hpcbench.problem import load_problem, load_problems
+
+    d = tmp_path / "darcy-dmplex"
+    shutil.copytree(load_problems(None, ["darcy-dmplex"])["darcy-dmplex"].folder, d)
+    checks = json.loads((d / "checks.json").read_text())
+    chk = next(c for c in checks["checks"] if c["kind"] == "residual")
+    chk.update(bad)
+    (d / "checks.json").write_text(json.dumps(checks))
+    with pytest.raises(ConfigError, match=r"darcy-dmplex/checks\.json: field '?checks.*" + why):
+        load_problem(d)
