@@ -26,7 +26,7 @@ from hpcbench.executors.queues import capped_walltime
 from hpcbench.executors.shapes import ArrayPlan, job_walltime_s, shape_of, start_order
 from hpcbench.jobs.binding import Binding
 from hpcbench.jobs.cores import NodeLayout, cpu_list
-from hpcbench.jobs.instruments import EVERY_RUN, OPTIONS_FILE, LogViewProbe, MallocProbe
+from hpcbench.jobs.instruments import EVERY_RUN, OPTIONS_FILE, LogViewProbe, MallocProbe, SolverMonitorProbe
 from hpcbench.jobs.launchers import launcher_for
 from hpcbench.jobs.pack import BaselineRequest, PackManifest
 from hpcbench.jobs.placement import PackContext, build_launch, placed_launcher
@@ -219,28 +219,30 @@ def launch_lines(job: JobSpec, site: SiteConfig, ctx: PackContext | None) -> lis
     opts = [*job.variant.runtime_options, *EVERY_RUN, "-options_file", f"<log>/{OPTIONS_FILE}"]
     seen_null = set()
     log = Path("<log>")
-    held = " ".join(a for a in [*MallocProbe(job.malloc_debug).options(log), *LogViewProbe().options(log)]
-                    if a.startswith("-"))
+    every = " ".join(a for a in [*LogViewProbe().options(log),
+                                 *(SolverMonitorProbe().options(log) if job.solver_monitor else [])]
+                     if a.startswith("-"))
+    held = " ".join(a for a in MallocProbe(job.malloc_debug).options(log) if a.startswith("-")) + " " + every
     for c in job.runs:
         prog = ["<app>", *c.args, *opts]
         line(f"{c.case} r{c.ranks} instrumented", c.ranks, [*prog, f"[file: {held}]"], c.nodes)
         if job.repeats_of(c):
-            line(f"{c.case} r{c.ranks} timing x{job.repeats_of(c)}", c.ranks, [*prog, "[file: -log_view]"], c.nodes)
+            line(f"{c.case} r{c.ranks} timing x{job.repeats_of(c)}", c.ranks, [*prog, f"[file: {every}]"], c.nodes)
         if job.null_program_dir and c.ranks not in seen_null and job.repeats_of(c):
             seen_null.add(c.ranks)
             line(f"null r{c.ranks} x{job.timing_repeats}", c.ranks, ["<null>"], c.nodes)
     if job.valgrind and job.runs:
         c = min(job.runs, key=lambda r: r.ranks)  # the case itself is drawn as the job runs (valgrind_target)
-        line(f"a case's r{c.ranks} valgrind", c.ranks, ["<valgrind>", "<app>", *c.args, *opts, "[file: -log_view]"])
+        line(f"a case's r{c.ranks} valgrind", c.ranks, ["<valgrind>", "<app>", *c.args, *opts, f"[file: {every}]"])
     perf = job.perf
     pairs = zip(perf.runs, perf.reference_runs, strict=True) if perf is not None else iter(())
     repeats = perf.repeats if perf is not None else 0
     for c, rc in pairs:
         # the performance case: these, alternately, on one set of cores (jobs/perf.py)
         line(f"perf r{c.ranks} x{repeats}", c.ranks,
-             ["<app>", *c.args, *opts, "[file: -log_view]"])
+             ["<app>", *c.args, *opts, f"[file: {every}]"])
         line(f"perf r{rc.ranks} reference x{repeats}", rc.ranks,
-             ["<reference>", *rc.args, *opts, "[file: -log_view]"])
+             ["<reference>", *rc.args, *opts, f"[file: {every}]"])
     return lines
 
 
