@@ -582,3 +582,10 @@ def test_without_malloc_debug_a_write_past_a_block_and_a_leak_are_still_caught(t
     from hpcbench.profile import CHECKS_LIBRARY, GENERATED
 
     assert not CHECKS_LIBRARY.malloc_debug and not GENERATED.malloc_debug and load_site("local").malloc_debug
+
+
+def test_the_measured_task_costs_name_only_problems_and_parts_that_exist():
+    known = set(load_problems())
+    assert {pid for pid, _ in vc.MEASURED_CORE_S} <= known
+    assert {part for _, part in vc.MEASURED_CORE_S} <= {"library", "generated"}
+    assert all(v > 0 for v in vc.MEASURED_CORE_S.values())
