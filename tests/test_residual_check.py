@@ -128,3 +128,38 @@ def test_a_malformed_residual_check_names_checks_json_and_the_field(tmp_path, ba
     (d / "checks.json").write_text(json.dumps(checks))
     with pytest.raises(ConfigError, match=r"darcy-dmplex/checks\.json: field '?checks.*" + why):
         load_problem(d)
+
+
+def test_the_probe_reads_what_petsc_wrote_and_names_a_replaced_record(tmp_path):
+    from types import SimpleNamespace
+
+    from hpcbench.jobs.instruments import SolverMonitorProbe
+
+    def once(tamper: bool) -> RunResult:
+        logs = tmp_path / ("t" if tamper else "ok")
+        logs.mkdir()
+        probe = SolverMonitorProbe()
+        opts = probe.options(logs)
+        assert opts == ["-ksp_monitor", f"ascii:{logs / 'ksp_monitor'}", "-ksp_view", f"ascii:{logs / 'ksp_view'}"]
+        folders = SimpleNamespace(logs=logs)
+        probe.prepare(folders, 1)  # type: ignore[arg-type]
+        (logs / "ksp_monitor").write_bytes(_read("mon_zero.txt"))  # as PETSc writes: into the held file
+        (logs / "ksp_view").write_bytes(_read("view_zero.txt"))
+        if tamper:
+            (logs / "ksp_monitor").unlink()
+            (logs / "ksp_monitor").write_bytes(b"  0 KSP Residual norm 1.0\n  1 KSP Residual norm 1e-30\n")
+        run = _run("instrumented", None)
+        probe.collect(run, folders)  # type: ignore[arg-type]
+        return run
+
+    good = once(False)
+    assert good.ksp is not None and [s.iterations for s in good.ksp.solves] == [12]
+    assert good.instruments[-1].name == "ksp_monitor" and not good.instruments[-1].problem
+    bad = once(True)
+    assert bad.ksp is not None and not bad.ksp.solves and "replaced" in bad.ksp.parse_error
+    assert run_measure(bad.ksp)[0] is None and "replaced" in bad.instruments[-1].problem
+    # a log folder whose name holds ':' cannot be named in a viewer: nothing asked, nothing read
+    colon = tmp_path / "a:b"
+    colon.mkdir()
+    probe = SolverMonitorProbe()
+    assert probe.options(colon) == []
