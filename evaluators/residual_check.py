@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 
-from hpcbench.jobs.ksp_monitor import reduction
 from hpcbench.jobs.records import JobResult, KspSolves
 from hpcbench.problem import ResidualCheck, applies_to, is_held_out
 
@@ -45,7 +44,7 @@ def run_measure(rec: KspSolves) -> tuple[float | None, str]:
         return None, ("no solve of an unprefixed KSP was recorded (solvers with options prefixes, "
                       "or none: -ksp_monitor was not read)")
     given = rec.rtol if rec.nonzero_guess and rec.rtol is not None and math.isfinite(rec.rtol) else math.inf
-    each = [min(reduction(s), given) if math.isfinite(reduction(s)) else given for s in rec.solves]
+    each = [min(s.reduction(), given) if math.isfinite(s.reduction()) else given for s in rec.solves]
     if not all(math.isfinite(m) for m in each):
         return None, "a solve monitored no residual norm (norm type none?)"
     firsts = [s.first for s in rec.solves if math.isfinite(s.first) and s.first > 0]

@@ -79,11 +79,3 @@ def parse_ksp(monitor: bytes, view: bytes) -> KspSolves:
     for s in solves:
         s.norm = norm
     return KspSolves(solves=solves, more=more, nonzero_guess=guess, rtol=rtol)
-
-
-def reduction(solve: KspSolve) -> float:
-    """The residual reduction a solve reached in its own norm (last / first; nan where the first is
-    zero or either is not a number: a norm type of none monitors zeros)."""
-    if not (math.isfinite(solve.first) and math.isfinite(solve.last)) or solve.first <= 0:
-        return math.nan
-    return solve.last / solve.first

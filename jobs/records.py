@@ -7,6 +7,7 @@ atomically, into the campaign's `records/` folder."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shlex
@@ -327,6 +328,13 @@ class KspSolve(Model):
     norm: str
     first: float
     last: float
+
+    def reduction(self) -> float:
+        """The residual reduction it reached in its own norm (last / first; nan where the first is
+        zero or either is not a number: a norm type of none monitors zeros)."""
+        if not (math.isfinite(self.first) and math.isfinite(self.last)) or self.first <= 0:
+            return math.nan
+        return self.last / self.first
 
 
 class KspSolves(Model):

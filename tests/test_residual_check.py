@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hpcbench.evaluators.residual_check import residual_scores, run_measure, solver_records
-from hpcbench.jobs.ksp_monitor import MAX_SOLVES, parse_ksp, parse_monitor, parse_view, reduction
+from hpcbench.jobs.ksp_monitor import MAX_SOLVES, parse_ksp, parse_monitor, parse_view
 from hpcbench.jobs.records import JobResult, KspSolve, KspSolves, RunResult
 from hpcbench.problem import ResidualCheck
 
@@ -30,7 +30,7 @@ def test_petsc_records_parse() -> None:
     assert [s.iterations for s in zero.solves] == [12]
     assert zero.nonzero_guess is False and zero.rtol == 1e-12  # the top-level KSP, not GAMG's inner ones
     assert zero.solves[0].norm == "preconditioned"
-    assert 1e-14 < reduction(zero.solves[0]) < 1e-12
+    assert 1e-14 < zero.solves[0].reduction() < 1e-12
     nz = parse_ksp(_read("mon_nz.txt"), _read("view_nz.txt"))
     assert nz.nonzero_guess is True and nz.rtol == 1e-10 and len(nz.solves) == 1
 

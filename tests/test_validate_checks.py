@@ -304,10 +304,15 @@ def test_parallel_runs_each_problems_library_and_generated_mutants_as_tasks_long
 def test_a_problems_two_tasks_merge_into_one_report():
     lib = ProblemReport("p", outcomes=[Outcome(kind="wrong", name="w", reason="r", score=0.1)])
     gen = ProblemReport("p", generated=vc.GeneratedReport(10, {}, []), error="the reference failed (generated)")
-    both = vc._merged("p", [gen, lib])
+    both = vc._merged({"generated": gen, "library": lib})
     assert both.outcomes == lib.outcomes and both.generated is gen.generated
     assert both.error == "the reference failed (generated)"
-    assert vc._merged("p", [ProblemReport("p", error="x"), ProblemReport("p", error="x")]).error == "x"
+    # the generated task found no mutant to run (validate-checks --only naming library programs)
+    alone = vc._merged({"generated": ProblemReport("p"), "library": lib})
+    assert alone.outcomes == lib.outcomes and alone.generated is None
+    same = {"library": ProblemReport("p", error="x"), "generated": ProblemReport("p", error="x")}
+    assert vc._merged(same).error == "x"
+    assert vc._merged({"generated": gen}).generated is gen.generated
 
 
 def test_writing_a_library_twice_leaves_every_file_alone(tmp_path):

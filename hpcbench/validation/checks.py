@@ -119,7 +119,8 @@ def _run_parallel(pids: list[str], out: Path, o: Options, progress) -> list[Prob
             if progress:
                 progress(folder_progress(work_folder(out, o.language)))
             cf.wait(list(futures.values()), timeout=1.0)
-        reports = [_merged(pid, [r for (p, _), f in futures.items() if p == pid for r in f.result()]) for pid in pids]
+        reports = [_merged({part: r for (p, part), f in futures.items() if p == pid for r in f.result()})
+                   for pid in pids]
     finally:
         pool.shutdown(wait=True, cancel_futures=True)  # Ctrl-C reached the workers too: each stops its own jobs
     if progress:
@@ -151,12 +152,15 @@ def _parts(pids: list[str], one: Options) -> list[tuple[str, str, Options]]:
     return sorted(parts, key=lambda p: -MEASURED_CORE_S.get((p[0], p[1]), top))
 
 
-def _merged(pid: str, parts: list[ProblemReport]) -> ProblemReport:
-    """One problem's report from its tasks' (the library's outcomes, the generated mutants')."""
-    lib = next((r for r in parts if r.outcomes or r.generated is None), parts[0])
-    gen = next((r.generated for r in parts if r.generated is not None), None)
-    errors = [r.error for r in parts if r.error]
-    return replace(lib, generated=gen, error="; ".join(dict.fromkeys(errors)))
+def _merged(parts: dict[str, ProblemReport]) -> ProblemReport:
+    """One problem's report from its tasks' ("library": the outcomes, "generated": the generated
+    mutants), whichever ran; an error of either is the problem's."""
+    lib, gen = parts.get("library"), parts.get("generated")
+    base = lib or gen
+    assert base is not None, "a problem with no task"
+    errors = [r.error for r in (lib, gen) if r is not None and r.error]
+    return replace(base, generated=gen.generated if gen is not None else None,
+                   error="; ".join(dict.fromkeys(errors)))
 
 
 def folder_progress(out: Path) -> Counter:
