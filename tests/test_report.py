@@ -34,7 +34,12 @@ def test_error_handling_orders_petscall_over_chkerrq_over_unchecked_in_a_real_ca
     # the unchecked twin runs correctly: only error handling tells it apart
     twin = sample_rows[("unchecked-coder", "rosenbrock", "1")]
     assert twin["gates_passed"] and twin["evaluators"]["numerical_accuracy"]["score"] == 1.0
-    assert twin["composite"] < sample_rows[("legacy-coder", "rosenbrock", "1")]["composite"]
+    legacy_row = sample_rows[("legacy-coder", "rosenbrock", "1")]
+    # by category, not composite: the composite holds the execution time of one timing run, which
+    # a loaded machine moves by more than error handling's share (the whole suite on a slower
+    # machine, 2026-12-07: twin 90.5, legacy 85.6; alone, the other way round)
+    assert twin["categories"]["library"] < legacy_row["categories"]["library"]
+    assert twin["categories"]["correctness"] == legacy_row["categories"]["correctness"]
 
 
 def test_parallel_awareness_compares_the_reference_at_1_and_2_ranks(sample_campaign, sample_rows):
