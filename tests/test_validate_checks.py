@@ -380,8 +380,7 @@ def test_validate_checks_runs_a_subset_through_the_real_pipeline(tmp_path):
                               "--out", str(tmp_path / "vc"), "--markdown", str(md)])
     assert res.exit_code == 0, res.output
     assert "advection1d: kill rate 100% (2/2), acceptance 100% (1/1): ok" in res.output
-    # nothing ran again (one problem's library and generated part run as two tasks, whose
-    # progress line says so)
+    # nothing ran again (a progress line, where one is shown, says so)
     assert "rosenbrock" not in res.output
     assert all("0 queued, 0 running" in ln for ln in res.output.splitlines() if "running" in ln), res.output
     assert md.read_text().count("| wrong-direction | wrong |") == 1
