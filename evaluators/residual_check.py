@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import math
 
+from hpcbench.evaluators.watched_runs import WATCHED_KINDS
 from hpcbench.jobs.records import JobResult, KspSolves
 from hpcbench.problem import ResidualCheck, applies_to, is_held_out
 
-MEASURED_KINDS = ("instrumented", "timing", "valgrind")
 # the monitor prints 13 significant digits: a solve stopped at exactly the bound passes
 ROUNDING = 1e-9
 
@@ -31,7 +31,7 @@ def solver_records(record: JobResult | None) -> dict[tuple[str, int], list[tuple
     """(run label, monitor record) of every finished run, by (case, ranks)."""
     out: dict[tuple[str, int], list[tuple[str, KspSolves]]] = {}
     for r in record.runs if record is not None else []:
-        if r.kind in MEASURED_KINDS and r.exit_code == 0 and not r.timed_out and r.ksp is not None:
+        if r.kind in WATCHED_KINDS and r.exit_code == 0 and not r.timed_out and r.ksp is not None:
             out.setdefault((r.case, r.ranks), []).append((f"{r.kind} run {r.repeat}", r.ksp))
     return out
 
@@ -44,7 +44,7 @@ def run_measure(rec: KspSolves) -> tuple[float | None, str]:
         return None, ("no solve of an unprefixed KSP was recorded (solvers with options prefixes, "
                       "or none: -ksp_monitor was not read)")
     given = rec.rtol if rec.nonzero_guess and rec.rtol is not None and math.isfinite(rec.rtol) else math.inf
-    each = [min(s.reduction(), given) if math.isfinite(s.reduction()) else given for s in rec.solves]
+    each = [min(r, given) if math.isfinite(r := s.reduction()) else given for s in rec.solves]
     if not all(math.isfinite(m) for m in each):
         return None, "a solve monitored no residual norm (norm type none?)"
     firsts = [s.first for s in rec.solves if math.isfinite(s.first) and s.first > 0]
@@ -61,9 +61,10 @@ def residual_scores(chk: ResidualCheck, label: str, ksp: dict, details: list[dic
         if not applies_to(chk, case):
             continue
         where = f"{'held-out ' if is_held_out(case) else ''}case {case} at {ranks} ranks"
-        measured = [(m, run) for run, rec in recs for m, why in [run_measure(rec)] if m is not None]
+        measures = [(run_measure(rec), run) for run, rec in recs]
+        measured = [(m, run) for (m, _), run in measures if m is not None]
         if not measured:
-            unscored.append(f"{label} ({where}): {run_measure(recs[0][1])[1]}")
+            unscored.append(f"{label} ({where}): {measures[0][0][1]}")
             continue
         m, run = max(measured)
         s = float(m <= chk.bound * (1 + ROUNDING))

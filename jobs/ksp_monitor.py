@@ -36,23 +36,21 @@ def _number(text: str) -> float:
 
 def parse_monitor(data: bytes) -> tuple[list[KspSolve], int]:
     """(the solves, how many more there were than MAX_SOLVES) in a -ksp_monitor record."""
-    solves: list[list[tuple[int, float]]] = []
+    solves: list[KspSolve] = []
     more, last_it = 0, -1
     for raw in data.decode("utf-8", "replace").splitlines():
         m = _LINE.match(raw)
         if m is None:
             continue
         it, norm = int(m.group(1)), _number(m.group(2))
-        new_solve, last_it = it <= last_it, it
-        if not solves or new_solve:
-            if len(solves) >= MAX_SOLVES:
-                more += 1
-            else:
-                solves.append([])
-        if not more:
-            solves[-1].append((it, norm))
-    out = [KspSolve(iterations=s[-1][0], norm="", first=s[0][1], last=s[-1][1]) for s in solves]
-    return out, more
+        starts, last_it = not solves or it <= last_it, it
+        if starts and len(solves) >= MAX_SOLVES:
+            more += 1
+        elif starts:
+            solves.append(KspSolve(iterations=it, first=norm, last=norm))
+        elif not more:
+            solves[-1].iterations, solves[-1].last = it, norm
+    return solves, more
 
 
 def parse_view(data: bytes) -> tuple[bool | None, float | None, str]:
@@ -76,6 +74,4 @@ def parse_view(data: bytes) -> tuple[bool | None, float | None, str]:
 def parse_ksp(monitor: bytes, view: bytes) -> KspSolves:
     solves, more = parse_monitor(monitor)
     guess, rtol, norm = parse_view(view)
-    for s in solves:
-        s.norm = norm
-    return KspSolves(solves=solves, more=more, nonzero_guess=guess, rtol=rtol)
+    return KspSolves(solves=solves, more=more, nonzero_guess=guess, rtol=rtol, norm=norm)

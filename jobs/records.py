@@ -321,11 +321,10 @@ class LogCounts(Model):
 
 
 class KspSolve(Model):
-    """One Krylov solve of the unprefixed KSP, from -ksp_monitor: the norm it tests convergence in
-    (preconditioned, unpreconditioned, natural, none) at its first and last iteration."""
+    """One Krylov solve of the unprefixed KSP, from -ksp_monitor: the residual norm its solver tests
+    convergence in at its first and last iteration."""
 
     iterations: int
-    norm: str
     first: float
     last: float
 
@@ -340,12 +339,14 @@ class KspSolve(Model):
 class KspSolves(Model):
     """What the solver monitor recorded in a run (jobs/ksp_monitor.py): the unprefixed KSP's solves
     in order (at most MAX_SOLVES kept), and from -ksp_view of the last solve whether it started
-    from a nonzero initial guess and the relative tolerance it was given."""
+    from a nonzero initial guess, the relative tolerance it was given and the norm type it tests
+    (preconditioned, unpreconditioned, natural, none)."""
 
     solves: list[KspSolve] = []
     more: int = 0  # solves past the ones kept
     nonzero_guess: bool | None = None  # None: no -ksp_view of the unprefixed KSP
     rtol: float | None = None
+    norm: str = ""
     parse_error: str = ""
 
 

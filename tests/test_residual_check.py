@@ -29,7 +29,7 @@ def test_petsc_records_parse() -> None:
     zero = parse_ksp(_read("mon_zero.txt"), _read("view_zero.txt"))
     assert [s.iterations for s in zero.solves] == [12]
     assert zero.nonzero_guess is False and zero.rtol == 1e-12  # the top-level KSP, not GAMG's inner ones
-    assert zero.solves[0].norm == "preconditioned"
+    assert zero.norm == "preconditioned"
     assert 1e-14 < zero.solves[0].reduction() < 1e-12
     nz = parse_ksp(_read("mon_nz.txt"), _read("view_nz.txt"))
     assert nz.nonzero_guess is True and nz.rtol == 1e-10 and len(nz.solves) == 1
@@ -51,7 +51,7 @@ def test_view_of_the_last_solve_counts() -> None:
 
 
 def _rec(*pairs: tuple[float, float], guess: bool = False, rtol: float | None = None) -> KspSolves:
-    return KspSolves(solves=[KspSolve(iterations=5, norm="preconditioned", first=a, last=b) for a, b in pairs],
+    return KspSolves(solves=[KspSolve(iterations=5, first=a, last=b) for a, b in pairs],
                      nonzero_guess=guess, rtol=rtol)
 
 
