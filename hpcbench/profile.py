@@ -49,6 +49,10 @@ class CampaignProfile(FrozenStrict):
     # only for programs that passed every gate and hidden check, added after scoring (their
     # finished runs kept: jobs/resume.py) before the campaign is scored again
     valgrind: Literal["every", "passing", "off"] = "every"
+    # which case valgrind runs: one drawn at planning among the cheap ones (a program cannot know
+    # which, so it cannot leak only elsewhere), or the cheapest (validate-checks' generated
+    # mutants are not adversaries: the drawn case cost robertson 19 s a run, the cheapest 5 s)
+    valgrind_case: Literal["drawn", "cheapest"] = "drawn"
     malloc_debug: bool = True  # -malloc_debug in the instrumented run (where the site allows it)
     timing_repeats: Annotated[int, Field(ge=0, le=100)] | None = None  # None: the site's; 0: none
     # the performance case: timed beside the reference, the reference timed against a second
@@ -137,7 +141,8 @@ GENERATED_SCREEN = CampaignProfile(name="generated-screen", description="validat
                                    "the cheapest case", **{**_CHECKS, "cases": "cheapest"})
 GENERATED = CampaignProfile(name="generated", description="validate-checks: generated mutants in full; those that "
                             "pass every check get a valgrind run before their verdict",
-                            **{**_CHECKS, "cases": "one-rank-count", "valgrind": "passing"})
+                            **{**_CHECKS, "cases": "one-rank-count", "valgrind": "passing",
+                               "valgrind_case": "cheapest"})
 PERFORMANCE = CampaignProfile(name="validate-performance", description="validate-performance: every program "
                               "timed against the reference, the reference against itself",
                               valgrind="off", timing_repeats=1, performance="against-itself", time_limit_factor=4.0)

@@ -395,8 +395,8 @@ def valgrind_target(spec: JobSpec, result: JobResult) -> CaseRun | None:
     """The case valgrind runs: at the fewest ranks (one where the case allows it: the cheapest
     full check of the program's own memory), among the cases that ran cleanly there and took at
     most twice the cheapest one's instrumented run (valgrind's cost stays bounded), the one the
-    planning's draw names (JobSpec.valgrind_draw; 0: the first). A program that leaked only at the
-    case valgrind always ran cannot know it now (outside review, 5379f62)."""
+    planning's draw names (JobSpec.valgrind_draw; 0: the cheapest). A program that leaked only at
+    the case valgrind always ran cannot know it now (outside review, 5379f62)."""
     walls = {(r.case, r.ranks): r.wall_s for r in result.runs
              if r.kind == "instrumented" and r.exit_code == 0 and not r.timed_out}
     ok_runs = [c for c in spec.runs if (c.case, c.ranks) in walls]
@@ -406,7 +406,9 @@ def valgrind_target(spec: JobSpec, result: JobResult) -> CaseRun | None:
     at = [c for c in ok_runs if c.ranks == fewest]
     cheapest = min(walls[(c.case, c.ranks)] for c in at)
     pool = [c for c in at if walls[(c.case, c.ranks)] <= 2 * cheapest + 0.5]
-    return pool[spec.valgrind_draw % len(pool)] if spec.valgrind_draw else pool[0]
+    if not spec.valgrind_draw:
+        return min(pool, key=lambda c: walls[(c.case, c.ranks)])
+    return pool[spec.valgrind_draw % len(pool)]
 
 
 def _valgrind_run(spec: JobSpec, runner: Runner, binary: Path, result: JobResult) -> None:

@@ -52,7 +52,8 @@ def test_a_long_path_grows_the_file_by_whole_blocks_and_a_quote_falls_back_to_ar
 
 def test_valgrind_runs_a_drawn_cheap_case_the_same_on_resume():
     """Which case valgrind runs is drawn at planning from the campaign's secret seed, among the
-    cases that ran cleanly at the fewest ranks and cost at most twice the cheapest."""
+    cases that ran cleanly at the fewest ranks and cost at most twice the cheapest; a profile
+    with `valgrind_case: cheapest` plans no draw."""
     from hpcbench.jobs.job import valgrind_target
     from hpcbench.jobs.records import CaseRun, JobResult, JobSpec, RunResult, Variant
     from hpcbench.plan.campaign import valgrind_draw
@@ -69,11 +70,36 @@ def test_valgrind_runs_a_drawn_cheap_case_the_same_on_resume():
                        files=["main.c"], runs=cases, variant=Variant(name="cpu", petsc_dir="/p"),
                        record_path="/r.json", work_dir="/w", valgrind_draw=draw)
 
-    assert valgrind_target(spec(0), rec).case == "default"  # no draw: the first, as before
+    # no draw (a sweep's gating step, validate-checks' generated mutants): the cheapest case
+    assert valgrind_target(spec(0), rec).case == "held-out-2"
     got = {valgrind_target(spec(valgrind_draw(seed, "a__p__1")), rec).case for seed in range(40)}
     assert got == {"default", "held-out-1", "held-out-2"}  # never the dear case, never 2 ranks
     assert valgrind_draw(7, "a__p__1") == valgrind_draw(7, "a__p__1") != valgrind_draw(8, "a__p__1")
     assert valgrind_draw(None, "a__p__1") == 0
+
+
+def test_generated_profile_plans_valgrind_at_the_cheapest_case(tmp_path):
+    """validate-checks' generated mutants run valgrind at the cheapest case (no draw), a user's
+    campaign at a drawn one: the profile decides, through planning."""
+    from hpcbench.plan.campaign import Campaign, PlanRequest, plan_jobs
+    from hpcbench.plan.held_out import ensure_draw
+    from hpcbench.problem import load_problems
+    from hpcbench.profile import FULL, GENERATED
+    from hpcbench.site import load_site
+    from hpcbench.submission import LoadedSubmission, Submission
+
+    problems = {"rosenbrock": load_problems()["rosenbrock"]}
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "main.c").write_text("int main(void) { return 0; }\n")
+    sub = LoadedSubmission(Submission(problem="rosenbrock", agent="me", entry="main.c", files=["main.c"]), src)
+    draws = {}
+    for profile in (FULL, GENERATED):
+        root = tmp_path / profile.name
+        ensure_draw(root, problems, seed=11)
+        plan = plan_jobs(Campaign(root), load_site("local"), PlanRequest(problems, [sub]), profile)
+        draws[profile.name] = plan.jobs[0].valgrind_draw
+    assert draws["full"] > 0 and draws["generated"] == 0
 
 
 # ----------------------------------------------------------------------------- what each run counted

@@ -296,7 +296,7 @@ def chosen_variants(site: SiteConfig, profile: CampaignProfile, problems: dict[s
 def valgrind_draw(seed: int | None, jid: str) -> int:
     """A job's draw of the case valgrind runs (JobSpec.valgrind_draw): from the campaign's
     held-out seed and the job, so a resumed campaign draws the same; 0 without a seed (the
-    first case, as a sweep's gating step has no held-out draw)."""
+    cheapest case, as a sweep's gating step has no held-out draw)."""
     if seed is None:
         return 0
     import hashlib
@@ -343,7 +343,7 @@ def plan_jobs(campaign: Campaign, site: SiteConfig, request: PlanRequest, profil
         runs = case_runs(prob.problem, m.args, (held_out or {}).get(m.problem, []), profile.time_limit_factor)
         spec = _job_spec(campaign, site, profile, m, staged, chosen[m.problem], runs)
         spec.solver_monitor = any(isinstance(c, ResidualCheck) for c in prob.checks.checks)
-        spec.valgrind_draw = valgrind_draw(seed, jid)
+        spec.valgrind_draw = valgrind_draw(seed, jid) if profile.valgrind_case == "drawn" else 0
         if profile.performance != "off" and spec.timing_repeats:  # 0: nothing is timed, the perf case neither
             mine = None if profile.performance == "against-itself" else (staged, m.entry)
             spec.perf = perf_plan(campaign, site, prob, m.args, chosen[m.problem][0].name, references.get(m.problem),
