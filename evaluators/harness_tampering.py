@@ -15,7 +15,8 @@ Finding codes (HB4xx fail the API-usage gate; HB45x are findings shown with the 
     HB404 `#line`, or redefines __FILE__/__LINE__ (misattributes diagnostics)
     HB405 valgrind client requests or detection (valgrind.h, RUNNING_ON_VALGRIND, its
           preload library named in a string)
-    HB406 replaces or reconfigures PETSc's allocator
+    HB406 replaces or reconfigures PETSc's allocator, or allocates behind the C library's malloc
+          (__libc_malloc, dlsym(RTLD_NEXT), sbrk, a malloc() of its own)
     HB407 reads its own process's records in /proc, or its environment for the harness
           (LD_PRELOAD, VALGRIND*, PETSC_OPTIONS*, HPCBENCH*)
     HB408 names PETSc's options files (petscrc, .petscrc) or hpcbench's log folder
@@ -74,12 +75,19 @@ HARNESS_ENV = re.compile(r"^(LD_|VALGRIND|PETSC_OPTIONS|HPCBENCH|OMPI_MCA_|PMIX_
 PROC_SELF = re.compile(r"^/proc/(self|thread-self|\d+|%d|%s)/(cmdline|environ|maps|smaps\w*|fd|exe|auxv|mount\w*)")
 RC_FILE = re.compile(r"(^|/)\.?petscrc$")
 PRELOAD_TEXT = re.compile(r"vgpreload|LD_PRELOAD")
+# the malloc recorder's variables and records (jobs/raw_malloc.py), however the program reaches them
+RECORDER_TEXT = re.compile(r"HPCBENCH_|raw_malloc\.|libhbmalloc")
 VALGRIND_TEXT = re.compile(r"valgrind|memcheck", re.I)
 # Calls where a string naming valgrind looks for it (a help text may mention it freely).
 LOOKUPS = COMPARERS | {"getenv", "secure_getenv", "fopen", "open", "openat", "opendir", "access", "stat", "lstat",
                        "readlink", "dlopen", "PetscOptionsGetenv"}
 LOG_FOLDER = re.compile(r"(^|/)\.\./logs(/|$)")
 AFTER_FINALIZE = {"atexit", "on_exit", "at_quick_exit"}
+# The C library's allocator behind malloc, or a malloc of the program's own: a block taken so
+# passes the malloc recorder by (jobs/raw_malloc.py), which sees the program's calls of malloc.
+RAW_ALLOCATOR = re.compile(r"^(__libc_\w*(alloc|free)\w*|RTLD_NEXT|sbrk|brk|__morecore)$")
+ALLOCATOR_NAMES = {"malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign", "aligned_alloc",
+                   "memalign", "valloc", "pvalloc"}
 
 _QUERY = Query(LANGUAGE, " ".join(f"({t}) @{t}" for t in (
     "call_expression", "preproc_call", "preproc_include", "preproc_def", "preproc_function_def",
@@ -190,6 +198,15 @@ class _Scan:
             self.add(node, "HB408", f"names hpcbench's log folder ({value!r})")
         elif PRELOAD_TEXT.search(value):
             self.add(node, "HB405", f"looks for valgrind ({value[:60]!r})")
+        elif RECORDER_TEXT.search(value):
+            self.add(node, "HB407", f"names the harness's malloc record ({value[:60]!r})")
+
+
+def _defined_name(decl: Node | None) -> str:
+    """The name a function definition's declarator defines (through pointer declarators)."""
+    while decl is not None and decl.type != "function_declarator":
+        decl = decl.child_by_field_name("declarator")
+    return _text(decl.child_by_field_name("declarator")).strip() if decl is not None else ""
 
 
 def _argument_of(node: Node) -> str:
@@ -248,6 +265,9 @@ def _structure(scan: _Scan, node: Node, kind: str) -> None:
             scan.add(node, "HB405", f"{name}: a valgrind client request")
         elif name in ("environ", "__environ", "_environ"):
             scan.add(node, "HB451", f"{name}: reads the whole environment")
+        elif RAW_ALLOCATOR.match(name):
+            scan.add(node, "HB406", f"{name}: allocates behind malloc, where the record of the program's "
+                                    "allocations does not look")
     elif kind == "gnu_asm_expression":
         scan.add(node, "HB452", "inline assembly")
     elif kind == "attribute_specifier" and re.search(r"\bdestructor\b", _text(node)):
@@ -259,6 +279,8 @@ def _structure(scan: _Scan, node: Node, kind: str) -> None:
         if _text(decl.child_by_field_name("declarator") if decl is not None else None) == "main" and \
                 params is not None and len(params.named_children) >= 3:
             scan.add(node, "HB451", "main() takes the environment as its third argument")
+        if (own := _defined_name(decl)) in ALLOCATOR_NAMES:
+            scan.add(node, "HB406", f"defines its own {own}(): the C library's allocator replaced")
 
 
 @lru_cache(maxsize=128)

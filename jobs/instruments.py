@@ -16,6 +16,9 @@ One probe per instrument; a run kind is a list of probes (jobs/job.py Runner):
                   of a problem with a residual check, JobSpec.solver_monitor): the unprefixed
                   KSP's residual history and configuration. In every run kind alike, since the
                   view calls MatView and opens viewers, counts evaluators/watched_runs.py compares
+    RawMalloc     the malloc recorder preloaded (jobs/raw_malloc.py), its record per rank in
+                  <logs>/raw_malloc.<rank> (every run of a C program but valgrind's, which
+                  sees malloc itself): blocks the program's own code took and never freed
 
 Files the harness names in advance are created and held open by the driver (HeldFile): what is
 read afterwards is the inode PETSc or valgrind wrote, and a name removed or replaced during the
@@ -31,12 +34,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from hpcbench.jobs import ksp_monitor
+from hpcbench.jobs import ksp_monitor, raw_malloc
 from hpcbench.jobs.log_summary import SUMMARY_MAX_BYTES, parse_log_summary
 from hpcbench.jobs.logview import MAX_BYTES as LOG_VIEW_MAX_BYTES
 from hpcbench.jobs.logview import parse_log_view, parse_options_left
 from hpcbench.jobs.malloc_dump import parse_malloc_dump
-from hpcbench.jobs.records import InstrumentCheck, KspSolves, RunResult, ValgrindSummary
+from hpcbench.jobs.records import InstrumentCheck, KspSolves, RawMalloc, RunResult, ValgrindSummary
 from hpcbench.jobs.run_folders import RunFolders
 from hpcbench.jobs.untrusted_files import CappedReader, HeldFile, UnsafeFile, open_untrusted, read_capped
 from hpcbench.jobs.valgrind import PYTHON_SUPPRESSIONS, read_report, report_name, valgrind_prefix
@@ -86,6 +89,10 @@ class Probe:
     def prefix(self, logs: Path, petsc_dir: Path) -> list[str]:
         """What runs in front of the program (valgrind)."""
         return []
+
+    def env(self, logs: Path, binary: Path) -> dict[str, str]:
+        """Environment variables the run gets (the malloc recorder's preload)."""
+        return {}
 
     def prepare(self, folders: RunFolders, ranks: int) -> None:
         """Before the run: create the files the instrument will write."""
@@ -175,6 +182,53 @@ class SolverMonitorProbe(Probe):
         if problem:
             run.ksp = KspSolves(parse_error=problem)
         run.instruments.append(InstrumentCheck(name=self.name, found=int(not problem), problem=problem))
+
+
+class RawMallocProbe(Probe):
+    """The malloc recorder (jobs/raw_malloc.py): preloaded, its record of each rank in a file
+    the driver made and holds. A rank that wrote none (the program did not exit normally, or
+    took the preload out of its own environment) is a missing record."""
+
+    name = "raw_malloc"
+
+    def __init__(self, shim: Path | None, unbuilt: str = ""):
+        self.shim, self.unbuilt = shim, unbuilt  # unbuilt: why there is no recorder (no C compiler)
+        self.held: list[HeldFile] = []
+
+    def env(self, logs: Path, binary: Path) -> dict[str, str]:
+        self.binary = binary
+        return raw_malloc.recorder_env(self.shim, binary, logs) if self.shim is not None else {}
+
+    def prepare(self, folders: RunFolders, ranks: int) -> None:
+        if self.shim is not None:
+            self.held = [HeldFile.create(folders.logs, f"{raw_malloc.REPORT}.{r}") for r in range(ranks)]
+
+    def collect(self, run: RunResult, folders: RunFolders) -> None:
+        if self.shim is None:
+            run.instruments.append(InstrumentCheck(name=self.name, found=0, problem=self.unbuilt or "not built"))
+            return
+        per_rank, problems = [], []
+        try:
+            for r, held in enumerate(self.held):
+                why = _held_problem(held, f"malloc record for rank {r} (the process did not exit normally, or ran "
+                                          "without the recorder)")
+                got = None if why else raw_malloc.parse_record(held.read(raw_malloc.MAX_BYTES), held.path.name)
+                why = why or (got.parse_error if got else "")
+                if why:
+                    problems.append(f"rank {r}: {why}")
+                elif got is not None:
+                    per_rank.append(got)
+        except UnsafeFile as e:
+            problems.append(str(e))
+        finally:
+            for held in self.held:
+                held.close()
+        rec = raw_malloc.merge_records(per_rank) if per_rank else RawMalloc()
+        rec.callers = raw_malloc.source_lines(self.binary, rec.callers) if rec.held_blocks else rec.callers
+        rec.parse_error = "; ".join(problems)
+        run.raw_malloc = rec
+        run.instruments.append(InstrumentCheck(name=self.name, expected=len(self.held), found=len(per_rank),
+                                               problem=rec.parse_error))
 
 
 def _parse_held(held: HeldFile, what: str, parse: Callable[[bytes], T], cap: int) -> tuple[str, T | None]:

@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from hpcbench.jobs import affinity, binding, build_cache, diskfull, interrupt, perf, resume, slots
+from hpcbench.jobs import affinity, binding, build_cache, diskfull, interrupt, perf, raw_malloc, resume, slots
 from hpcbench.jobs.api_snapshot import ensure_petsc_api
 from hpcbench.jobs.build import BINARY_NAME
 from hpcbench.jobs.build_python import interpreter_objects, package_dirs, python_hidden
@@ -30,6 +30,7 @@ from hpcbench.jobs.instruments import (
     LogViewProbe,
     MallocProbe,
     Probe,
+    RawMallocProbe,
     SolverMonitorProbe,
     ValgrindProbe,
     options_argv,
@@ -41,7 +42,7 @@ from hpcbench.jobs.records import CaseRun, JobResult, JobSpec, RunResult, Timing
 from hpcbench.jobs.run_folders import RunFolders, fresh_folders, stage_sources
 from hpcbench.jobs.sandbox import Step
 from hpcbench.jobs.valgrind import valgrind_path
-from hpcbench.petsc_env import PetscInstall, find_petsc
+from hpcbench.petsc_env import PetscInstall, find_petsc, petsc_variable
 from hpcbench.problem import language_of
 
 NULL_PROGRAM = r"""/* Launcher-overhead calibration: PETSc start-up and shutdown, nothing else. */
@@ -150,6 +151,11 @@ class Runner:
         self.bind_dir.mkdir(parents=True, exist_ok=True)
         if not spec.isolation.per_rank:
             readonly.append(self.bind_dir)
+        # the malloc recorder of a C program's runs, one build per campaign (jobs/raw_malloc.py)
+        self.shim, self.shim_problem = (None, "") if is_python(spec) else raw_malloc.build_recorder(
+            Path(spec.work_dir).parent / "_malloc", "" if raw_malloc.compiler() else petsc_variable(petsc, "CC"))
+        if self.shim is not None:
+            readonly.append(self.shim.parent)
         self.readonly = [p for p in readonly if p.is_dir()]
         self.env.update(Step(spec.isolation, petsc, cwd=build_dir, writable=[]).rank_env())
         # the performance case's MPI setting in every run: a program that looked for it in its
@@ -226,6 +232,9 @@ class Runner:
             # under valgrind a Python object is a malloc memcheck sees (pymalloc's arenas hide them)
             env = {**self.env, **go.env, **({"PYTHONMALLOC": "malloc"} if kind == "valgrind" and is_python(self.spec)
                                             else {})}
+            for probe in probes:  # a preload joins the site's own (its launcher.env)
+                for k, v in probe.env(logs, binary).items():
+                    env[k] = f"{v}:{env[k]}" if k == "LD_PRELOAD" and env.get(k) else v
             cap = run_captured(go.argv, cwd=folders.run, env=env, timeout_s=limit,
                                output_cap=self.spec.limits.output_bytes, step=folders.step,
                                confinement=Confinement(self.spec.limits, go.cpus),
@@ -253,11 +262,19 @@ class Runner:
         solver monitor changes what PETSc counts, so no run may lack it where one has it."""
         return [LogViewProbe(), *([SolverMonitorProbe()] if self.spec.solver_monitor else [])]
 
+    def unwatched(self) -> list[Probe]:
+        """The instruments of every run but valgrind's: every_run's and the malloc recorder (a C
+        program's), which valgrind's run needs no more than it could have (memcheck replaces
+        the allocator there and reports leaks itself)."""
+        if is_python(self.spec):
+            return self.every_run()
+        return [*self.every_run(), RawMallocProbe(self.shim, self.shim_problem)]
+
     def instrumented(self, binary: Path, case: CaseRun) -> RunResult:
-        return self.run(binary, case, "instrumented", 0, [*self.every_run(), MallocProbe(self.spec.malloc_debug)])
+        return self.run(binary, case, "instrumented", 0, [*self.unwatched(), MallocProbe(self.spec.malloc_debug)])
 
     def timing(self, binary: Path, case: CaseRun, repeat: int) -> RunResult:
-        return self.run(binary, case, "timing", repeat, self.every_run())
+        return self.run(binary, case, "timing", repeat, self.unwatched())
 
     def valgrind(self, binary: Path, case: CaseRun) -> RunResult:
         # The same options as a timing run: the program cannot tell the two apart by its argv.

@@ -79,7 +79,7 @@ def reference_binary(spec: JobSpec, petsc: PetscInstall, home_dir: str = "", fil
 
 def _timed(runner, binary: Path, case: CaseRun, kind: str, repeat: int, held: slots.Held) -> RunResult:
     # fresh folders of its own like every run, its -log_view read back where only the driver named it
-    return runner.run(binary, case, kind, repeat, runner.every_run(), held=held)
+    return runner.run(binary, case, kind, repeat, runner.unwatched(), held=held)
 
 
 def _time_of(r: RunResult) -> float:

@@ -350,6 +350,19 @@ class KspSolves(Model):
     parse_error: str = ""
 
 
+class RawMalloc(Model):
+    """What the malloc recorder (jobs/malloc_shim.c) found still held at exit of a run: blocks the
+    program's own code took with the C library's malloc family and never freed, summed over the
+    ranks; `callers` their call sites (source lines where the binary's debug info has them)."""
+
+    held_blocks: int = 0
+    held_bytes: int = 0
+    tracked: int = 0  # blocks the program's code took in the run
+    overflow: bool = False  # more live blocks than the recorder keeps: some went unrecorded
+    callers: list[str] = []
+    parse_error: str = ""
+
+
 class Leak(Model):
     """A block still allocated at PetscFinalize, from -malloc_dump."""
 
@@ -458,6 +471,7 @@ class RunResult(Model):
     malloc_dump_seen: bool = False
     options_left: list[str] = []
     ksp: KspSolves | None = None  # the solver monitor's record (problems with a residual check; jobs/ksp_monitor.py)
+    raw_malloc: RawMalloc | None = None  # the malloc recorder's (C programs' runs but valgrind's; jobs/raw_malloc.py)
     valgrind: ValgrindSummary | None = None
     instruments: list[InstrumentCheck] = []  # what was asked of each instrument and confirmed
     hostnames: list[str] = []

@@ -49,6 +49,7 @@ DUMP = ("memory_safety", "-malloc_dump:")
 VALGRIND = ("memory_safety", "bytes lost from the submission's code")
 REFUSED = ("compilation", "refused before running")
 OBSERVED = ("memory_safety", "behaves differently when observed")
+RAW = ("memory_safety", "taken by the program's own code were never freed")
 # Where the kernel holds the disk limit (jobs/disk_cap.py) a run's log folder is read-only but for
 # the files the harness made there, bound one by one: a trick that removes, replaces or adds a file
 # there fails at it (EROFS), its run is clean of it, and the scan is what fails it (or valgrind's
@@ -108,6 +109,9 @@ TRICKS: dict[str, Trick] = {
     "watched_cpu_skip_destroy": Trick("memory gate failed on valgrind's 16 bytes lost; the vector left "
                                       "undestroyed when slow was not named", OBSERVED),
     "unwatched_leak": Trick("every gate passed: a vector leaked in every unwatched run, unseen", OBSERVED),
+    # not tried on cf18e6d: on 7fb6608 (before the malloc recorder) every gate passed
+    "unwatched_raw_leak": Trick("every gate passed: 64 KiB taken with malloc leaked in every run but valgrind's",
+                                RAW),
     "inode_bomb": Trick("91.8 GOLD: 187,503 folders and links, 737 MB under a 256 MB disk limit, unrecorded",
                         ("execution", "inode limit 5000")),
 }

@@ -169,6 +169,10 @@ def test_an_instrument_missing_for_the_reference_too_is_unverified_not_blamed():
     ("HB405", "if (RUNNING_ON_VALGRIND) return 0;"),
     ("HB405", 'if (strstr(getenv("LD_PRELOAD"), "vgpreload")) return 0;'),
     ("HB406", "PetscMallocSet(mymalloc, myfree, myrealloc);"),
+    ("HB406", "void *p = __libc_malloc(64);"),  # behind the malloc recorder (jobs/raw_malloc.py)
+    ("HB406", 'void *(*f)(size_t) = dlsym(RTLD_NEXT, "malloc");'),
+    ("HB406", "void *p = sbrk(4096);"),
+    ("HB407", 'unsetenv("HPCBENCH_MALLOC_REPORT");'),
     ("HB407", 'FILE *f = fopen("/proc/self/maps", "r");'),
     ("HB408", 'FILE *f = fopen("petscrc", "w");'),
     ("HB408", 'unlink("../logs/valgrind.0.xml");'),
@@ -181,6 +185,8 @@ def test_the_scan_fails_what_tampers_with_the_harness(code, src):
 @pytest.mark.parametrize("code,src", [
     ("HB404", '#line 1 "petsc.c"\nint main(void) { return 0; }\n'),
     ("HB405", "#include <valgrind/memcheck.h>\nint main(void) { return 0; }\n"),
+    ("HB406", "#include <stdlib.h>\nvoid *malloc(size_t n) { return 0; }\nint main(void) { return 0; }\n"),
+    ("HB406", "void free(void *p) { (void)p; }\nint main(void) { return 0; }\n"),
     ("HB408", '#define RC "~/.petscrc"\nint main(void) { return 0; }\n'),
 ])
 def test_the_scan_reads_preprocessor_lines_too(code, src):

@@ -289,7 +289,7 @@ def watched_campaign(tmp_path_factory):
 
     base = tmp_path_factory.mktemp("watched")
     write_tree(base / "tree", plant_decoys(base / "decoys"),
-               [n for t in WATCHED_TRICKS for n in (t, CONTROL + t)])
+               [n for t in [*WATCHED_TRICKS, "unwatched_raw_leak"] for n in (t, CONTROL + t)])
     watched = profile_file("watched", valgrind="every", malloc_debug=True, timing_repeats=1)
     out = base / "out"
     exe = Path(sys.executable).parent / "hpcbench"
@@ -322,6 +322,25 @@ def test_a_program_that_behaves_differently_when_watched_fails_the_memory_gate_a
     control = _memory_gate(watched_campaign[f"adv-control-{trick.replace('_', '-')}"])
     assert control.passed, control.rationale
     assert control.evidence["watched_runs_differences"] == [] and "runs counted alike" in control.rationale
+
+
+@pytest.mark.slow
+def test_malloc_leaked_only_where_valgrind_is_not_watching_fails_the_memory_gate_and_its_control_passes(
+        watched_campaign):
+    """The trick frees its malloc block under valgrind's allocator and leaks it elsewhere: PETSc's
+    counts agree in every run, -malloc_dump sees no PetscMalloc; the malloc recorder, preloaded
+    into every run but valgrind's, finds the block in the instrumented and the timing run."""
+    res = _memory_gate(watched_campaign["adv-unwatched-raw-leak"])
+    assert not res.passed and "65536 bytes" in res.rationale and "main.c:" in res.rationale, res.rationale
+    held = res.evidence["raw_malloc_held"]
+    assert [h.split(" run ")[0] for h in held] == ["instrumented", "timing"], held
+    control = _memory_gate(watched_campaign["adv-control-unwatched-raw-leak"])
+    assert control.passed and control.evidence["raw_malloc_runs"] == 2, control.rationale
+    assert control.evidence["raw_malloc_held"] == []
+    runs = watched_campaign["adv-control-unwatched-raw-leak"].record.runs
+    # the recorder sat in the runs it watches, and not in valgrind's (memcheck's own allocator there)
+    assert {r.kind for r in runs if r.raw_malloc is not None} == {"instrumented", "timing"}
+    assert all(r.raw_malloc.tracked >= 1 for r in runs if r.raw_malloc is not None)
 
 
 @pytest.mark.slow

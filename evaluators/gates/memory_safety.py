@@ -13,6 +13,10 @@ were found where only hpcbench named them (jobs/instruments.py). One missing in
 the submission's runs but present in the reference's is "instrumentation
 disabled", and the gate fails with the evidence (evaluators/instrumentation.py).
 
+Memory the program takes with malloc itself is recorded in every run but valgrind's by a
+preloaded recorder (jobs/raw_malloc.py): a block its own code took and still held at exit
+fails the gate as a -malloc_dump leak does, in whichever run it was held.
+
 Where being watched cannot be hidden (valgrind's allocator and its slowness, PETSc's debugging
 allocator), the program's behaviour is compared across its runs instead: what PETSc counted
 in every instrumented, timing and valgrind run of a case (objects by class, calls by event,
@@ -48,6 +52,27 @@ def _leak_problems(ctx: EvalContext, evidence: dict[str, Any]) -> list[str]:
         return []
     funcs = sorted({lk.function for lk in leaks})
     return [f"-malloc_dump: {len(leaks)} blocks ({leak_bytes} bytes) never freed, allocated in {', '.join(funcs[:4])}"]
+
+
+def _raw_malloc_problems(ctx: EvalContext, evidence: dict[str, Any]) -> list[str]:
+    """Blocks the program's own code took with malloc and still held at exit, in any run the
+    malloc recorder watched (every run of a C program but valgrind's; jobs/raw_malloc.py): the
+    runs valgrind does not see, which a program can tell from valgrind's (issue 33). The same
+    rule as -malloc_dump's for PetscMalloc: what is not freed by exit leaked, reachable or not."""
+    recorded = [r for r in ctx.record.runs if r.raw_malloc is not None and not r.raw_malloc.parse_error
+                and r.kind in ("instrumented", "timing", "perf")] if ctx.record else []
+    held = [r for r in recorded if r.raw_malloc and r.raw_malloc.held_blocks and r.exit_code == 0 and not r.timed_out]
+    evidence.update(raw_malloc_runs=len(recorded), raw_malloc_held=[
+        f"{r.kind} run {r.repeat} of case {r.case} at {r.ranks} ranks: {r.raw_malloc.held_blocks} blocks "
+        f"({r.raw_malloc.held_bytes} bytes) from {', '.join(r.raw_malloc.callers[:4]) or 'unknown sites'}"
+        for r in held[:10] if r.raw_malloc])
+    if not held or held[0].raw_malloc is None:
+        return []
+    first, rec = held[0], held[0].raw_malloc
+    where = f", first at {rec.callers[0]}" if rec.callers else ""
+    return [f"malloc: {rec.held_blocks} blocks ({rec.held_bytes} bytes) taken by the program's own code were never "
+            f"freed in the {first.kind} run of case {first.case}{where} ({len(held)} of {len(recorded)} runs recorded "
+            "held memory at exit)"]
 
 
 def _left_to_gc(ctx: EvalContext, evidence: dict[str, Any]) -> list[str]:
@@ -105,7 +130,8 @@ class MemorySafety(Evaluator):
         disabled, unverified = blame(missing_instruments(ctx.record), missing_instruments(ctx.reference))
         evidence: dict[str, Any] = {"instrumentation_disabled": [str(m) for m in disabled[:10]],
                                     "instrumentation_unverified": [str(m) for m in unverified[:10]]}
-        problems = _leak_problems(ctx, evidence) + _behaviour_problems(ctx, evidence) + _left_to_gc(ctx, evidence)
+        problems = (_leak_problems(ctx, evidence) + _raw_malloc_problems(ctx, evidence)
+                    + _behaviour_problems(ctx, evidence) + _left_to_gc(ctx, evidence))
         vg = [r for r in ctx.runs("valgrind") if r.valgrind and r.valgrind.ran]
         if vg:
             problems += _valgrind_problems(vg[0].valgrind or ValgrindSummary(), evidence)

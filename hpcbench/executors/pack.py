@@ -32,6 +32,7 @@ from hpcbench.jobs.pack import BaselineRequest, PackManifest
 from hpcbench.jobs.placement import PackContext, build_launch, placed_launcher
 from hpcbench.jobs.records import JobSpec, Launcher
 from hpcbench.jobs.slots import CoreSlots
+from hpcbench.problem import language_of
 from hpcbench.schedulers.base import view_for
 from hpcbench.site import SiteConfig
 
@@ -223,11 +224,14 @@ def launch_lines(job: JobSpec, site: SiteConfig, ctx: PackContext | None) -> lis
                                  *(SolverMonitorProbe().options(log) if job.solver_monitor else [])]
                      if a.startswith("-"))
     held = " ".join(a for a in MallocProbe(job.malloc_debug).options(log) if a.startswith("-")) + " " + every
+    # a C program's runs but valgrind's preload the malloc recorder (jobs/raw_malloc.py)
+    recorder = [] if language_of(job.entry) == "python" else ["[malloc recorder preloaded]"]
     for c in job.runs:
         prog = ["<app>", *c.args, *opts]
-        line(f"{c.case} r{c.ranks} instrumented", c.ranks, [*prog, f"[file: {held}]"], c.nodes)
+        line(f"{c.case} r{c.ranks} instrumented", c.ranks, [*prog, f"[file: {held}]", *recorder], c.nodes)
         if job.repeats_of(c):
-            line(f"{c.case} r{c.ranks} timing x{job.repeats_of(c)}", c.ranks, [*prog, f"[file: {every}]"], c.nodes)
+            line(f"{c.case} r{c.ranks} timing x{job.repeats_of(c)}", c.ranks, [*prog, f"[file: {every}]", *recorder],
+                 c.nodes)
         if job.null_program_dir and c.ranks not in seen_null and job.repeats_of(c):
             seen_null.add(c.ranks)
             line(f"null r{c.ranks} x{job.timing_repeats}", c.ranks, ["<null>"], c.nodes)

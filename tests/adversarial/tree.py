@@ -25,7 +25,8 @@ ARGS = {"prefix_args": ["-prefix_push", "x_"]}
 # Files of this folder a trick's main.c includes besides rosenbrock.h and decoy.h.
 EXTRA_FILES = {"detect_in_hpp": ["watch.hpp"], **{t: ["logview_path.h"] for t in
                                                    ("symlink_logs", "fifo_logs", "huge_xml", "valgrind_detect_argv")},
-               **{n: ["watch_signs.h"] for t in ("watched_extra_vec", "watched_cpu_skip_destroy", "unwatched_leak")
+               **{n: ["watch_signs.h"] for t in ("watched_extra_vec", "watched_cpu_skip_destroy", "unwatched_leak",
+                                                            "unwatched_raw_leak")
                   for n in (t, f"{CONTROL}{t}")}}
 
 
