@@ -333,9 +333,9 @@ def test_malloc_leaked_only_where_valgrind_is_not_watching_fails_the_memory_gate
     res = _memory_gate(watched_campaign["adv-unwatched-raw-leak"])
     assert not res.passed and "65536 bytes" in res.rationale and "main.c:" in res.rationale, res.rationale
     held = res.evidence["raw_malloc_held"]
-    assert [h.split(" run ")[0] for h in held] == ["instrumented", "timing"], held
+    assert {h.split(" run ")[0] for h in held} == {"instrumented", "timing"}, held  # at every case
     control = _memory_gate(watched_campaign["adv-control-unwatched-raw-leak"])
-    assert control.passed and control.evidence["raw_malloc_runs"] == 2, control.rationale
+    assert control.passed and control.evidence["raw_malloc_runs"] >= 2, control.rationale
     assert control.evidence["raw_malloc_held"] == []
     runs = watched_campaign["adv-control-unwatched-raw-leak"].record.runs
     # the recorder sat in the runs it watches, and not in valgrind's (memcheck's own allocator there)
