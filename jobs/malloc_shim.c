@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,6 +198,13 @@ static const char *rank(void)
   return "0";
 }
 
+/* A forked child that does not exec holds a copy of the parent's blocks: the parent's record is
+   the program's, so the child writes none. */
+static void forked(void)
+{
+  active = 0;
+}
+
 __attribute__((constructor)) static void start(void)
 {
   const char *want = getenv("HPCBENCH_MALLOC_EXE"), *to = getenv("HPCBENCH_MALLOC_REPORT");
@@ -209,7 +217,8 @@ __attribute__((constructor)) static void start(void)
   dl_iterate_phdr(first_object, NULL);
   void *t = mmap(NULL, SLOTS * sizeof *table, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (t == MAP_FAILED || !nranges) return;
-  table  = t;
+  table = t;
+  pthread_atfork(NULL, NULL, forked);
   active = 1;
 }
 

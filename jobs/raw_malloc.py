@@ -15,6 +15,7 @@ unconfirmed for the reference too, and not required: evaluators/instrumentation.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -29,7 +30,7 @@ REPORT = "raw_malloc"  # <logs>/raw_malloc.<rank>
 MAX_BYTES = 8192  # the shim writes at most 4 KiB
 MAX_CALLERS = 16
 EXE_ENV, REPORT_ENV = "HPCBENCH_MALLOC_EXE", "HPCBENCH_MALLOC_REPORT"
-_FLAGS = ["-shared", "-fPIC", "-O2", "-fno-builtin", f"-Wl,-soname,{LIBRARY}"]
+_FLAGS = ["-shared", "-fPIC", "-pthread", "-O2", "-fno-builtin", f"-Wl,-soname,{LIBRARY}"]
 
 
 def compiler(petsc_cc: str = "") -> list[str] | None:
@@ -42,8 +43,10 @@ def compiler(petsc_cc: str = "") -> list[str] | None:
 
 
 def build_recorder(dest: Path, petsc_cc: str = "") -> tuple[Path | None, str]:
-    """(the shim, "") or (None, why not), built into `dest` (replaced atomically: jobs that share
+    """(the shim, "") or (None, why not), built under `dest` (replaced atomically: jobs that share
     the folder may race; any finished copy is the same library)."""
+    # one folder per source and flags: a campaign resumed after an upgrade builds the new recorder
+    dest = dest / hashlib.sha256(SOURCE.read_bytes() + " ".join(_FLAGS).encode()).hexdigest()[:12]
     final = dest / LIBRARY
     if final.is_file():
         return final, ""

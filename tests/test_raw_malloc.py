@@ -113,3 +113,20 @@ def test_each_rank_of_an_mpi_run_writes_its_own_record(built, tmp_path):
 def test_a_record_written_over_or_cut_is_a_parse_error_naming_the_file(data, words):
     rec = raw_malloc.parse_record(data, "raw_malloc.3")
     assert words in rec.parse_error and "raw_malloc.3" in rec.parse_error
+
+
+def test_a_forked_child_writes_no_record_over_its_parents(built, tmp_path):
+    d, shim = built
+    (tmp_path / "f.c").write_text('#include <stdlib.h>\n#include <unistd.h>\n#include <sys/wait.h>\n'
+                                  'int main(void)\n{\n  void *p = malloc(64);\n  pid_t c = fork();\n'
+                                  '  if (c == 0) { usleep(200000); exit(0); }\n  free(p);\n'
+                                  '  if (c < 0) return 1;\n  return 0;\n}\n')
+    subprocess.run([*raw_malloc.compiler(), "-g", "-o", str(tmp_path / "f"), str(tmp_path / "f.c")], check=True)
+    (tmp_path / f"{raw_malloc.REPORT}.0").write_bytes(b"")
+    env = {**os.environ, **raw_malloc.recorder_env(shim, tmp_path / "f", tmp_path)}
+    subprocess.run([str(tmp_path / "f")], env=env, check=True, timeout=60)
+    import time
+
+    time.sleep(0.5)  # the child (not waited for) exits after its parent: its copy still holds the block
+    rec = raw_malloc.parse_record((tmp_path / f"{raw_malloc.REPORT}.0").read_bytes(), "raw_malloc.0")
+    assert (rec.held_blocks, rec.tracked) == (0, 1)
