@@ -194,6 +194,7 @@ class RawMallocProbe(Probe):
     def __init__(self, shim: Path | None, unbuilt: str = ""):
         self.shim, self.unbuilt = shim, unbuilt  # unbuilt: why there is no recorder (no C compiler)
         self.held: list[HeldFile] = []
+        self.binary: Path | None = None  # the run's executable (env), whose debug info names call sites
 
     def env(self, logs: Path, binary: Path) -> dict[str, str]:
         self.binary = binary
@@ -224,7 +225,8 @@ class RawMallocProbe(Probe):
             for held in self.held:
                 held.close()
         rec = raw_malloc.merge_records(per_rank) if per_rank else RawMalloc()
-        rec.callers = raw_malloc.source_lines(self.binary, rec.callers) if rec.held_blocks else rec.callers
+        if rec.held_blocks and self.binary is not None:
+            rec.callers = raw_malloc.source_lines(self.binary, rec.callers)
         rec.parse_error = "; ".join(problems)
         run.raw_malloc = rec
         run.instruments.append(InstrumentCheck(name=self.name, expected=len(self.held), found=len(per_rank),
