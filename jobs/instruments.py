@@ -213,11 +213,11 @@ class RawMallocProbe(Probe):
             for r, held in enumerate(self.held):
                 why = _held_problem(held, f"malloc record for rank {r} (the process did not exit normally, or ran "
                                           "without the recorder)")
-                got = None if why else raw_malloc.parse_record(held.read(raw_malloc.MAX_BYTES), held.path.name)
-                why = why or (got.parse_error if got else "")
-                if why:
-                    problems.append(f"rank {r}: {why}")
-                elif got is not None:
+                got = RawMalloc(parse_error=why) if why else \
+                    raw_malloc.parse_record(held.read(raw_malloc.MAX_BYTES), held.path.name)
+                if got.parse_error:
+                    problems.append(f"rank {r}: {got.parse_error}")
+                else:
                     per_rank.append(got)
         except UnsafeFile as e:
             problems.append(str(e))

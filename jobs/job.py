@@ -42,7 +42,7 @@ from hpcbench.jobs.records import CaseRun, JobResult, JobSpec, RunResult, Timing
 from hpcbench.jobs.run_folders import RunFolders, fresh_folders, stage_sources
 from hpcbench.jobs.sandbox import Step
 from hpcbench.jobs.valgrind import valgrind_path
-from hpcbench.petsc_env import PetscInstall, find_petsc, petsc_variable
+from hpcbench.petsc_env import PetscInstall, find_petsc
 from hpcbench.problem import language_of
 
 NULL_PROGRAM = r"""/* Launcher-overhead calibration: PETSc start-up and shutdown, nothing else. */
@@ -153,7 +153,7 @@ class Runner:
             readonly.append(self.bind_dir)
         # the malloc recorder of a C program's runs, one build per campaign (jobs/raw_malloc.py)
         self.shim, self.shim_problem = (None, "") if is_python(spec) else raw_malloc.build_recorder(
-            Path(spec.work_dir).parent / "_malloc", "" if raw_malloc.compiler() else petsc_variable(petsc, "CC"))
+            Path(spec.work_dir).parent / "_malloc", petsc)
         if self.shim is not None:
             readonly.append(self.shim.parent)
         self.readonly = [p for p in readonly if p.is_dir()]

@@ -9,7 +9,7 @@ blocks whose caller lies in the program's executable; at exit it writes what is 
 file the driver created and holds (one per rank). The driver resolves each call site to a source
 line with addr2line (the program is built with -g).
 
-Built once per job folder with the C compiler (`cc`, else PETSc's CC with --as-needed, so it
+Built once per campaign with the C compiler (`cc`, else PETSc's CC with --as-needed, so it
 links no MPI); a site without one records why and runs without it (the instrument is then
 unconfirmed for the reference too, and not required: evaluators/instrumentation.py)."""
 
@@ -23,6 +23,7 @@ import subprocess
 from pathlib import Path
 
 from hpcbench.jobs.records import RawMalloc
+from hpcbench.petsc_env import PetscInstall, petsc_variable
 
 SOURCE = Path(__file__).with_name("malloc_shim.c")
 LIBRARY = "libhbmalloc.so"
@@ -33,16 +34,17 @@ EXE_ENV, REPORT_ENV = "HPCBENCH_MALLOC_EXE", "HPCBENCH_MALLOC_REPORT"
 _FLAGS = ["-shared", "-fPIC", "-pthread", "-O2", "-fno-builtin", f"-Wl,-soname,{LIBRARY}"]
 
 
-def compiler(petsc_cc: str = "") -> list[str] | None:
+def compiler(petsc: PetscInstall | None = None) -> list[str] | None:
     """The compiler command for the shim: a plain C compiler, else PETSc's (an MPI wrapper) with
     --as-needed so that the library links no MPI into mpiexec and the launching shell."""
     for cc in ("cc", "gcc", "clang"):
         if path := shutil.which(cc):
             return [path]
+    petsc_cc = petsc_variable(petsc, "CC") if petsc is not None else ""
     return [petsc_cc, "-Wl,--as-needed"] if petsc_cc else None
 
 
-def build_recorder(dest: Path, petsc_cc: str = "") -> tuple[Path | None, str]:
+def build_recorder(dest: Path, petsc: PetscInstall | None = None) -> tuple[Path | None, str]:
     """(the shim, "") or (None, why not), built under `dest` (replaced atomically: jobs that share
     the folder may race; any finished copy is the same library)."""
     # one folder per source and flags: a campaign resumed after an upgrade builds the new recorder
@@ -50,7 +52,7 @@ def build_recorder(dest: Path, petsc_cc: str = "") -> tuple[Path | None, str]:
     final = dest / LIBRARY
     if final.is_file():
         return final, ""
-    cc = compiler(petsc_cc)
+    cc = compiler(petsc)
     if cc is None:
         return None, "no C compiler found for the malloc recorder"
     dest.mkdir(parents=True, exist_ok=True)
@@ -84,15 +86,15 @@ def parse_record(data: bytes, name: str) -> RawMalloc:
     head = _HEAD.match(text)
     if head is None or not text.endswith("end\n"):
         return RawMalloc(parse_error=f"{name} is not the malloc recorder's record (written over, or cut)")
-    callers, rest = [], text[head.end():-len("end\n")]
-    for line in rest.splitlines():
+    callers = []  # each site's offset (its blocks and bytes are in the totals)
+    for line in text[head.end():-len("end\n")].splitlines():
         m = _CALLER.fullmatch(line)
         if m is None:
             return RawMalloc(parse_error=f"{name}: unexpected line {line[:80]!r}")
-        callers.append((int(m.group(1), 16), int(m.group(2)), int(m.group(3))))
+        callers.append(f"0x{int(m.group(1), 16):x}")
     held, held_bytes, tracked, overflow = (int(g) for g in head.groups())
     return RawMalloc(held_blocks=held, held_bytes=held_bytes, tracked=tracked, overflow=bool(overflow),
-                     callers=[f"0x{off:x}" for off, _, _ in callers[:MAX_CALLERS]])
+                     callers=callers[:MAX_CALLERS])
 
 
 def merge_records(per_rank: list[RawMalloc]) -> RawMalloc:

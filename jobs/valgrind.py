@@ -91,7 +91,7 @@ def in_submission(objects: list[str], own_objects: set[str]) -> bool:
     some frame lies in its own binary and no MPI runtime frame, nor a frame of code no longer
     mapped, lies inside the innermost such. valgrind names no object for code unloaded before
     exit: Open MPI's components, dlclosed by MPI_Finalize. Measured (hpcbench run, 2026-12-08):
-    the petsc4py rosenbrock reference lost 47 bytes in strdup and asprintf called from ten such
+    the petsc4py poisson3d-mg reference lost 47 bytes in strdup and asprintf called from ten such
     frames under petsc4py's finalize, and failed its memory gate as its own leak."""
     for obj in objects:
         if obj in own_objects:

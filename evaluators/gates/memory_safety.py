@@ -59,16 +59,16 @@ def _raw_malloc_problems(ctx: EvalContext, evidence: dict[str, Any]) -> list[str
     malloc recorder watched (every run of a C program but valgrind's; jobs/raw_malloc.py): the
     runs valgrind does not see, which a program can tell from valgrind's (issue 33). The same
     rule as -malloc_dump's for PetscMalloc: what is not freed by exit leaked, reachable or not."""
-    recorded = [r for r in ctx.record.runs if r.raw_malloc is not None and not r.raw_malloc.parse_error
-                and r.kind in ("instrumented", "timing", "perf")] if ctx.record else []
-    held = [r for r in recorded if r.raw_malloc and r.raw_malloc.held_blocks and r.exit_code == 0 and not r.timed_out]
+    recorded = [(r, r.raw_malloc) for r in (ctx.record.runs if ctx.record else [])
+                if r.raw_malloc is not None and not r.raw_malloc.parse_error
+                and r.kind in ("instrumented", "timing", "perf")]
+    held = [(r, rec) for r, rec in recorded if rec.held_blocks and r.exit_code == 0 and not r.timed_out]
     evidence.update(raw_malloc_runs=len(recorded), raw_malloc_held=[
-        f"{r.kind} run {r.repeat} of case {r.case} at {r.ranks} ranks: {r.raw_malloc.held_blocks} blocks "
-        f"({r.raw_malloc.held_bytes} bytes) from {', '.join(r.raw_malloc.callers[:4]) or 'unknown sites'}"
-        for r in held[:10] if r.raw_malloc])
-    if not held or held[0].raw_malloc is None:
+        f"{r.kind} run {r.repeat} of case {r.case} at {r.ranks} ranks: {rec.held_blocks} blocks "
+        f"({rec.held_bytes} bytes) from {', '.join(rec.callers[:4]) or 'unknown sites'}" for r, rec in held[:10]])
+    if not held:
         return []
-    first, rec = held[0], held[0].raw_malloc
+    first, rec = held[0]
     where = f", first at {rec.callers[0]}" if rec.callers else ""
     return [f"malloc: {rec.held_blocks} blocks ({rec.held_bytes} bytes) taken by the program's own code were never "
             f"freed in the {first.kind} run of case {first.case}{where} ({len(held)} of {len(recorded)} runs recorded "
